@@ -1,0 +1,83 @@
+/* codegen.h - emitters from a planned graph to target source.
+ *
+ * The C target writes three files into a directory: NAME.h (the ABI of the
+ * design contract), NAME.c (one static function per node plus NAME_run) and the
+ * weights (NAME_weights.c, or a raw blob with an assembler stub for fast builds),
+ * and copies the runtime header next to them.
+ */
+#ifndef ONNXC_CODEGEN_H
+#define ONNXC_CODEGEN_H
+
+#include "ir.h"
+
+typedef enum WeightsForm {
+  WEIGHTS_C,        /* const arrays in NAME_weights.c: portable, any C compiler */
+  WEIGHTS_BLOB,     /* NAME_weights.bin + NAME_weights.S using .incbin: fast to build */
+} WeightsForm;
+
+typedef struct CodegenOpts {
+  const char *name;         /* C prefix, a valid identifier */
+  const char *model_path;   /* for the header comment */
+  WeightsForm weights;
+  const char *weights_section; /* optional linker section for weights, or NULL */
+} CodegenOpts;
+
+/* Writes the C target into dir (which must exist). */
+bool codegen_c(const Graph *g, const Plan *plan, const CodegenOpts *o, const char *dir, Diag *d);
+
+/* ---- emission context handed to per-op hooks ---------------------------------
+ * A hook writes the body of `static void fn(const T *X0, ..., T *Y0, ...)`:
+ * inputs are named X<slot> and outputs Y<slot>; omitted optional slots have no
+ * parameter (test with ir_has_input / ec_has_output). Every shape is static. */
+typedef struct EmitC {
+  const Graph *g;
+  const Plan *plan;
+  Buf *b;                   /* function body being written */
+  int indent;
+  Diag *d;
+  const char *prefix;       /* name prefix of the generated symbols */
+} EmitC;
+
+/* Writes one indented line (a newline is appended). A line ending with '{'
+ * indents what follows, one starting with '}' dedents. */
+void ec_line(EmitC *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+bool ec_has_output(const Node *n, int i);
+/* Scalar C literal for a double in the given type ("1.5f", "(-INFINITY)", "3"). */
+const char *ec_literal(DType t, double v, char *buf, size_t n);
+/* Row-major strides of a static shape (elements). */
+void ec_strides(const Shape *s, int64_t *strides);
+
+/* ---- elementwise templates (emit_elementwise.c) ------------------------------
+ * Shared with fusion and the CUDA emitter: one place decides how an EW row's
+ * template is specialised for a node's types and how operands are loaded. */
+
+/* Most operands one template may name (%0..%9). */
+#define EC_EXPR_MAX_OPS 10
+/* Type an EW node is computed in: f32 for f16/bf16/f32, f64 for f64, the
+ * unsigned type of at least 32 bits for integer ops that may overflow (so they
+ * wrap without UB), else the type of the node's data inputs. */
+DType ec_ew_compute_type(const Node *n);
+/* Template for n computed in `compute`: the row's text or a per-type variant
+ * (integer Div without UB, unsigned Abs/Sign without always-false compares).
+ * Variadic rows (Max, Min, Sum, Mean) return the binary step, folded left to
+ * right (%0 accumulator, %1 next operand); Mean then divides by the count. */
+const char *ec_ew_template(const Node *n, DType compute);
+/* Expands a template into out: %0..%9 become operands[i] (C expressions of the
+ * compute type), %f the math suffix, %T the compute C type, %{name=dflt} the
+ * node's float attribute as a literal, %% a percent sign. False after a diag
+ * error (malformed template, operand missing). */
+bool ec_expand_expr(Diag *d, const Node *n, const char *expr, const char *const *operands,
+                    int n_operands, DType compute, Buf *out);
+/* Appends the C expression converting `src`, an element of type `from`, to compute. */
+void ec_ew_load(Buf *out, DType from, DType compute, const char *src);
+/* Appends the C expression converting `expr` (of type compute) for storing as `to`. */
+void ec_ew_store(Buf *out, DType compute, DType to, const char *expr);
+
+#define OP(name, ...) bool emitc_##name(EmitC *e, const Node *n);
+#define EW(name, ...)
+#include "ops.def"
+#undef OP
+#undef EW
+bool emitc_elementwise(EmitC *e, const Node *n);
+
+#endif

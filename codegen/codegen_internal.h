@@ -1,0 +1,25 @@
+/* codegen_internal.h - state shared by the files of the C emitter. */
+#ifndef ONNXC_CODEGEN_INTERNAL_H
+#define ONNXC_CODEGEN_INTERNAL_H
+
+#include "codegen.h"
+
+typedef struct CGen {
+  const Graph *g;
+  const Plan *plan;
+  const CodegenOpts *o;
+  Diag *d;
+  const char **cname;       /* by value id: C expression naming the tensor, or NULL */
+  const char **out_param;   /* by graph output slot: parameter name */
+  const Value **weights;    /* constants that reach generated code */
+  const char **weight_sym;
+  int n_weights;
+} CGen;
+
+bool weights_write_c(const CGen *cg, FILE *f, Diag *d);
+bool weights_write_blob(const CGen *cg, FILE *bin, FILE *asm_f, const char *bin_path, Diag *d);
+
+/* The runtime header's text, embedded at build time (runtime_text.c). */
+extern const char onnxc_rt_h_text[];
+
+#endif

@@ -1,0 +1,417 @@
+/* emit_c.c - the C target: header, per-node kernels, NAME_run, weights.
+ *
+ * Layout of the output (see docs/abi.md):
+ *   NAME.h          the ABI: NAME_ARENA_BYTES, NAME_run, NAME_run_v
+ *   NAME.c          one `static int` function per node, then NAME_run calling
+ *                   them in schedule order with arena offsets from the plan
+ *   NAME_weights.h  extern declarations of the weight arrays
+ *   NAME_weights.c  (or .bin + .S) the weights themselves
+ *   onnxc_rt.h      the runtime header
+ * The per-op hooks write function bodies; this file owns everything around them.
+ */
+#include "codegen_internal.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef bool (*EmitFn)(EmitC *, const Node *);
+
+static const EmitFn emit_tab[OP_COUNT_] = {
+#define OP(name, ...) [OP_##name] = emitc_##name,
+#define EW(name, ...) [OP_##name] = emitc_elementwise,
+#include "ops.def"
+#undef OP
+#undef EW
+};
+
+static bool is_ident(const char *s) {
+  if (!*s || isdigit((unsigned char)*s))
+    return false;
+  for (; *s; s++)
+    if (!isalnum((unsigned char)*s) && *s != '_')
+      return false;
+  return true;
+}
+
+/* A C identifier derived from an ONNX name, unique among `used`. */
+static const char *c_ident(Arena *a, const char *prefix, const char *name, const char **used, int n_used) {
+  Buf b;
+  buf_init(&b);
+  buf_puts(&b, prefix);
+  for (const char *s = name; *s; s++)
+    buf_putc(&b, isalnum((unsigned char)*s) ? *s : '_');
+  const char *base = arena_strdup(a, b.s);
+  buf_free(&b);
+  const char *cand = base;
+  for (int k = 1;; k++) {
+    bool clash = false;
+    for (int i = 0; i < n_used && !clash; i++)
+      clash = strcmp(used[i], cand) == 0;
+    if (!clash)
+      return cand;
+    cand = arena_printf(a, "%s_%d", base, k);
+  }
+}
+
+static const char *ctype_of(const Value *v) { return dtype_ctype(v->dt); }
+
+static int64_t numel_of(const Value *v) {
+  int64_t n = 0;
+  IR_ASSERT(shape_numel(&v->shape, &n));
+  return n;
+}
+
+/* Storage elements of a value in its C array (sub-byte types are packed). */
+static int64_t storage_of(const Value *v) {
+  int64_t n = numel_of(v), bytes;
+  if (dtype_bits(v->dt) >= 8)
+    return n;
+  IR_ASSERT(dtype_bytes(v->dt, n, &bytes));
+  return bytes;
+}
+
+/* Is this value written by a node straight into the caller's output buffer? */
+static const Value *first_output_slot(const Graph *g, const Value *v, int *slot) {
+  for (int i = 0; i < g->n_outputs; i++)
+    if (g->outputs[i] == v) {
+      *slot = i;
+      return v;
+    }
+  return NULL;
+}
+
+static bool assign_names(CGen *cg, Arena *a) {
+  const Graph *g = cg->g;
+  cg->cname = arena_alloc(a, (size_t)(g->n_values + 1) * sizeof(char *));
+  const char **used = arena_alloc(a, (size_t)(g->n_inputs + g->n_outputs + 1) * sizeof(char *));
+  int n_used = 0;
+  for (int i = 0; i < g->n_inputs; i++) {
+    const char *id = c_ident(a, "in_", g->inputs[i]->name, used, n_used);
+    used[n_used++] = id;
+    cg->cname[g->inputs[i]->id] = id;
+  }
+  /* Output parameters; a value listed twice keeps its first parameter. */
+  cg->out_param = arena_alloc(a, (size_t)(g->n_outputs + 1) * sizeof(char *));
+  for (int i = 0; i < g->n_outputs; i++) {
+    const char *id = c_ident(a, "out_", g->outputs[i]->name, used, n_used);
+    used[n_used++] = id;
+    cg->out_param[i] = id;
+    const Value *v = g->outputs[i];
+    int slot;
+    if (v->kind == VK_NODE && first_output_slot(g, v, &slot) && slot == i)
+      cg->cname[v->id] = id;
+  }
+  int n = 0;
+  for (int i = 0; i < g->n_values; i++) {
+    const Value *v = g->values[i];
+    n += v->kind == VK_CONST && (v->n_uses > 0 || v->is_output);
+  }
+  cg->weights = arena_alloc(a, (size_t)(n + 1) * sizeof(Value *));
+  cg->weight_sym = arena_alloc(a, (size_t)(n + 1) * sizeof(char *));
+  for (int i = 0; i < g->n_values; i++) {
+    const Value *v = g->values[i];
+    if (v->kind != VK_CONST || !(v->n_uses > 0 || v->is_output))
+      continue;
+    if (!dtype_ctype(v->dt)[0])
+      return diag_error(cg->d, v->n_uses ? v->uses[0] : NULL,
+                        "constant '%s' has element type %s, which the C target does not support",
+                        v->name, dtype_name(v->dt));
+    cg->weight_sym[cg->n_weights] = arena_printf(a, "%s_w%d", cg->o->name, cg->n_weights);
+    cg->cname[v->id] = cg->weight_sym[cg->n_weights];
+    cg->weights[cg->n_weights++] = v;
+  }
+  return true;
+}
+
+/* C expression for a value passed to a node function. */
+static const char *arg_expr(CGen *cg, Arena *a, const Value *v, bool as_input) {
+  if (cg->cname[v->id]) {
+    if (as_input && v->kind == VK_NODE)
+      return arena_printf(a, "(const %s *)%s", ctype_of(v), cg->cname[v->id]);
+    return cg->cname[v->id];
+  }
+  int64_t off = cg->plan->offset[v->id];
+  IR_ASSERT(off >= 0);
+  return arena_printf(a, "(%s%s *)(a + %lld)", as_input ? "const " : "", ctype_of(v), (long long)off);
+}
+
+static bool check_types(CGen *cg, const Node *n) {
+  for (int i = 0; i < n->n_in; i++)
+    if (n->in[i]->kind != VK_NONE && !dtype_ctype(n->in[i]->dt)[0])
+      return diag_error(cg->d, n, "input %d has element type %s, which the C target does not support",
+                        i, dtype_name(n->in[i]->dt));
+  for (int i = 0; i < n->n_out; i++)
+    if (n->out[i]->kind != VK_NONE && !dtype_ctype(n->out[i]->dt)[0])
+      return diag_error(cg->d, n, "output %d has element type %s, which the C target does not support",
+                        i, dtype_name(n->out[i]->dt));
+  return true;
+}
+
+static void comment_safe(Buf *b, const char *s) {
+  /* Node names land inside C comments: keep them from closing the comment. */
+  for (; *s; s++) {
+    if (s[0] == '*' && s[1] == '/')
+      buf_puts(b, "* /");
+    else if (*s == '\n' || *s == '\r')
+      buf_putc(b, ' ');
+    else
+      buf_putc(b, *s);
+    if (s[0] == '*' && s[1] == '/')
+      s++;
+  }
+}
+
+static bool emit_node(CGen *cg, Arena *a, const Node *n, int step, Buf *fns, Buf *run) {
+  if (!check_types(cg, n))
+    return false;
+  Buf body;
+  buf_init(&body);
+  EmitC e = {cg->g, cg->plan, &body, 0, cg->d, cg->o->name};
+  /* Every parameter is marked used: hooks read only what they need. */
+  for (int i = 0; i < n->n_in; i++)
+    if (ir_has_input(n, i))
+      ec_line(&e, "(void)X%d;", i);
+  bool ok = emit_tab[n->op](&e, n);
+  if (!ok) {
+    buf_free(&body);
+    if (cg->d->n_errors == 0)
+      diag_error(cg->d, n, "the C emitter failed for this node");
+    return false;
+  }
+  const char *fn = arena_printf(a, "node%d_%s", step, n->op_type);
+  buf_puts(fns, "/* node '");
+  comment_safe(fns, n->name);
+  buf_printf(fns, "' (%s) */\nstatic int %s(", n->op_type, fn);
+  bool first = true;
+  for (int i = 0; i < n->n_in; i++)
+    if (ir_has_input(n, i)) {
+      buf_printf(fns, "%sconst %s *X%d", first ? "" : ", ", ctype_of(n->in[i]), i);
+      first = false;
+    }
+  for (int i = 0; i < n->n_out; i++)
+    if (ec_has_output(n, i)) {
+      buf_printf(fns, "%s%s *Y%d", first ? "" : ", ", ctype_of(n->out[i]), i);
+      first = false;
+    }
+  buf_printf(fns, "%s) {\n%s  return ONNXC_OK;\n}\n\n", first ? "void" : "", body.s ? body.s : "");
+  buf_free(&body);
+
+  buf_puts(run, "  /* '");
+  comment_safe(run, n->name);
+  buf_printf(run, "' (%s) */\n  if ((st = %s(", n->op_type, fn);
+  first = true;
+  for (int i = 0; i < n->n_in; i++)
+    if (ir_has_input(n, i)) {
+      buf_printf(run, "%s%s", first ? "" : ", ", arg_expr(cg, a, n->in[i], true));
+      first = false;
+    }
+  for (int i = 0; i < n->n_out; i++)
+    if (ec_has_output(n, i)) {
+      buf_printf(run, "%s%s", first ? "" : ", ", arg_expr(cg, a, n->out[i], false));
+      first = false;
+    }
+  buf_puts(run, ")) != ONNXC_OK)\n    return st;\n");
+  return true;
+}
+
+/* Graph outputs that no node writes into directly: inputs, constants, repeats. */
+static void emit_output_copies(CGen *cg, Arena *a, Buf *run) {
+  const Graph *g = cg->g;
+  for (int i = 0; i < g->n_outputs; i++) {
+    const Value *v = g->outputs[i];
+    int slot;
+    if (v->kind == VK_NODE && first_output_slot(g, v, &slot) && slot == i)
+      continue;
+    const char *src = v->kind == VK_NODE ? cg->out_param[slot] : cg->cname[v->id];
+    IR_ASSERT(src != NULL);
+    buf_printf(run, "  { /* output '%s' */\n    size_t i;\n    for (i = 0; i < %lldu; i++)\n"
+               "      %s[i] = %s[i];\n  }\n", v->name, (long long)storage_of(v), cg->out_param[i], src);
+  }
+  (void)a;
+}
+
+static void write_header(CGen *cg, Buf *h) {
+  const Graph *g = cg->g;
+  const char *nm = cg->o->name;
+  char up[256];
+  size_t k = 0;
+  for (; nm[k] && k < sizeof up - 1; k++)
+    up[k] = (char)toupper((unsigned char)nm[k]);
+  up[k] = 0;
+  char sb[512];
+  buf_printf(h, "/* %s.h - generated by onnxc %s from %s. Do not edit.\n *\n", nm, ONNXC_VERSION,
+             cg->o->model_path ? cg->o->model_path : "a model");
+  buf_printf(h, " * int %s_run(void *arena, inputs..., outputs...) computes the model. arena\n"
+                " * points at %s_ARENA_BYTES bytes aligned to 64 (NULL allowed when 0);\n"
+                " * returns 0 on success. Reentrant: no globals, no allocation.\n", nm, up);
+  for (int i = 0; i < g->n_inputs; i++)
+    buf_printf(h, " *   input  %d: %s %s%s\n", i, g->inputs[i]->name, dtype_name(g->inputs[i]->dt),
+               shape_str(&g->inputs[i]->shape, sb, sizeof sb));
+  for (int i = 0; i < g->n_outputs; i++)
+    buf_printf(h, " *   output %d: %s %s%s\n", i, g->outputs[i]->name, dtype_name(g->outputs[i]->dt),
+               shape_str(&g->outputs[i]->shape, sb, sizeof sb));
+  buf_printf(h, " */\n#ifndef %s_H\n#define %s_H\n\n#include <stdint.h>\n\n#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n", up, up);
+  buf_printf(h, "#define %s_ARENA_BYTES %lld\n", up, (long long)cg->plan->arena_bytes);
+  buf_printf(h, "#define %s_NUM_INPUTS %d\n#define %s_NUM_OUTPUTS %d\n", up, g->n_inputs, up, g->n_outputs);
+  for (int i = 0; i < g->n_inputs; i++)
+    buf_printf(h, "#define %s_INPUT%d_NUMEL %lld\n", up, i, (long long)numel_of(g->inputs[i]));
+  for (int i = 0; i < g->n_outputs; i++)
+    buf_printf(h, "#define %s_OUTPUT%d_NUMEL %lld\n", up, i, (long long)numel_of(g->outputs[i]));
+  buf_printf(h, "\nint %s_run(void *arena", nm);
+  for (int i = 0; i < g->n_inputs; i++)
+    buf_printf(h, ", const %s *%s", ctype_of(g->inputs[i]), cg->cname[g->inputs[i]->id]);
+  for (int i = 0; i < g->n_outputs; i++)
+    buf_printf(h, ", %s *%s", ctype_of(g->outputs[i]), cg->out_param[i]);
+  buf_printf(h, ");\n\n/* Same, with inputs and outputs as arrays in graph order (for generic callers). */\n"
+                "int %s_run_v(void *arena, const void *const *inputs, void *const *outputs);\n\n"
+                "#ifdef __cplusplus\n}\n#endif\n\n#endif\n", nm);
+}
+
+static void write_run(CGen *cg, Buf *c, const Buf *run, int n_nodes) {
+  const Graph *g = cg->g;
+  const char *nm = cg->o->name;
+  buf_printf(c, "ONNXC_API int %s_run(void *arena", nm);
+  for (int i = 0; i < g->n_inputs; i++)
+    buf_printf(c, ", const %s *%s", ctype_of(g->inputs[i]), cg->cname[g->inputs[i]->id]);
+  for (int i = 0; i < g->n_outputs; i++)
+    buf_printf(c, ", %s *%s", ctype_of(g->outputs[i]), cg->out_param[i]);
+  buf_puts(c, ") {\n");
+  if (cg->plan->arena_bytes > 0)
+    buf_puts(c, "  unsigned char *a = (unsigned char *)arena;\n");
+  if (n_nodes > 0)
+    buf_puts(c, "  int st;\n");
+  buf_printf(c, "  if (%s", cg->plan->arena_bytes > 0 ? "!arena" : "0");
+  for (int i = 0; i < g->n_inputs; i++)
+    if (numel_of(g->inputs[i]) > 0)
+      buf_printf(c, " || !%s", cg->cname[g->inputs[i]->id]);
+  for (int i = 0; i < g->n_outputs; i++)
+    if (numel_of(g->outputs[i]) > 0)
+      buf_printf(c, " || !%s", cg->out_param[i]);
+  buf_puts(c, ")\n    return ONNXC_ERR_NULL_ARG;\n");
+  if (cg->plan->arena_bytes == 0)
+    buf_puts(c, "  (void)arena;\n");
+  buf_puts(c, run->s ? run->s : "");
+  buf_puts(c, "  return ONNXC_OK;\n}\n\n");
+  buf_printf(c, "ONNXC_API int %s_run_v(void *arena, const void *const *inputs, void *const *outputs) {\n", nm);
+  if (!g->n_inputs)
+    buf_puts(c, "  (void)inputs;\n");
+  if (!g->n_outputs)
+    buf_puts(c, "  (void)outputs;\n");
+  buf_printf(c, "  return %s_run(arena", nm);
+  for (int i = 0; i < g->n_inputs; i++)
+    buf_printf(c, ", (const %s *)inputs[%d]", ctype_of(g->inputs[i]), i);
+  for (int i = 0; i < g->n_outputs; i++)
+    buf_printf(c, ", (%s *)outputs[%d]", ctype_of(g->outputs[i]), i);
+  buf_puts(c, ");\n}\n");
+}
+
+static bool write_file(const char *dir, const char *file, const char *text, size_t len, Diag *d) {
+  char path[4096];
+  snprintf(path, sizeof path, "%s/%s", dir, file);
+  FILE *f = fopen(path, "wb");
+  if (!f)
+    return diag_error(d, NULL, "cannot write %s: %s", path, strerror(errno));
+  fwrite(text, 1, len, f);
+  bool ok = !ferror(f);
+  if (fclose(f) != 0)
+    ok = false;
+  if (!ok)
+    return diag_error(d, NULL, "cannot write %s: %s", path, strerror(errno));
+  return true;
+}
+
+static bool write_weights(CGen *cg, const char *dir) {
+  const char *nm = cg->o->name;
+  char path[4096], bpath[4096];
+  Buf h;
+  buf_init(&h);
+  buf_printf(&h, "/* %s_weights.h - generated by onnxc %s. Do not edit. */\n#ifndef %s_WEIGHTS_H\n"
+                 "#define %s_WEIGHTS_H\n\n#include \"onnxc_rt.h\"\n\n", nm, ONNXC_VERSION, nm, nm);
+  for (int w = 0; w < cg->n_weights; w++) {
+    const Value *v = cg->weights[w];
+    buf_printf(&h, "extern const %s %s[%lld];\n", ctype_of(v), cg->weight_sym[w],
+               (long long)(storage_of(v) ? storage_of(v) : 1));
+  }
+  buf_puts(&h, "\n#endif\n");
+  snprintf(path, sizeof path, "%s_weights.h", nm);
+  bool ok = write_file(dir, path, h.s, h.len, cg->d);
+  buf_free(&h);
+  if (!ok)
+    return false;
+  if (cg->o->weights == WEIGHTS_C) {
+    snprintf(path, sizeof path, "%s/%s_weights.c", dir, nm);
+    FILE *f = fopen(path, "wb");
+    if (!f)
+      return diag_error(cg->d, NULL, "cannot write %s: %s", path, strerror(errno));
+    ok = weights_write_c(cg, f, cg->d);
+    if (fclose(f) != 0 && ok)
+      ok = diag_error(cg->d, NULL, "cannot write %s: %s", path, strerror(errno));
+    return ok;
+  }
+  snprintf(bpath, sizeof bpath, "%s/%s_weights.bin", dir, nm);
+  snprintf(path, sizeof path, "%s/%s_weights.S", dir, nm);
+  FILE *bin = fopen(bpath, "wb"), *as = fopen(path, "wb");
+  if (!bin || !as) {
+    if (bin)
+      fclose(bin);
+    if (as)
+      fclose(as);
+    return diag_error(cg->d, NULL, "cannot write weights into %s: %s", dir, strerror(errno));
+  }
+  char *abs = realpath(dir, NULL);
+  char apath[4096];
+  snprintf(apath, sizeof apath, "%s/%s_weights.bin", abs ? abs : dir, nm);
+  free(abs);
+  ok = weights_write_blob(cg, bin, as, apath, cg->d);
+  if (fclose(bin) != 0 || fclose(as) != 0)
+    ok = ok && diag_error(cg->d, NULL, "cannot write weights into %s: %s", dir, strerror(errno));
+  return ok;
+}
+
+bool codegen_c(const Graph *g, const Plan *plan, const CodegenOpts *o, const char *dir, Diag *d) {
+  if (!is_ident(o->name))
+    return diag_error(d, NULL, "--name '%s' is not a valid C identifier", o->name);
+  for (int i = 0; i < g->n_inputs; i++)
+    if (!dtype_ctype(g->inputs[i]->dt)[0])
+      return diag_error(d, NULL, "input '%s' has element type %s, which the C target does not support",
+                        g->inputs[i]->name, dtype_name(g->inputs[i]->dt));
+  for (int i = 0; i < g->n_outputs; i++)
+    if (!dtype_ctype(g->outputs[i]->dt)[0])
+      return diag_error(d, NULL, "output '%s' has element type %s, which the C target does not support",
+                        g->outputs[i]->name, dtype_name(g->outputs[i]->dt));
+  Arena *a = arena_new();
+  CGen cg = {g, plan, o, d, NULL, NULL, NULL, NULL, 0};
+  bool ok = assign_names(&cg, a);
+  Buf fns, run, c, h;
+  buf_init(&fns);
+  buf_init(&run);
+  buf_init(&c);
+  buf_init(&h);
+  int step = 0;
+  for (const Node *n = g->first; ok && n; n = n->next)
+    ok = emit_node(&cg, a, n, step++, &fns, &run);
+  if (ok) {
+    emit_output_copies(&cg, a, &run);
+    buf_printf(&c, "/* %s.c - generated by onnxc %s from %s. Do not edit. */\n#include \"%s.h\"\n"
+                   "#include \"%s_weights.h\"\n#include \"onnxc_rt.h\"\n\n", o->name, ONNXC_VERSION,
+               o->model_path ? o->model_path : "a model", o->name, o->name);
+    buf_puts(&c, fns.s ? fns.s : "");
+    write_run(&cg, &c, &run, step);
+    write_header(&cg, &h);
+    char file[512];
+    snprintf(file, sizeof file, "%s.h", o->name);
+    ok = write_file(dir, file, h.s, h.len, d);
+    snprintf(file, sizeof file, "%s.c", o->name);
+    ok = ok && write_file(dir, file, c.s, c.len, d);
+    ok = ok && write_file(dir, "onnxc_rt.h", onnxc_rt_h_text, strlen(onnxc_rt_h_text), d);
+    ok = ok && write_weights(&cg, dir);
+  }
+  buf_free(&fns);
+  buf_free(&run);
+  buf_free(&c);
+  buf_free(&h);
+  arena_free(a);
+  return ok;
+}

@@ -1,0 +1,343 @@
+/* emit_conv.c - C kernels for Conv, MaxPool, AveragePool and the global pools.
+ *
+ * Conv is a direct convolution that needs no scratch memory. For each
+ * (batch, output channel) and each output row (the last spatial dim) it keeps
+ * a block of at most ROW_BLOCK accumulators on the stack and adds, for every
+ * input channel of the group and every kernel tap, w * x over the row range
+ * whose input positions are in bounds. The innermost loop walks contiguous
+ * accumulators (and contiguous inputs at stride 1), so compilers vectorize it,
+ * and no padded reads ever happen. f16/bf16 accumulate in float.
+ * The pools visit each output element once and loop over the in-bounds part of
+ * its window, whose per-dim tap ranges are computed once per output index.
+ * Window geometry follows the ONNX docs (see passes/infer_conv.c); the output
+ * extents are taken from the inferred output shape.
+ */
+#include "codegen.h"
+
+#include <string.h>
+
+#define LL(x) ((long long)(x))
+#define ROW_BLOCK 512  /* accumulators kept on the stack (4 KiB of double) */
+
+/* Compute type of the kernels: f16/bf16 widen to float. */
+static const char *ctype(DType t) { return t == DT_F64 ? "double" : dtype_is_float(t) ? "float" : dtype_ctype(t); }
+/* Function applied when loading / storing an element (empty: none). */
+static const char *ld(DType t) { return t == DT_F16 ? "onnxc_f16_to_f32" : t == DT_BF16 ? "onnxc_bf16_to_f32" : ""; }
+static const char *st(DType t) { return t == DT_F16 ? "onnxc_f32_to_f16" : t == DT_BF16 ? "onnxc_f32_to_bf16" : ""; }
+
+/* Sliding-window geometry of one node, all extents static. */
+typedef struct Geom {
+  int r;                                 /* spatial rank */
+  int64_t in[IR_MAX_RANK], out[IR_MAX_RANK];
+  int64_t k[IR_MAX_RANK], s[IR_MAX_RANK], dil[IR_MAX_RANK];
+  int64_t pb[IR_MAX_RANK], pe[IR_MAX_RANK];
+  int64_t in_plane, out_plane;           /* spatial element counts */
+} Geom;
+
+static void ints_or(const Node *n, const char *name, int want, int64_t dflt, int64_t *out) {
+  int cnt;
+  const int64_t *v = ir_attr_ints(n, name, &cnt);
+  for (int i = 0; i < want; i++)
+    out[i] = v && cnt == want ? v[i] : dflt;
+}
+
+/* Reads the window of node n with input shape x and output shape y (already
+ * validated by inference). `kernel` gives the extents when kernel_shape is absent. */
+static void geom_read(const Node *n, const Shape *x, const Shape *y, const int64_t *kernel, Geom *g) {
+  memset(g, 0, sizeof *g);
+  int r = g->r = x->rank - 2;
+  g->in_plane = g->out_plane = 1;
+  for (int i = 0; i < r; i++) {
+    g->in[i] = x->d[2 + i];
+    g->out[i] = y->d[2 + i];
+    g->in_plane *= g->in[i];
+    g->out_plane *= g->out[i];
+  }
+  if (ir_attr(n, "kernel_shape") || !kernel)
+    ints_or(n, "kernel_shape", r, 1, g->k);
+  else
+    memcpy(g->k, kernel, (size_t)r * sizeof *g->k);
+  ints_or(n, "strides", r, 1, g->s);
+  ints_or(n, "dilations", r, 1, g->dil);
+  int64_t pads[2 * IR_MAX_RANK];
+  ints_or(n, "pads", 2 * r, 0, pads);
+  const char *ap = ir_attr_str(n, "auto_pad", "NOTSET");
+  bool upper = strcmp(ap, "SAME_UPPER") == 0, lower = strcmp(ap, "SAME_LOWER") == 0;
+  for (int i = 0; i < r; i++) {
+    if (upper || lower) {
+      int64_t total = (g->out[i] - 1) * g->s[i] + (g->k[i] - 1) * g->dil[i] + 1 - g->in[i];
+      if (total < 0)
+        total = 0;
+      g->pb[i] = upper ? total / 2 : total - total / 2;
+      g->pe[i] = total - g->pb[i];
+    } else if (strcmp(ap, "VALID") == 0) {
+      g->pb[i] = g->pe[i] = 0;
+    } else {
+      g->pb[i] = pads[i];
+      g->pe[i] = pads[r + i];
+    }
+  }
+}
+
+/* (void)s for the outputs of an empty kernel. */
+static bool emit_nothing(EmitC *e, const Node *n) {
+  for (int i = 0; i < n->n_out; i++)
+    if (ec_has_output(n, i))
+      ec_line(e, "(void)Y%d;", i);
+  return true;
+}
+
+/* ---- Conv --------------------------------------------------------------------- */
+
+bool emitc_Conv(EmitC *e, const Node *n) {
+  const Shape *xs = &n->in[0]->shape, *ws = &n->in[1]->shape, *ys = &n->out[0]->shape;
+  DType t = n->in[0]->dt;
+  const char *T = dtype_ctype(t), *CT = ctype(t), *L = ld(t);
+  int64_t ny;
+  if (!shape_numel(ys, &ny) || ny == 0)
+    return emit_nothing(e, n);
+  Geom g;
+  geom_read(n, xs, ys, &ws->d[2], &g);
+  int r = g.r, last = r - 1;
+  int64_t m = ys->d[1], mg = m / ir_attr_int(n, "group", 1), cg = ws->d[1];
+  int64_t ktaps = 1;
+  for (int i = 0; i < r; i++)
+    ktaps *= g.k[i];
+  int64_t ow = g.out[last], rb = ow < ROW_BLOCK ? ow : ROW_BLOCK;
+  char bias[64] = "0";
+  if (ir_has_input(n, 2))
+    snprintf(bias, sizeof bias, "%s(X2[m])", L);
+
+  ec_line(e, "for (long nm = 0; nm < %lld; nm++) {", LL(xs->d[0] * m));
+  ec_line(e, "const long m = nm %% %lld;", LL(m));
+  ec_line(e, "const %s *xg = X0 + (nm / %lld * %lld + m / %lld * %lld) * %lld;", T, LL(m),
+          LL(xs->d[1]), LL(mg), LL(cg), LL(g.in_plane));
+  ec_line(e, "const %s *wm = X1 + m * %lld;", T, LL(cg * ktaps));
+  ec_line(e, "const %s bias = %s;", CT, bias);
+  ec_line(e, "%s *y = Y0 + nm * %lld;", T, LL(g.out_plane));
+  /* Output positions of the outer spatial dims; yrow is the output row. */
+  Buf row, tap;
+  buf_init(&row);
+  buf_init(&tap);
+  buf_puts(&row, "0");
+  for (int i = 0; i < last; i++) {
+    ec_line(e, "for (long o%d = 0; o%d < %lld; o%d++) {", i, i, LL(g.out[i]), i);
+    Buf nx;
+    buf_init(&nx);
+    buf_printf(&nx, "(%s) * %lld + o%d", row.s, LL(g.out[i]), i);
+    buf_free(&row);
+    row = nx;
+  }
+  ec_line(e, "%s *yrow = y + (%s) * %lld;", T, row.s, LL(ow));
+  ec_line(e, "for (long ow0 = 0; ow0 < %lld; ow0 += %lld) {", LL(ow), LL(rb));
+  ec_line(e, "const long ow1 = ow0 + %lld < %lld ? ow0 + %lld : %lld;", LL(rb), LL(ow), LL(rb),
+          LL(ow));
+  ec_line(e, "%s acc[%lld];", CT, LL(rb));
+  ec_line(e, "for (long j = 0; j < %lld; j++) acc[j] = bias;", LL(rb));
+  ec_line(e, "for (long c = 0; c < %lld; c++) {", LL(cg));
+  ec_line(e, "const %s *xr0 = xg + c * %lld;", T, LL(g.in_plane));
+  ec_line(e, "const %s *wc = wm + c * %lld;", T, LL(ktaps));
+  /* Kernel taps of the outer dims narrow xr to one input row, skipping rows
+   * that fall into the padding. */
+  buf_puts(&tap, "0");
+  for (int i = 0; i < last; i++) {
+    int64_t rowlen = 1;
+    for (int j = i + 1; j < r; j++)
+      rowlen *= g.in[j];
+    ec_line(e, "for (long k%d = 0; k%d < %lld; k%d++) {", i, i, LL(g.k[i]), i);
+    ec_line(e, "const long i%d = o%d * %lld + k%d * %lld - %lld;", i, i, LL(g.s[i]), i,
+            LL(g.dil[i]), LL(g.pb[i]));
+    ec_line(e, "if (i%d < 0 || i%d >= %lld) continue;", i, i, LL(g.in[i]));
+    ec_line(e, "const %s *xr%d = xr%d + i%d * %lld;", T, i + 1, i, i, LL(rowlen));
+    Buf nx;
+    buf_init(&nx);
+    buf_printf(&nx, "(%s) * %lld + k%d", tap.s, LL(g.k[i]), i);
+    buf_free(&tap);
+    tap = nx;
+  }
+  int64_t kl = g.k[last], sl = g.s[last], il = g.in[last];
+  ec_line(e, "for (long kl = 0; kl < %lld; kl++) {", LL(kl));
+  ec_line(e, "const %s w = %s(wc[(%s) * %lld + kl]);", CT, L, tap.s, LL(kl));
+  /* Input column o * s + off is in bounds for o in [lo, hi). */
+  ec_line(e, "const long off = kl * %lld - %lld;", LL(g.dil[last]), LL(g.pb[last]));
+  ec_line(e, "long lo = off >= 0 ? 0 : (%lld - off) / %lld;", LL(sl - 1), LL(sl));
+  ec_line(e, "long hi = off >= %lld ? 0 : (%lld - off) / %lld + 1;", LL(il), LL(il - 1), LL(sl));
+  ec_line(e, "if (lo < ow0) lo = ow0;");
+  ec_line(e, "if (hi > ow1) hi = ow1;");
+  ec_line(e, "for (long o = lo; o < hi; o++) acc[o - ow0] += w * %s(xr%d[o * %lld + off]);", L,
+          last, LL(sl));
+  ec_line(e, "}");
+  for (int i = 0; i < last; i++)
+    ec_line(e, "}");
+  ec_line(e, "}");  /* c */
+  ec_line(e, "for (long o = ow0; o < ow1; o++) yrow[o] = %s(acc[o - ow0]);", st(t));
+  ec_line(e, "}");  /* ow0 */
+  for (int i = 0; i < last; i++)
+    ec_line(e, "}");
+  ec_line(e, "}");  /* nm */
+  buf_free(&row);
+  buf_free(&tap);
+  return true;
+}
+
+/* ---- MaxPool, AveragePool ---------------------------------------------------------- */
+
+/* Opens one loop per output dim; at each level the window's in-bounds tap
+ * range [lo, hi) and, for count_include_pad, the taps before the end of the
+ * padding (cnt) are computed once. Returns nothing; caller closes r braces. */
+static void pool_open_outputs(EmitC *e, const Geom *g, bool want_cnt) {
+  for (int i = 0; i < g->r; i++) {
+    int64_t s = g->s[i], dl = g->dil[i], k = g->k[i];
+    ec_line(e, "for (long o%d = 0; o%d < %lld; o%d++) {", i, i, LL(g->out[i]), i);
+    ec_line(e, "const long s%d = o%d * %lld - %lld;", i, i, LL(s), LL(g->pb[i]));
+    ec_line(e, "const long lo%d = s%d >= 0 ? 0 : (%lld - s%d) / %lld;", i, i, LL(dl - 1), i,
+            LL(dl));
+    ec_line(e, "long hi%d = s%d >= %lld ? 0 : (%lld - s%d) / %lld;", i, i, LL(g->in[i]),
+            LL(g->in[i] + dl - 1), i, LL(dl));
+    ec_line(e, "if (hi%d > %lld) hi%d = %lld;", i, LL(k), i, LL(k));
+    ec_line(e, "if (hi%d < lo%d) hi%d = lo%d;", i, i, i, i);
+    if (want_cnt) {
+      ec_line(e, "long cnt%d = (%lld - s%d) / %lld;", i, LL(g->in[i] + g->pe[i] + dl - 1), i,
+              LL(dl));
+      ec_line(e, "if (cnt%d > %lld) cnt%d = %lld;", i, LL(k), i, LL(k));
+    }
+  }
+}
+
+/* Opens the tap loops and defines `v`, the input element, and `ix`, its
+ * row-major (or column-major when col_major) offset in the input plane. */
+static void pool_open_taps(EmitC *e, const Geom *g, DType t, bool col_major, bool want_ix) {
+  Buf rm, cm;
+  buf_init(&rm);
+  buf_init(&cm);
+  buf_puts(&rm, "0");
+  buf_puts(&cm, "0");
+  int64_t below = 1;  /* product of the extents of the dims before i */
+  for (int i = 0; i < g->r; i++) {
+    ec_line(e, "for (long k%d = lo%d; k%d < hi%d; k%d++) {", i, i, i, i, i);
+    ec_line(e, "const long i%d = s%d + k%d * %lld;", i, i, i, LL(g->dil[i]));
+    Buf nx;
+    buf_init(&nx);
+    buf_printf(&nx, "(%s) * %lld + i%d", rm.s, LL(g->in[i]), i);
+    buf_free(&rm);
+    rm = nx;
+    buf_printf(&cm, " + i%d * %lld", i, LL(below));
+    below *= g->in[i];
+  }
+  ec_line(e, "const %s v = %s(x[%s]);", ctype(t), ld(t), rm.s);
+  if (want_ix)
+    ec_line(e, "const long ix = %s;", col_major ? cm.s : rm.s);
+  buf_free(&rm);
+  buf_free(&cm);
+}
+
+/* Row-major offset of the current output element. */
+static void out_index(const Geom *g, Buf *b) {
+  buf_puts(b, "0");
+  for (int i = 0; i < g->r; i++) {
+    Buf nx;
+    buf_init(&nx);
+    buf_printf(&nx, "(%s) * %lld + o%d", b->s, LL(g->out[i]), i);
+    buf_free(b);
+    *b = nx;
+  }
+}
+
+/* Smallest value of the compute type, the start of a max reduction. */
+static const char *lowest(DType t) {
+  switch (t) {
+  case DT_I8: return "(-128)";
+  case DT_U8: return "0";
+  case DT_F64: return "(-(double)INFINITY)";
+  default: return "(-(float)INFINITY)";
+  }
+}
+
+static bool emit_pool(EmitC *e, const Node *n, bool is_max) {
+  const Shape *xs = &n->in[0]->shape, *ys = &n->out[0]->shape;
+  DType t = n->in[0]->dt;
+  const char *T = dtype_ctype(t), *CT = ctype(t);
+  int64_t ny;
+  if (!shape_numel(ys, &ny) || ny == 0)
+    return emit_nothing(e, n);
+  Geom g;
+  geom_read(n, xs, ys, NULL, &g);
+  bool with_ix = is_max && ec_has_output(n, 1);
+  bool col_major = ir_attr_int(n, "storage_order", 0) == 1;
+  bool cip = !is_max && ir_attr_int(n, "count_include_pad", 0) == 1;
+  ec_line(e, "for (long nc = 0; nc < %lld; nc++) {", LL(xs->d[0] * xs->d[1]));
+  ec_line(e, "const %s *x = X0 + nc * %lld;", T, LL(g.in_plane));
+  ec_line(e, "%s *y = Y0 + nc * %lld;", T, LL(g.out_plane));
+  if (with_ix)
+    ec_line(e, "int64_t *yi = Y1 + nc * %lld;", LL(g.out_plane));
+  pool_open_outputs(e, &g, cip);
+  ec_line(e, "%s acc = %s;", CT, is_max ? lowest(t) : "0");
+  if (with_ix)
+    ec_line(e, "long best = -1;");
+  pool_open_taps(e, &g, t, col_major, with_ix);
+  if (with_ix) {
+    ec_line(e, "if (best < 0 || v > acc) {");
+    ec_line(e, "acc = v;");
+    ec_line(e, "best = ix;");
+    ec_line(e, "}");
+  } else if (is_max) {
+    ec_line(e, "acc = v > acc ? v : acc;");
+  } else {
+    ec_line(e, "acc += v;");
+  }
+  for (int i = 0; i < g.r; i++)
+    ec_line(e, "}");
+  Buf oi;
+  buf_init(&oi);
+  out_index(&g, &oi);
+  if (!is_max) {
+    Buf cnt;
+    buf_init(&cnt);
+    for (int i = 0; i < g.r; i++) {
+      if (cip)
+        buf_printf(&cnt, "%scnt%d", i ? " * " : "", i);
+      else
+        buf_printf(&cnt, "%s(hi%d - lo%d)", i ? " * " : "", i, i);
+    }
+    ec_line(e, "acc /= (%s)(%s);", CT, cnt.s);
+    buf_free(&cnt);
+  }
+  ec_line(e, "y[%s] = %s(acc);", oi.s, st(t));
+  if (with_ix)
+    ec_line(e, "yi[%s] = best < 0 ? -1 : nc * %lld + best;", oi.s, LL(g.in_plane));
+  buf_free(&oi);
+  for (int i = 0; i < g.r; i++)
+    ec_line(e, "}");
+  ec_line(e, "}");
+  return true;
+}
+
+bool emitc_MaxPool(EmitC *e, const Node *n) { return emit_pool(e, n, true); }
+
+bool emitc_AveragePool(EmitC *e, const Node *n) { return emit_pool(e, n, false); }
+
+/* ---- GlobalAveragePool, GlobalMaxPool ----------------------------------------------- */
+
+static bool emit_global_pool(EmitC *e, const Node *n, bool is_max) {
+  const Shape *xs = &n->in[0]->shape;
+  DType t = n->in[0]->dt;
+  const char *T = dtype_ctype(t), *CT = ctype(t);
+  int64_t nx, nc = xs->d[0] * xs->d[1];
+  if (!shape_numel(xs, &nx) || nx == 0)
+    return emit_nothing(e, n);
+  int64_t plane = nx / nc;
+  ec_line(e, "for (long nc = 0; nc < %lld; nc++) {", LL(nc));
+  ec_line(e, "const %s *x = X0 + nc * %lld;", T, LL(plane));
+  ec_line(e, "%s acc = %s;", CT, is_max ? lowest(t) : "0");
+  ec_line(e, "for (long i = 0; i < %lld; i++) {", LL(plane));
+  ec_line(e, "const %s v = %s(x[i]);", CT, ld(t));
+  ec_line(e, is_max ? "acc = v > acc ? v : acc;" : "acc += v;");
+  ec_line(e, "}");
+  ec_line(e, "Y0[nc] = %s(acc%s);", st(t), is_max ? "" : plane == 1 ? "" : " / PLANE");
+  ec_line(e, "}");
+  return true;
+}
+
+bool emitc_GlobalAveragePool(EmitC *e, const Node *n) { return emit_global_pool(e, n, false); }
+
+bool emitc_GlobalMaxPool(EmitC *e, const Node *n) { return emit_global_pool(e, n, true); }

@@ -1,0 +1,19 @@
+/* frontend.h - ONNX protobuf in, IR graph out.
+ *
+ * The only module that sees protobuf types. Everything it reports goes to the
+ * Diag with the model path as prefix; it never exits or aborts on bad input.
+ */
+#ifndef ONNXC_FRONTEND_H
+#define ONNXC_FRONTEND_H
+
+#include "ir.h"
+
+/* Loads an ONNX ModelProto file. NULL after reporting errors. */
+Graph *fe_onnx_load(const char *path, Diag *d);
+/* Same from memory; `path` names the model in messages and anchors external data. */
+Graph *fe_onnx_load_buffer(const void *data, size_t n, const char *path, Diag *d);
+/* Reads a serialized TensorProto file (backend test data) into g's arena.
+ * *name receives the tensor's name ("" when it has none). NULL after errors. */
+Tensor *fe_tensor_load(Graph *g, const char *path, const char **name, Diag *d);
+
+#endif

@@ -1,0 +1,166 @@
+/* onnx_load.c - the frontend's entry points: ONNX files and buffers in, IR out.
+ *
+ * Reads the whole file, unpacks the ModelProto with protobuf-c (bindings
+ * generated at build time from the installed onnx.proto), records the opset
+ * imports, builds the main graph (onnx_graph.c) and frees the protobuf.
+ * fe_tensor_load reads a lone TensorProto (the backend test data layout).
+ * Model-local functions (ModelProto.functions) are not expanded yet: a node
+ * calling one loads as an unknown op of the function's domain.
+ */
+#include "onnx_internal.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Reads all of path into a heap buffer (*data NULL when empty). */
+static bool read_file(Diag *d, const char *path, const char *what, uint8_t **data, size_t *n) {
+  *data = NULL;
+  *n = 0;
+  FILE *f = fopen(path, "rb");
+  if (!f)
+    return diag_error(d, NULL, "cannot read %s: %s", what, strerror(errno));
+  size_t cap = 0;
+  uint8_t *buf = NULL;
+  for (;;) {
+    if (*n == cap) {
+      cap = cap ? cap * 2 : 1 << 16;
+      uint8_t *nb = realloc(buf, cap);
+      if (!nb) {
+        free(buf);
+        fclose(f);
+        return diag_error(d, NULL, "cannot read %s: out of memory", what);
+      }
+      buf = nb;
+    }
+    size_t got = fread(buf + *n, 1, cap - *n, f);
+    *n += got;
+    if (got == 0)
+      break;
+  }
+  if (ferror(f)) {
+    int err = errno;
+    free(buf);
+    fclose(f);
+    return diag_error(d, NULL, "cannot read %s: %s", what, strerror(err));
+  }
+  fclose(f);
+  if (*n == 0) {
+    free(buf);
+    buf = NULL;
+  }
+  *data = buf;
+  return true;
+}
+
+/* The folder holding path ("." when it has none); heap string. */
+static char *dir_of(const char *path) {
+  const char *slash = strrchr(path, '/');
+  if (!slash)
+    return strdup(".");
+  size_t len = slash == path ? 1 : (size_t)(slash - path);
+  char *dir = malloc(len + 1);
+  IR_ASSERT(dir != NULL);
+  memcpy(dir, path, len);
+  dir[len] = 0;
+  return dir;
+}
+
+static bool is_default_domain(const char *domain) {
+  return !domain || !*domain || strcmp(domain, "ai.onnx") == 0;
+}
+
+/* opset_import into g->opset (default domain) and g->imports (all). */
+static void set_opsets(Graph *g, const Onnx__ModelProto *m, Diag *d) {
+  bool have_default = false;
+  g->n_imports = (int)m->n_opset_import;
+  g->imports = arena_alloc(g->arena, (m->n_opset_import + 1) * sizeof *g->imports);
+  for (size_t i = 0; i < m->n_opset_import; i++) {
+    const Onnx__OperatorSetIdProto *op = m->opset_import[i];
+    g->imports[i].domain = arena_strdup(g->arena, fe_str(op->domain));
+    g->imports[i].version = op->version;
+    if (is_default_domain(op->domain) && !have_default) {
+      g->opset = op->version;
+      have_default = true;
+    }
+  }
+  if (have_default)
+    return;
+  /* Required since IR version 3; older models predate opsets. */
+  g->opset = 1;
+  for (size_t i = 0; i < m->graph->n_node; i++)
+    if (is_default_domain(m->graph->node[i]->domain)) {
+      diag_warn(d, NULL, "model imports no opset for the default domain; assuming opset 1");
+      return;
+    }
+}
+
+Graph *fe_onnx_load_buffer(const void *data, size_t n, const char *path, Diag *d) {
+  if (n == 0) {
+    diag_error(d, NULL, "cannot parse: empty file, not an ONNX model");
+    return NULL;
+  }
+  Onnx__ModelProto *m = onnx__model_proto__unpack(NULL, n, data);
+  if (!m) {
+    diag_error(d, NULL, "cannot parse: not a valid ONNX model (malformed protobuf)");
+    return NULL;
+  }
+  if (!m->graph) {
+    diag_error(d, NULL, "cannot parse: not a valid ONNX model (it has no graph)");
+    onnx__model_proto__free_unpacked(m, NULL);
+    return NULL;
+  }
+  char *dir = path ? dir_of(path) : NULL;
+  FeCtx c = {d, dir};
+  Graph *g = ir_graph_new(path);
+  set_opsets(g, m, d);
+  bool ok = fe_graph_build(&c, NULL, g, m->graph);
+  onnx__model_proto__free_unpacked(m, NULL);
+  free(dir);
+  if (!ok) {
+    ir_graph_free(g);
+    return NULL;
+  }
+  return g;
+}
+
+Graph *fe_onnx_load(const char *path, Diag *d) {
+  uint8_t *data;
+  size_t n;
+  if (!read_file(d, path, "the model", &data, &n))
+    return NULL;
+  Graph *g = fe_onnx_load_buffer(data, n, path, d);
+  free(data);
+  return g;
+}
+
+Tensor *fe_tensor_load(Graph *g, const char *path, const char **name, Diag *d) {
+  uint8_t *data;
+  size_t n;
+  Buf what;
+  Tensor *t = NULL;
+  if (name)
+    *name = "";
+  buf_init(&what);
+  buf_printf(&what, "tensor file '%s'", path);
+  if (!read_file(d, path, what.s, &data, &n)) {
+    buf_free(&what);
+    return NULL;
+  }
+  /* An empty buffer is a valid (empty) TensorProto; decoding then reports it. */
+  Onnx__TensorProto *tp = onnx__tensor_proto__unpack(NULL, n, data ? data : (const uint8_t *)"");
+  if (!tp) {
+    diag_error(d, NULL, "cannot parse %s: not a valid TensorProto (malformed protobuf)", what.s);
+  } else {
+    char *dir = dir_of(path);
+    FeCtx c = {d, dir};
+    t = fe_tensor_decode(&c, g, NULL, tp, what.s);
+    if (t && name)
+      *name = arena_strdup(g->arena, fe_str(tp->name));
+    free(dir);
+    onnx__tensor_proto__free_unpacked(tp, NULL);
+  }
+  free(data);
+  buf_free(&what);
+  return t;
+}

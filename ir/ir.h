@@ -1,0 +1,370 @@
+/* ir.h - the whole IR of onnxc in one header.
+ *
+ * A Graph is an SSA dataflow graph: every Value has exactly one producer (a
+ * Node, a graph input, or a constant) and a list of consuming nodes. One Arena
+ * per graph owns everything reachable from it; ir_graph_free releases it all.
+ * Nodes and values carry dense ids so passes keep side tables as plain arrays.
+ * The sections below follow the files that implement them.
+ */
+#ifndef ONNXC_IR_H
+#define ONNXC_IR_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define ONNXC_VERSION "0.1.0"
+
+typedef struct Arena Arena;
+typedef struct Diag Diag;
+typedef struct Buf Buf;
+typedef struct Shape Shape;
+typedef struct Tensor Tensor;
+typedef struct Attr Attr;
+typedef struct Value Value;
+typedef struct Node Node;
+typedef struct Graph Graph;
+typedef struct Plan Plan;
+
+/* ---- arena.c: bump allocator, freed in one call ---------------------------- */
+
+Arena *arena_new(void);
+void arena_free(Arena *a);
+void *arena_alloc(Arena *a, size_t n);           /* zeroed, 16-byte aligned */
+void *arena_dup(Arena *a, const void *p, size_t n);
+char *arena_strdup(Arena *a, const char *s);
+char *arena_printf(Arena *a, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+size_t arena_bytes(const Arena *a);              /* bytes handed out so far */
+
+/* Always-on internal invariant: aborts with file:line. Never for user input. */
+#define IR_ASSERT(c) ((c) ? (void)0 : ir_die(__FILE__, __LINE__, #c))
+_Noreturn void ir_die(const char *file, int line, const char *what);
+
+/* ---- buf.c: growable string builder (heap, owned by the caller) ------------- */
+
+struct Buf {
+  char *s;
+  size_t len, cap;
+};
+void buf_init(Buf *b);
+void buf_free(Buf *b);
+void buf_putc(Buf *b, char c);
+void buf_puts(Buf *b, const char *s);
+void buf_write(Buf *b, const void *p, size_t n);
+void buf_printf(Buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void buf_vprintf(Buf *b, const char *fmt, va_list ap);
+
+/* ---- diag.c: user-facing errors, collected and counted ----------------------
+ * Messages read `FILE: node 'NAME' (OP): message`. The library never exits;
+ * tools/ decides what to do with a failed Diag. */
+
+struct Diag {
+  const char *file;     /* model path used as message prefix */
+  FILE *echo;           /* when set, each message is also written here */
+  int n_errors, n_warnings;
+  char **msgs;          /* every message, heap-owned */
+  int n_msgs, cap_msgs;
+};
+void diag_init(Diag *d, const char *file, FILE *echo);
+void diag_free(Diag *d);
+/* n may be NULL for errors not tied to a node. Returns false for `return diag_error(...)`. */
+bool diag_error(Diag *d, const Node *n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+void diag_warn(Diag *d, const Node *n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+const char *diag_last(const Diag *d);
+
+/* ---- dtype.c: element types (values are ONNX TensorProto.DataType codes) ---- */
+
+typedef enum DType {
+#define DT(name, id, bits, ctype, sname) DT_##name = id,
+#include "dtypes.def"
+#undef DT
+  DT_COUNT_
+} DType;
+
+bool dtype_valid(int code);
+int dtype_bits(DType t);
+const char *dtype_name(DType t);       /* "f32" */
+const char *dtype_ctype(DType t);      /* "float"; "" when generated code has none */
+bool dtype_from_name(const char *s, DType *out);
+bool dtype_is_float(DType t);          /* f16 bf16 f32 f64 and the f8/f4 types */
+bool dtype_is_int(DType t);            /* signed or unsigned integer, not bool */
+bool dtype_is_signed(DType t);
+/* Bytes for n elements (sub-byte types round up); false on overflow. */
+bool dtype_bytes(DType t, int64_t n, int64_t *out);
+
+/* ---- shape.c: static or symbolic extents ----------------------------------- */
+
+#define IR_MAX_RANK 16
+#define DIM_UNKNOWN (-1)
+
+/* rank < 0: unknown rank. d[i] >= 0: static extent; d[i] == DIM_UNKNOWN: dynamic,
+ * named by sym[i] when the model gave a dim_param (else NULL). */
+struct Shape {
+  int rank;
+  int64_t d[IR_MAX_RANK];
+  const char *sym[IR_MAX_RANK];
+};
+
+Shape shape_unknown(void);
+Shape shape_scalar(void);
+Shape shape_make(int rank, const int64_t *dims);
+bool shape_is_static(const Shape *s);
+bool shape_equal(const Shape *a, const Shape *b);
+/* Element count of a static shape; false when not static or on overflow. */
+bool shape_numel(const Shape *s, int64_t *out);
+/* Numpy broadcast of a and b into out; false when incompatible. */
+bool shape_broadcast(const Shape *a, const Shape *b, Shape *out);
+/* "[1,3,N,224]" into buf (always terminated). */
+const char *shape_str(const Shape *s, char *buf, size_t n);
+/* Normalizes a possibly negative axis; false when out of [-rank, rank). */
+bool shape_axis(int64_t axis, int rank, int *out);
+
+/* ---- tensor.c: constant data owned by the graph arena ----------------------- */
+
+struct Tensor {
+  DType dt;
+  Shape shape;          /* always static */
+  int64_t numel;
+  int64_t nbytes;
+  void *data;           /* numel elements; for DT_STRING an array of char * */
+};
+
+/* Zero-filled tensor; NULL with a diag error when the size overflows. */
+Tensor *ir_tensor_new(Graph *g, DType dt, const Shape *s, Diag *d);
+/* Element i converted to double / int64 (numeric types, f16/bf16 included). */
+double tensor_get_f64(const Tensor *t, int64_t i);
+int64_t tensor_get_i64(const Tensor *t, int64_t i);
+void tensor_set_f64(Tensor *t, int64_t i, double v);
+void tensor_set_i64(Tensor *t, int64_t i, int64_t v);
+float ir_f16_to_f32(uint16_t h);
+uint16_t ir_f32_to_f16(float f);
+float ir_bf16_to_f32(uint16_t h);
+uint16_t ir_f32_to_bf16(float f);
+
+/* ---- graph.c: values, nodes, attributes, graphs ---------------------------- */
+
+typedef enum OpKind {
+  OP_Unknown_ = 0,       /* op not in the table; Node.op_type keeps its name */
+#define OP(name, ...) OP_##name,
+#define EW(name, ...) OP_##name,
+#include "ops.def"
+#undef OP
+#undef EW
+  OP_COUNT_
+} OpKind;
+
+typedef enum OpFlags {
+  OPF_BCAST     = 1 << 0,  /* numpy broadcasting of inputs */
+  OPF_COMM      = 1 << 1,  /* commutative in its first two inputs */
+  OPF_INPLACE   = 1 << 2,  /* may write its output over a dying first input */
+  OPF_VIEW      = 1 << 3,  /* output is its first input reinterpreted (no copy needed) */
+  OPF_FLOATONLY = 1 << 4,  /* defined for floating-point types only */
+  OPF_BOOLOUT   = 1 << 5,  /* elementwise result is bool */
+  OPF_EW        = 1 << 6,  /* elementwise row (set by the table, not by rows) */
+} OpFlags;
+
+typedef struct OpInfo {
+  const char *name;
+  int min_in, max_in;      /* max_in < 0: variadic */
+  int min_out, max_out;
+  unsigned flags;
+  const char *expr;        /* elementwise scalar template, else NULL */
+} OpInfo;
+
+extern const OpInfo ir_ops[OP_COUNT_];
+OpKind ir_op_lookup(const char *onnx_name);   /* OP_Unknown_ when absent */
+
+typedef enum AttrKind {   /* ONNX AttributeProto.AttributeType codes */
+  AT_UNDEF = 0, AT_FLOAT = 1, AT_INT = 2, AT_STRING = 3, AT_TENSOR = 4, AT_GRAPH = 5,
+  AT_FLOATS = 6, AT_INTS = 7, AT_STRINGS = 8, AT_TENSORS = 9, AT_GRAPHS = 10,
+  AT_SPARSE_TENSOR = 11, AT_SPARSE_TENSORS = 12, AT_TYPE_PROTO = 13, AT_TYPE_PROTOS = 14
+} AttrKind;
+
+struct Attr {
+  const char *name;
+  AttrKind kind;
+  int n;                   /* element count of the list kinds */
+  union {
+    float f;
+    int64_t i;
+    const char *s;         /* NUL-terminated; slen holds the byte length */
+    Tensor *t;
+    Graph *g;
+    float *fs;
+    int64_t *is;
+    const char **ss;
+    Tensor **ts;
+    Graph **gs;
+  } u;
+  size_t slen;
+};
+
+typedef enum ValueKind { VK_NODE, VK_INPUT, VK_CONST, VK_NONE } ValueKind;
+
+struct Value {
+  int id;                  /* dense per graph, stable */
+  const char *name;        /* ONNX name; unique per graph */
+  ValueKind kind;
+  DType dt;
+  Shape shape;
+  Node *producer;          /* VK_NODE only */
+  int out_index;
+  Tensor *konst;           /* VK_CONST only: the data */
+  Node **uses;             /* one entry per consuming input slot */
+  int n_uses, cap_uses;
+  bool is_output;          /* listed among the graph outputs */
+  Graph *g;                /* owning graph */
+};
+
+struct Node {
+  int id;                  /* dense per graph, stable */
+  OpKind op;
+  const char *op_type;     /* ONNX spelling, also for unknown ops */
+  const char *domain;      /* "" for the default domain */
+  const char *name;        /* never NULL; synthesized when the model has none */
+  Value **in;              /* omitted optional inputs point at Graph.none */
+  int n_in;
+  Value **out;
+  int n_out;
+  Attr *attrs;
+  int n_attrs;
+  Node *prev, *next;       /* schedule order */
+  Graph *g;
+};
+
+typedef struct OpsetImport {
+  const char *domain;
+  int64_t version;
+} OpsetImport;
+
+struct Graph {
+  Arena *arena;
+  const char *file;        /* model path, for messages */
+  const char *name;
+  Node *first, *last;      /* nodes in schedule order */
+  int n_nodes;             /* live nodes */
+  Node **nodes;            /* by id; NULL once removed */
+  int n_node_ids, cap_nodes;
+  Value **values;          /* by id */
+  int n_values, cap_values;
+  Value **inputs;          /* runtime inputs, in ONNX order (weights excluded) */
+  int n_inputs, cap_inputs;
+  Value **outputs;         /* in ONNX order */
+  int n_outputs, cap_outputs;
+  Value *none;             /* the one "omitted optional input" value */
+  int64_t opset;           /* default-domain opset version */
+  OpsetImport *imports;
+  int n_imports;
+  Graph *parent;           /* enclosing graph of a subgraph, else NULL */
+  Value **captures;        /* subgraph: outer-scope values it reads (VK_INPUT here) */
+  int n_captures, cap_captures;
+  bool owns_arena;         /* false for subgraphs, which share the parent's arena */
+  Value **name_tab;        /* open-addressing index of values by name */
+  int name_cap;
+  int n_anon;              /* counter for synthesized names */
+};
+
+Graph *ir_graph_new(const char *file);
+void ir_graph_free(Graph *g);
+/* A subgraph (If/Loop/Scan body) living in the parent's arena. */
+Graph *ir_subgraph_new(Graph *parent, const char *name);
+/* Records that subgraph g reads outer value `name`; returns its local stand-in. */
+Value *ir_capture_add(Graph *g, const char *name, DType dt, const Shape *s);
+/* A fresh value with a unique name (suffix added when taken); kind VK_NODE. */
+Value *ir_value_new(Graph *g, const char *name, DType dt, const Shape *s);
+Value *ir_value_find(const Graph *g, const char *name);   /* NULL when absent */
+Value *ir_input_add(Graph *g, const char *name, DType dt, const Shape *s);
+Value *ir_const_new(Graph *g, const char *name, Tensor *t);
+void ir_output_add(Graph *g, Value *v);
+/* Appends a node with n_out fresh outputs named after the node. */
+Node *ir_node_new(Graph *g, OpKind op, const char *op_type, const char *name,
+                  int n_in, Value *const *in, int n_out);
+/* Same, inserted before `pos` (pos NULL: append). */
+Node *ir_node_insert(Graph *g, Node *pos, OpKind op, const char *op_type, const char *name,
+                     int n_in, Value *const *in, int n_out);
+/* Same with the outputs' names given (NULL or "" entries get a derived name). */
+Node *ir_node_insert_named(Graph *g, Node *pos, OpKind op, const char *op_type, const char *name,
+                           int n_in, Value *const *in, int n_out, const char *const *out_names);
+/* Makes output slot i of n the omitted value (an unused optional output). */
+void ir_node_drop_output(Node *n, int i);
+void ir_node_set_input(Node *n, int i, Value *v);
+void ir_node_add_input(Node *n, Value *v);
+/* Detaches the node; its outputs must have no uses left. */
+void ir_node_remove(Node *n);
+/* Points every use of `from` (and graph output slots) at `to`. */
+void ir_value_replace(Value *from, Value *to);
+/* Turns v into a constant holding t (folding); detaches it from its producer. */
+void ir_value_make_const(Value *v, Tensor *t);
+/* Moves n to just before pos (pos NULL: to the end). */
+void ir_node_move_before(Node *n, Node *pos);
+
+Attr *ir_attr_add(Node *n, const char *name, AttrKind kind);
+const Attr *ir_attr(const Node *n, const char *name);
+int64_t ir_attr_int(const Node *n, const char *name, int64_t dflt);
+float ir_attr_float(const Node *n, const char *name, float dflt);
+const char *ir_attr_str(const Node *n, const char *name, const char *dflt);
+/* INTS attribute: count in *n (0 and NULL when absent). */
+const int64_t *ir_attr_ints(const Node *n, const char *name, int *count);
+void ir_attr_set_int(Node *n, const char *name, int64_t v);
+void ir_attr_set_ints(Node *n, const char *name, const int64_t *v, int count);
+void ir_attr_remove(Node *n, const char *name);
+
+/* True when the input slot holds a value (not omitted). */
+static inline bool ir_has_input(const Node *n, int i) {
+  return i < n->n_in && n->in[i]->kind != VK_NONE;
+}
+
+/* ---- verify.c: structural invariants ---------------------------------------- */
+
+/* Single definition, consistent use lists, topological order, table arity,
+ * shapes known where `need_shapes`. Reports every violation; false if any. */
+bool ir_verify(const Graph *g, bool need_shapes, Diag *d);
+
+/* ---- print.c / parse.c: textual IR for dumps and golden tests ---------------
+ * Format (one item per line):
+ *   graph NAME opset N
+ *   input  %x : f32[1,3,N,224]
+ *   const  %w : f32[2,2] = [1, 2, 3, 4]
+ *   %y : f32[1,8] = Conv{strides=ints[1,1], group=1}(%x, %w, _) @conv0
+ *   output %y
+ * Names outside [A-Za-z0-9_.] are quoted; `_` is an omitted value; `#` starts
+ * a comment. Attributes: 3, 0.5, "s", ints[..], floats[..], strings[..],
+ * tensor f32[2] = [..]. Constant data is printed in full up to 16 elements,
+ * else as "<N elements>" (read back as zeros). */
+
+void ir_print(const Graph *g, Buf *out);
+void ir_print_file(const Graph *g, FILE *f);
+Graph *ir_parse(const char *text, const char *file, Diag *d);
+
+/* ---- order.c: topological order ---------------------------------------------- */
+
+/* Stable topological sort (keeps model order where legal). On a cycle, reports
+ * the nodes involved and returns false. */
+bool ir_toposort(Graph *g, Diag *d);
+
+/* ---- plan (filled by passes/memplan.c, read by codegen/) --------------------- */
+
+#define PLAN_ALIGN 64
+
+typedef struct PlanTensor {
+  int value_id;
+  int64_t offset, size;    /* arena bytes, offset PLAN_ALIGN-aligned */
+  int first, last;         /* schedule steps: written first, read last */
+} PlanTensor;
+
+struct Plan {
+  int64_t arena_bytes;     /* total, scratch included */
+  int64_t scratch_bytes;
+  int64_t lower_bound_bytes;
+  int64_t naive_bytes;
+  int64_t *offset;         /* by value id; -1 when not in the arena */
+  PlanTensor *tensors;
+  int n_tensors;
+  int64_t *scratch_offset; /* by node id; -1 when the node has no scratch */
+  int64_t *scratch_size;   /* by node id */
+};
+
+#endif

@@ -1,0 +1,39 @@
+/* check_ops.c - every node must be an operator we implement, with an arity
+ * the table allows.
+ *
+ * requires: a loaded graph.  provides: no OP_Unknown_ nodes.  invalidates: none.
+ * All problems are reported in one run, so a user sees the full list of
+ * unsupported operators at once instead of one per compile.
+ */
+#include "passes.h"
+
+#include <string.h>
+
+bool pass_check_ops(Graph *g, Diag *d) {
+  int before = d->n_errors;
+  for (Node *n = g->first; n; n = n->next) {
+    if (n->op == OP_Unknown_) {
+      if (n->domain && *n->domain && strcmp(n->domain, "ai.onnx") != 0)
+        diag_error(d, n, "unsupported operator (domain '%s')", n->domain);
+      else
+        diag_error(d, n, "unsupported operator");
+      continue;
+    }
+    const OpInfo *oi = &ir_ops[n->op];
+    if (n->n_in < oi->min_in || (oi->max_in >= 0 && n->n_in > oi->max_in)) {
+      if (oi->max_in < 0)
+        diag_error(d, n, "has %d inputs, expected at least %d", n->n_in, oi->min_in);
+      else
+        diag_error(d, n, "has %d inputs, expected %d to %d", n->n_in, oi->min_in, oi->max_in);
+    }
+    if (n->n_out < oi->min_out || (oi->max_out >= 0 && n->n_out > oi->max_out))
+      diag_error(d, n, "has %d outputs, expected %d to %d", n->n_out, oi->min_out, oi->max_out);
+    for (int i = 0; i < oi->min_in && i < n->n_in; i++)
+      if (n->in[i]->kind == VK_NONE)
+        diag_error(d, n, "required input %d is missing", i);
+  }
+  for (int i = 0; i < g->n_inputs; i++)
+    if (!dtype_valid(g->inputs[i]->dt) || g->inputs[i]->dt == DT_UNDEF)
+      diag_error(d, NULL, "graph input '%s' has no element type", g->inputs[i]->name);
+  return d->n_errors == before;
+}

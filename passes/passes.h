@@ -1,0 +1,65 @@
+/* passes.h - the middle-end: every pass and the pipeline that runs them.
+ *
+ * A pass is `bool pass_x(Graph *, Diag *)`: it returns false only after
+ * reporting at least one error to the Diag. Each pass file opens with its
+ * contract (requires / provides / invalidates).
+ */
+#ifndef ONNXC_PASSES_H
+#define ONNXC_PASSES_H
+
+#include "ir.h"
+
+/* A symbolic dimension pinned on the command line (-D NAME=VALUE). */
+typedef struct DimPin {
+  const char *name;
+  int64_t value;
+} DimPin;
+
+typedef struct PipelineOpts {
+  int opt_level;               /* 0..3 */
+  const DimPin *pins;
+  int n_pins;
+  const char *dump_after;      /* pass name, "all", or NULL */
+  FILE *dump_to;               /* where dumps go (stderr when NULL) */
+  bool verify;                 /* run ir_verify between passes */
+} PipelineOpts;
+
+/* Runs the whole middle-end and fills *plan. */
+bool passes_run(Graph *g, const PipelineOpts *o, Plan *plan, Diag *d);
+/* Names of the pipeline's passes, NULL-terminated (for --dump-ir-after). */
+extern const char *const passes_names[];
+
+bool pass_check_ops(Graph *g, Diag *d);       /* every node known, arity right */
+bool pass_canonicalize(Graph *g, Diag *d);    /* old opset forms -> current forms */
+bool pass_pin_dims(Graph *g, const DimPin *pins, int n_pins, Diag *d);
+bool pass_infer(Graph *g, Diag *d);           /* dtypes and shapes of every value */
+bool pass_fold(Graph *g, Diag *d);            /* constant folding */
+bool pass_simplify(Graph *g, Diag *d);        /* Identity/Dropout removal, ... */
+bool pass_dce(Graph *g, Diag *d);             /* dead nodes and unused optional outputs */
+bool pass_require_static(Graph *g, Diag *d);  /* codegen needs static shapes */
+bool pass_memplan(Graph *g, Plan *plan, Diag *d);
+
+/* Inference of one node (used by pass_infer and by passes that create nodes). */
+bool infer_node(Node *n, Diag *d);
+/* Folds one node whose inputs are all constant; *done false when the op has no folder. */
+bool fold_node(Node *n, bool *done, Diag *d);
+
+/* ---- per-op hooks, declared from the table ---------------------------------- */
+#define OP(name, ...) bool infer_##name(Node *n, Diag *d);
+#define EW(name, ...)
+#include "ops.def"
+#undef OP
+#undef EW
+bool infer_elementwise(Node *n, Diag *d);
+
+/* ---- helpers shared by inference hooks (infer_util.c) ----------------------- */
+
+/* Sets output i's dtype and shape. */
+void infer_set(Node *n, int i, DType dt, const Shape *s);
+/* Reads a 1-D integer constant input (e.g. Reshape's shape) into dims;
+ * false (no error) when the input is not constant. */
+bool infer_const_ints(const Node *n, int i, int64_t *dims, int *count, int max);
+/* Errors with node context; return value false for tail calls. */
+bool infer_fail(Diag *d, const Node *n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+#endif

@@ -1,0 +1,62 @@
+/* pipeline.c - the middle-end as a flat list of passes.
+ *
+ * Each step names a pass; --dump-ir-after NAME prints the IR after it. With
+ * `verify` set (tests, debug runs), the verifier runs after every step, so a
+ * pass that breaks an invariant is caught at the pass that did it.
+ */
+#include "passes.h"
+
+#include <string.h>
+
+typedef struct Ctx {
+  const PipelineOpts *o;
+  Plan *plan;
+} Ctx;
+
+static bool run_check(Graph *g, Ctx *c, Diag *d) { (void)c; return pass_check_ops(g, d); }
+static bool run_canon(Graph *g, Ctx *c, Diag *d) { (void)c; return pass_canonicalize(g, d); }
+static bool run_pin(Graph *g, Ctx *c, Diag *d) { return pass_pin_dims(g, c->o->pins, c->o->n_pins, d); }
+static bool run_order(Graph *g, Ctx *c, Diag *d) { (void)c; return ir_toposort(g, d); }
+static bool run_infer(Graph *g, Ctx *c, Diag *d) { (void)c; return pass_infer(g, d); }
+static bool run_simplify(Graph *g, Ctx *c, Diag *d) { return c->o->opt_level < 1 || pass_simplify(g, d); }
+static bool run_dce(Graph *g, Ctx *c, Diag *d) { (void)c; return pass_dce(g, d); }
+static bool run_static(Graph *g, Ctx *c, Diag *d) { (void)c; return pass_require_static(g, d); }
+static bool run_plan(Graph *g, Ctx *c, Diag *d) { return pass_memplan(g, c->plan, d); }
+
+typedef struct Step {
+  const char *name;
+  bool (*run)(Graph *, Ctx *, Diag *);
+  bool shapes_known;   /* the verifier may require inferred shapes after it */
+} Step;
+
+static const Step steps[] = {
+    {"check-ops", run_check, false},
+    {"topo-order", run_order, false},
+    {"canonicalize", run_canon, false},
+    {"pin-dims", run_pin, false},
+    {"infer", run_infer, true},
+    {"simplify", run_simplify, true},
+    {"dce", run_dce, true},
+    {"require-static", run_static, true},
+    {"memplan", run_plan, true},
+};
+
+const char *const passes_names[] = {"check-ops", "topo-order", "canonicalize", "pin-dims", "infer",
+                                    "simplify", "dce", "require-static", "memplan", NULL};
+
+bool passes_run(Graph *g, const PipelineOpts *o, Plan *plan, Diag *d) {
+  Ctx c = {o, plan};
+  for (size_t i = 0; i < sizeof steps / sizeof steps[0]; i++) {
+    const Step *s = &steps[i];
+    if (!s->run(g, &c, d))
+      return false;
+    if (o->verify && !ir_verify(g, s->shapes_known, d))
+      return false;
+    if (o->dump_after && (strcmp(o->dump_after, "all") == 0 || strcmp(o->dump_after, s->name) == 0)) {
+      FILE *f = o->dump_to ? o->dump_to : stderr;
+      fprintf(f, "# IR after %s\n", s->name);
+      ir_print_file(g, f);
+    }
+  }
+  return true;
+}

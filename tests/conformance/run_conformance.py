@@ -1,0 +1,423 @@
+#!/usr/bin/env python3
+"""Run `onnxc check` over the ONNX backend test data and classify the results.
+
+Each case directory holds model.onnx and test_data_set_N/{input,output}_M.pb.
+`onnxc check CASE_DIR` compiles the model, runs it on every data set and
+compares the outputs; its exit status is the verdict:
+
+  0  every output matches                          -> pass
+  1  some output differs (worst element printed)    -> mismatch
+  2  the model cannot be compiled                   -> unsupported, when the output
+                                                       names an "unsupported operator",
+                                                       else compile-error
+  other exit status or a signal                     -> crash
+  no verdict within --timeout seconds               -> timeout
+
+A ratchet file (one `category/case` per line, `#` starts a comment) lists the
+cases that must keep passing: with --ratchet the run fails when one of them
+does not pass, and --update-ratchet rewrites it from this run.
+
+Example:
+  run_conformance.py --onnxc build/bin/onnxc --ratchet tests/conformance/passing.txt \\
+      --report docs/conformance.md
+"""
+
+import argparse
+import collections
+import concurrent.futures
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass
+
+import numpy as np
+import onnx
+from onnx import numpy_helper
+
+DEFAULT_CATEGORIES = ["node", "simple", "pytorch-converted", "pytorch-operator", "light"]
+CLASSES = ["pass", "mismatch", "compile-error", "unsupported", "crash", "timeout", "skipped"]
+UNSUPPORTED_MARK = "unsupported operator"
+UNSUPPORTED_OP = re.compile(r"\(([\w.:-]+)\)\s*:\s*" + UNSUPPORTED_MARK)
+MAX_REASON = 240
+
+
+@dataclass
+class Case:
+    category: str
+    name: str
+    path: str  # the case directory; for light, the .onnx file until prepared
+
+    @property
+    def key(self):
+        return f"{self.category}/{self.name}"
+
+
+@dataclass
+class Result:
+    case: Case
+    cls: str
+    reason: str
+    unsupported_ops: tuple = ()
+
+
+# ------------------------------------------------------------ discovery --
+
+def discover(data_dir, categories, pattern):
+    cases = []
+    for category in categories:
+        root = os.path.join(data_dir, category)
+        if category == "light":
+            found = [Case(category, f[:-len(".onnx")], os.path.join(root, f))
+                     for f in os.listdir(root) if f.endswith(".onnx")]
+        else:
+            found = [Case(category, d, os.path.join(root, d)) for d in os.listdir(root)
+                     if os.path.isfile(os.path.join(root, d, "model.onnx"))]
+        cases += [c for c in found if pattern is None or pattern.search(c.key)]
+    return sorted(cases, key=lambda c: c.key)
+
+
+# The light models (data/light/light_<net>.onnx) are the classic model-zoo
+# networks with every large weight replaced by a ConstantOfShape node, so the
+# files stay small. Next to each model there is only the expected result,
+# light_<net>_output_0.pb (its tensor name is empty); there are no inputs.
+# The ONNX test runner (onnx/backend/test/runner/__init__.py, the
+# "data/light/" branch of _add_model_test, via generate_dummy_data with
+# random=False) feeds every graph input that is not an initializer with
+#   np.arange(n).reshape(shape) / n   as float32, unknown dimensions taken as 1,
+# and checks against the stored output_<i>.pb. (It falls back to the
+# ReferenceEvaluator when an output file is missing; none is missing, and that
+# fallback is far too slow for these networks, so such a case is skipped.)
+# data/real/*/data.json only points at these same files, so 'real' adds
+# nothing. prepare_light() rebuilds that feed as a case directory in the
+# standard layout so `onnxc check` treats it like any other case.
+
+def prepare_light(case, work_dir):
+    """Returns the prepared case directory, or raises ValueError (skip)."""
+    model = onnx.load(case.path)
+    initializers = {t.name for t in model.graph.initializer}
+    inputs = [vi for vi in model.graph.input if vi.name not in initializers]
+
+    expected = [f"{case.path[:-len('.onnx')]}_output_{i}.pb"
+                for i in range(len(model.graph.output))]
+    missing = [os.path.basename(p) for p in expected if not os.path.isfile(p)]
+    if missing:
+        raise ValueError(f"no expected output {', '.join(missing)}")
+
+    case_dir = os.path.join(work_dir, case.name)
+    data_dir = os.path.join(case_dir, "test_data_set_0")
+    shutil.rmtree(case_dir, ignore_errors=True)
+    os.makedirs(data_dir)
+    shutil.copyfile(case.path, os.path.join(case_dir, "model.onnx"))
+
+    for i, vi in enumerate(inputs):
+        if vi.type.tensor_type.elem_type != onnx.TensorProto.FLOAT:
+            raise ValueError(f"input '{vi.name}' is not float32")
+        shape = tuple(d.dim_value if d.HasField("dim_value") else 1
+                      for d in vi.type.tensor_type.shape.dim)
+        n = int(np.prod(shape))
+        value = (np.arange(n).reshape(shape) / n).astype(np.float32)
+        write_tensor(numpy_helper.from_array(value, vi.name),
+                     os.path.join(data_dir, f"input_{i}.pb"))
+
+    for i, (vi, path) in enumerate(zip(model.graph.output, expected)):
+        tensor = onnx.load_tensor(path)
+        tensor.name = vi.name
+        write_tensor(tensor, os.path.join(data_dir, f"output_{i}.pb"))
+    return case_dir
+
+
+def write_tensor(tensor, path):
+    with open(path, "wb") as f:
+        f.write(tensor.SerializeToString())
+
+
+# ------------------------------------------------------------- running --
+
+def run_check(onnxc, case_dir, timeout):
+    """Runs `onnxc check` on one case directory; returns (class, reason, ops)."""
+    try:
+        # own session, so a timeout can kill the compiler's children too
+        proc = subprocess.Popen([onnxc, "check", case_dir], stdin=subprocess.DEVNULL,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                start_new_session=True)
+    except OSError as e:
+        return "crash", f"cannot run {onnxc}: {e}", ()
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        kill_group(proc)
+        return "timeout", f"no verdict after {timeout:g} s", ()
+    out = out.decode("utf-8", errors="replace")
+    err = err.decode("utf-8", errors="replace")
+    rc = proc.returncode
+    first = first_line(err) or first_line(out)
+
+    if rc == 0:
+        return "pass", "", ()
+    if rc == 1:
+        return "mismatch", first or "outputs differ", ()
+    if rc == 2:
+        lines = [ln for ln in (err + "\n" + out).splitlines() if UNSUPPORTED_MARK in ln]
+        if lines:
+            return "unsupported", clean(lines[0]), unsupported_ops(lines)
+        return "compile-error", first or "exit status 2", ()
+    if rc < 0:
+        try:
+            how = f"killed by {signal.Signals(-rc).name}"
+        except ValueError:
+            how = f"killed by signal {-rc}"
+    else:
+        how = f"exit status {rc}"
+    return "crash", f"{how}: {first}" if first else how, ()
+
+
+def unsupported_ops(lines):
+    """Operator names from lines like "FILE: node 'n' (OpType): unsupported operator"."""
+    ops = set()
+    for line in lines:
+        m = UNSUPPORTED_OP.search(line)
+        if m:
+            ops.add(m.group(1))
+    return tuple(sorted(ops))
+
+
+def kill_group(proc):
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    try:
+        proc.communicate(timeout=10)
+    except subprocess.TimeoutExpired:
+        # a grandchild that left the group still holds the pipes; give up on them
+        pass
+
+
+def first_line(text):
+    for line in text.splitlines():
+        if line.strip():
+            return clean(line)
+    return ""
+
+
+def clean(line):
+    # drop the leading "path/to/model.onnx: " that onnxc puts on diagnostics
+    line = re.sub(r"^\S*\.onnx:\s*", "", line.strip())
+    line = "".join(ch if ch.isprintable() else "?" for ch in line)
+    return line if len(line) <= MAX_REASON else line[:MAX_REASON - 3] + "..."
+
+
+def run_case(case, onnxc, timeout, light_dir):
+    path = case.path
+    if case.category == "light":
+        try:
+            path = prepare_light(case, light_dir)
+        except Exception as e:  # an unreadable or unusual model is a skip, not an abort
+            return Result(case, "skipped", clean(f"cannot prepare: {e}"))
+    cls, reason, ops = run_check(onnxc, path, timeout)
+    return Result(case, cls, reason, ops)
+
+
+def run_all(cases, onnxc, timeout, jobs, light_dir):
+    results = []
+    show_progress = sys.stderr.isatty()
+    with concurrent.futures.ThreadPoolExecutor(max_workers=jobs) as pool:
+        futures = [pool.submit(run_case, c, onnxc, timeout, light_dir) for c in cases]
+        for done, future in enumerate(concurrent.futures.as_completed(futures), 1):
+            results.append(future.result())
+            if show_progress:
+                print(f"\r{done}/{len(cases)}", end="", file=sys.stderr, flush=True)
+    if show_progress:
+        print("\r", end="", file=sys.stderr)
+    return sorted(results, key=lambda r: r.case.key)
+
+
+# ------------------------------------------------------------- ratchet --
+
+def read_ratchet(path):
+    if not os.path.exists(path):
+        return set()
+    keys = set()
+    with open(path, encoding="utf-8", errors="replace") as f:
+        for line in f:
+            line = line.split("#", 1)[0].strip()
+            if line:
+                keys.add(line)
+    return keys
+
+
+def write_ratchet(path, keys):
+    with open(path, "w", encoding="utf-8") as f:
+        f.write("# Conformance cases (category/case) that must keep passing.\n"
+                "# Regenerate with tests/conformance/run_conformance.py --update-ratchet.\n")
+        for key in sorted(keys):
+            f.write(key + "\n")
+
+
+# -------------------------------------------------------------- report --
+
+def counts_by_category(results, categories):
+    table = {c: collections.Counter() for c in categories}
+    for r in results:
+        table[r.case.category][r.cls] += 1
+    return table
+
+
+def write_report(path, results, categories, args):
+    def cell(text):
+        return text.replace("\\", "\\\\").replace("|", "\\|") or " "
+
+    table = counts_by_category(results, categories)
+    total = collections.Counter(r.cls for r in results)
+    lines = [
+        "# ONNX backend conformance",
+        "",
+        f"`onnxc check` over the backend test data of onnx {onnx.__version__}"
+        f" (categories: {', '.join(categories)}"
+        + (f"; filter `{args.filter}`" if args.filter else "")
+        + (f"; only the cases in `{args.ratchet}`" if args.only_listed else "")
+        + "), written by `tests/conformance/run_conformance.py`.",
+        "",
+        "| category | cases | " + " | ".join(CLASSES) + " |",
+        "|---|---:|" + "---:|" * len(CLASSES),
+    ]
+    for category in categories + ["**total**"]:
+        counts = total if category == "**total**" else table[category]
+        lines.append(f"| {category} | {sum(counts.values())} | "
+                     + " | ".join(str(counts[c]) for c in CLASSES) + " |")
+
+    ops = collections.Counter(op for r in results for op in r.unsupported_ops)
+    if ops:
+        lines += ["", "## Unsupported operators", "",
+                  "| operator | cases |", "|---|---:|"]
+        lines += [f"| {op} | {n} |" for op, n in sorted(ops.items(), key=lambda x: (-x[1], x[0]))]
+
+    failing = [r for r in results if r.cls != "pass"]
+    lines += ["", "## Cases that do not pass", ""]
+    if failing:
+        lines += ["| case | class | reason |", "|---|---|---|"]
+        lines += [f"| {cell(r.case.key)} | {r.cls} | {cell(r.reason)} |" for r in failing]
+    else:
+        lines.append("None.")
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    with open(path, "w", encoding="utf-8") as f:
+        f.write("\n".join(lines) + "\n")
+
+
+# ---------------------------------------------------------------- main --
+
+def default_data_dir():
+    return os.path.join(os.path.dirname(onnx.__file__), "backend", "test", "data")
+
+
+def parse_args(argv):
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--onnxc", required=True, help="path of the onnxc executable")
+    ap.add_argument("--data", default=default_data_dir(),
+                    help="backend test data directory (default: the installed onnx package's)")
+    ap.add_argument("--categories", default=",".join(DEFAULT_CATEGORIES),
+                    help="comma-separated subdirectories of DATA (default: %(default)s)")
+    ap.add_argument("--filter", help="only cases whose category/case matches this regex")
+    ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1,
+                    help="cases run in parallel (default: %(default)s)")
+    ap.add_argument("--timeout", type=float, default=120.0,
+                    help="seconds allowed per case (default: %(default)s)")
+    ap.add_argument("--ratchet", help="file of cases that must pass")
+    ap.add_argument("--update-ratchet", action="store_true",
+                    help="rewrite the ratchet file: cases in this run's scope are replaced "
+                         "by those that passed, the others are kept")
+    ap.add_argument("--only-listed", action="store_true",
+                    help="run only the cases listed in the ratchet file")
+    ap.add_argument("--report", help="write a markdown report to this file")
+    ap.add_argument("--light-dir",
+                    help="where to write the light models as standard case directories "
+                         "(default: a temporary directory, removed at exit)")
+    args = ap.parse_args(argv)
+
+    onnxc = shutil.which(args.onnxc) or args.onnxc
+    if not (os.path.isfile(onnxc) and os.access(onnxc, os.X_OK)):
+        ap.error(f"--onnxc {args.onnxc}: not an executable file")
+    args.onnxc = os.path.abspath(onnxc)
+    if not os.path.isdir(args.data):
+        ap.error(f"--data {args.data}: no such directory")
+    args.categories = [c for c in args.categories.split(",") if c]
+    for c in args.categories:
+        if not os.path.isdir(os.path.join(args.data, c)):
+            ap.error(f"no category {c!r} in {args.data}")
+    try:
+        args.pattern = re.compile(args.filter) if args.filter else None
+    except re.error as e:
+        ap.error(f"--filter: {e}")
+    if (args.update_ratchet or args.only_listed) and not args.ratchet:
+        ap.error("--update-ratchet and --only-listed need --ratchet FILE")
+    if args.jobs < 1:
+        ap.error("--jobs must be at least 1")
+    return args
+
+
+def main(argv=None):
+    args = parse_args(argv)
+    listed = read_ratchet(args.ratchet) if args.ratchet else set()
+
+    def in_scope(key):
+        category = key.split("/", 1)[0]
+        return (category in args.categories
+                and (args.pattern is None or args.pattern.search(key) is not None))
+
+    cases = discover(args.data, args.categories, args.pattern)
+    if args.only_listed:
+        cases = [c for c in cases if c.key in listed]
+    if not cases:
+        print("warning: no case selected", file=sys.stderr)
+
+    with tempfile.TemporaryDirectory(prefix="onnxc-light-") as tmp:
+        light_dir = args.light_dir or tmp
+        os.makedirs(light_dir, exist_ok=True)
+        results = run_all(cases, args.onnxc, args.timeout, args.jobs, light_dir)
+
+    for r in results:
+        if r.cls == "skipped":
+            print(f"SKIP {r.case.key}: {r.reason}")
+        elif r.cls != "pass":
+            print(f"FAIL {r.case.key}: {r.cls}: {r.reason}")
+
+    status = 0
+    passing = {r.case.key for r in results if r.cls == "pass"}
+    if args.ratchet:
+        run_keys = {r.case.key for r in results}
+        checked = {k for k in listed if in_scope(k)}
+        regressed = sorted(checked - passing)
+        if args.update_ratchet:
+            updated = {k for k in listed if not in_scope(k)} | passing
+            write_ratchet(args.ratchet, updated)
+            print(f"ratchet: {len(updated - listed)} added, {len(listed - updated)} removed, "
+                  f"{len(updated)} listed in {args.ratchet}")
+        elif regressed:
+            for key in regressed:
+                why = "not found in the test data" if key not in run_keys else "does not pass"
+                print(f"RATCHET {key}: {why}")
+            print(f"ratchet: {len(regressed)} of {len(checked)} listed cases do not pass")
+            status = 1
+
+    if args.report:
+        write_report(args.report, results, args.categories, args)
+
+    for category, counts in counts_by_category(results, args.categories).items():
+        if not counts:
+            continue
+        detail = ", ".join(f"{counts[c]} {c}" for c in CLASSES[1:] if counts[c])
+        print(f"  {category}: {counts['pass']}/{sum(counts.values())} passed"
+              + (f" ({detail})" if detail else ""))
+    skipped = sum(1 for r in results if r.cls == "skipped")
+    summary = f"{len(passing)} passed, {len(results) - len(passing) - skipped} failed"
+    print(summary + (f", {skipped} skipped" if skipped else ""))
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())

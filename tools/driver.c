@@ -1,0 +1,291 @@
+/* driver.c - from a model path to sources or a built library.
+ *
+ * driver_compile runs frontend and middle-end; driver_build writes the C
+ * sources into a private temporary folder, runs the system C compiler there,
+ * and only then moves the result to the requested path, so a failed build
+ * never leaves a partial output behind.
+ */
+#include "tools.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+typedef struct Argv {
+  char *v[64];
+  int n;
+} Argv;
+
+static void arg(Argv *a, const char *s) {
+  IR_ASSERT(a->n < 63);
+  a->v[a->n++] = (char *)s;
+  a->v[a->n] = NULL;
+}
+
+/* $CC may carry words of its own ("ccache gcc -m32"). Strings are leaked on
+ * purpose: the process is short-lived and they live as long as the Argv. */
+static void arg_cc(Argv *a) {
+  char *cc = strdup(sys_cc());
+  IR_ASSERT(cc);
+  for (char *t = strtok(cc, " \t"); t; t = strtok(NULL, " \t"))
+    arg(a, t);
+}
+
+static void arg_words(Argv *a, const char *flags) {
+  if (!flags)
+    return;
+  char *s = strdup(flags);
+  IR_ASSERT(s);
+  for (char *t = strtok(s, " \t"); t; t = strtok(NULL, " \t"))
+    arg(a, t);
+}
+
+const char *driver_default_name(const char *model, char *buf, size_t n) {
+  const char *base = strrchr(model, '/');
+  base = base ? base + 1 : model;
+  size_t k = 0;
+  if (isdigit((unsigned char)*base) && k + 1 < n)
+    buf[k++] = 'm';
+  for (const char *s = base; *s && k + 1 < n; s++) {
+    if (strcmp(s, ".onnx") == 0)
+      break;
+    buf[k++] = isalnum((unsigned char)*s) ? (char)tolower((unsigned char)*s) : '_';
+  }
+  buf[k] = 0;
+  if (k == 0)
+    snprintf(buf, n, "model");
+  return buf;
+}
+
+Graph *driver_compile(const Options *o, Plan *plan, Diag *d) {
+  Graph *g = fe_onnx_load(o->model, d);
+  if (!g)
+    return NULL;
+  PipelineOpts po = {o->opt_level, o->pins, o->n_pins, o->dump_after, stderr, o->verify_ir};
+  if (!passes_run(g, &po, plan, d)) {
+    ir_graph_free(g);
+    return NULL;
+  }
+  return g;
+}
+
+static void json_str(FILE *f, const char *s) {
+  fputc('"', f);
+  for (; *s; s++) {
+    unsigned char c = (unsigned char)*s;
+    if (c == '"' || c == '\\')
+      fprintf(f, "\\%c", c);
+    else if (c < 0x20)
+      fprintf(f, "\\u%04x", c);
+    else
+      fputc(c, f);
+  }
+  fputc('"', f);
+}
+
+bool driver_memory_report(const Graph *g, const Plan *plan, const char *path, Diag *d) {
+  char tmp[4096];
+  snprintf(tmp, sizeof tmp, "%s.tmp%ld", path, (long)getpid());
+  FILE *f = fopen(tmp, "w");
+  if (!f)
+    return diag_error(d, NULL, "cannot write %s: %s", path, strerror(errno));
+  fprintf(f, "{\"arena_bytes\": %lld, \"scratch_bytes\": %lld, \"lower_bound_bytes\": %lld, "
+             "\"naive_bytes\": %lld, \"tensors\": [",
+          (long long)plan->arena_bytes, (long long)plan->scratch_bytes,
+          (long long)plan->lower_bound_bytes, (long long)plan->naive_bytes);
+  for (int i = 0; i < plan->n_tensors; i++) {
+    const PlanTensor *t = &plan->tensors[i];
+    fprintf(f, "%s\n  {\"name\": ", i ? "," : "");
+    json_str(f, g->values[t->value_id]->name);
+    fprintf(f, ", \"offset\": %lld, \"size\": %lld, \"first\": %d, \"last\": %d}",
+            (long long)t->offset, (long long)t->size, t->first, t->last);
+  }
+  fprintf(f, "\n]}\n");
+  bool ok = !ferror(f);
+  if (fclose(f) != 0)
+    ok = false;
+  if (!ok || rename(tmp, path) != 0) {
+    unlink(tmp);
+    return diag_error(d, NULL, "cannot write %s: %s", path, strerror(errno));
+  }
+  return true;
+}
+
+static const char *opt_flag(int level) {
+  static const char *const flags[] = {"-O0", "-O1", "-O2", "-O3"};
+  return flags[level < 0 ? 0 : level > 3 ? 3 : level];
+}
+
+static bool cc_one(const char *dir, const char *src, const char *obj, const Options *o,
+                   const char *extra, bool pic, Diag *d) {
+  Argv a = {{0}, 0};
+  char in[4096], out[4096], inc[4096];
+  snprintf(in, sizeof in, "%s/%s", dir, src);
+  snprintf(out, sizeof out, "%s/%s", dir, obj);
+  snprintf(inc, sizeof inc, "-I%s", dir);
+  arg_cc(&a);
+  arg(&a, "-std=c99");
+  arg(&a, opt_flag(o->opt_level));
+  arg(&a, inc);
+  if (pic) {
+    arg(&a, "-fPIC");
+    arg(&a, "-fvisibility=hidden");
+  }
+  arg_words(&a, extra);
+  arg_words(&a, getenv("ONNXC_CFLAGS"));
+  arg(&a, "-c");
+  arg(&a, in);
+  arg(&a, "-o");
+  arg(&a, out);
+  Buf log;
+  buf_init(&log);
+  int rc = sys_run(a.v, &log);
+  if (rc != 0) {
+    diag_error(d, NULL, "the C compiler (%s) failed on %s (status %d):\n%s", sys_cc(), src, rc,
+               log.s ? log.s : "");
+    buf_free(&log);
+    return false;
+  }
+  buf_free(&log);
+  return true;
+}
+
+bool driver_cc(const char *dir, const char *name, const Options *o, const char *extra, bool pic,
+               Buf *objects, Diag *d) {
+  char src[512], obj[512], wpath[4096];
+  snprintf(src, sizeof src, "%s.c", name);
+  snprintf(obj, sizeof obj, "%s.o", name);
+  if (!cc_one(dir, src, obj, o, extra, pic, d))
+    return false;
+  buf_printf(objects, "%s/%s\n", dir, obj);
+  snprintf(wpath, sizeof wpath, "%s/%s_weights.S", dir, name);
+  snprintf(src, sizeof src, access(wpath, F_OK) == 0 ? "%s_weights.S" : "%s_weights.c", name);
+  snprintf(obj, sizeof obj, "%s_weights.o", name);
+  if (!cc_one(dir, src, obj, o, extra, pic, d))
+    return false;
+  buf_printf(objects, "%s/%s\n", dir, obj);
+  return true;
+}
+
+/* Writes sources into dir; the blob form of the weights when `blob`. */
+static bool generate(const Graph *g, const Plan *plan, const Options *o, const char *name,
+                     const char *dir, bool blob, Diag *d) {
+  CodegenOpts co = {name, o->model, blob ? WEIGHTS_BLOB : WEIGHTS_C, o->weights_section};
+  return codegen_c(g, plan, &co, dir, d);
+}
+
+/* Moves every file of `from` into `to` (created if needed). */
+static bool move_sources(const char *from, const char *to, const char *name, Diag *d) {
+  if (mkdir(to, 0777) != 0 && errno != EEXIST)
+    return diag_error(d, NULL, "cannot create %s: %s", to, strerror(errno));
+  const char *files[] = {"%s.c", "%s.h", "%s_weights.c", "%s_weights.h", "onnxc_rt.h"};
+  for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+    char f[512], src[4096], dst[4096];
+    snprintf(f, sizeof f, files[i], name);
+    snprintf(src, sizeof src, "%s/%s", from, f);
+    snprintf(dst, sizeof dst, "%s/%s", to, f);
+    if (rename(src, dst) != 0 && !sys_copy_file(src, dst))
+      return diag_error(d, NULL, "cannot write %s: %s", dst, strerror(errno));
+  }
+  return true;
+}
+
+static bool link_output(const Options *o, const char *dir, const Buf *objects, const char *tmp_out, Diag *d) {
+  Argv a = {{0}, 0};
+  char *list = strdup(objects->s);
+  IR_ASSERT(list);
+  if (o->kind == OUT_SO) {
+    arg_cc(&a);
+    arg(&a, "-shared");
+    arg(&a, "-o");
+    arg(&a, tmp_out);
+    for (char *t = strtok(list, "\n"); t; t = strtok(NULL, "\n"))
+      arg(&a, t);
+    arg(&a, "-lm");
+  } else if (o->kind == OUT_A) {
+    const char *ar = getenv("AR");
+    arg(&a, ar && *ar ? ar : "ar");
+    arg(&a, "rcs");
+    arg(&a, tmp_out);
+    for (char *t = strtok(list, "\n"); t; t = strtok(NULL, "\n"))
+      arg(&a, t);
+  } else {
+    /* One relocatable object holding code and weights. */
+    arg_cc(&a);
+    arg(&a, "-r");
+    arg(&a, "-nostdlib");
+    arg(&a, "-o");
+    arg(&a, tmp_out);
+    for (char *t = strtok(list, "\n"); t; t = strtok(NULL, "\n"))
+      arg(&a, t);
+  }
+  (void)dir;
+  Buf log;
+  buf_init(&log);
+  int rc = sys_run(a.v, &log);
+  free(list);
+  if (rc != 0)
+    diag_error(d, NULL, "linking %s failed (status %d):\n%s", o->out, rc, log.s ? log.s : "");
+  buf_free(&log);
+  return rc == 0;
+}
+
+bool driver_build(const Options *o, Diag *d) {
+  Plan plan;
+  Graph *g = driver_compile(o, &plan, d);
+  if (!g)
+    return false;
+  char nbuf[256];
+  const char *name = o->name ? o->name : driver_default_name(o->model, nbuf, sizeof nbuf);
+  bool ok = !o->memory_report || driver_memory_report(g, &plan, o->memory_report, d);
+  char *dir = ok ? sys_mkdtemp("build") : NULL;
+  if (ok && !dir)
+    ok = diag_error(d, NULL, "cannot create a temporary folder: %s", strerror(errno));
+  if (ok && o->kind == OUT_SRC) {
+    ok = generate(g, &plan, o, name, dir, false, d) && move_sources(dir, o->out, name, d);
+  } else if (ok) {
+    /* Blob weights assemble in no time; in "auto" mode fall back to C weights
+     * when the assembler does not take them (non-ELF toolchains). */
+    const char *form = o->weights_form ? o->weights_form : "auto";
+    bool blob = strcmp(form, "c") != 0, fallback = strcmp(form, "auto") == 0;
+    Buf objects;
+    buf_init(&objects);
+    Diag quiet;
+    diag_init(&quiet, d->file, NULL);
+    ok = generate(g, &plan, o, name, dir, blob, d);
+    if (ok)
+      ok = driver_cc(dir, name, o, NULL, true, &objects, blob && fallback ? &quiet : d);
+    if (!ok && blob && fallback && d->n_errors == 0) {
+      char wpath[4096];
+      snprintf(wpath, sizeof wpath, "%s/%s_weights.S", dir, name);
+      unlink(wpath);
+      buf_free(&objects);
+      buf_init(&objects);
+      ok = generate(g, &plan, o, name, dir, false, d) && driver_cc(dir, name, o, NULL, true, &objects, d);
+    }
+    diag_free(&quiet);
+    char tmp_out[4096];
+    snprintf(tmp_out, sizeof tmp_out, "%s.tmp%ld", o->out, (long)getpid());
+    if (ok)
+      ok = link_output(o, dir, &objects, tmp_out, d);
+    if (ok && rename(tmp_out, o->out) != 0)
+      ok = diag_error(d, NULL, "cannot write %s: %s", o->out, strerror(errno));
+    if (!ok)
+      unlink(tmp_out);
+    buf_free(&objects);
+  }
+  if (dir) {
+    if (o->keep_temps)
+      fprintf(stderr, "onnxc: kept temporary files in %s\n", dir);
+    else
+      sys_rmtree(dir);
+    free(dir);
+  }
+  if (!ok && o->memory_report)
+    unlink(o->memory_report);
+  ir_graph_free(g);
+  return ok;
+}

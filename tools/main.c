@@ -1,0 +1,203 @@
+/* main.c - the onnxc command line (contract in docs/cli.md).
+ *
+ *   onnxc [options] MODEL.onnx -o OUT     OUT: .so, .a, .o; with -S a folder
+ *   onnxc check [options] CASE_DIR        run an ONNX backend test case
+ * Exit status: 0 success; 1 an error in the model (or a check mismatch);
+ * 2 bad usage (or, for check, a model that cannot be compiled).
+ */
+#include "tools.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static void usage(FILE *f) {
+  fprintf(f,
+          "usage: onnxc [options] MODEL.onnx -o OUT\n"
+          "       onnxc check [options] CASE_DIR\n"
+          "\n"
+          "Compiles an ONNX model to standalone C: OUT ending in .so builds a shared\n"
+          "library, .a a static library, .o an object; with -S, OUT is a folder that\n"
+          "receives the C sources (NAME.c, NAME.h, NAME_weights.c/.h, onnxc_rt.h).\n"
+          "\n"
+          "options:\n"
+          "  -o OUT                 output path\n"
+          "  -S                     write C sources instead of building\n"
+          "  --name NAME            C prefix of generated symbols (default: from MODEL)\n"
+          "  --target c|cuda        code generation target (default c)\n"
+          "  -D DIM=VALUE           pin the symbolic dimension DIM (repeatable)\n"
+          "  -O0 -O1 -O2 -O3        optimization level (default -O2)\n"
+          "  --memory-report FILE   write the memory plan as JSON\n"
+          "  --dump-ir-after PASS   print the IR after PASS (or 'all') to stderr\n"
+          "  --verify-ir            run the IR verifier after every pass\n"
+          "  --weights c|blob|auto  weights as C arrays or an assembled blob (default auto)\n"
+          "  --weights-section SEC  place weights in linker section SEC\n"
+          "  --keep-temps           keep the temporary build folder\n"
+          "  --help, --version\n"
+          "\n"
+          "check options: --sanitize (ASan+UBSan), --rtol R, --atol A, -v, -O, -D, --keep-temps\n"
+          "  Environment: CC (C compiler), AR, ONNXC_CFLAGS (extra C flags),\n"
+          "  ONNXC_CHECK_SANITIZE=1 (same as --sanitize).\n"
+          "passes: ");
+  for (int i = 0; passes_names[i]; i++)
+    fprintf(f, "%s%s", i ? " " : "", passes_names[i]);
+  fprintf(f, "\n");
+}
+
+static int bad_usage(const char *fmt, const char *arg) {
+  fprintf(stderr, "onnxc: ");
+  fprintf(stderr, fmt, arg);
+  fprintf(stderr, "\n(see onnxc --help)\n");
+  return 2;
+}
+
+static bool ends_with(const char *s, const char *suffix) {
+  size_t n = strlen(s), k = strlen(suffix);
+  return n >= k && strcmp(s + n - k, suffix) == 0;
+}
+
+static bool parse_pin(Options *o, const char *s) {
+  const char *eq = strchr(s, '=');
+  if (!eq || eq == s || o->n_pins == 256)
+    return false;
+  char *end;
+  long long v = strtoll(eq + 1, &end, 10);
+  if (*end || end == eq + 1 || v < 0)
+    return false;
+  o->pins[o->n_pins].name = strndup(s, (size_t)(eq - s));
+  o->pins[o->n_pins].value = v;
+  o->n_pins++;
+  return true;
+}
+
+/* Parses argv into o; returns -1 to continue, else an exit status. */
+static int parse(int argc, char **argv, Options *o, bool check, const char **positional) {
+  *positional = NULL;
+  for (int i = 0; i < argc; i++) {
+    const char *a = argv[i];
+    const char *next = i + 1 < argc ? argv[i + 1] : NULL;
+#define NEED_ARG() do { if (!next) return bad_usage("%s needs an argument", a); i++; } while (0)
+    if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+      usage(stdout);
+      return 0;
+    } else if (strcmp(a, "--version") == 0) {
+      printf("onnxc %s\n", ONNXC_VERSION);
+      return 0;
+    } else if (strcmp(a, "-o") == 0) {
+      NEED_ARG();
+      o->out = next;
+    } else if (strcmp(a, "-S") == 0) {
+      o->kind = OUT_SRC;
+    } else if (strcmp(a, "--name") == 0) {
+      NEED_ARG();
+      o->name = next;
+    } else if (strcmp(a, "--target") == 0) {
+      NEED_ARG();
+      o->target = next;
+    } else if (strncmp(a, "-D", 2) == 0) {
+      const char *pin = a[2] ? a + 2 : next;
+      if (!a[2]) {
+        NEED_ARG();
+      }
+      if (!parse_pin(o, pin))
+        return bad_usage("bad -D '%s' (expected DIM=VALUE, VALUE >= 0)", pin ? pin : "");
+    } else if (strncmp(a, "-O", 2) == 0 && a[2] >= '0' && a[2] <= '3' && !a[3]) {
+      o->opt_level = a[2] - '0';
+    } else if (strcmp(a, "-O") == 0) {
+      o->opt_level = 2;
+    } else if (strcmp(a, "--memory-report") == 0) {
+      NEED_ARG();
+      o->memory_report = next;
+    } else if (strcmp(a, "--dump-ir-after") == 0) {
+      NEED_ARG();
+      o->dump_after = next;
+    } else if (strcmp(a, "--verify-ir") == 0) {
+      o->verify_ir = true;
+    } else if (strcmp(a, "--weights") == 0) {
+      NEED_ARG();
+      if (strcmp(next, "c") && strcmp(next, "blob") && strcmp(next, "auto"))
+        return bad_usage("--weights takes c, blob or auto, not '%s'", next);
+      o->weights_form = next;
+    } else if (strcmp(a, "--weights-section") == 0) {
+      NEED_ARG();
+      o->weights_section = next;
+    } else if (strcmp(a, "--keep-temps") == 0) {
+      o->keep_temps = true;
+    } else if (check && strcmp(a, "--sanitize") == 0) {
+      o->sanitize = true;
+    } else if (check && strcmp(a, "-v") == 0) {
+      o->verbose = true;
+    } else if (check && (strcmp(a, "--rtol") == 0 || strcmp(a, "--atol") == 0)) {
+      NEED_ARG();
+      double v = strtod(next, NULL);
+      if (a[2] == 'r')
+        o->rtol = v;
+      else
+        o->atol = v;
+    } else if (a[0] == '-' && a[1]) {
+      return bad_usage("unknown option '%s'", a);
+    } else if (*positional) {
+      return bad_usage("more than one input given ('%s')", a);
+    } else {
+      *positional = a;
+    }
+#undef NEED_ARG
+  }
+  return -1;
+}
+
+int main(int argc, char **argv) {
+  Options o;
+  memset(&o, 0, sizeof o);
+  o.target = "c";
+  o.opt_level = 2;
+  o.kind = OUT_SO;
+  o.rtol = 1e-3;
+  o.atol = 1e-7;
+  bool check = argc > 1 && strcmp(argv[1], "check") == 0;
+  const char *pos;
+  int rc = parse(argc - 1 - check, argv + 1 + check, &o, check, &pos);
+  if (rc >= 0)
+    return rc;
+  if (strcmp(o.target, "c") != 0) {
+    if (strcmp(o.target, "cuda") == 0)
+      fprintf(stderr, "onnxc: the CUDA target is not available in this build yet\n");
+    else
+      fprintf(stderr, "onnxc: unknown target '%s' (expected c or cuda)\n", o.target);
+    return 2;
+  }
+  if (o.dump_after && strcmp(o.dump_after, "all") != 0) {
+    bool known = false;
+    for (int i = 0; passes_names[i]; i++)
+      known |= strcmp(passes_names[i], o.dump_after) == 0;
+    if (!known)
+      return bad_usage("--dump-ir-after: no pass named '%s'", o.dump_after);
+  }
+  if (check) {
+    if (!pos)
+      return bad_usage("%s", "check needs a test case folder");
+    const char *san = getenv("ONNXC_CHECK_SANITIZE");
+    if (san && *san && strcmp(san, "0") != 0)
+      o.sanitize = true;
+    return check_case(pos, &o);
+  }
+  if (!pos)
+    return bad_usage("%s", "no input model given");
+  if (!o.out)
+    return bad_usage("%s", "no output given (-o OUT)");
+  o.model = pos;
+  if (o.kind != OUT_SRC) {
+    if (ends_with(o.out, ".so"))
+      o.kind = OUT_SO;
+    else if (ends_with(o.out, ".a"))
+      o.kind = OUT_A;
+    else if (ends_with(o.out, ".o"))
+      o.kind = OUT_O;
+    else
+      return bad_usage("cannot tell what to build from '%s' (use .so, .a, .o, or -S DIR)", o.out);
+  }
+  Diag d;
+  diag_init(&d, o.model, stderr);
+  bool ok = driver_build(&o, &d);
+  diag_free(&d);
+  return ok ? 0 : 1;
+}
