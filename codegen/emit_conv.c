@@ -333,7 +333,9 @@ static bool emit_global_pool(EmitC *e, const Node *n, bool is_max) {
   ec_line(e, "const %s v = %s(x[i]);", CT, ld(t));
   ec_line(e, is_max ? "acc = v > acc ? v : acc;" : "acc += v;");
   ec_line(e, "}");
-  ec_line(e, "Y0[nc] = %s(acc%s);", st(t), is_max ? "" : plane == 1 ? "" : " / PLANE");
+  if (!is_max)
+    ec_line(e, "acc /= (%s)%lld;", CT, LL(plane));
+  ec_line(e, "Y0[nc] = %s(acc);", st(t));
   ec_line(e, "}");
   return true;
 }

@@ -21,11 +21,11 @@
 
 static const char *type_case_name(Onnx__TypeProto__ValueCase vc) {
   switch (vc) {
-  case ONNX__TYPE_PROTO__VALUE_SEQUENCE_TYPE: return "sequence";
-  case ONNX__TYPE_PROTO__VALUE_MAP_TYPE: return "map";
-  case ONNX__TYPE_PROTO__VALUE_OPTIONAL_TYPE: return "optional";
-  case ONNX__TYPE_PROTO__VALUE_SPARSE_TENSOR_TYPE: return "sparse tensor";
-  default: return "unset";
+  case ONNX__TYPE_PROTO__VALUE_SEQUENCE_TYPE: return "a sequence";
+  case ONNX__TYPE_PROTO__VALUE_MAP_TYPE: return "a map";
+  case ONNX__TYPE_PROTO__VALUE_OPTIONAL_TYPE: return "an optional";
+  case ONNX__TYPE_PROTO__VALUE_SPARSE_TENSOR_TYPE: return "a sparse tensor";
+  default: return "an unset";
   }
 }
 
@@ -41,7 +41,7 @@ static bool type_of(Scope *s, const Onnx__TypeProto *tp, const char *what, bool 
     return true;
   if (tp->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE) {
     if (need_tensor)
-      diag_error(d, NULL, "%s has a %s type; only tensors are supported", what,
+      diag_error(d, NULL, "%s has %s type; only tensors are supported", what,
                  type_case_name(tp->value_case));
     return false;
   }
@@ -147,6 +147,8 @@ static void add_initializers(Scope *s, const Onnx__GraphProto *gp) {
     Tensor *t = fe_tensor_decode(s->c, g, NULL, tp, what);
     if (t)
       ir_const_new(g, name, t);
+    else
+      ir_value_new(g, name, DT_UNDEF, NULL);   /* reported; defined so uses don't cascade */
   }
   for (size_t i = 0; i < gp->n_sparse_initializer; i++) {
     const Onnx__SparseTensorProto *sp = gp->sparse_initializer[i];
@@ -163,6 +165,8 @@ static void add_initializers(Scope *s, const Onnx__GraphProto *gp) {
     Tensor *t = fe_sparse_decode(s->c, g, NULL, sp, what);
     if (t)
       ir_const_new(g, name, t);
+    else
+      ir_value_new(g, name, DT_UNDEF, NULL);
   }
 }
 
@@ -176,7 +180,7 @@ static void add_inputs(Scope *s, const Onnx__GraphProto *gp) {
       continue;
     }
     Value *v = ir_value_find(s->g, name);
-    if (v && v->kind == VK_CONST)
+    if (v && v->kind != VK_INPUT)
       continue;   /* an initializer listed as input: a weight, not a runtime input */
     if (v) {
       diag_error(s->c->d, NULL, "graph input '%s' is listed more than once", name);

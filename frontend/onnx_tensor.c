@@ -148,6 +148,8 @@ static int64_t field_expected(DType dt, int64_t numel) {
 
 static void fill_typed(Graph *g, Tensor *t, const Onnx__TensorProto *tp, Field f) {
   int64_t cnt = (int64_t)field_count(tp, f);
+  if (cnt == 0)
+    return;   /* empty tensor; the field pointer may be NULL */
   switch (f) {
   case F_FLOAT:   /* protobuf-c already decoded these to host floats */
     memcpy(t->data, tp->float_data, (size_t)cnt * sizeof(float));

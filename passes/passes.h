@@ -62,4 +62,13 @@ bool infer_const_ints(const Node *n, int i, int64_t *dims, int *count, int max);
 /* Errors with node context; return value false for tail calls. */
 bool infer_fail(Diag *d, const Node *n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
+/* ---- canonical forms (canonicalize.c), also applied late by inference ------- */
+
+/* Gives a Clip node its canonical three inputs: attribute bounds (opset < 11)
+ * and absent bounds become scalar constants (absent: the type's extremes) of
+ * input 0's type. Before that type is known they are f64 placeholders, which a
+ * later call (from inference) converts. Scalar constant bounds of another type
+ * are converted too. False after a diag error. */
+bool canon_clip(Node *n, Diag *d);
+
 #endif

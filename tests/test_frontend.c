@@ -556,7 +556,7 @@ static void test_load_attributes_of_every_kind(void **state) {
   Node *foo = find_node(g, "foo");
   assert_int_equal(foo->op, OP_Unknown_);
   assert_string_equal(foo->op_type, "Foo");
-  assert_int_equal(foo->n_attrs, 16);
+  assert_int_equal(foo->n_attrs, 14);
   assert_true(ir_attr_float(foo, "f", 0) == 0.5f);
   assert_int_equal(ir_attr_int(foo, "i", 0), -7);
   at = ir_attr(foo, "s");

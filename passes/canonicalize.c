@@ -1,0 +1,133 @@
+/* canonicalize.c - one form per operator, whatever opset wrote the model.
+ *
+ * requires: every node has a table row (check-ops); runs before inference, so
+ *           only graph inputs and constants have known types.
+ * provides: Clip has three inputs (attribute and absent bounds become scalar
+ *           constants; see canon_clip); Squeeze/Unsqueeze take their axes as
+ *           input 1 (a constant), never as the pre-13 attribute.
+ * invalidates: nothing (constants are added, no node is removed).
+ * Later passes and emitters then handle a single form of each op. Subgraphs
+ * (If/Loop/Scan bodies) are canonicalized too.
+ */
+#include "passes.h"
+
+#include <math.h>
+
+/* v converted to dt, integers saturated to the type's range. */
+static void set_clamped(Tensor *t, double v) {
+  if (dtype_is_int(t->dt)) {
+    int bits = dtype_bits(t->dt);
+    double lo = dtype_is_signed(t->dt) ? -ldexp(1.0, bits - 1) : 0.0;
+    double hi = dtype_is_signed(t->dt) ? ldexp(1.0, bits - 1) - 1 : ldexp(1.0, bits) - 1;
+    if (isnan(v))
+      v = 0;
+    if (t->dt == DT_U64 && v >= hi) {
+      ((uint64_t *)t->data)[0] = UINT64_MAX;
+      return;
+    }
+    v = v < lo ? lo : v > hi ? hi : v;
+  }
+  tensor_set_f64(t, 0, v);
+}
+
+static Value *scalar_const(Node *n, const char *what, DType dt, double v, Diag *d) {
+  Shape s = shape_scalar();
+  Tensor *t = ir_tensor_new(n->g, dt, &s, d);
+  if (!t)
+    return NULL;
+  set_clamped(t, v);
+  return ir_const_new(n->g, arena_printf(n->g->arena, "%s_%s", n->name, what), t);
+}
+
+static void set_input(Node *n, int i, Value *v) {
+  while (n->n_in <= i)
+    ir_node_add_input(n, NULL);
+  ir_node_set_input(n, i, v);
+}
+
+static bool computable(DType t) {
+  return t == DT_F16 || t == DT_BF16 || t == DT_F32 || t == DT_F64 ||
+         (dtype_is_int(t) && dtype_bits(t) >= 8);
+}
+
+bool canon_clip(Node *n, Diag *d) {
+  static const char *const what[3] = {"", "min", "max"};
+  DType dt = n->in[0]->dt;
+  bool known = computable(dt);
+  double bound[3] = {0, -INFINITY, INFINITY};
+  bool from_attr[3] = {false, false, false};
+  for (int i = 1; i <= 2; i++) {
+    const Attr *a = ir_attr(n, what[i]);
+    if (a) {
+      if (a->kind != AT_FLOAT && a->kind != AT_INT)
+        return diag_error(d, n, "attribute '%s' must be a float", what[i]);
+      bound[i] = a->kind == AT_FLOAT ? a->u.f : (double)a->u.i;
+      from_attr[i] = true;
+    }
+  }
+  for (int i = 1; i <= 2; i++) {
+    if (from_attr[i] || !ir_has_input(n, i)) {
+      Value *v = scalar_const(n, what[i], known ? dt : DT_F64, bound[i], d);
+      if (!v)
+        return false;
+      set_input(n, i, v);
+      ir_attr_remove(n, what[i]);
+      continue;
+    }
+    /* A constant bound of another type (or a placeholder made before the
+     * type was known) is converted now; other mismatches are left to inference. */
+    const Value *b = n->in[i];
+    if (known && b->kind == VK_CONST && b->dt != dt && b->konst->numel == 1 && computable(b->dt)) {
+      Value *v = scalar_const(n, what[i], dt, tensor_get_f64(b->konst, 0), d);
+      if (!v)
+        return false;
+      ir_node_set_input(n, i, v);
+    }
+  }
+  return true;
+}
+
+/* Squeeze/Unsqueeze before opset 13: `axes` attribute -> constant input 1. */
+static bool canon_axes(Node *n, Diag *d) {
+  int count;
+  const int64_t *axes = ir_attr_ints(n, "axes", &count);
+  if (!axes && !ir_attr(n, "axes"))
+    return true;
+  if (ir_has_input(n, 1))
+    return diag_error(d, n, "axes given both as attribute and as input");
+  int64_t dims[1] = {count};
+  Shape s = shape_make(1, dims);
+  Tensor *t = ir_tensor_new(n->g, DT_I64, &s, d);
+  if (!t)
+    return false;
+  for (int i = 0; i < count; i++)
+    tensor_set_i64(t, i, axes[i]);
+  set_input(n, 1, ir_const_new(n->g, arena_printf(n->g->arena, "%s_axes", n->name), t));
+  ir_attr_remove(n, "axes");
+  return true;
+}
+
+bool pass_canonicalize(Graph *g, Diag *d) {
+  int before = d->n_errors;
+  for (Node *n = g->first; n; n = n->next) {
+    switch (n->op) {
+    case OP_Clip:
+      canon_clip(n, d);
+      break;
+    case OP_Squeeze:
+    case OP_Unsqueeze:
+      canon_axes(n, d);
+      break;
+    default:
+      break;
+    }
+    for (int i = 0; i < n->n_attrs; i++) {
+      const Attr *a = &n->attrs[i];
+      if (a->kind == AT_GRAPH && a->u.g)
+        pass_canonicalize(a->u.g, d);
+      for (int k = 0; a->kind == AT_GRAPHS && k < a->n; k++)
+        pass_canonicalize(a->u.gs[k], d);
+    }
+  }
+  return d->n_errors == before;
+}

@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Installs what onnxc needs on Debian 12 (run as root, or with sudo available).
+#   scripts/setup.sh          compiler build deps only (no Python needed)
+#   scripts/setup.sh --test   also test deps and a Python venv (.venv) with the
+#                             pinned ONNX / ONNX Runtime from requirements-test.txt
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+want_test=0
+[[ "${1:-}" == "--test" ]] && want_test=1
+
+pkgs=(cmake make gcc protobuf-c-compiler libprotobuf-c-dev)
+# The frontend generates its protobuf bindings from an installed onnx.proto:
+# Debian's libonnx-dev provides one without any Python.
+pkgs+=(libonnx-dev)
+if (( want_test )); then
+  pkgs+=(libcmocka-dev clang python3 python3-venv gcc-arm-none-eabi libnewlib-arm-none-eabi)
+fi
+
+SUDO=""
+if [[ $(id -u) -ne 0 ]] && command -v sudo >/dev/null; then SUDO="sudo"; fi
+
+missing=()
+for p in "${pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if (( ${#missing[@]} )); then
+  echo "setup: installing ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  $SUDO apt-get install -y -q --no-install-recommends "${missing[@]}" >/dev/null 2>&1 || {
+    $SUDO apt-get update -q >/dev/null
+    $SUDO apt-get install -y -q --no-install-recommends "${missing[@]}" >/dev/null
+  }
+fi
+
+if (( want_test )); then
+  if [[ ! -x .venv/bin/python ]]; then
+    python3 -m venv .venv
+  fi
+  .venv/bin/python -m pip install -q --disable-pip-version-check -r requirements-test.txt
+fi

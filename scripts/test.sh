@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Installs dependencies, builds onnxc with warnings as errors, and runs every
+# test: unit tests, golden IR tests, the ONNX conformance ratchet, end-to-end
+# models against ONNX Runtime, the Cortex-M cross-compile check, and the
+# sanitizer build. This is the README's test command and what CI runs.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup.sh --test
+
+JOBS=$(nproc)
+PY="$PWD/.venv/bin/python"
+ONNX_PROTO=$("$PY" -c 'import onnx, os; print(os.path.join(os.path.dirname(onnx.__file__), "onnx.proto"))')
+common=(-DONNX_PROTO="$ONNX_PROTO" -DPython3_EXECUTABLE="$PY" -DONNXC_PYTHON="$PY" -DONNXC_WERROR=ON)
+
+echo "== build (RelWithDebInfo, -Werror)"
+cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo "${common[@]}" >/dev/null
+cmake --build build -j"$JOBS" >/dev/null
+echo "== tests"
+ctest --test-dir build --output-on-failure -j"$JOBS"
+
+echo "== sanitizer build (ASan + UBSan): unit tests"
+cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DONNXC_SANITIZE=ON "${common[@]}" >/dev/null
+cmake --build build-asan -j"$JOBS" >/dev/null
+ctest --test-dir build-asan --output-on-failure -j"$JOBS" -L unit
