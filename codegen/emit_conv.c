@@ -79,6 +79,19 @@ static void geom_read(const Node *n, const Shape *x, const Shape *y, const int64
   }
 }
 
+/* Extends the row-major index expression b by one dim: "(b) * ext + var<i>". */
+static void index_push(Buf *b, int64_t ext, const char *var, int i) {
+  if (b->len == 0) {
+    buf_printf(b, "%s%d", var, i);
+    return;
+  }
+  Buf nx;
+  buf_init(&nx);
+  buf_printf(&nx, "(%s) * %lld + %s%d", b->s, LL(ext), var, i);
+  buf_free(b);
+  *b = nx;
+}
+
 /* (void)s for the outputs of an empty kernel. */
 static bool emit_nothing(EmitC *e, const Node *n) {
   for (int i = 0; i < n->n_out; i++)
@@ -119,16 +132,14 @@ bool emitc_Conv(EmitC *e, const Node *n) {
   Buf row, tap;
   buf_init(&row);
   buf_init(&tap);
-  buf_puts(&row, "0");
   for (int i = 0; i < last; i++) {
     ec_line(e, "for (long o%d = 0; o%d < %lld; o%d++) {", i, i, LL(g.out[i]), i);
-    Buf nx;
-    buf_init(&nx);
-    buf_printf(&nx, "(%s) * %lld + o%d", row.s, LL(g.out[i]), i);
-    buf_free(&row);
-    row = nx;
+    index_push(&row, g.out[i], "o", i);
   }
-  ec_line(e, "%s *yrow = y + (%s) * %lld;", T, row.s, LL(ow));
+  if (last > 0)
+    ec_line(e, "%s *yrow = y + (%s) * %lld;", T, row.s, LL(ow));
+  else
+    ec_line(e, "%s *yrow = y;", T);
   ec_line(e, "for (long ow0 = 0; ow0 < %lld; ow0 += %lld) {", LL(ow), LL(rb));
   ec_line(e, "const long ow1 = ow0 + %lld < %lld ? ow0 + %lld : %lld;", LL(rb), LL(ow), LL(rb),
           LL(ow));
@@ -139,7 +150,6 @@ bool emitc_Conv(EmitC *e, const Node *n) {
   ec_line(e, "const %s *wc = wm + c * %lld;", T, LL(ktaps));
   /* Kernel taps of the outer dims narrow xr to one input row, skipping rows
    * that fall into the padding. */
-  buf_puts(&tap, "0");
   for (int i = 0; i < last; i++) {
     int64_t rowlen = 1;
     for (int j = i + 1; j < r; j++)
@@ -149,17 +159,14 @@ bool emitc_Conv(EmitC *e, const Node *n) {
             LL(g.dil[i]), LL(g.pb[i]));
     ec_line(e, "if (i%d < 0 || i%d >= %lld) continue;", i, i, LL(g.in[i]));
     ec_line(e, "const %s *xr%d = xr%d + i%d * %lld;", T, i + 1, i, i, LL(rowlen));
-    Buf nx;
-    buf_init(&nx);
-    buf_printf(&nx, "(%s) * %lld + k%d", tap.s, LL(g.k[i]), i);
-    buf_free(&tap);
-    tap = nx;
+    index_push(&tap, g.k[i], "k", i);
   }
+  index_push(&tap, g.k[last], "k", last);
   int64_t kl = g.k[last], sl = g.s[last], il = g.in[last];
-  ec_line(e, "for (long kl = 0; kl < %lld; kl++) {", LL(kl));
-  ec_line(e, "const %s w = %s(wc[(%s) * %lld + kl]);", CT, L, tap.s, LL(kl));
+  ec_line(e, "for (long k%d = 0; k%d < %lld; k%d++) {", last, last, LL(kl), last);
+  ec_line(e, "const %s w = %s(wc[%s]);", CT, L, tap.s);
   /* Input column o * s + off is in bounds for o in [lo, hi). */
-  ec_line(e, "const long off = kl * %lld - %lld;", LL(g.dil[last]), LL(g.pb[last]));
+  ec_line(e, "const long off = k%d * %lld - %lld;", last, LL(g.dil[last]), LL(g.pb[last]));
   ec_line(e, "long lo = off >= 0 ? 0 : (%lld - off) / %lld;", LL(sl - 1), LL(sl));
   ec_line(e, "long hi = off >= %lld ? 0 : (%lld - off) / %lld + 1;", LL(il), LL(il - 1), LL(sl));
   ec_line(e, "if (lo < ow0) lo = ow0;");
@@ -210,18 +217,12 @@ static void pool_open_taps(EmitC *e, const Geom *g, DType t, bool col_major, boo
   Buf rm, cm;
   buf_init(&rm);
   buf_init(&cm);
-  buf_puts(&rm, "0");
-  buf_puts(&cm, "0");
   int64_t below = 1;  /* product of the extents of the dims before i */
   for (int i = 0; i < g->r; i++) {
     ec_line(e, "for (long k%d = lo%d; k%d < hi%d; k%d++) {", i, i, i, i, i);
     ec_line(e, "const long i%d = s%d + k%d * %lld;", i, i, i, LL(g->dil[i]));
-    Buf nx;
-    buf_init(&nx);
-    buf_printf(&nx, "(%s) * %lld + i%d", rm.s, LL(g->in[i]), i);
-    buf_free(&rm);
-    rm = nx;
-    buf_printf(&cm, " + i%d * %lld", i, LL(below));
+    index_push(&rm, g->in[i], "i", i);
+    buf_printf(&cm, "%si%d * %lld", i ? " + " : "", i, LL(below));
     below *= g->in[i];
   }
   ec_line(e, "const %s v = %s(x[%s]);", ctype(t), ld(t), rm.s);
@@ -233,14 +234,8 @@ static void pool_open_taps(EmitC *e, const Geom *g, DType t, bool col_major, boo
 
 /* Row-major offset of the current output element. */
 static void out_index(const Geom *g, Buf *b) {
-  buf_puts(b, "0");
-  for (int i = 0; i < g->r; i++) {
-    Buf nx;
-    buf_init(&nx);
-    buf_printf(&nx, "(%s) * %lld + o%d", b->s, LL(g->out[i]), i);
-    buf_free(b);
-    *b = nx;
-  }
+  for (int i = 0; i < g->r; i++)
+    index_push(b, g->out[i], "o", i);
 }
 
 /* Smallest value of the compute type, the start of a max reduction. */

@@ -95,7 +95,7 @@ static void set_opsets(Graph *g, const Onnx__ModelProto *m, Diag *d) {
     }
 }
 
-Graph *fe_onnx_load_buffer(const void *data, size_t n, const char *path, Diag *d) {
+static Onnx__ModelProto *unpack_model(const void *data, size_t n, Diag *d) {
   if (n == 0) {
     diag_error(d, NULL, "cannot parse: empty file, not an ONNX model");
     return NULL;
@@ -110,6 +110,11 @@ Graph *fe_onnx_load_buffer(const void *data, size_t n, const char *path, Diag *d
     onnx__model_proto__free_unpacked(m, NULL);
     return NULL;
   }
+  return m;
+}
+
+/* Builds the graph of m and frees m. */
+static Graph *build_model(Onnx__ModelProto *m, const char *path, Diag *d) {
   char *dir = path ? dir_of(path) : NULL;
   FeCtx c = {d, dir};
   Graph *g = ir_graph_new(path);
@@ -124,14 +129,21 @@ Graph *fe_onnx_load_buffer(const void *data, size_t n, const char *path, Diag *d
   return g;
 }
 
+Graph *fe_onnx_load_buffer(const void *data, size_t n, const char *path, Diag *d) {
+  Onnx__ModelProto *m = unpack_model(data, n, d);
+  return m ? build_model(m, path, d) : NULL;
+}
+
 Graph *fe_onnx_load(const char *path, Diag *d) {
   uint8_t *data;
   size_t n;
   if (!read_file(d, path, "the model", &data, &n))
     return NULL;
-  Graph *g = fe_onnx_load_buffer(data, n, path, d);
+  /* protobuf-c copies every field out of the buffer: drop it before the
+   * arena copies the weights once more, so the peak is two copies, not three. */
+  Onnx__ModelProto *m = unpack_model(data, n, d);
   free(data);
-  return g;
+  return m ? build_model(m, path, d) : NULL;
 }
 
 Tensor *fe_tensor_load(Graph *g, const char *path, const char **name, Diag *d) {

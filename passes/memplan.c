@@ -132,3 +132,24 @@ bool pass_memplan(Graph *g, Plan *plan, Diag *d) {
   free(step);
   return true;
 }
+
+bool plan_validate(const Graph *g, const Plan *plan, Diag *d) {
+  int before = d->n_errors;
+  for (int i = 0; i < plan->n_tensors; i++) {
+    const PlanTensor *a = &plan->tensors[i];
+    const char *an = g->values[a->value_id]->name;
+    if (a->offset % PLAN_ALIGN != 0 || a->offset < 0 || a->offset + a->size > plan->arena_bytes)
+      diag_error(d, NULL, "memory plan: tensor '%s' at %lld+%lld is misplaced (arena %lld)", an,
+                 (long long)a->offset, (long long)a->size, (long long)plan->arena_bytes);
+    for (int j = i + 1; j < plan->n_tensors; j++) {
+      const PlanTensor *b = &plan->tensors[j];
+      if (overlap_time(a, b) && a->offset < b->offset + b->size && b->offset < a->offset + a->size)
+        diag_error(d, NULL, "memory plan: tensors '%s' and '%s' are live together but overlap in memory",
+                   an, g->values[b->value_id]->name);
+    }
+  }
+  if (plan->arena_bytes < plan->lower_bound_bytes)
+    diag_error(d, NULL, "memory plan: arena %lld is below the lower bound %lld",
+               (long long)plan->arena_bytes, (long long)plan->lower_bound_bytes);
+  return d->n_errors == before;
+}

@@ -38,6 +38,9 @@ bool pass_simplify(Graph *g, Diag *d);        /* Identity/Dropout removal, ... *
 bool pass_dce(Graph *g, Diag *d);             /* dead nodes and unused optional outputs */
 bool pass_require_static(Graph *g, Diag *d);  /* codegen needs static shapes */
 bool pass_memplan(Graph *g, Plan *plan, Diag *d);
+/* Checks a plan: alignment, bounds, and that no two tensors whose lifetimes
+ * overlap share bytes. Reports every violation. */
+bool plan_validate(const Graph *g, const Plan *plan, Diag *d);
 
 /* Inference of one node (used by pass_infer and by passes that create nodes). */
 bool infer_node(Node *n, Diag *d);

@@ -21,7 +21,9 @@ static bool run_infer(Graph *g, Ctx *c, Diag *d) { (void)c; return pass_infer(g,
 static bool run_simplify(Graph *g, Ctx *c, Diag *d) { return c->o->opt_level < 1 || pass_simplify(g, d); }
 static bool run_dce(Graph *g, Ctx *c, Diag *d) { (void)c; return pass_dce(g, d); }
 static bool run_static(Graph *g, Ctx *c, Diag *d) { (void)c; return pass_require_static(g, d); }
-static bool run_plan(Graph *g, Ctx *c, Diag *d) { return pass_memplan(g, c->plan, d); }
+static bool run_plan(Graph *g, Ctx *c, Diag *d) {
+  return pass_memplan(g, c->plan, d) && (!c->o->verify || plan_validate(g, c->plan, d));
+}
 
 typedef struct Step {
   const char *name;

@@ -1007,6 +1007,55 @@ static void test_load_sparse_initializers(void **state) {
   diag_free(&d);
 }
 
+/* Random damage to a valid model never crashes the loader (run under ASan in
+ * the sanitizer build): each mutant either loads or reports an error. */
+static void test_load_mutated_models_never_crash(void **state) {
+  (void)state;
+  Onnx__ModelProto *m = small_model();
+  Onnx__TensorProto *t = tensor("k", DT_I64, "2");
+  set_int64s(t, 2, (int64_t[]){1, -1});
+  add_init(m->graph, t);
+  Onnx__GraphProto *br = graph_new("branch");
+  add_node(br, "Add", "add", "y,k", "o");
+  add_output(br, "o", DT_F32, "1,?");
+  Onnx__NodeProto *n = add_node(m->graph, "If", "if", "c", "z,");
+  add_attr(n, "then_branch", ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__GRAPH)->g = br;
+  add_attr(n, "else_branch", ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__GRAPH)->g = br;
+  Onnx__AttributeProto *a = add_attr(n, "ints", ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS);
+  a->n_ints = 2, a->ints = (int64_t[]){3, 4};
+  add_input(m->graph, "c", DT_BOOL, "");
+  add_output(m->graph, "z", DT_F32, "N");
+  size_t len;
+  const uint8_t *orig = pack(m, &len);
+  uint8_t *buf = P(len + 8);
+  uint32_t seed = 12345;
+  int loaded = 0;
+  for (int iter = 0; iter < 3000; iter++) {
+    memcpy(buf, orig, len);
+    size_t n_bytes = len;
+    int edits = 1 + iter % 4;
+    for (int e = 0; e < edits; e++) {
+      seed = seed * 1103515245u + 12345u;
+      size_t pos = (seed >> 8) % n_bytes;
+      uint8_t val = (uint8_t)(seed >> 24);
+      switch ((seed >> 4) % 4) {
+      case 0: buf[pos] ^= (uint8_t)(1u << (val % 8)); break;
+      case 1: buf[pos] = val; break;
+      case 2: buf[pos] = (uint8_t)(val | 0x80); break;   /* long varints, huge lengths */
+      default: n_bytes = pos + 1; break;                 /* truncate */
+      }
+    }
+    Diag d;
+    diag_init(&d, "model.onnx", NULL);
+    Graph *g = fe_onnx_load_buffer(buf, n_bytes, "mem/model.onnx", &d);
+    assert_true((g != NULL) == (d.n_errors == 0));
+    loaded += g != NULL;
+    ir_graph_free(g);
+    diag_free(&d);
+  }
+  assert_true(loaded > 0);   /* some damage is harmless (a changed weight) */
+}
+
 /* ---- external data --------------------------------------------------------- */
 
 static void test_external_data_inside_folder_loads(void **state) {
@@ -1141,6 +1190,7 @@ int main(void) {
       cmocka_unit_test_teardown(test_load_bad_input_types_fail, pool_free),
       cmocka_unit_test_teardown(test_load_bad_tensor_data_fails, pool_free),
       cmocka_unit_test_teardown(test_load_sparse_initializers, pool_free),
+      cmocka_unit_test_teardown(test_load_mutated_models_never_crash, pool_free),
       cmocka_unit_test_teardown(test_external_data_inside_folder_loads, pool_free),
       cmocka_unit_test_teardown(test_external_data_outside_folder_refused, pool_free),
       cmocka_unit_test_teardown(test_tensor_load_reads_tensor_proto_file, pool_free),

@@ -32,6 +32,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 from dataclasses import dataclass
 
 import numpy as np
@@ -43,6 +44,12 @@ CLASSES = ["pass", "mismatch", "compile-error", "unsupported", "crash", "timeout
 UNSUPPORTED_MARK = "unsupported operator"
 UNSUPPORTED_OP = re.compile(r"\(([\w.:-]+)\)\s*:\s*" + UNSUPPORTED_MARK)
 MAX_REASON = 240
+
+# `onnxc check` processes in flight; each runs in its own session (so that a
+# timeout can kill its children), which also hides it from the terminal's
+# Ctrl-C, so an interrupted run kills them itself.
+_running = set()
+_running_lock = threading.Lock()
 
 
 @dataclass
@@ -96,7 +103,7 @@ def discover(data_dir, categories, pattern):
 # standard layout so `onnxc check` treats it like any other case.
 
 def prepare_light(case, work_dir):
-    """Returns the prepared case directory, or raises ValueError (skip)."""
+    """Returns the prepared case directory; raises if the model cannot be fed."""
     model = onnx.load(case.path)
     initializers = {t.name for t in model.graph.initializer}
     inputs = [vi for vi in model.graph.input if vi.name not in initializers]
@@ -140,17 +147,21 @@ def write_tensor(tensor, path):
 def run_check(onnxc, case_dir, timeout):
     """Runs `onnxc check` on one case directory; returns (class, reason, ops)."""
     try:
-        # own session, so a timeout can kill the compiler's children too
         proc = subprocess.Popen([onnxc, "check", case_dir], stdin=subprocess.DEVNULL,
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                 start_new_session=True)
     except OSError as e:
         return "crash", f"cannot run {onnxc}: {e}", ()
+    with _running_lock:
+        _running.add(proc)
     try:
         out, err = proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
         kill_group(proc)
         return "timeout", f"no verdict after {timeout:g} s", ()
+    finally:
+        with _running_lock:
+            _running.discard(proc)
     out = out.decode("utf-8", errors="replace")
     err = err.decode("utf-8", errors="replace")
     rc = proc.returncode
@@ -185,11 +196,13 @@ def unsupported_ops(lines):
     return tuple(sorted(ops))
 
 
-def kill_group(proc):
+def kill_group(proc, wait=True):
     try:
         os.killpg(proc.pid, signal.SIGKILL)
     except ProcessLookupError:
         pass
+    if not wait:
+        return
     try:
         proc.communicate(timeout=10)
     except subprocess.TimeoutExpired:
@@ -225,12 +238,20 @@ def run_case(case, onnxc, timeout, light_dir):
 def run_all(cases, onnxc, timeout, jobs, light_dir):
     results = []
     show_progress = sys.stderr.isatty()
-    with concurrent.futures.ThreadPoolExecutor(max_workers=jobs) as pool:
+    pool = concurrent.futures.ThreadPoolExecutor(max_workers=jobs)
+    try:
         futures = [pool.submit(run_case, c, onnxc, timeout, light_dir) for c in cases]
         for done, future in enumerate(concurrent.futures.as_completed(futures), 1):
             results.append(future.result())
             if show_progress:
                 print(f"\r{done}/{len(cases)}", end="", file=sys.stderr, flush=True)
+    except KeyboardInterrupt:
+        pool.shutdown(wait=False, cancel_futures=True)
+        with _running_lock:
+            for proc in _running:
+                kill_group(proc, wait=False)
+        raise
+    pool.shutdown()
     if show_progress:
         print("\r", end="", file=sys.stderr)
     return sorted(results, key=lambda r: r.case.key)

@@ -48,7 +48,8 @@ def main():
         ap.error(f"--onnxc {args.onnxc}: not an executable file")
 
     if not up_to_date(case_dirs(args.models)):
-        subprocess.run([sys.executable, MAKE_MODELS, args.models], check=True)
+        if subprocess.run([sys.executable, MAKE_MODELS, args.models]).returncode != 0:
+            sys.exit("compare_ort.py: make_models.py failed")
     cases = case_dirs(args.models)
 
     failed = 0

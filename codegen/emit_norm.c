@@ -1,0 +1,188 @@
+/* emit_norm.c - C kernels for BatchNormalization, Softmax and LogSoftmax.
+ *
+ * BatchNormalization (inference): y = (x - mean) * (scale / sqrt(var + eps)) + B
+ * with the per-channel factor computed once per channel.
+ * Softmax/LogSoftmax reduce over L elements at stride `inner`: before opset 13
+ * the input is coerced to 2-D at `axis` (L = product of the trailing dims,
+ * inner = 1); from 13 on L is the extent of `axis` and inner the product of
+ * the dims after it. Three passes per row: the max, the sum of exp(x - max),
+ * then the result, so Softmax = exp(x - max) / sum and
+ * LogSoftmax = (x - max) - log(sum) stay finite for large inputs. Every pass
+ * reads an element before writing it, so the kernels may run in place. With
+ * inner > 1 the rows are processed in blocks of ROW_BLOCK adjacent columns so
+ * the inner loops stay contiguous. f16/bf16 compute in float and recompute the
+ * exponential in the last pass instead of rounding it twice.
+ */
+#include "codegen.h"
+
+#define LL(x) ((long long)(x))
+#define ROW_BLOCK 128  /* softmax columns processed together when inner > 1 */
+
+/* Compute type: f16/bf16 widen to float. */
+static const char *ctype(DType t) { return t == DT_F64 ? "double" : "float"; }
+/* Prefix applied when loading / storing an element (empty: none). */
+static const char *ld(DType t) { return t == DT_F16 ? "onnxc_f16_to_f32" : t == DT_BF16 ? "onnxc_bf16_to_f32" : ""; }
+static const char *st(DType t) { return t == DT_F16 ? "onnxc_f32_to_f16" : t == DT_BF16 ? "onnxc_f32_to_bf16" : ""; }
+/* Suffix of the <math.h> functions for the compute type. */
+static const char *fsuf(DType t) { return t == DT_F64 ? "" : "f"; }
+
+static int64_t prod(const Shape *s, int from, int to) {
+  int64_t p = 1;
+  for (int i = from; i < to; i++)
+    p *= s->d[i];
+  return p;
+}
+
+/* ---- BatchNormalization ----------------------------------------------------------- */
+
+bool emitc_BatchNormalization(EmitC *e, const Node *n) {
+  const Shape *xs = &n->in[0]->shape;
+  DType t = n->in[0]->dt;
+  const char *T = dtype_ctype(t), *CT = ctype(t);
+  for (int i = 1; i < n->n_out; i++)
+    if (ec_has_output(n, i))
+      ec_line(e, "(void)Y%d;", i);  /* training statistic nobody reads */
+  int64_t numel;
+  if (!shape_numel(xs, &numel) || numel == 0) {
+    ec_line(e, "(void)Y0;");
+    return true;
+  }
+  char eps[64];
+  ec_literal(t == DT_F64 ? DT_F64 : DT_F32, ir_attr_float(n, "epsilon", 1e-5f), eps, sizeof eps);
+  bool spatial = n->g->opset >= 9 || ir_attr_int(n, "spatial", 1) != 0;
+  /* Per parameter "channel": a channel (spatial) or an element of [C, D...]. */
+  int64_t batch = xs->d[0], nch = spatial ? xs->d[1] : numel / batch;
+  int64_t plane = spatial ? numel / batch / nch : 1;
+  const char *p[5];
+  char pbuf[5][64];
+  for (int i = 1; i < 5; i++) {
+    snprintf(pbuf[i], sizeof pbuf[i], "(%s)%s(X%d[c])", CT, ld(n->in[i]->dt), i);
+    p[i] = pbuf[i];
+  }
+  ec_line(e, "for (long c = 0; c < %lld; c++) {", LL(nch));
+  ec_line(e, "const %s a = %s / sqrt%s(%s + %s);", CT, p[1], fsuf(t), p[4], eps);
+  ec_line(e, "const %s mean = %s, b = %s;", CT, p[3], p[2]);
+  ec_line(e, "for (long n = 0; n < %lld; n++) {", LL(batch));
+  ec_line(e, "const %s *x = X0 + (n * %lld + c) * %lld;", T, LL(nch), LL(plane));
+  ec_line(e, "%s *y = Y0 + (n * %lld + c) * %lld;", T, LL(nch), LL(plane));
+  ec_line(e, "for (long i = 0; i < %lld; i++) y[i] = %s((%s(x[i]) - mean) * a + b);", LL(plane),
+          st(t), ld(t));
+  ec_line(e, "}");
+  ec_line(e, "}");
+  return true;
+}
+
+/* ---- Softmax, LogSoftmax --------------------------------------------------------------- */
+
+/* Rows of L contiguous elements (inner == 1). */
+static void softmax_rows(EmitC *e, DType t, bool log, int64_t outer, int64_t len) {
+  const char *T = dtype_ctype(t), *CT = ctype(t), *L = ld(t), *S = st(t), *f = fsuf(t);
+  bool narrow = t == DT_F16 || t == DT_BF16;
+  ec_line(e, "for (long o = 0; o < %lld; o++) {", LL(outer));
+  ec_line(e, "const %s *x = X0 + o * %lld;", T, LL(len));
+  ec_line(e, "%s *y = Y0 + o * %lld;", T, LL(len));
+  ec_line(e, "%s mx = %s(x[0]);", CT, L);
+  ec_line(e, "for (long l = 1; l < %lld; l++) {", LL(len));
+  ec_line(e, "const %s v = %s(x[l]);", CT, L);
+  ec_line(e, "mx = v > mx ? v : mx;");
+  ec_line(e, "}");
+  ec_line(e, "%s sum = 0;", CT);
+  if (!log && !narrow) {
+    ec_line(e, "for (long l = 0; l < %lld; l++) {", LL(len));
+    ec_line(e, "const %s v = exp%s(x[l] - mx);", CT, f);
+    ec_line(e, "y[l] = v;");
+    ec_line(e, "sum += v;");
+    ec_line(e, "}");
+    ec_line(e, "const %s inv = 1 / sum;", CT);
+    ec_line(e, "for (long l = 0; l < %lld; l++) y[l] *= inv;", LL(len));
+  } else {
+    ec_line(e, "for (long l = 0; l < %lld; l++) sum += exp%s(%s(x[l]) - mx);", LL(len), f, L);
+    if (log) {
+      ec_line(e, "const %s lsum = log%s(sum);", CT, f);
+      ec_line(e, "for (long l = 0; l < %lld; l++) y[l] = %s((%s(x[l]) - mx) - lsum);", LL(len), S,
+              L);
+    } else {
+      ec_line(e, "const %s inv = 1 / sum;", CT);
+      ec_line(e, "for (long l = 0; l < %lld; l++) y[l] = %s(exp%s(%s(x[l]) - mx) * inv);", LL(len),
+              S, f, L);
+    }
+  }
+  ec_line(e, "}");
+}
+
+/* Rows at stride inner > 1, ROW_BLOCK adjacent rows at a time. */
+static void softmax_strided(EmitC *e, DType t, bool log, int64_t outer, int64_t len,
+                            int64_t inner) {
+  const char *T = dtype_ctype(t), *CT = ctype(t), *L = ld(t), *S = st(t), *f = fsuf(t);
+  bool narrow = t == DT_F16 || t == DT_BF16;
+  int64_t ib = inner < ROW_BLOCK ? inner : ROW_BLOCK;
+  ec_line(e, "for (long o = 0; o < %lld; o++) {", LL(outer));
+  ec_line(e, "for (long i0 = 0; i0 < %lld; i0 += %lld) {", LL(inner), LL(ib));
+  ec_line(e, "const long ni = %lld - i0 < %lld ? %lld - i0 : %lld;", LL(inner), LL(ib), LL(inner),
+          LL(ib));
+  ec_line(e, "const %s *x = X0 + o * %lld + i0;", T, LL(len * inner));
+  ec_line(e, "%s *y = Y0 + o * %lld + i0;", T, LL(len * inner));
+  ec_line(e, "%s mx[%lld], sum[%lld];", CT, LL(ib), LL(ib));
+  ec_line(e, "for (long i = 0; i < ni; i++) {");
+  ec_line(e, "mx[i] = %s(x[i]);", L);
+  ec_line(e, "sum[i] = 0;");
+  ec_line(e, "}");
+  ec_line(e, "for (long l = 1; l < %lld; l++) {", LL(len));
+  ec_line(e, "for (long i = 0; i < ni; i++) {");
+  ec_line(e, "const %s v = %s(x[l * %lld + i]);", CT, L, LL(inner));
+  ec_line(e, "mx[i] = v > mx[i] ? v : mx[i];");
+  ec_line(e, "}");
+  ec_line(e, "}");
+  ec_line(e, "for (long l = 0; l < %lld; l++) {", LL(len));
+  ec_line(e, "for (long i = 0; i < ni; i++) {");
+  ec_line(e, "const %s v = exp%s(%s(x[l * %lld + i]) - mx[i]);", CT, f, L, LL(inner));
+  if (!log && !narrow)
+    ec_line(e, "y[l * %lld + i] = v;", LL(inner));
+  ec_line(e, "sum[i] += v;");
+  ec_line(e, "}");
+  ec_line(e, "}");
+  if (log)
+    ec_line(e, "for (long i = 0; i < ni; i++) sum[i] = log%s(sum[i]);", f);
+  else
+    ec_line(e, "for (long i = 0; i < ni; i++) sum[i] = 1 / sum[i];");
+  ec_line(e, "for (long l = 0; l < %lld; l++) {", LL(len));
+  ec_line(e, "for (long i = 0; i < ni; i++) {");
+  if (log)
+    ec_line(e, "y[l * %lld + i] = %s((%s(x[l * %lld + i]) - mx[i]) - sum[i]);", LL(inner), S, L,
+            LL(inner));
+  else if (narrow)
+    ec_line(e, "y[l * %lld + i] = %s(exp%s(%s(x[l * %lld + i]) - mx[i]) * sum[i]);", LL(inner), S,
+            f, L, LL(inner));
+  else
+    ec_line(e, "y[l * %lld + i] *= sum[i];", LL(inner));
+  ec_line(e, "}");
+  ec_line(e, "}");
+  ec_line(e, "}");
+  ec_line(e, "}");
+}
+
+static bool emit_softmax(EmitC *e, const Node *n, bool log) {
+  const Shape *xs = &n->in[0]->shape;
+  DType t = n->in[0]->dt;
+  int64_t numel;
+  if (!shape_numel(xs, &numel) || numel == 0) {
+    ec_line(e, "(void)Y0;");
+    return true;
+  }
+  bool opset13 = n->g->opset >= 13;
+  int ax;
+  if (!shape_axis(ir_attr_int(n, "axis", opset13 ? -1 : 1), xs->rank, &ax))
+    return diag_error(e->d, n, "axis is out of range");
+  int64_t outer = prod(xs, 0, ax);
+  int64_t len = opset13 ? xs->d[ax] : prod(xs, ax, xs->rank);
+  int64_t inner = opset13 ? prod(xs, ax + 1, xs->rank) : 1;
+  if (inner == 1)
+    softmax_rows(e, t, log, outer, len);
+  else
+    softmax_strided(e, t, log, outer, len, inner);
+  return true;
+}
+
+bool emitc_Softmax(EmitC *e, const Node *n) { return emit_softmax(e, n, false); }
+
+bool emitc_LogSoftmax(EmitC *e, const Node *n) { return emit_softmax(e, n, true); }

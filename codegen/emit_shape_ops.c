@@ -1,0 +1,320 @@
+/* emit_shape_ops.c - C kernels for shape and data-movement ops.
+ *
+ * View ops (Reshape, Flatten, Squeeze, Unsqueeze, Identity, Dropout) copy the
+ * elements for now; memory planning can later turn them into aliases.
+ * Transpose drops extent-1 dims and merges runs of dims that stay adjacent, so
+ * an NCHW->NHWC permute becomes a 2- or 3-deep loop nest. Gather validates
+ * every index before writing (a bad one returns ONNXC_ERR_BAD_INDEX). Cast
+ * converts through float for f16/bf16 and saturates float->int conversions
+ * (out-of-range values are undefined in ONNX, and UB in C).
+ */
+#include "codegen.h"
+
+#include <math.h>
+#include <string.h>
+
+/* ---- helpers --------------------------------------------------------------- */
+
+static int64_t numel_of(const Value *v) {
+  int64_t n = 0;
+  IR_ASSERT(shape_numel(&v->shape, &n));
+  return n;
+}
+
+/* Elements of the C array holding v (sub-byte types are packed in bytes). */
+static int64_t storage_of(const Value *v) {
+  int64_t n = numel_of(v), bytes = 0;
+  if (dtype_bits(v->dt) >= 8)
+    return n;
+  IR_ASSERT(dtype_bytes(v->dt, n, &bytes));
+  return bytes;
+}
+
+/* Product of dims [lo, hi) of a static shape. */
+static int64_t prod(const Shape *s, int lo, int hi) {
+  int64_t p = 1;
+  for (int i = lo; i < hi; i++)
+    p *= s->d[i];
+  return p;
+}
+
+static void emit_copy(EmitC *e, const char *dst, const char *src, int64_t count) {
+  if (count == 0)
+    return;
+  if (count == 1) {
+    ec_line(e, "%s[0] = %s[0];", dst, src);
+    return;
+  }
+  ec_line(e, "for (ptrdiff_t i = 0; i < %lld; i++)", (long long)count);
+  ec_line(e, "  %s[i] = %s[i];", dst, src);
+}
+
+static bool emit_view(EmitC *e, const Node *n) {
+  int64_t count = storage_of(n->out[0]);
+  if (count == 0)
+    ec_line(e, "(void)Y0;");
+  emit_copy(e, "Y0", "X0", count);
+  return true;
+}
+
+bool emitc_Reshape(EmitC *e, const Node *n) { return emit_view(e, n); }
+bool emitc_Flatten(EmitC *e, const Node *n) { return emit_view(e, n); }
+bool emitc_Squeeze(EmitC *e, const Node *n) { return emit_view(e, n); }
+bool emitc_Unsqueeze(EmitC *e, const Node *n) { return emit_view(e, n); }
+bool emitc_Identity(EmitC *e, const Node *n) { return emit_view(e, n); }
+
+bool emitc_Dropout(EmitC *e, const Node *n) {
+  if (ec_has_output(n, 0))
+    emit_view(e, n);
+  if (!ec_has_output(n, 1))
+    return true;
+  const Value *m = n->out[1];
+  int64_t count = numel_of(m);
+  Buf one;
+  buf_init(&one);
+  ec_ew_store(&one, DT_F32, m->dt, "1.0f");
+  if (count == 0)
+    ec_line(e, "(void)Y1;");
+  else
+    ec_line(e, "for (ptrdiff_t i = 0; i < %lld; i++) Y1[i] = %s;", (long long)count, one.s);
+  buf_free(&one);
+  return true;
+}
+
+/* ---- Transpose ---------------------------------------------------------------- */
+
+bool emitc_Transpose(EmitC *e, const Node *n) {
+  const Shape *xs = &n->in[0]->shape;
+  int r = xs->rank, count;
+  const int64_t *perm = ir_attr_ints(n, "perm", &count);
+  if (dtype_bits(n->in[0]->dt) < 8)
+    return diag_error(e->d, n, "Transpose of packed %s data is not supported", dtype_name(n->in[0]->dt));
+  if (numel_of(n->out[0]) == 0) {
+    ec_line(e, "(void)Y0;");
+    return true;
+  }
+  /* Input dims that matter (extent > 1), renumbered; p: output order of them. */
+  int newid[IR_MAX_RANK], p[IR_MAX_RANK], nk = 0, np = 0;
+  for (int i = 0; i < r; i++)
+    newid[i] = xs->d[i] != 1 ? nk++ : -1;
+  for (int j = 0; j < r; j++) {
+    int src = perm ? (int)perm[j] : r - 1 - j;
+    if (newid[src] >= 0)
+      p[np++] = newid[src];
+  }
+  /* Runs of output dims that are consecutive in the input merge into one. */
+  int64_t ext[IR_MAX_RANK], istride_of_kept[IR_MAX_RANK], ext_of_kept[IR_MAX_RANK];
+  int ng = 0;
+  for (int i = 0; i < r; i++)
+    if (newid[i] >= 0)
+      ext_of_kept[newid[i]] = xs->d[i];
+  int64_t acc = 1;
+  for (int k = nk - 1; k >= 0; k--) {
+    istride_of_kept[k] = acc;
+    acc *= ext_of_kept[k];
+  }
+  int64_t istride[IR_MAX_RANK], ostride[IR_MAX_RANK];
+  for (int j = 0; j < np; j++) {
+    if (j > 0 && p[j] == p[j - 1] + 1) {
+      ext[ng - 1] *= ext_of_kept[p[j]];
+      istride[ng - 1] = istride_of_kept[p[j]];
+      continue;
+    }
+    ext[ng] = ext_of_kept[p[j]];
+    istride[ng] = istride_of_kept[p[j]];
+    ng++;
+  }
+  if (ng <= 1) {
+    emit_copy(e, "Y0", "X0", numel_of(n->out[0]));
+    return true;
+  }
+  acc = 1;
+  for (int m = ng - 1; m >= 0; m--) {
+    ostride[m] = acc;
+    acc *= ext[m];
+  }
+  for (int m = 0; m < ng; m++)
+    ec_line(e, "for (ptrdiff_t i%d = 0; i%d < %lld; i%d++) {", m, m, (long long)ext[m], m);
+  Buf oi, ii;
+  buf_init(&oi);
+  buf_init(&ii);
+  for (int m = 0; m < ng; m++) {
+    buf_printf(&oi, "%si%d", m ? " + " : "", m);
+    if (ostride[m] != 1)
+      buf_printf(&oi, " * %lld", (long long)ostride[m]);
+    buf_printf(&ii, "%si%d", m ? " + " : "", m);
+    if (istride[m] != 1)
+      buf_printf(&ii, " * %lld", (long long)istride[m]);
+  }
+  ec_line(e, "Y0[%s] = X0[%s];", oi.s, ii.s);
+  buf_free(&oi);
+  buf_free(&ii);
+  for (int m = 0; m < ng; m++)
+    ec_line(e, "}");
+  return true;
+}
+
+/* ---- Concat, Shape, Gather -------------------------------------------------------- */
+
+bool emitc_Concat(EmitC *e, const Node *n) {
+  const Shape *ys = &n->out[0]->shape;
+  if (dtype_bits(n->out[0]->dt) < 8)
+    return diag_error(e->d, n, "Concat of packed %s data is not supported", dtype_name(n->out[0]->dt));
+  int axis;
+  IR_ASSERT(shape_axis(ir_attr_int(n, "axis", 0), ys->rank, &axis));
+  int64_t outer = prod(ys, 0, axis), total = prod(ys, axis, ys->rank);
+  if (outer == 0 || total == 0) {
+    ec_line(e, "(void)Y0;");
+    return true;
+  }
+  if (outer > 1)
+    ec_line(e, "for (ptrdiff_t o = 0; o < %lld; o++) {", (long long)outer);
+  int64_t off = 0;
+  for (int k = 0; k < n->n_in; k++) {
+    const Shape *s = &n->in[k]->shape;
+    int64_t inner = prod(s, axis, s->rank);
+    if (inner == 0)
+      continue;
+    if (outer > 1)
+      ec_line(e, "for (ptrdiff_t i = 0; i < %lld; i++) Y0[o * %lld + %lld + i] = X%d[o * %lld + i];",
+              (long long)inner, (long long)total, (long long)off, k, (long long)inner);
+    else
+      ec_line(e, "for (ptrdiff_t i = 0; i < %lld; i++) Y0[%lld + i] = X%d[i];", (long long)inner,
+              (long long)off, k);
+    off += inner;
+  }
+  if (outer > 1)
+    ec_line(e, "}");
+  return true;
+}
+
+bool emitc_Shape(EmitC *e, const Node *n) {
+  /* Normally folded; with static shapes the answer is known here anyway. */
+  const Shape *xs = &n->in[0]->shape;
+  int64_t r = xs->rank, start = ir_attr_int(n, "start", 0), end = ir_attr_int(n, "end", r);
+  start = start < 0 ? start + r : start;
+  end = end < 0 ? end + r : end;
+  start = start < 0 ? 0 : start > r ? r : start;
+  end = end < 0 ? 0 : end > r ? r : end;
+  if (end <= start)
+    ec_line(e, "(void)Y0;");
+  for (int64_t i = start; i < end; i++)
+    ec_line(e, "Y0[%lld] = %lldLL;", (long long)(i - start), (long long)xs->d[i]);
+  return true;
+}
+
+bool emitc_Gather(EmitC *e, const Node *n) {
+  const Shape *xs = &n->in[0]->shape;
+  if (dtype_bits(n->in[0]->dt) < 8)
+    return diag_error(e->d, n, "Gather of packed %s data is not supported", dtype_name(n->in[0]->dt));
+  int axis;
+  IR_ASSERT(shape_axis(ir_attr_int(n, "axis", 0), xs->rank, &axis));
+  int64_t outer = prod(xs, 0, axis), dim = xs->d[axis], inner = prod(xs, axis + 1, xs->rank);
+  int64_t count = numel_of(n->in[1]);
+  if (count > 0) {
+    ec_line(e, "for (ptrdiff_t j = 0; j < %lld; j++)", (long long)count);
+    ec_line(e, "  if (X1[j] < -%lld || X1[j] >= %lld)", (long long)dim, (long long)dim);
+    ec_line(e, "    return ONNXC_ERR_BAD_INDEX;");
+  }
+  if (outer * count * inner == 0) {
+    ec_line(e, "(void)Y0;");
+    return true;
+  }
+  ec_line(e, "for (ptrdiff_t o = 0; o < %lld; o++) {", (long long)outer);
+  ec_line(e, "for (ptrdiff_t j = 0; j < %lld; j++) {", (long long)count);
+  ec_line(e, "const ptrdiff_t k = (ptrdiff_t)X1[j] < 0 ? (ptrdiff_t)X1[j] + %lld : (ptrdiff_t)X1[j];",
+          (long long)dim);
+  if (inner == 1) {
+    ec_line(e, "Y0[o * %lld + j] = X0[o * %lld + k];", (long long)count, (long long)dim);
+  } else {
+    ec_line(e, "for (ptrdiff_t i = 0; i < %lld; i++)", (long long)inner);
+    ec_line(e, "  Y0[(o * %lld + j) * %lld + i] = X0[(o * %lld + k) * %lld + i];", (long long)count,
+            (long long)inner, (long long)dim, (long long)inner);
+  }
+  ec_line(e, "}");
+  ec_line(e, "}");
+  return true;
+}
+
+/* ---- Cast ----------------------------------------------------------------------- */
+
+static bool cast_supported(DType t) {
+  return t == DT_BOOL || t == DT_F16 || t == DT_BF16 || t == DT_F32 || t == DT_F64 ||
+         (dtype_is_int(t) && dtype_bits(t) >= 8);
+}
+
+/* C expression for element `x` (already float/double `v` when from a float
+ * type) converted to `to`. */
+static void cast_expr(Buf *b, DType from, DType to, const char *v) {
+  const char *ct = dtype_ctype(to);
+  bool ffrom = dtype_is_float(from);
+  if (to == DT_BOOL) {
+    buf_printf(b, "(uint8_t)(%s != 0)", v);
+  } else if (to == DT_F16 || to == DT_BF16) {
+    buf_printf(b, "%s((float)%s)", to == DT_F16 ? "onnxc_f32_to_f16" : "onnxc_f32_to_bf16", v);
+  } else if (dtype_is_float(to) || !ffrom) {
+    buf_printf(b, "(%s)%s", ct, v);
+  } else {
+    /* float -> integer: NaN gives 0, out-of-range values saturate. */
+    int bits = dtype_bits(to);
+    bool sgn = dtype_is_signed(to);
+    double lo = sgn ? -ldexp(1.0, bits - 1) : -1.0, hi = sgn ? ldexp(1.0, bits - 1) : ldexp(1.0, bits);
+    const char *sfx = from == DT_F64 ? "" : "f";
+    char minv[48], maxv[48];
+    if (!sgn)
+      snprintf(minv, sizeof minv, "0");
+    else if (bits == 64)
+      snprintf(minv, sizeof minv, "(-9223372036854775807LL - 1)");
+    else
+      snprintf(minv, sizeof minv, "(%.0f - 1)", lo + 1);
+    if (bits == 64)
+      snprintf(maxv, sizeof maxv, sgn ? "9223372036854775807LL" : "18446744073709551615ULL");
+    else
+      snprintf(maxv, sizeof maxv, "%.0f%s", hi - 1, sgn ? "" : "U");
+    buf_printf(b, "(%s != %s ? (%s)0 : %s <= %.1f%s ? (%s)%s : %s >= %.1f%s ? (%s)%s : (%s)%s)", v, v, ct, v, lo,
+               sfx, ct, minv, v, hi, sfx, ct, maxv, ct, v);
+  }
+}
+
+bool emitc_Cast(EmitC *e, const Node *n) {
+  DType from = n->in[0]->dt, to = n->out[0]->dt;
+  if (!cast_supported(from) || !cast_supported(to))
+    return diag_error(e->d, n, "Cast from %s to %s is not supported by the C target", dtype_name(from),
+                      dtype_name(to));
+  int64_t count = numel_of(n->out[0]);
+  if (count == 0) {
+    ec_line(e, "(void)Y0;");
+    return true;
+  }
+  if (from == to || (!strcmp(dtype_ctype(from), dtype_ctype(to)) && from != DT_BOOL && to != DT_BOOL &&
+                     !dtype_is_float(from) && !dtype_is_float(to))) {
+    emit_copy(e, "Y0", "X0", count);
+    return true;
+  }
+  Buf v, ex;
+  buf_init(&v);
+  buf_init(&ex);
+  if (from == DT_F16 || from == DT_BF16)
+    buf_printf(&v, "%s(X0[i])", from == DT_F16 ? "onnxc_f16_to_f32" : "onnxc_bf16_to_f32");
+  else
+    buf_puts(&v, "X0[i]");
+  ec_line(e, "for (ptrdiff_t i = 0; i < %lld; i++) {", (long long)count);
+  if (from == DT_F16 || from == DT_BF16) {
+    ec_line(e, "const float v = %s;", v.s);
+    cast_expr(&ex, DT_F32, to, "v");
+  } else if (dtype_is_float(from) && dtype_is_int(to)) {
+    ec_line(e, "const %s v = X0[i];", dtype_ctype(from));
+    cast_expr(&ex, from, to, "v");
+  } else {
+    cast_expr(&ex, from, to, "X0[i]");
+  }
+  ec_line(e, "Y0[i] = %s;", ex.s);
+  ec_line(e, "}");
+  buf_free(&v);
+  buf_free(&ex);
+  return true;
+}
+
+bool emitc_Constant(EmitC *e, const Node *n) {
+  return diag_error(e->d, n, "internal: Constant nodes must be folded before code generation");
+}

@@ -1,0 +1,76 @@
+"""Writes malformed and unsupported ONNX models for the CLI error tests.
+
+Usage: make_bad_models.py OUTDIR
+Each model exercises one way a user's input can be wrong; test_cli.sh checks
+that onnxc reports it on one line naming file, node and op, exits 1, and leaves
+no output behind.
+"""
+import os
+import sys
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+
+def model(nodes, inputs, outputs, inits=(), opset=13):
+    g = helper.make_graph(nodes, "g", inputs, outputs, initializer=list(inits))
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)])
+
+
+def vi(name, shape, dt=TensorProto.FLOAT):
+    return helper.make_tensor_value_info(name, dt, shape)
+
+
+def main(out):
+    os.makedirs(out, exist_ok=True)
+    good = model([helper.make_node("Relu", ["x"], ["y"], name="relu")], [vi("x", [2, 3])], [vi("y", [2, 3])])
+    data = good.SerializeToString()
+    open(os.path.join(out, "good.onnx"), "wb").write(data)
+    open(os.path.join(out, "truncated.onnx"), "wb").write(data[: len(data) // 2])
+    open(os.path.join(out, "garbage.onnx"), "wb").write(bytes((i * 97 + 13) % 256 for i in range(300)))
+    open(os.path.join(out, "empty.onnx"), "wb").write(b"")
+
+    unknown = model(
+        [
+            helper.make_node("FrobnicateA", ["x"], ["a"], name="frob_a"),
+            helper.make_node("Relu", ["a"], ["b"], name="relu"),
+            helper.make_node("FrobnicateB", ["b"], ["y"], name="frob_b"),
+        ],
+        [vi("x", [2])], [vi("y", [2])])
+    onnx.save(unknown, os.path.join(out, "unknown_ops.onnx"))
+
+    missing = model([helper.make_node("Add", ["x", "nowhere"], ["y"], name="add_missing")],
+                    [vi("x", [2])], [vi("y", [2])])
+    onnx.save(missing, os.path.join(out, "missing_input.onnx"))
+
+    cycle = model(
+        [
+            helper.make_node("Add", ["x", "b"], ["a"], name="cyc_a"),
+            helper.make_node("Relu", ["a"], ["b"], name="cyc_b"),
+            helper.make_node("Relu", ["b"], ["y"], name="out"),
+        ],
+        [vi("x", [2])], [vi("y", [2])])
+    onnx.save(cycle, os.path.join(out, "cycle.onnx"), )
+
+    big = model([helper.make_node("Relu", ["x"], ["y"], name="relu_big")],
+                [vi("x", [1 << 40, 1 << 40])], [vi("y", [1 << 40, 1 << 40])])
+    onnx.save(big, os.path.join(out, "overflow.onnx"))
+
+    w = numpy_helper.from_array(np.ones(4, np.float32), "w")
+    w.data_location = TensorProto.EXTERNAL
+    w.ClearField("raw_data")
+    for k, v in (("location", "../outside.bin"), ("offset", "0"), ("length", "16")):
+        e = w.external_data.add()
+        e.key, e.value = k, v
+    ext = model([helper.make_node("Add", ["x", "w"], ["y"], name="add_w")], [vi("x", [4])], [vi("y", [4])], [w])
+    # onnx.save would try to resolve the external file; serialize directly.
+    open(os.path.join(out, "external_escape.onnx"), "wb").write(ext.SerializeToString())
+
+    bad_shape = model([helper.make_node("MatMul", ["x", "m"], ["y"], name="mm")],
+                      [vi("x", [2, 3]), vi("m", [4, 5])], [vi("y", [2, 5])])
+    onnx.save(bad_shape, os.path.join(out, "bad_shape.onnx"))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])

@@ -1,0 +1,23 @@
+# End-to-end tests: the CLI, the ONNX conformance ratchet, multi-op models
+# against ONNX Runtime, the digits demo, and the Cortex-M cross-compile.
+set(ONNXC_PYTHON python3 CACHE STRING "Python with the packages of requirements-test.txt")
+set(ONNXC_BIN $<TARGET_FILE:onnxc>)
+set(ONNXC_SRC ${CMAKE_SOURCE_DIR})
+
+add_test(NAME e2e.cli COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/cli/test_cli.sh ${ONNXC_BIN} ${ONNXC_PYTHON})
+
+add_test(NAME e2e.conformance
+  COMMAND ${ONNXC_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/conformance/run_conformance.py
+          --onnxc ${ONNXC_BIN} --ratchet ${CMAKE_CURRENT_LIST_DIR}/conformance/passing.txt --only-listed)
+
+add_test(NAME e2e.models_vs_ort
+  COMMAND ${ONNXC_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/models/compare_ort.py
+          --onnxc ${ONNXC_BIN} --models ${CMAKE_BINARY_DIR}/e2e-models)
+
+add_test(NAME e2e.digits COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/e2e/test_digits.sh ${ONNXC_BIN} ${ONNXC_SRC})
+
+add_test(NAME e2e.cortex_m COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/e2e/test_cortex_m.sh ${ONNXC_BIN} ${ONNXC_SRC}
+  ${CMAKE_BINARY_DIR}/e2e-models)
+set_tests_properties(e2e.cortex_m PROPERTIES DEPENDS e2e.models_vs_ort)
+
+set_tests_properties(e2e.cli e2e.conformance e2e.models_vs_ort e2e.digits e2e.cortex_m PROPERTIES LABELS e2e)
