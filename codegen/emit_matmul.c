@@ -5,7 +5,7 @@
  * accumulators of an output row lives on the stack and each k adds
  * a[i,k] * B[k, block], a contiguous, vectorizable inner loop. With B stored
  * transposed ([N,K], Gemm transB=1) each output is a dot product of two
- * contiguous rows. An epilogue applies Gemm's alpha, beta and C while storing.
+ * contiguous rows, summed in DOT_LANES interleaved partial sums. An epilogue applies Gemm's alpha, beta and C while storing.
  * f16/bf16 accumulate in float; signed integers accumulate in the unsigned
  * type of the same width, so overflow wraps as in ONNX Runtime without UB.
  * MatMul loops over the broadcast batch, computing each operand's offset from
@@ -18,6 +18,7 @@
 
 #define LL(x) ((long long)(x))
 #define COL_BLOCK 256  /* accumulators of an output row kept on the stack */
+#define DOT_LANES 8    /* partial sums of a dot product (the sum below assumes 8) */
 
 /* Compute type: f16/bf16 widen to float, signed ints use their unsigned twin. */
 static const char *ctype(DType t) {
@@ -76,15 +77,21 @@ static void epilogue(const Product *p, const char *acc, const char *j, Buf *out)
   buf_puts(out, ")");
 }
 
+/* Expression of A'[i, k] for the k expression `k`. */
+static void a_elem(const Product *p, const char *k, char *buf, size_t n) {
+  if (p->ta)
+    snprintf(buf, n, "%s[(%s) * %lld + i]", p->a, k, LL(p->m));
+  else
+    snprintf(buf, n, "ar[%s]", k);
+}
+
 static void emit_product(EmitC *e, const Product *p) {
   const char *T = dtype_ctype(p->t), *CT = ctype(p->t), *L = ld(p->t);
   Buf epi;
   buf_init(&epi);
-  char a_ik[128];
-  if (p->ta)
-    snprintf(a_ik, sizeof a_ik, "%s[k * %lld + i]", p->a, LL(p->m));
-  else
-    snprintf(a_ik, sizeof a_ik, "ar[k]");
+  char a_ik[128], a_iku[128];
+  a_elem(p, "k", a_ik, sizeof a_ik);
+  a_elem(p, "k + u", a_iku, sizeof a_iku);
   ec_line(e, "for (long i = 0; i < %lld; i++) {", LL(p->m));
   if (!p->ta)
     ec_line(e, "const %s *ar = %s + i * %lld;", T, p->a, LL(p->k));
@@ -93,8 +100,23 @@ static void emit_product(EmitC *e, const Product *p) {
     epilogue(p, "acc", "j", &epi);
     ec_line(e, "for (long j = 0; j < %lld; j++) {", LL(p->n));
     ec_line(e, "const %s *br = %s + j * %lld;", T, p->b, LL(p->k));
-    ec_line(e, "%s acc = 0;", CT);
-    ec_line(e, "for (long k = 0; k < %lld; k++) acc += %s(%s) * %s(br[k]);", LL(p->k), L, a_ik, L);
+    if (p->k >= 2 * DOT_LANES) {
+      /* DOT_LANES partial sums: an explicit reassociation that compilers
+       * vectorize without -ffast-math. */
+      ec_line(e, "%s part[%d] = {0};", CT, DOT_LANES);
+      ec_line(e, "long k = 0;");
+      ec_line(e, "for (; k + %d <= %lld; k += %d) {", DOT_LANES, LL(p->k), DOT_LANES);
+      ec_line(e, "for (long u = 0; u < %d; u++) part[u] += %s(%s) * %s(br[k + u]);", DOT_LANES, L,
+              a_iku, L);
+      ec_line(e, "}");
+      ec_line(e, "%s acc = ((part[0] + part[1]) + (part[2] + part[3])) + "
+                 "((part[4] + part[5]) + (part[6] + part[7]));", CT);
+      ec_line(e, "for (; k < %lld; k++) acc += %s(%s) * %s(br[k]);", LL(p->k), L, a_ik, L);
+    } else {
+      ec_line(e, "%s acc = 0;", CT);
+      ec_line(e, "for (long k = 0; k < %lld; k++) acc += %s(%s) * %s(br[k]);", LL(p->k), L, a_ik,
+              L);
+    }
     ec_line(e, "yr[j] = %s;", epi.s);
     ec_line(e, "}");
   } else {

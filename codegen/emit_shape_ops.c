@@ -315,6 +315,9 @@ bool emitc_Cast(EmitC *e, const Node *n) {
   return true;
 }
 
+/* The target type comes from the output value, so CastLike is Cast. */
+bool emitc_CastLike(EmitC *e, const Node *n) { return emitc_Cast(e, n); }
+
 bool emitc_Constant(EmitC *e, const Node *n) {
   return diag_error(e->d, n, "internal: Constant nodes must be folded before code generation");
 }

@@ -49,7 +49,7 @@ static Graph *subgraph(Scope *s, const char *attr, const Onnx__GraphProto *gp) {
 /* Decodes one attribute into `out` (not yet attached to the node). */
 static bool convert(Scope *s, Node *n, const Onnx__AttributeProto *ap, Attr *out) {
   Arena *ar = s->g->arena;
-  char what[320];
+  char what[512];
   snprintf(what, sizeof what, "attribute '%s'", out->name);
   switch (out->kind) {
   case AT_FLOAT:

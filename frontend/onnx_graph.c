@@ -131,19 +131,20 @@ static const char *defined_by(Arena *ar, const Value *v) {
 
 static void add_initializers(Scope *s, const Onnx__GraphProto *gp) {
   Graph *g = s->g;
-  char what[320];
+  char what[512];
   for (size_t i = 0; i < gp->n_initializer; i++) {
     const Onnx__TensorProto *tp = gp->initializer[i];
     const char *name = fe_str(tp->name);
     if (!*name) {
-      diag_error(s->c->d, NULL, "initializer %zu has no name", i);
+      diag_error(s->c->d, NULL, "initializer %zu%s has no name", i, s->where);
       continue;
     }
     if (ir_value_find(g, name)) {
-      diag_error(s->c->d, NULL, "initializer '%s' is defined more than once", name);
+      diag_error(s->c->d, NULL, "initializer '%s'%s is defined more than once", name,
+                 s->where);
       continue;
     }
-    snprintf(what, sizeof what, "initializer '%s'", name);
+    snprintf(what, sizeof what, "initializer '%s'%s", name, s->where);
     Tensor *t = fe_tensor_decode(s->c, g, NULL, tp, what);
     if (t)
       ir_const_new(g, name, t);
@@ -154,14 +155,15 @@ static void add_initializers(Scope *s, const Onnx__GraphProto *gp) {
     const Onnx__SparseTensorProto *sp = gp->sparse_initializer[i];
     const char *name = sp->values ? fe_str(sp->values->name) : "";
     if (!*name) {
-      diag_error(s->c->d, NULL, "sparse initializer %zu has no name", i);
+      diag_error(s->c->d, NULL, "sparse initializer %zu%s has no name", i, s->where);
       continue;
     }
     if (ir_value_find(g, name)) {
-      diag_error(s->c->d, NULL, "initializer '%s' is defined more than once", name);
+      diag_error(s->c->d, NULL, "initializer '%s'%s is defined more than once", name,
+                 s->where);
       continue;
     }
-    snprintf(what, sizeof what, "sparse initializer '%s'", name);
+    snprintf(what, sizeof what, "sparse initializer '%s'%s", name, s->where);
     Tensor *t = fe_sparse_decode(s->c, g, NULL, sp, what);
     if (t)
       ir_const_new(g, name, t);
@@ -171,24 +173,25 @@ static void add_initializers(Scope *s, const Onnx__GraphProto *gp) {
 }
 
 static void add_inputs(Scope *s, const Onnx__GraphProto *gp) {
-  char what[320];
+  char what[512];
   for (size_t i = 0; i < gp->n_input; i++) {
     const Onnx__ValueInfoProto *vi = gp->input[i];
     const char *name = fe_str(vi->name);
     if (!*name) {
-      diag_error(s->c->d, NULL, "graph input %zu has no name", i);
+      diag_error(s->c->d, NULL, "graph input %zu%s has no name", i, s->where);
       continue;
     }
     Value *v = ir_value_find(s->g, name);
     if (v && v->kind != VK_INPUT)
-      continue;   /* an initializer listed as input: a weight, not a runtime input */
+      continue;   /* an initializer (maybe a failed one) listed as input: a weight */
     if (v) {
-      diag_error(s->c->d, NULL, "graph input '%s' is listed more than once", name);
+      diag_error(s->c->d, NULL, "graph input '%s'%s is listed more than once", name,
+                 s->where);
       continue;
     }
     DType dt;
     Shape sh;
-    snprintf(what, sizeof what, "graph input '%s'", name);
+    snprintf(what, sizeof what, "graph input '%s'%s", name, s->where);
     if (!type_of(s, vi->type, what, true, &dt, &sh)) {
       dt = DT_UNDEF;   /* reported; keep the name defined so uses still link */
       sh = shape_unknown();
@@ -205,7 +208,8 @@ static Node *add_node(Scope *s, const Onnx__NodeProto *np, size_t index) {
   const char *domain = fe_str(np->domain);
   bool std = !*domain || strcmp(domain, "ai.onnx") == 0;
   if (!*op_type) {
-    diag_error(s->c->d, NULL, "node %zu ('%s') has no op_type", index, fe_str(np->name));
+    diag_error(s->c->d, NULL, "node %zu ('%s')%s has no op_type", index, fe_str(np->name),
+               s->where);
     op_type = "?";
   }
   OpKind op = std ? ir_op_lookup(op_type) : OP_Unknown_;
@@ -263,7 +267,7 @@ static void add_anon_outputs(Scope *s, Node **nodes, size_t n_nodes) {
 }
 
 static void add_value_info(Scope *s, const Onnx__GraphProto *gp) {
-  char what[320];
+  char what[512];
   for (size_t i = 0; i < gp->n_value_info; i++) {
     const Onnx__ValueInfoProto *vi = gp->value_info[i];
     Value *v = lookup(s, fe_str(vi->name));
@@ -271,7 +275,7 @@ static void add_value_info(Scope *s, const Onnx__GraphProto *gp) {
     Shape sh;
     if (!v)
       continue;   /* info about a value nothing produces: harmless, ignored */
-    snprintf(what, sizeof what, "value_info '%s'", v->name);
+    snprintf(what, sizeof what, "value_info '%s'%s", v->name, s->where);
     if (type_of(s, vi->type, what, false, &dt, &sh))
       hint(v, dt, &sh);
   }
@@ -293,22 +297,23 @@ static void link_inputs(Scope *s, Node *n, const Onnx__NodeProto *np) {
 }
 
 static void add_outputs(Scope *s, const Onnx__GraphProto *gp) {
-  char what[320];
+  char what[512];
   for (size_t i = 0; i < gp->n_output; i++) {
     const Onnx__ValueInfoProto *vi = gp->output[i];
     const char *name = fe_str(vi->name);
     if (!*name) {
-      diag_error(s->c->d, NULL, "graph output %zu has no name", i);
+      diag_error(s->c->d, NULL, "graph output %zu%s has no name", i, s->where);
       continue;
     }
     Value *v = resolve(s, name);
     if (!v) {
-      diag_error(s->c->d, NULL, "graph output '%s' is not produced by any node", name);
+      diag_error(s->c->d, NULL, "graph output '%s'%s is not produced by any node", name,
+                 s->where);
       continue;
     }
     DType dt;
     Shape sh;
-    snprintf(what, sizeof what, "graph output '%s'", name);
+    snprintf(what, sizeof what, "graph output '%s'%s", name, s->where);
     if (type_of(s, vi->type, what, false, &dt, &sh))
       hint(v, dt, &sh);
     ir_output_add(s->g, v);
@@ -317,9 +322,11 @@ static void add_outputs(Scope *s, const Onnx__GraphProto *gp) {
 
 bool fe_graph_build(FeCtx *c, Scope *up, Graph *g, const Onnx__GraphProto *gp) {
   int errors0 = c->d->n_errors;
-  Scope s = {c, g, up, 0, 0};
   if (gp->name && *gp->name)
     g->name = arena_strdup(g->arena, gp->name);
+  Scope s = {c, g, up, "", 0, 0};
+  if (up)
+    s.where = arena_printf(g->arena, " in subgraph '%s'", g->name);
 
   add_initializers(&s, gp);
   add_inputs(&s, gp);

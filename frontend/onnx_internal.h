@@ -22,6 +22,7 @@ typedef struct Scope {
   FeCtx *c;
   Graph *g;
   struct Scope *up;
+  const char *where;   /* "" or " in subgraph 'NAME'", for messages */
   /* Values whose ONNX name was "" (omitted optional outputs) get synthesized
    * names that a node input must not find: they hold the value ids
    * [anon_lo, anon_hi), all created in one batch. */

@@ -1,7 +1,7 @@
 /* infer_shape_ops.c - inference for shape and data-movement ops.
  *
  * Reshape, Flatten, Squeeze, Unsqueeze, Identity, Dropout, Transpose, Concat,
- * Shape, Gather, Cast, Constant. Symbolic dims flow through wherever the op
+ * Shape, Gather, Cast, CastLike, Constant. Symbolic dims flow through wherever the op
  * only moves them (Transpose, Concat's other axes, Reshape's 0 entries).
  * Operands that decide a shape (Reshape's shape, Squeeze's axes) must be
  * constant after folding for the shape to be known; otherwise only the rank
@@ -448,13 +448,8 @@ bool infer_Gather(Node *n, Diag *d) {
   return true;
 }
 
-bool infer_Cast(Node *n, Diag *d) {
-  const Attr *to = ir_attr(n, "to");
-  if (!to || to->kind != AT_INT)
-    return diag_error(d, n, "attribute 'to' (an element type code) is required");
-  if (!dtype_valid((int)to->u.i))
-    return diag_error(d, n, "attribute 'to' = %lld is not a known element type", (long long)to->u.i);
-  DType dt = (DType)to->u.i, from = n->in[0]->dt;
+static bool cast_infer(Node *n, DType dt, Diag *d) {
+  DType from = n->in[0]->dt;
   if (dt == DT_STRING || from == DT_STRING)
     return diag_error(d, n, "casts from or to string are not supported");
   if (dt == DT_C64 || dt == DT_C128 || from == DT_C64 || from == DT_C128)
@@ -462,6 +457,17 @@ bool infer_Cast(Node *n, Diag *d) {
   infer_set(n, 0, dt, &n->in[0]->shape);
   return true;
 }
+
+bool infer_Cast(Node *n, Diag *d) {
+  const Attr *to = ir_attr(n, "to");
+  if (!to || to->kind != AT_INT)
+    return diag_error(d, n, "attribute 'to' (an element type code) is required");
+  if (!dtype_valid((int)to->u.i))
+    return diag_error(d, n, "attribute 'to' = %lld is not a known element type", (long long)to->u.i);
+  return cast_infer(n, (DType)to->u.i, d);
+}
+
+bool infer_CastLike(Node *n, Diag *d) { return cast_infer(n, n->in[1]->dt, d); }
 
 bool infer_Constant(Node *n, Diag *d) {
   if (n->n_attrs != 1)

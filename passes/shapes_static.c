@@ -58,8 +58,14 @@ static void report_value(const Value *v, bool *named, Diag *d) {
     }
     return;
   }
-  if (v->shape.rank < 0)
+  if (v->shape.rank < 0) {
     diag_error(d, v->producer, "value '%s' has an unknown rank", v->name);
+    return;
+  }
+  int64_t numel, bytes;
+  if (!shape_numel(&v->shape, &numel) || !dtype_bytes(v->dt, numel, &bytes) || bytes > INT64_MAX / 4)
+    diag_error(d, v->producer, "value '%s' of shape %s is too large: its byte size overflows",
+               v->name, shape_str(&v->shape, sb, sizeof sb));
 }
 
 bool pass_require_static(Graph *g, Diag *d) {
