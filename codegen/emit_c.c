@@ -99,7 +99,7 @@ static bool assign_names(CGen *cg, Arena *a) {
     used[n_used++] = id;
     cg->out_param[i] = id;
     const Value *v = g->outputs[i];
-    int slot;
+    int slot = -1;
     if (v->kind == VK_NODE && first_output_slot(g, v, &slot) && slot == i)
       cg->cname[v->id] = id;
   }
@@ -221,7 +221,7 @@ static void emit_output_copies(CGen *cg, Arena *a, Buf *run) {
   const Graph *g = cg->g;
   for (int i = 0; i < g->n_outputs; i++) {
     const Value *v = g->outputs[i];
-    int slot;
+    int slot = -1;
     if (v->kind == VK_NODE && first_output_slot(g, v, &slot) && slot == i)
       continue;
     const char *src = v->kind == VK_NODE ? cg->out_param[slot] : cg->cname[v->id];

@@ -1,12 +1,13 @@
 /* emit_conv.c - C kernels for Conv, MaxPool, AveragePool and the global pools.
  *
- * Conv is a direct convolution that needs no scratch memory. For each
- * (batch, output channel) and each output row (the last spatial dim) it keeps
- * a block of at most ROW_BLOCK accumulators on the stack and adds, for every
- * input channel of the group and every kernel tap, w * x over the row range
- * whose input positions are in bounds. The innermost loop walks contiguous
- * accumulators (and contiguous inputs at stride 1), so compilers vectorize it,
- * and no padded reads ever happen. f16/bf16 accumulate in float.
+ * Conv is a direct convolution that needs no scratch memory. For a tile of
+ * CHAN_BLOCK output channels of one group and each output row (the last
+ * spatial dim) it keeps a block of accumulators per channel on the stack
+ * (ACC_BYTES in all) and adds, for every input channel of the group and every
+ * kernel tap, w * x over the row range whose input positions are in bounds, so
+ * each loaded input feeds CHAN_BLOCK multiply-adds. The innermost loop walks
+ * contiguous accumulators (and contiguous inputs at stride 1), so compilers
+ * vectorize it, and no padded reads ever happen. f16/bf16 accumulate in float.
  * The pools visit each output element once and loop over the in-bounds part of
  * its window, whose per-dim tap ranges are computed once per output index.
  * Window geometry follows the ONNX docs (see passes/infer_conv.c); the output
@@ -17,13 +18,20 @@
 #include <string.h>
 
 #define LL(x) ((long long)(x))
-#define ROW_BLOCK 512  /* accumulators kept on the stack (4 KiB of double) */
+#define ACC_BYTES 4096 /* Conv accumulators kept on the stack */
+#define CHAN_BLOCK 4   /* output channels computed together by Conv */
 
 /* Compute type of the kernels: f16/bf16 widen to float. */
-static const char *ctype(DType t) { return t == DT_F64 ? "double" : dtype_is_float(t) ? "float" : dtype_ctype(t); }
+static const char *ctype(DType t) {
+  return t == DT_F64 ? "double" : dtype_is_float(t) ? "float" : dtype_ctype(t);
+}
 /* Function applied when loading / storing an element (empty: none). */
-static const char *ld(DType t) { return t == DT_F16 ? "onnxc_f16_to_f32" : t == DT_BF16 ? "onnxc_bf16_to_f32" : ""; }
-static const char *st(DType t) { return t == DT_F16 ? "onnxc_f32_to_f16" : t == DT_BF16 ? "onnxc_f32_to_bf16" : ""; }
+static const char *ld(DType t) {
+  return t == DT_F16 ? "onnxc_f16_to_f32" : t == DT_BF16 ? "onnxc_bf16_to_f32" : "";
+}
+static const char *st(DType t) {
+  return t == DT_F16 ? "onnxc_f32_to_f16" : t == DT_BF16 ? "onnxc_f32_to_bf16" : "";
+}
 
 /* Sliding-window geometry of one node, all extents static. */
 typedef struct Geom {
@@ -43,7 +51,8 @@ static void ints_or(const Node *n, const char *name, int want, int64_t dflt, int
 
 /* Reads the window of node n with input shape x and output shape y (already
  * validated by inference). `kernel` gives the extents when kernel_shape is absent. */
-static void geom_read(const Node *n, const Shape *x, const Shape *y, const int64_t *kernel, Geom *g) {
+static void geom_read(const Node *n, const Shape *x, const Shape *y, const int64_t *kernel,
+                      Geom *g) {
   memset(g, 0, sizeof *g);
   int r = g->r = x->rank - 2;
   g->in_plane = g->out_plane = 1;
@@ -102,39 +111,35 @@ static bool emit_nothing(EmitC *e, const Node *n) {
 
 /* ---- Conv --------------------------------------------------------------------- */
 
-bool emitc_Conv(EmitC *e, const Node *n) {
-  const Shape *xs = &n->in[0]->shape, *ws = &n->in[1]->shape, *ys = &n->out[0]->shape;
-  DType t = n->in[0]->dt;
-  const char *T = dtype_ctype(t), *CT = ctype(t), *L = ld(t);
-  int64_t ny;
-  if (!shape_numel(ys, &ny) || ny == 0)
-    return emit_nothing(e, n);
+/* The facts every Conv tile needs. */
+typedef struct ConvInfo {
+  const Node *n;
   Geom g;
-  geom_read(n, xs, ys, &ws->d[2], &g);
-  int r = g.r, last = r - 1;
-  int64_t m = ys->d[1], mg = m / ir_attr_int(n, "group", 1), cg = ws->d[1];
-  int64_t ktaps = 1;
-  for (int i = 0; i < r; i++)
-    ktaps *= g.k[i];
-  int64_t ow = g.out[last], rb = ow < ROW_BLOCK ? ow : ROW_BLOCK;
-  char bias[64] = "0";
-  if (ir_has_input(n, 2))
-    snprintf(bias, sizeof bias, "%s(X2[m])", L);
+  DType t;
+  int64_t cg;          /* input channels per group */
+  int64_t ktaps;       /* kernel elements per (output, input) channel pair */
+} ConvInfo;
 
-  ec_line(e, "for (long nm = 0; nm < %lld; nm++) {", LL(xs->d[0] * m));
-  ec_line(e, "const long m = nm %% %lld;", LL(m));
-  ec_line(e, "const %s *xg = X0 + (nm / %lld * %lld + m / %lld * %lld) * %lld;", T, LL(m),
-          LL(xs->d[1]), LL(mg), LL(cg), LL(g.in_plane));
-  ec_line(e, "const %s *wm = X1 + m * %lld;", T, LL(cg * ktaps));
-  ec_line(e, "const %s bias = %s;", CT, bias);
-  ec_line(e, "%s *y = Y0 + nm * %lld;", T, LL(g.out_plane));
-  /* Output positions of the outer spatial dims; yrow is the output row. */
+/* Body computing output channels m0 .. m0 + rows - 1 (one group) of batch
+ * item nb, whose group's input starts at xg. */
+static void emit_conv_tile(EmitC *e, const ConvInfo *ci, int rows) {
+  const Geom *g = &ci->g;
+  const char *T = dtype_ctype(ci->t), *CT = ctype(ci->t), *L = ld(ci->t);
+  int r = g->r, last = r - 1;
+  int64_t ow = g->out[last], sl = g->s[last], il = g->in[last];
+  int64_t cap = ACC_BYTES / rows / (ci->t == DT_F64 ? 8 : 4);
+  int64_t rb = ow < cap ? ow : cap;
+  int64_t wstride = ci->cg * ci->ktaps;  /* weights of one output channel */
+  ec_line(e, "const %s *wm = X1 + m0 * %lld;", T, LL(wstride));
+  ec_line(e, "%s *y = Y0 + (nb * %lld + m0) * %lld;", T, LL(ci->n->out[0]->shape.d[1]),
+          LL(g->out_plane));
+  /* Loops over the outer output dims; yrow is the output row. */
   Buf row, tap;
   buf_init(&row);
   buf_init(&tap);
   for (int i = 0; i < last; i++) {
-    ec_line(e, "for (long o%d = 0; o%d < %lld; o%d++) {", i, i, LL(g.out[i]), i);
-    index_push(&row, g.out[i], "o", i);
+    ec_line(e, "for (long o%d = 0; o%d < %lld; o%d++) {", i, i, LL(g->out[i]), i);
+    index_push(&row, g->out[i], "o", i);
   }
   if (last > 0)
     ec_line(e, "%s *yrow = y + (%s) * %lld;", T, row.s, LL(ow));
@@ -143,47 +148,91 @@ bool emitc_Conv(EmitC *e, const Node *n) {
   ec_line(e, "for (long ow0 = 0; ow0 < %lld; ow0 += %lld) {", LL(ow), LL(rb));
   ec_line(e, "const long ow1 = ow0 + %lld < %lld ? ow0 + %lld : %lld;", LL(rb), LL(ow), LL(rb),
           LL(ow));
-  ec_line(e, "%s acc[%lld];", CT, LL(rb));
-  ec_line(e, "for (long j = 0; j < %lld; j++) acc[j] = bias;", LL(rb));
-  ec_line(e, "for (long c = 0; c < %lld; c++) {", LL(cg));
-  ec_line(e, "const %s *xr0 = xg + c * %lld;", T, LL(g.in_plane));
-  ec_line(e, "const %s *wc = wm + c * %lld;", T, LL(ktaps));
+  for (int k = 0; k < rows; k++) {
+    ec_line(e, "%s acc%d[%lld];", CT, k, LL(rb));
+    if (ir_has_input(ci->n, 2))
+      ec_line(e, "for (long j = 0; j < %lld; j++) acc%d[j] = %s(X2[m0 + %d]);", LL(rb), k, L, k);
+    else
+      ec_line(e, "for (long j = 0; j < %lld; j++) acc%d[j] = 0;", LL(rb), k);
+  }
+  ec_line(e, "for (long c = 0; c < %lld; c++) {", LL(ci->cg));
+  ec_line(e, "const %s *xr0 = xg + c * %lld;", T, LL(g->in_plane));
+  ec_line(e, "const %s *wc = wm + c * %lld;", T, LL(ci->ktaps));
   /* Kernel taps of the outer dims narrow xr to one input row, skipping rows
    * that fall into the padding. */
   for (int i = 0; i < last; i++) {
     int64_t rowlen = 1;
     for (int j = i + 1; j < r; j++)
-      rowlen *= g.in[j];
-    ec_line(e, "for (long k%d = 0; k%d < %lld; k%d++) {", i, i, LL(g.k[i]), i);
-    ec_line(e, "const long i%d = o%d * %lld + k%d * %lld - %lld;", i, i, LL(g.s[i]), i,
-            LL(g.dil[i]), LL(g.pb[i]));
-    ec_line(e, "if (i%d < 0 || i%d >= %lld) continue;", i, i, LL(g.in[i]));
+      rowlen *= g->in[j];
+    ec_line(e, "for (long k%d = 0; k%d < %lld; k%d++) {", i, i, LL(g->k[i]), i);
+    ec_line(e, "const long i%d = o%d * %lld + k%d * %lld - %lld;", i, i, LL(g->s[i]), i,
+            LL(g->dil[i]), LL(g->pb[i]));
+    ec_line(e, "if (i%d < 0 || i%d >= %lld) continue;", i, i, LL(g->in[i]));
     ec_line(e, "const %s *xr%d = xr%d + i%d * %lld;", T, i + 1, i, i, LL(rowlen));
-    index_push(&tap, g.k[i], "k", i);
+    index_push(&tap, g->k[i], "k", i);
   }
-  index_push(&tap, g.k[last], "k", last);
-  int64_t kl = g.k[last], sl = g.s[last], il = g.in[last];
-  ec_line(e, "for (long k%d = 0; k%d < %lld; k%d++) {", last, last, LL(kl), last);
-  ec_line(e, "const %s w = %s(wc[%s]);", CT, L, tap.s);
+  index_push(&tap, g->k[last], "k", last);
+  ec_line(e, "for (long k%d = 0; k%d < %lld; k%d++) {", last, last, LL(g->k[last]), last);
+  for (int k = 0; k < rows; k++)
+    ec_line(e, "const %s w%d = %s(wc[%lld + %s]);", CT, k, L, LL(k * wstride), tap.s);
   /* Input column o * s + off is in bounds for o in [lo, hi). */
-  ec_line(e, "const long off = k%d * %lld - %lld;", last, LL(g.dil[last]), LL(g.pb[last]));
+  ec_line(e, "const long off = k%d * %lld - %lld;", last, LL(g->dil[last]), LL(g->pb[last]));
   ec_line(e, "long lo = off >= 0 ? 0 : (%lld - off) / %lld;", LL(sl - 1), LL(sl));
   ec_line(e, "long hi = off >= %lld ? 0 : (%lld - off) / %lld + 1;", LL(il), LL(il - 1), LL(sl));
   ec_line(e, "if (lo < ow0) lo = ow0;");
   ec_line(e, "if (hi > ow1) hi = ow1;");
-  ec_line(e, "for (long o = lo; o < hi; o++) acc[o - ow0] += w * %s(xr%d[o * %lld + off]);", L,
-          last, LL(sl));
+  ec_line(e, "for (long o = lo; o < hi; o++) {");
+  ec_line(e, "const %s v = %s(xr%d[o * %lld + off]);", CT, L, last, LL(sl));
+  for (int k = 0; k < rows; k++)
+    ec_line(e, "acc%d[o - ow0] += w%d * v;", k, k);
+  ec_line(e, "}");
   ec_line(e, "}");
   for (int i = 0; i < last; i++)
     ec_line(e, "}");
   ec_line(e, "}");  /* c */
-  ec_line(e, "for (long o = ow0; o < ow1; o++) yrow[o] = %s(acc[o - ow0]);", st(t));
+  for (int k = 0; k < rows; k++)
+    ec_line(e, "for (long o = ow0; o < ow1; o++) yrow[%lld + o] = %s(acc%d[o - ow0]);",
+            LL(k * g->out_plane), st(ci->t), k);
   ec_line(e, "}");  /* ow0 */
   for (int i = 0; i < last; i++)
     ec_line(e, "}");
-  ec_line(e, "}");  /* nm */
   buf_free(&row);
   buf_free(&tap);
+}
+
+bool emitc_Conv(EmitC *e, const Node *n) {
+  const Shape *xs = &n->in[0]->shape, *ws = &n->in[1]->shape, *ys = &n->out[0]->shape;
+  int64_t ny;
+  if (!shape_numel(ys, &ny) || ny == 0)
+    return emit_nothing(e, n);
+  ConvInfo ci;
+  ci.n = n;
+  ci.t = n->in[0]->dt;
+  geom_read(n, xs, ys, &ws->d[2], &ci.g);
+  ci.cg = ws->d[1];
+  ci.ktaps = 1;
+  for (int i = 0; i < ci.g.r; i++)
+    ci.ktaps *= ci.g.k[i];
+  int64_t group = ir_attr_int(n, "group", 1), mg = ys->d[1] / group;
+  int64_t full = mg / CHAN_BLOCK * CHAN_BLOCK;
+  ec_line(e, "for (long nb = 0; nb < %lld; nb++) {", LL(xs->d[0]));
+  ec_line(e, "for (long gi = 0; gi < %lld; gi++) {", LL(group));
+  ec_line(e, "const %s *xg = X0 + (nb * %lld + gi * %lld) * %lld;", dtype_ctype(ci.t),
+          LL(xs->d[1]), LL(ci.cg), LL(ci.g.in_plane));
+  if (full > 0) {
+    ec_line(e, "for (long m0 = gi * %lld; m0 < gi * %lld + %lld; m0 += %d) {", LL(mg), LL(mg),
+            LL(full), CHAN_BLOCK);
+    emit_conv_tile(e, &ci, CHAN_BLOCK);
+    ec_line(e, "}");
+  }
+  if (full < mg) {
+    ec_line(e, "for (long m0 = gi * %lld + %lld; m0 < (gi + 1) * %lld; m0++) {", LL(mg), LL(full),
+            LL(mg));
+    emit_conv_tile(e, &ci, 1);
+    ec_line(e, "}");
+  }
+  ec_line(e, "}");
+  ec_line(e, "}");
   return true;
 }
 

@@ -152,7 +152,8 @@ typedef struct Nest {
   int *depth;                      /* per operand: deepest dim its index uses, -1: scalar */
 } Nest;
 
-/* full[k][j]: operand k spans output dim j (not broadcast along it). */
+/* An operand is "full" along an output dim when it spans it rather than
+ * broadcasting; dims are merged where every operand's fullness agrees. */
 static void nest_build(const Node *n, Nest *ns) {
   const Shape *os = &n->out[0]->shape;
   int r = os->rank, nk = ns->n_ops;

@@ -1,11 +1,14 @@
 /* emit_matmul.c - C kernels for Gemm and MatMul.
  *
  * Both lower to one matrix-product template over a single [M,K] x [K,N]
- * product. With B stored [K,N] it runs i-k-j: a block of at most COL_BLOCK
- * accumulators of an output row lives on the stack and each k adds
- * a[i,k] * B[k, block], a contiguous, vectorizable inner loop. With B stored
+ * product. With B stored [K,N] it runs i-k-j on tiles of ROW_BLOCK output rows
+ * by a block of columns whose accumulators (ACC_BYTES) live on the stack: each
+ * k adds a[i,k] * B[k, block] to every row of the tile, a contiguous,
+ * vectorizable inner loop that reuses the B stretch from L1. With B stored
  * transposed ([N,K], Gemm transB=1) each output is a dot product of two
- * contiguous rows, summed in DOT_LANES interleaved partial sums. An epilogue applies Gemm's alpha, beta and C while storing.
+ * contiguous rows, summed in DOT_LANES interleaved partial sums, again on
+ * tiles of ROW_BLOCK rows. An epilogue applies Gemm's alpha, beta and C while
+ * storing.
  * f16/bf16 accumulate in float; signed integers accumulate in the unsigned
  * type of the same width, so overflow wraps as in ONNX Runtime without UB.
  * MatMul loops over the broadcast batch, computing each operand's offset from
@@ -17,8 +20,9 @@
 #include <string.h>
 
 #define LL(x) ((long long)(x))
-#define COL_BLOCK 256  /* accumulators of an output row kept on the stack */
-#define DOT_LANES 8    /* partial sums of a dot product (the sum below assumes 8) */
+#define ACC_BYTES 4096 /* stack accumulators of the i-k-j tile */
+#define ROW_BLOCK 4    /* rows of A per tile */
+#define DOT_LANES 8    /* partial sums of a dot product (emit_dot_tile adds 8) */
 
 /* Compute type: f16/bf16 widen to float, signed ints use their unsigned twin. */
 static const char *ctype(DType t) {
@@ -54,11 +58,11 @@ static const char *st(DType t) {
 typedef struct Product {
   DType t;
   int64_t m, n, k;
-  bool ta, tb;          /* A stored [K,M]; B stored [N,K] */
-  const char *a, *b, *y;/* C expressions of the operands' base pointers */
-  const char *alpha;    /* literal multiplying A'B', or NULL for 1 */
-  const char *beta;     /* literal multiplying C, or NULL for 1 */
-  bool has_c;           /* add beta * X2[i * c_si + j * c_sj] */
+  bool ta, tb;           /* A stored [K,M]; B stored [N,K] */
+  const char *a, *b, *y; /* C expressions of the operands' base pointers */
+  const char *alpha;     /* literal multiplying A'B', or NULL for 1 */
+  const char *beta;      /* literal multiplying C, or NULL for 1 */
+  bool has_c;            /* add beta * X2[i * c_si + j * c_sj], c_sj 0 or 1 */
   int64_t c_si, c_sj;
 } Product;
 
@@ -72,71 +76,124 @@ static void epilogue(const Product *p, const char *acc, const char *j, Buf *out)
     buf_puts(out, " + ");
     if (p->beta)
       buf_printf(out, "%s * ", p->beta);
-    buf_printf(out, "%s(X2[i * %lld + (%s) * %lld])", ld(p->t), LL(p->c_si), j, LL(p->c_sj));
+    buf_printf(out, "%s(X2[", ld(p->t));
+    if (p->c_si)
+      buf_printf(out, "i * %lld%s", LL(p->c_si), p->c_sj ? " + " : "");
+    if (p->c_sj)
+      buf_puts(out, j);
+    buf_puts(out, p->c_si || p->c_sj ? "])" : "0])");
   }
   buf_puts(out, ")");
 }
 
-/* Expression of A'[i, k] for the k expression `k`. */
-static void a_elem(const Product *p, const char *k, char *buf, size_t n) {
+/* Expression of A'[i, k] for the row and column expressions i and k. */
+static void a_elem(const Product *p, const char *i, const char *k, char *buf, size_t n) {
   if (p->ta)
-    snprintf(buf, n, "%s[(%s) * %lld + i]", p->a, k, LL(p->m));
+    snprintf(buf, n, "%s[(%s) * %lld + %s]", p->a, k, LL(p->m), i);
   else
-    snprintf(buf, n, "ar[%s]", k);
+    snprintf(buf, n, "%s[%s * %lld + %s]", p->a, i, LL(p->k), k);
 }
 
-static void emit_product(EmitC *e, const Product *p) {
+/* Dot products of `rows` rows of A' starting at row i0 with every row of B
+ * (stored [N,K]), each summed in DOT_LANES interleaved partial sums: an
+ * explicit reassociation that compilers vectorize without -ffast-math, with
+ * each loaded stretch of a B row serving all rows. */
+static void emit_dot_tile(EmitC *e, const Product *p, int rows) {
   const char *T = dtype_ctype(p->t), *CT = ctype(p->t), *L = ld(p->t);
+  char a_el[128], idx[32];
   Buf epi;
   buf_init(&epi);
-  char a_ik[128], a_iku[128];
-  a_elem(p, "k", a_ik, sizeof a_ik);
-  a_elem(p, "k + u", a_iku, sizeof a_iku);
-  ec_line(e, "for (long i = 0; i < %lld; i++) {", LL(p->m));
-  if (!p->ta)
-    ec_line(e, "const %s *ar = %s + i * %lld;", T, p->a, LL(p->k));
-  ec_line(e, "%s *yr = %s + i * %lld;", T, p->y, LL(p->n));
-  if (p->tb) {
-    epilogue(p, "acc", "j", &epi);
-    ec_line(e, "for (long j = 0; j < %lld; j++) {", LL(p->n));
-    ec_line(e, "const %s *br = %s + j * %lld;", T, p->b, LL(p->k));
-    if (p->k >= 2 * DOT_LANES) {
-      /* DOT_LANES partial sums: an explicit reassociation that compilers
-       * vectorize without -ffast-math. */
-      ec_line(e, "%s part[%d] = {0};", CT, DOT_LANES);
-      ec_line(e, "long k = 0;");
-      ec_line(e, "for (; k + %d <= %lld; k += %d) {", DOT_LANES, LL(p->k), DOT_LANES);
-      ec_line(e, "for (long u = 0; u < %d; u++) part[u] += %s(%s) * %s(br[k + u]);", DOT_LANES, L,
-              a_iku, L);
-      ec_line(e, "}");
-      ec_line(e, "%s acc = ((part[0] + part[1]) + (part[2] + part[3])) + "
-                 "((part[4] + part[5]) + (part[6] + part[7]));", CT);
-      ec_line(e, "for (; k < %lld; k++) acc += %s(%s) * %s(br[k]);", LL(p->k), L, a_ik, L);
-    } else {
-      ec_line(e, "%s acc = 0;", CT);
-      ec_line(e, "for (long k = 0; k < %lld; k++) acc += %s(%s) * %s(br[k]);", LL(p->k), L, a_ik,
-              L);
-    }
-    ec_line(e, "yr[j] = %s;", epi.s);
-    ec_line(e, "}");
-  } else {
-    int64_t nb = p->n < COL_BLOCK ? p->n : COL_BLOCK;
-    epilogue(p, "acc[j]", "j0 + j", &epi);
-    ec_line(e, "for (long j0 = 0; j0 < %lld; j0 += %lld) {", LL(p->n), LL(nb));
-    ec_line(e, "const long jn = %lld - j0 < %lld ? %lld - j0 : %lld;", LL(p->n), LL(nb), LL(p->n),
-            LL(nb));
-    ec_line(e, "%s acc[%lld];", CT, LL(nb));
-    ec_line(e, "for (long j = 0; j < %lld; j++) acc[j] = 0;", LL(nb));
-    ec_line(e, "for (long k = 0; k < %lld; k++) {", LL(p->k));
-    ec_line(e, "const %s a = %s(%s);", CT, L, a_ik);
-    ec_line(e, "const %s *br = %s + k * %lld + j0;", T, p->b, LL(p->n));
-    ec_line(e, "for (long j = 0; j < jn; j++) acc[j] += a * %s(br[j]);", L);
-    ec_line(e, "}");
-    ec_line(e, "for (long j = 0; j < jn; j++) yr[j0 + j] = %s;", epi.s);
+  epilogue(p, "acc", "j", &epi);
+  ec_line(e, "for (long j = 0; j < %lld; j++) {", LL(p->n));
+  ec_line(e, "const %s *br = %s + j * %lld;", T, p->b, LL(p->k));
+  for (int r = 0; r < rows; r++)
+    ec_line(e, "%s part%d[%d] = {0};", CT, r, DOT_LANES);
+  ec_line(e, "long k = 0;");
+  ec_line(e, "for (; k + %d <= %lld; k += %d) {", DOT_LANES, LL(p->k), DOT_LANES);
+  ec_line(e, "for (long u = 0; u < %d; u++) {", DOT_LANES);
+  ec_line(e, "const %s b = %s(br[k + u]);", CT, L);
+  for (int r = 0; r < rows; r++) {
+    snprintf(idx, sizeof idx, "(i0 + %d)", r);
+    a_elem(p, idx, "k + u", a_el, sizeof a_el);
+    ec_line(e, "part%d[u] += %s(%s) * b;", r, L, a_el);
+  }
+  ec_line(e, "}");
+  ec_line(e, "}");
+  a_elem(p, "i", "kk", a_el, sizeof a_el);
+  for (int r = 0; r < rows; r++) {
+    ec_line(e, "{");
+    ec_line(e, "const long i = i0 + %d;", r);
+    ec_line(e, "%s acc = ((part%d[0] + part%d[1]) + (part%d[2] + part%d[3])) + "
+               "((part%d[4] + part%d[5]) + (part%d[6] + part%d[7]));",
+            CT, r, r, r, r, r, r, r, r);
+    ec_line(e, "for (long kk = k; kk < %lld; kk++) acc += %s(%s) * %s(br[kk]);", LL(p->k), L, a_el,
+            L);
+    ec_line(e, "%s[i * %lld + j] = %s;", p->y, LL(p->n), epi.s);
     ec_line(e, "}");
   }
   ec_line(e, "}");
   buf_free(&epi);
+}
+
+/* B stored [N,K]: full tiles of ROW_BLOCK rows, then the remaining rows one by one. */
+static void emit_dot_product(EmitC *e, const Product *p) {
+  int64_t full = p->m / ROW_BLOCK * ROW_BLOCK;
+  if (full > 0) {
+    ec_line(e, "for (long i0 = 0; i0 < %lld; i0 += %d) {", LL(full), ROW_BLOCK);
+    emit_dot_tile(e, p, ROW_BLOCK);
+    ec_line(e, "}");
+  }
+  if (full < p->m) {
+    ec_line(e, "for (long i0 = %lld; i0 < %lld; i0++) {", LL(full), LL(p->m));
+    emit_dot_tile(e, p, 1);
+    ec_line(e, "}");
+  }
+}
+
+/* B stored [K,N]: i-k-j over a tile of ROW_BLOCK rows and up to a block of
+ * columns, so each loaded stretch of a B row serves every row of the tile. */
+static void emit_row_product(EmitC *e, const Product *p) {
+  const char *T = dtype_ctype(p->t), *CT = ctype(p->t), *L = ld(p->t);
+  bool wide = p->t == DT_F64 || p->t == DT_I64 || p->t == DT_U64;  /* 8-byte compute type */
+  int64_t cols = ACC_BYTES / ROW_BLOCK / (wide ? 8 : 4);
+  int64_t nb = p->n < cols ? p->n : cols, mb = p->m < ROW_BLOCK ? p->m : ROW_BLOCK;
+  char a_ik[128];
+  a_elem(p, "i", "k", a_ik, sizeof a_ik);
+  Buf epi;
+  buf_init(&epi);
+  epilogue(p, "acc[r][j]", "j0 + j", &epi);
+  ec_line(e, "for (long i0 = 0; i0 < %lld; i0 += %lld) {", LL(p->m), LL(mb));
+  ec_line(e, "const long ni = %lld - i0 < %lld ? %lld - i0 : %lld;", LL(p->m), LL(mb), LL(p->m),
+          LL(mb));
+  ec_line(e, "for (long j0 = 0; j0 < %lld; j0 += %lld) {", LL(p->n), LL(nb));
+  ec_line(e, "const long jn = %lld - j0 < %lld ? %lld - j0 : %lld;", LL(p->n), LL(nb), LL(p->n),
+          LL(nb));
+  ec_line(e, "%s acc[%lld][%lld];", CT, LL(mb), LL(nb));
+  ec_line(e, "for (long r = 0; r < %lld; r++)", LL(mb));
+  ec_line(e, "  for (long j = 0; j < %lld; j++) acc[r][j] = 0;", LL(nb));
+  ec_line(e, "for (long k = 0; k < %lld; k++) {", LL(p->k));
+  ec_line(e, "const %s *br = %s + k * %lld + j0;", T, p->b, LL(p->n));
+  ec_line(e, "for (long r = 0; r < ni; r++) {");
+  ec_line(e, "const long i = i0 + r;");
+  ec_line(e, "const %s a = %s(%s);", CT, L, a_ik);
+  ec_line(e, "for (long j = 0; j < jn; j++) acc[r][j] += a * %s(br[j]);", L);
+  ec_line(e, "}");
+  ec_line(e, "}");
+  ec_line(e, "for (long r = 0; r < ni; r++) {");
+  ec_line(e, "const long i = i0 + r;");
+  ec_line(e, "%s *yr = %s + i * %lld + j0;", T, p->y, LL(p->n));
+  ec_line(e, "for (long j = 0; j < jn; j++) yr[j] = %s;", epi.s);
+  ec_line(e, "}");
+  ec_line(e, "}");
+  ec_line(e, "}");
+  buf_free(&epi);
+}
+
+static void emit_product(EmitC *e, const Product *p) {
+  if (p->tb)
+    emit_dot_product(e, p);
+  else
+    emit_row_product(e, p);
 }
 
 /* Literal of a Gemm coefficient in the compute type, NULL when it is 1;
@@ -250,12 +307,12 @@ bool emitc_MatMul(EmitC *e, const Node *n) {
   batch_offset(as->d, as->rank >= 2 ? as->rank - 2 : 0, ys->d, nb, p.m * p.k, &ao);
   batch_offset(bs->d, bs->rank >= 2 ? bs->rank - 2 : 0, ys->d, nb, p.k * p.n, &bo);
   ec_line(e, "for (long bi = 0; bi < %lld; bi++) {", LL(batch));
-  ec_line(e, "const %s *a = X0 + %s;", dtype_ctype(p.t), ao.s);
-  ec_line(e, "const %s *b = X1 + %s;", dtype_ctype(p.t), bo.s);
-  ec_line(e, "%s *y = Y0 + bi * %lld;", dtype_ctype(p.t), LL(p.m * p.n));
-  p.a = "a";
-  p.b = "b";
-  p.y = "y";
+  ec_line(e, "const %s *pa = X0 + %s;", dtype_ctype(p.t), ao.s);
+  ec_line(e, "const %s *pb = X1 + %s;", dtype_ctype(p.t), bo.s);
+  ec_line(e, "%s *py = Y0 + bi * %lld;", dtype_ctype(p.t), LL(p.m * p.n));
+  p.a = "pa";
+  p.b = "pb";
+  p.y = "py";
   emit_product(e, &p);
   ec_line(e, "}");
   buf_free(&ao);

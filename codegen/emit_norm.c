@@ -21,8 +21,12 @@
 /* Compute type: f16/bf16 widen to float. */
 static const char *ctype(DType t) { return t == DT_F64 ? "double" : "float"; }
 /* Prefix applied when loading / storing an element (empty: none). */
-static const char *ld(DType t) { return t == DT_F16 ? "onnxc_f16_to_f32" : t == DT_BF16 ? "onnxc_bf16_to_f32" : ""; }
-static const char *st(DType t) { return t == DT_F16 ? "onnxc_f32_to_f16" : t == DT_BF16 ? "onnxc_f32_to_bf16" : ""; }
+static const char *ld(DType t) {
+  return t == DT_F16 ? "onnxc_f16_to_f32" : t == DT_BF16 ? "onnxc_bf16_to_f32" : "";
+}
+static const char *st(DType t) {
+  return t == DT_F16 ? "onnxc_f32_to_f16" : t == DT_BF16 ? "onnxc_f32_to_bf16" : "";
+}
 /* Suffix of the <math.h> functions for the compute type. */
 static const char *fsuf(DType t) { return t == DT_F64 ? "" : "f"; }
 

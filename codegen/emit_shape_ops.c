@@ -83,6 +83,8 @@ bool emitc_Dropout(EmitC *e, const Node *n) {
 
 /* ---- Transpose ---------------------------------------------------------------- */
 
+#define TILE 32  /* elements per side of a transpose tile */
+
 bool emitc_Transpose(EmitC *e, const Node *n) {
   const Shape *xs = &n->in[0]->shape;
   int r = xs->rank, count;
@@ -133,8 +135,31 @@ bool emitc_Transpose(EmitC *e, const Node *n) {
     ostride[m] = acc;
     acc *= ext[m];
   }
+  /* The group read contiguously (input stride 1); when it is not the innermost
+   * output group and both are long, the pair is tiled so reads and writes
+   * both stay in cache. Loop order does not change the result. */
+  int c = ng - 1, last = ng - 1;
   for (int m = 0; m < ng; m++)
-    ec_line(e, "for (ptrdiff_t i%d = 0; i%d < %lld; i%d++) {", m, m, (long long)ext[m], m);
+    if (istride[m] == 1)
+      c = m;
+  bool tile = c != last && ext[c] >= 2 * TILE && ext[last] >= 2 * TILE;
+  int opened = 0;
+  for (int m = 0; m < ng; m++)
+    if (!tile || (m != c && m != last)) {
+      ec_line(e, "for (ptrdiff_t i%d = 0; i%d < %lld; i%d++) {", m, m, (long long)ext[m], m);
+      opened++;
+    }
+  if (tile) {
+    ec_line(e, "for (ptrdiff_t b%d = 0; b%d < %lld; b%d += %d) {", c, c, (long long)ext[c], c, TILE);
+    ec_line(e, "for (ptrdiff_t b%d = 0; b%d < %lld; b%d += %d) {", last, last, (long long)ext[last], last, TILE);
+    ec_line(e, "const ptrdiff_t e%d = b%d + %d < %lld ? b%d + %d : %lld;", c, c, TILE, (long long)ext[c], c, TILE,
+            (long long)ext[c]);
+    ec_line(e, "const ptrdiff_t e%d = b%d + %d < %lld ? b%d + %d : %lld;", last, last, TILE, (long long)ext[last],
+            last, TILE, (long long)ext[last]);
+    ec_line(e, "for (ptrdiff_t i%d = b%d; i%d < e%d; i%d++) {", c, c, c, c, c);
+    ec_line(e, "for (ptrdiff_t i%d = b%d; i%d < e%d; i%d++) {", last, last, last, last, last);
+    opened += 4;
+  }
   Buf oi, ii;
   buf_init(&oi);
   buf_init(&ii);
@@ -149,7 +174,7 @@ bool emitc_Transpose(EmitC *e, const Node *n) {
   ec_line(e, "Y0[%s] = X0[%s];", oi.s, ii.s);
   buf_free(&oi);
   buf_free(&ii);
-  for (int m = 0; m < ng; m++)
+  for (int m = 0; m < opened; m++)
     ec_line(e, "}");
   return true;
 }
@@ -220,19 +245,27 @@ bool emitc_Gather(EmitC *e, const Node *n) {
     ec_line(e, "(void)Y0;");
     return true;
   }
-  ec_line(e, "for (ptrdiff_t o = 0; o < %lld; o++) {", (long long)outer);
+  /* Row offsets of output and input; the outer loop goes when it has one trip. */
+  char yrow[64], xrow[64];
+  if (outer > 1) {
+    ec_line(e, "for (ptrdiff_t o = 0; o < %lld; o++) {", (long long)outer);
+    snprintf(yrow, sizeof yrow, "o * %lld + ", (long long)count);
+    snprintf(xrow, sizeof xrow, "o * %lld + ", (long long)dim);
+  } else {
+    yrow[0] = xrow[0] = 0;
+  }
   ec_line(e, "for (ptrdiff_t j = 0; j < %lld; j++) {", (long long)count);
   ec_line(e, "const ptrdiff_t k = (ptrdiff_t)X1[j] < 0 ? (ptrdiff_t)X1[j] + %lld : (ptrdiff_t)X1[j];",
           (long long)dim);
   if (inner == 1) {
-    ec_line(e, "Y0[o * %lld + j] = X0[o * %lld + k];", (long long)count, (long long)dim);
+    ec_line(e, "Y0[%sj] = X0[%sk];", yrow, xrow);
   } else {
     ec_line(e, "for (ptrdiff_t i = 0; i < %lld; i++)", (long long)inner);
-    ec_line(e, "  Y0[(o * %lld + j) * %lld + i] = X0[(o * %lld + k) * %lld + i];", (long long)count,
-            (long long)inner, (long long)dim, (long long)inner);
+    ec_line(e, "  Y0[(%sj) * %lld + i] = X0[(%sk) * %lld + i];", yrow, (long long)inner, xrow, (long long)inner);
   }
   ec_line(e, "}");
-  ec_line(e, "}");
+  if (outer > 1)
+    ec_line(e, "}");
   return true;
 }
 

@@ -145,8 +145,10 @@ static bool window_shape(const Node *n, Diag *d, const Window *w, const Shape *x
     if (!window_out(n, d, w, i, x->d[2 + i], &out->d[2 + i]))
       return false;
     /* A symbolic extent survives only a window that maps it onto itself. */
+    int64_t dk = (w->k[i] - 1) * w->dil[i] + 1;
+    int64_t pads = w->pad == PAD_VALID ? 0 : w->pb[i] + w->pe[i];
     bool same = w->s[i] == 1 && (w->pad == PAD_SAME_UPPER || w->pad == PAD_SAME_LOWER ||
-                                 (w->k[i] == 1 && (w->pad == PAD_VALID || w->pb[i] + w->pe[i] == 0)));
+                                 pads + 1 == dk);
     if (out->d[2 + i] >= 0 || !same)
       out->sym[2 + i] = NULL;
   }

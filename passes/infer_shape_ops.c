@@ -89,18 +89,22 @@ static bool is_index_type(DType t) { return t == DT_I32 || t == DT_I64; }
  * Symbolic input dims cancel when each is copied by a 0 at its own position. */
 static bool reshape_infer_neg(Diag *d, const Node *n, const Shape *x, Shape *o, int neg, const bool *copied) {
   int64_t in_p = 1, out_p = 1;
-  bool in_static = true;
+  int n_unknown = 0, which = -1;
   for (int i = 0; i < x->rank; i++) {
     if (x->d[i] >= 0)
       in_p *= x->d[i];
-    else if (!(i < o->rank && copied[i]))
-      in_static = false;
+    else if (!(i < o->rank && copied[i])) {
+      n_unknown++;
+      which = i;
+    }
   }
   for (int j = 0; j < o->rank; j++)
     if (j != neg && o->d[j] >= 0)
       out_p *= o->d[j];
-  if (!in_static) {
+  if (n_unknown > 0) {
+    /* [N,3,4] -> [-1,12]: the lone symbolic dim survives when the rest cancels. */
     o->d[neg] = DIM_UNKNOWN;
+    o->sym[neg] = n_unknown == 1 && in_p == out_p ? x->sym[which] : NULL;
     return true;
   }
   if (out_p == 0)

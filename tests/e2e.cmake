@@ -10,6 +10,13 @@ add_test(NAME e2e.conformance
   COMMAND ${ONNXC_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/conformance/run_conformance.py
           --onnxc ${ONNXC_BIN} --ratchet ${CMAKE_CURRENT_LIST_DIR}/conformance/passing.txt --only-listed)
 
+# The same cases with the generated code built under ASan and UBSan: any
+# report fails the case.
+add_test(NAME e2e.conformance_sanitize
+  COMMAND ${CMAKE_COMMAND} -E env ONNXC_CHECK_SANITIZE=1
+          ${ONNXC_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/conformance/run_conformance.py
+          --onnxc ${ONNXC_BIN} --ratchet ${CMAKE_CURRENT_LIST_DIR}/conformance/passing.txt --only-listed)
+
 add_test(NAME e2e.models_vs_ort
   COMMAND ${ONNXC_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/models/compare_ort.py
           --onnxc ${ONNXC_BIN} --models ${CMAKE_BINARY_DIR}/e2e-models)
@@ -20,4 +27,4 @@ add_test(NAME e2e.cortex_m COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/e2e/test_corte
   ${CMAKE_BINARY_DIR}/e2e-models)
 set_tests_properties(e2e.cortex_m PROPERTIES DEPENDS e2e.models_vs_ort)
 
-set_tests_properties(e2e.cli e2e.conformance e2e.models_vs_ort e2e.digits e2e.cortex_m PROPERTIES LABELS e2e)
+set_tests_properties(e2e.cli e2e.conformance e2e.conformance_sanitize e2e.models_vs_ort e2e.digits e2e.cortex_m PROPERTIES LABELS e2e)

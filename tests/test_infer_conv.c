@@ -117,6 +117,23 @@ static void test_conv_dilation_group_and_symbolic_batch(void **state) {
   ir_graph_free(g);
 }
 
+static void test_conv_symbolic_extent_through_same_size_window(void **state) {
+  (void)state;
+  Graph *g = gnew(13);
+  Shape xs = shape_make(4, (int64_t[]){1, 3, DIM_UNKNOWN, DIM_UNKNOWN});
+  xs.sym[2] = "H";
+  xs.sym[3] = "W";
+  Value *in[2] = {ir_input_add(g, "x", DT_F32, &xs),
+                  tin(g, "w", DT_F32, 4, (int64_t[]){2, 3, 3, 3})};
+  Node *n = op(g, OP_Conv, 2, in, 1);
+  set_ints(n, "pads", 4, (int64_t[]){1, 0, 1, 0});  /* H keeps its extent, W shrinks */
+  expect_ok(n);
+  assert_shape(n->out[0], 4, (int64_t[]){1, 2, DIM_UNKNOWN, DIM_UNKNOWN});
+  assert_string_equal(n->out[0]->shape.sym[2], "H");
+  assert_null(n->out[0]->shape.sym[3]);
+  ir_graph_free(g);
+}
+
 static void test_conv_1d_and_3d(void **state) {
   (void)state;
   Graph *g = gnew(22);
@@ -254,6 +271,7 @@ int main(void) {
       cmocka_unit_test(test_conv_explicit_pads_and_strides),
       cmocka_unit_test(test_conv_auto_pad_modes),
       cmocka_unit_test(test_conv_dilation_group_and_symbolic_batch),
+      cmocka_unit_test(test_conv_symbolic_extent_through_same_size_window),
       cmocka_unit_test(test_conv_1d_and_3d),
       cmocka_unit_test(test_conv_errors),
       cmocka_unit_test(test_maxpool_ceil_mode_drops_window_in_padding),

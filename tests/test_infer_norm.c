@@ -104,9 +104,9 @@ static void test_batchnorm_errors(void **state) {
   ir_output_add(g, n->out[1]);
   expect_error(n, "training-mode statistic");
   expect_error(bn(g, 1, 1, (int64_t[]){4}), "dim 0 is 4, expected 3");
-  Value *in[5] = {tin(g, "xi", DT_I32, 2, (int64_t[]){2, 3}), tin(g, "s", DT_F32, 1, (int64_t[]){3}),
-                  tin(g, "b", DT_F32, 1, (int64_t[]){3}), tin(g, "m", DT_F32, 1, (int64_t[]){3}),
-                  tin(g, "v", DT_F32, 1, (int64_t[]){3})};
+  Value *in[5] = {tin(g, "xi", DT_I32, 2, (int64_t[]){2, 3}),
+                  tin(g, "s", DT_F32, 1, (int64_t[]){3}), tin(g, "b", DT_F32, 1, (int64_t[]){3}),
+                  tin(g, "m", DT_F32, 1, (int64_t[]){3}), tin(g, "v", DT_F32, 1, (int64_t[]){3})};
   expect_error(op(g, OP_BatchNormalization, 5, in, 1), "element type i32");
   Value *r1[5] = {tin(g, "x1", DT_F32, 1, (int64_t[]){3}), in[1], in[2], in[3], in[4]};
   expect_error(op(g, OP_BatchNormalization, 5, r1, 1), "rank 1, expected at least 2");
