@@ -18,7 +18,7 @@
 /* ---- types and templates -------------------------------------------------- */
 
 static bool wraps(OpKind op) {
-  return op == OP_Add || op == OP_Sub || op == OP_Mul || op == OP_Neg || op == OP_Sum;
+  return op == OP_Add || op == OP_Sub || op == OP_Mul || op == OP_Neg || op == OP_Sum || op == OP_BitShift;
 }
 
 static DType unsigned_of(DType t) {
@@ -68,6 +68,19 @@ const char *ec_ew_template(const Node *n, DType compute) {
     return uint ? "(%T)(%0 > 0)" : row;
   case OP_PRelu:
     return uint ? "%0" : row;
+  case OP_Mod:
+    if (uint)
+      return "(%1 == 0 ? (%T)0 : (%T)(%0 %% %1))";
+    if (!sint)
+      return row;
+    if (ir_attr_int(n, "fmod", 0))
+      return "(%1 == 0 || %1 == -1 ? (%T)0 : (%T)(%0 %% %1))";
+    return "(%1 == 0 || %1 == -1 ? (%T)0 : "
+           "(%T)((%0 %% %1) != 0 && ((%0 %% %1) < 0) != (%1 < 0) ? (%0 %% %1) + %1 : (%0 %% %1)))";
+  case OP_BitShift:
+    if (!strcmp(ir_attr_str(n, "direction", ""), "RIGHT"))
+      return "(%1 >= sizeof(%T) * 8 ? (%T)0 : (%T)(%0 >> %1))";
+    return row;
   case OP_Max:
     return dtype_is_float(compute) ? row : "(%0 > %1 ? %0 : %1)";
   case OP_Min:

@@ -300,6 +300,7 @@ static double f_le(const double *a) { return a[0] <= a[1]; }
 static double f_gt(const double *a) { return a[0] > a[1]; }
 static double f_ge(const double *a) { return a[0] >= a[1]; }
 static double f_where(const double *a) { return a[0] != 0 ? a[1] : a[2]; }
+static double f_fmod(const double *a) { return fmod(a[0], a[1]); }
 
 static int64_t i_add(const int64_t *a) { return wrap_add(a[0], a[1]); }
 static int64_t i_sub(const int64_t *a) { return wrap_sub(a[0], a[1]); }
@@ -324,6 +325,13 @@ static int64_t i_and(const int64_t *a) { return a[0] && a[1]; }
 static int64_t i_or(const int64_t *a) { return a[0] || a[1]; }
 static int64_t i_xor(const int64_t *a) { return (a[0] != 0) != (a[1] != 0); }
 static int64_t i_where(const int64_t *a) { return a[0] ? a[1] : a[2]; }
+static int64_t i_fmod(const int64_t *a) { return a[1] == 0 || a[1] == -1 ? 0 : a[0] % a[1]; }
+static int64_t i_mod(const int64_t *a) {  /* Python: the result takes the divisor's sign */
+  int64_t r = i_fmod(a);
+  return r != 0 && (r < 0) != (a[1] < 0) ? r + a[1] : r;
+}
+static int64_t i_shl(const int64_t *a) { return a[1] < 0 || a[1] >= 64 ? 0 : (int64_t)((uint64_t)a[0] << a[1]); }
+static int64_t i_shr(const int64_t *a) { return a[1] < 0 || a[1] >= 64 ? 0 : (int64_t)((uint64_t)a[0] >> a[1]); }
 
 typedef struct EwFold {
   F64Fn f;   /* float inputs (NULL: not folded) */
@@ -346,8 +354,19 @@ static const EwFold ew_folds[OP_COUNT_] = {
     [OP_Greater] = {f_gt, i_gt},     [OP_GreaterOrEqual] = {f_ge, i_ge},
     [OP_Not] = {NULL, i_not},        [OP_And] = {NULL, i_and},
     [OP_Or] = {NULL, i_or},          [OP_Xor] = {NULL, i_xor},
-    [OP_Where] = {f_where, i_where},
+    [OP_Where] = {f_where, i_where},   [OP_Mod] = {f_fmod, i_mod},
+    [OP_BitShift] = {NULL, i_shl},
 };
+
+/* The row's folder, or the variant an attribute selects. */
+static EwFold ew_fold_for(const Node *n) {
+  EwFold f = ew_folds[n->op];
+  if (n->op == OP_Mod && ir_attr_int(n, "fmod", 0))
+    f.i = i_fmod;
+  if (n->op == OP_BitShift && !strcmp(ir_attr_str(n, "direction", ""), "RIGHT"))
+    f.i = i_shr;
+  return f;
+}
 
 /* Broadcast strides of input k against the output shape (0 on broadcast dims). */
 static void bcast_strides(const Shape *in, const Shape *out, int64_t *st) {
@@ -364,7 +383,8 @@ static void bcast_strides(const Shape *in, const Shape *out, int64_t *st) {
 }
 
 static FoldResult fold_ew(Node *n, Diag *d) {
-  const EwFold *ef = &ew_folds[n->op];
+  EwFold fold = ew_fold_for(n);
+  const EwFold *ef = &fold;
   DType dt = n->in[n->op == OP_Where ? 1 : 0]->dt;
   bool fl = dtype_is_float(dt) || n->op == OP_Pow;
   bool variadic = ir_ops[n->op].max_in < 0;

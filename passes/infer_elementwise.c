@@ -4,16 +4,20 @@
  * Result type: that of the data inputs, which must agree, or bool for
  * OPF_BOOLOUT rows. The flags say which types a row takes (OPF_FLOATONLY);
  * the few rows whose types the flags cannot describe are listed in `rules`:
- * bool-only logic, integer-only bitwise ops, Where (bool condition, result of
- * the type of inputs 1 and 2) and Pow (exponent of any numeric type).
+ * bool-only logic, integer-only bitwise ops (BitShift: unsigned), Where (bool
+ * condition, result of the type of inputs 1 and 2) and Pow (exponent of any
+ * numeric type). Mod and BitShift also check their attributes here.
  */
 #include "passes.h"
+
+#include <string.h>
 
 typedef enum TypeRule {
   TR_NUMERIC = 0,   /* integers and the floats the C target computes in */
   TR_FLOAT,         /* f16 bf16 f32 f64 */
   TR_BOOL,
   TR_INT,
+  TR_UINT,
   TR_ANY,           /* numeric or bool */
 } TypeRule;
 
@@ -21,7 +25,7 @@ static const TypeRule rules[OP_COUNT_] = {
     [OP_Not] = TR_BOOL,        [OP_And] = TR_BOOL,        [OP_Or] = TR_BOOL,
     [OP_Xor] = TR_BOOL,        [OP_BitwiseNot] = TR_INT,  [OP_BitwiseAnd] = TR_INT,
     [OP_BitwiseOr] = TR_INT,   [OP_BitwiseXor] = TR_INT,  [OP_Equal] = TR_ANY,
-    [OP_Where] = TR_ANY,
+    [OP_Where] = TR_ANY,       [OP_BitShift] = TR_UINT,
 };
 
 static bool computable_float(DType t) {
@@ -33,6 +37,7 @@ static bool type_ok(TypeRule r, DType t) {
   case TR_FLOAT: return computable_float(t);
   case TR_BOOL: return t == DT_BOOL;
   case TR_INT: return dtype_is_int(t) && dtype_bits(t) >= 8;
+  case TR_UINT: return dtype_is_int(t) && dtype_bits(t) >= 8 && !dtype_is_signed(t);
   case TR_ANY: return t == DT_BOOL || computable_float(t) || (dtype_is_int(t) && dtype_bits(t) >= 8);
   default: return computable_float(t) || (dtype_is_int(t) && dtype_bits(t) >= 8);
   }
@@ -43,6 +48,7 @@ static const char *rule_name(TypeRule r) {
   case TR_FLOAT: return "a floating-point type (f16, bf16, f32, f64)";
   case TR_BOOL: return "bool";
   case TR_INT: return "an integer type";
+  case TR_UINT: return "an unsigned integer type";
   case TR_ANY: return "a numeric type or bool";
   default: return "a numeric type";
   }
@@ -72,6 +78,13 @@ static bool infer_types(Node *n, Diag *d, DType *out) {
     if (n->in[i]->dt != dt)
       return diag_error(d, n, "input %d has type %s but input %d has type %s; they must match", i,
                         dtype_name(n->in[i]->dt), first, dtype_name(dt));
+  if (n->op == OP_Mod && dtype_is_float(dt) && ir_attr_int(n, "fmod", 0) == 0)
+    return diag_error(d, n, "fmod must be 1 for floating-point inputs");
+  if (n->op == OP_BitShift) {
+    const char *dir = ir_attr_str(n, "direction", "");
+    if (strcmp(dir, "LEFT") != 0 && strcmp(dir, "RIGHT") != 0)
+      return diag_error(d, n, "attribute 'direction' must be \"LEFT\" or \"RIGHT\"");
+  }
   *out = (oi->flags & OPF_BOOLOUT) ? DT_BOOL : dt;
   return true;
 }

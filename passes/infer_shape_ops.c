@@ -292,9 +292,10 @@ bool infer_Dropout(Node *n, Diag *d) {
     const Value *t = n->in[2];
     if (t->dt != DT_BOOL)
       return diag_error(d, n, "input 2 (training_mode) has type %s, expected bool", dtype_name(t->dt));
+    /* A run-time flag could ask for training: refuse rather than ignore it. */
     if (t->kind != VK_CONST)
-      diag_warn(d, n, "training_mode is not a constant; compiling for inference (no dropout)");
-    else if (t->konst->numel >= 1 && tensor_get_i64(t->konst, 0) != 0)
+      return diag_error(d, n, "training_mode must be a constant false (only inference is supported)");
+    if (t->konst->numel >= 1 && tensor_get_i64(t->konst, 0) != 0)
       return diag_error(d, n, "training_mode is true; only inference (no dropout) is supported");
   }
   if (n->g->opset < 7 && ir_attr_int(n, "is_test", 0) == 0)

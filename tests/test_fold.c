@@ -96,6 +96,27 @@ static void test_fold_int_wrap_and_div0(void **state) {
   ir_graph_free(g);
 }
 
+static void test_fold_mod_signs(void **state) {
+  (void)state;
+  Graph *g = gnew(13);
+  Value *in[2] = {num_const(g, "a", DT_I32, 1, (int64_t[]){4}, (double[]){-7, 7, -7, 5}),
+                  num_const(g, "b", DT_I32, 1, (int64_t[]){4}, (double[]){3, -3, -3, 0})};
+  Node *py = op(g, OP_Mod, 2, in, 1);
+  Value *pyv = fold1(py);
+  assert_non_null(pyv);
+  int64_t want_py[4] = {2, -2, -1, 0};
+  Node *c = op(g, OP_Mod, 2, in, 1);
+  ir_attr_set_int(c, "fmod", 1);
+  Value *cv = fold1(c);
+  assert_non_null(cv);
+  int64_t want_c[4] = {-1, 1, -1, 0};
+  for (int i = 0; i < 4; i++) {
+    assert_int_equal(tensor_get_i64(pyv->konst, i), want_py[i]);
+    assert_int_equal(tensor_get_i64(cv->konst, i), want_c[i]);
+  }
+  ir_graph_free(g);
+}
+
 static void test_fold_broadcast_float(void **state) {
   (void)state;
   Graph *g = gnew(13);
@@ -220,6 +241,7 @@ int main(void) {
       cmocka_unit_test(test_fold_shape_symbolic_slice),
       cmocka_unit_test(test_fold_view_shares_data),
       cmocka_unit_test(test_fold_int_wrap_and_div0),
+      cmocka_unit_test(test_fold_mod_signs),
       cmocka_unit_test(test_fold_broadcast_float),
       cmocka_unit_test(test_fold_cast_saturates),
       cmocka_unit_test(test_fold_transpose_and_constant),

@@ -154,6 +154,23 @@ static void test_ew_clip_bound_type_mismatch(void **state) {
   ir_graph_free(g);
 }
 
+static void test_ew_mod_and_bitshift_attrs(void **state) {
+  (void)state;
+  Graph *g = gnew(13);
+  Value *f[2] = {tin(g, "a", DT_F32, 1, (int64_t[]){3}), tin(g, "b", DT_F32, 1, (int64_t[]){3})};
+  expect_error(op(g, OP_Mod, 2, f, 1), "fmod must be 1");
+  Node *ok = op(g, OP_Mod, 2, f, 1);
+  ir_attr_set_int(ok, "fmod", 1);
+  expect_ok(ok);
+  Value *u[2] = {tin(g, "u", DT_U16, 1, (int64_t[]){3}), tin(g, "s", DT_U16, 0, NULL)};
+  expect_error(op(g, OP_BitShift, 2, u, 1), "direction");
+  Value *i[2] = {tin(g, "i", DT_I16, 1, (int64_t[]){3}), tin(g, "j", DT_I16, 0, NULL)};
+  Node *sg = op(g, OP_BitShift, 2, i, 1);
+  ir_attr_add(sg, "direction", AT_STRING)->u.s = "LEFT";
+  expect_error(sg, "unsigned");
+  ir_graph_free(g);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_ew_broadcast_static),
@@ -168,6 +185,7 @@ int main(void) {
       cmocka_unit_test(test_ew_clip_gets_typed_bounds),
       cmocka_unit_test(test_ew_clip_placeholder_converted),
       cmocka_unit_test(test_ew_clip_bound_type_mismatch),
+      cmocka_unit_test(test_ew_mod_and_bitshift_attrs),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
