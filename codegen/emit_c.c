@@ -226,6 +226,8 @@ static void emit_output_copies(CGen *cg, Arena *a, Buf *run) {
       continue;
     const char *src = v->kind == VK_NODE ? cg->out_param[slot] : cg->cname[v->id];
     IR_ASSERT(src != NULL);
+    if (storage_of(v) == 0)
+      continue;
     buf_printf(run, "  { /* output '%s' */\n    size_t i;\n    for (i = 0; i < %lldu; i++)\n"
                "      %s[i] = %s[i];\n  }\n", v->name, (long long)storage_of(v), cg->out_param[i], src);
   }
@@ -292,6 +294,12 @@ static void write_run(CGen *cg, Buf *c, const Buf *run, int n_nodes) {
   buf_puts(c, ")\n    return ONNXC_ERR_NULL_ARG;\n");
   if (cg->plan->arena_bytes == 0)
     buf_puts(c, "  (void)arena;\n");
+  for (int i = 0; i < g->n_inputs; i++)
+    if (g->inputs[i]->n_uses == 0 && !g->inputs[i]->is_output)
+      buf_printf(c, "  (void)%s; /* not read by the model */\n", cg->cname[g->inputs[i]->id]);
+  for (int i = 0; i < g->n_outputs; i++)
+    if (numel_of(g->outputs[i]) == 0)
+      buf_printf(c, "  (void)%s; /* has no elements */\n", cg->out_param[i]);
   buf_puts(c, run->s ? run->s : "");
   buf_puts(c, "  return ONNXC_OK;\n}\n\n");
   buf_printf(c, "ONNXC_API int %s_run_v(void *arena, const void *const *inputs, void *const *outputs) {\n", nm);

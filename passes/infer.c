@@ -72,12 +72,10 @@ bool pass_infer(Graph *g, Diag *d) {
     next = n->next;
     if (!infer_node(n, d))
       continue;  /* keep going: report every independent error */
-    bool all_const = true;
-    for (int i = 0; i < n->n_in; i++)
-      if (n->in[i]->kind != VK_CONST && n->in[i]->kind != VK_NONE)
-        all_const = false;
+    /* fold_node decides what it can fold: all-constant inputs, and also
+     * Shape of a statically shaped value or CastLike of a constant. */
     bool done = false;
-    if ((all_const || n->op == OP_Shape) && !fold_node(n, &done, d))
+    if (!fold_node(n, &done, d))
       continue;
     if (done) {
       for (int i = 0; i < n->n_out; i++)

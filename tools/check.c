@@ -70,6 +70,21 @@ static bool same_input_shapes(const DataSet *a, const DataSet *b) {
   return true;
 }
 
+static bool has_small_int_input(const DataSet *ds) {
+  for (int i = 0; i < ds->n_in; i++)
+    if (dtype_is_int(ds->in[i]->dt) && ds->in[i]->shape.rank <= 1)
+      return true;
+  return false;
+}
+
+static bool same_input_values_bound(const DataSet *a, const DataSet *b, const bool *bound) {
+  for (int i = 0; i < a->n_in && i < b->n_in; i++)
+    if (bound[i] && (a->in[i]->nbytes != b->in[i]->nbytes ||
+                     memcmp(a->in[i]->data, b->in[i]->data, (size_t)a->in[i]->nbytes) != 0))
+      return false;
+  return true;
+}
+
 static void emit_harness(Buf *h, const Graph *g, const char *name, int64_t arena) {
   buf_printf(h, "#include <stdio.h>\n#include <stdlib.h>\n#include <string.h>\n#include \"%s.h\"\n\n", name);
   buf_puts(h, "static void *load(const char *p, size_t n) {\n"
@@ -111,7 +126,12 @@ static const char *STRICT = "-Wall -Wextra -Werror -pedantic";
 
 /* Compiles the model with its inputs fixed to the data set's shapes and builds
  * the harness into dir/runner. Returns the graph (caller frees) or NULL. */
-static Graph *build_runner(const char *model, const DataSet *ds, const Options *o, const char *dir, Diag *d) {
+/* With `bind`, small integer inputs (shape tensors, axes, indices: rank <= 1)
+ * are compiled in as constants holding the data set's values, and bound[i]
+ * records which. The C target needs static shapes, and in some test models an
+ * output's shape is computed from such an input's value. */
+static Graph *build_runner(const char *model, const DataSet *ds, const Options *o, const char *dir,
+                           bool bind, bool *bound, Diag *d) {
   Graph *g = fe_onnx_load(model, d);
   if (!g)
     return NULL;
@@ -129,6 +149,23 @@ static Graph *build_runner(const char *model, const DataSet *ds, const Options *
       return NULL;
     }
     v->shape = ds->in[i]->shape;
+    bound[i] = false;
+  }
+  if (bind) {
+    int k = 0;
+    for (int i = 0; i < ds->n_in; i++) {
+      Value *v = g->inputs[k];
+      if (dtype_is_int(v->dt) && v->shape.rank <= 1) {
+        Tensor *t = ir_tensor_new(g, v->dt, &ds->in[i]->shape, d);
+        memcpy(t->data, ds->in[i]->data, (size_t)t->nbytes);
+        ir_value_make_const(v, t);
+        memmove(&g->inputs[k], &g->inputs[k + 1], (size_t)(g->n_inputs - k - 1) * sizeof(Value *));
+        g->n_inputs--;
+        bound[i] = true;
+      } else {
+        k++;
+      }
+    }
   }
   Plan plan;
   PipelineOpts po = {o->opt_level, o->pins, o->n_pins, o->dump_after, stderr, true};
@@ -263,7 +300,7 @@ static bool compare(const char *label, const Value *v, const Tensor *exp, const 
   return false;
 }
 
-static int run_set(const char *dir, const Graph *g, const DataSet *ds, const Options *o) {
+static int run_set(const char *dir, const Graph *g, const DataSet *ds, const bool *bound, const Options *o) {
   char *argv[2 * MAX_IO + 2];
   char paths[2 * MAX_IO][64];
   int n = 0;
@@ -271,6 +308,8 @@ static int run_set(const char *dir, const Graph *g, const DataSet *ds, const Opt
   snprintf(runner, sizeof runner, "%s/runner", dir);
   argv[n++] = runner;
   for (int i = 0; i < ds->n_in; i++) {
+    if (bound[i])
+      continue;
     snprintf(paths[i], sizeof paths[i], "in%d.bin", i);
     char p[4096];
     snprintf(p, sizeof p, "%s/%s", dir, paths[i]);
@@ -297,7 +336,7 @@ static int run_set(const char *dir, const Graph *g, const DataSet *ds, const Opt
   for (int i = 0; status == 0 && i < g->n_outputs; i++) {
     Buf got;
     buf_init(&got);
-    if (!sys_read_file(argv[1 + ds->n_in + i], &got) || (int64_t)got.len != ds->out[i]->nbytes) {
+    if (!sys_read_file(argv[n - g->n_outputs + i], &got) || (int64_t)got.len != ds->out[i]->nbytes) {
       fprintf(stderr, "%s: output %d '%s' has %zu bytes, expected %lld\n", ds->dir, i,
               g->outputs[i]->name, got.len, (long long)ds->out[i]->nbytes);
       status = 1;
@@ -342,6 +381,7 @@ int check_case(const char *case_dir, const Options *o) {
   char *dir = NULL;
   Graph *g = NULL;
   int built_for = -1;
+  bool bound[MAX_IO] = {false};
   for (int s = 0; s < n_sets && status != 2; s++) {
     if (built_for < 0 || !same_input_shapes(&sets[built_for], &sets[s])) {
       if (dir) {
@@ -350,7 +390,25 @@ int check_case(const char *case_dir, const Options *o) {
       }
       ir_graph_free(g);
       dir = sys_mkdtemp("check");
-      g = dir ? build_runner(model, &sets[s], o, dir, &d) : NULL;
+      /* First as the model stands; if that fails and the data set has
+       * shape-like integer inputs, again with those compiled in. Only the
+       * first attempt's errors are shown when both fail. */
+      Diag first;
+      diag_init(&first, model, NULL);
+      g = dir ? build_runner(model, &sets[s], o, dir, false, bound, &first) : NULL;
+      if (!g && dir && has_small_int_input(&sets[s])) {
+        Diag retry;
+        diag_init(&retry, model, NULL);
+        g = build_runner(model, &sets[s], o, dir, true, bound, &retry);
+        diag_free(&retry);
+        if (g)
+          fprintf(stderr, "%s: note: compiled with its integer inputs bound to the values of %s, "
+                          "because without them: %s\n", model, names[s], diag_last(&first));
+      }
+      if (!g)
+        for (int i = 0; i < first.n_msgs; i++)
+          fprintf(stderr, "%s\n", first.msgs[i]);
+      diag_free(&first);
       if (!g) {
         status = 2;
         break;
@@ -362,7 +420,13 @@ int check_case(const char *case_dir, const Options *o) {
       status = 2;
       break;
     }
-    int rc = run_set(dir, g, &sets[s], o);
+    if (!same_input_values_bound(&sets[built_for], &sets[s], bound)) {
+      /* A bound input changed value: this data set needs its own compile. */
+      built_for = -1;
+      s--;
+      continue;
+    }
+    int rc = run_set(dir, g, &sets[s], bound, o);
     if (rc > status)
       status = rc;
   }

@@ -14,9 +14,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+/* An argument vector; words split from strings ($CC may be "ccache gcc -m32")
+ * point into copies the Argv owns and argv_free releases. */
 typedef struct Argv {
   char *v[64];
   int n;
+  char *owned[8];
+  int n_owned;
 } Argv;
 
 static void arg(Argv *a, const char *s) {
@@ -25,22 +29,23 @@ static void arg(Argv *a, const char *s) {
   a->v[a->n] = NULL;
 }
 
-/* $CC may carry words of its own ("ccache gcc -m32"). Strings are leaked on
- * purpose: the process is short-lived and they live as long as the Argv. */
-static void arg_cc(Argv *a) {
-  char *cc = strdup(sys_cc());
-  IR_ASSERT(cc);
-  for (char *t = strtok(cc, " \t"); t; t = strtok(NULL, " \t"))
+static void arg_words(Argv *a, const char *words) {
+  if (!words)
+    return;
+  IR_ASSERT(a->n_owned < 8);
+  char *s = strdup(words);
+  IR_ASSERT(s);
+  a->owned[a->n_owned++] = s;
+  for (char *t = strtok(s, " \t"); t; t = strtok(NULL, " \t"))
     arg(a, t);
 }
 
-static void arg_words(Argv *a, const char *flags) {
-  if (!flags)
-    return;
-  char *s = strdup(flags);
-  IR_ASSERT(s);
-  for (char *t = strtok(s, " \t"); t; t = strtok(NULL, " \t"))
-    arg(a, t);
+static void arg_cc(Argv *a) { arg_words(a, sys_cc()); }
+
+static void argv_free(Argv *a) {
+  for (int i = 0; i < a->n_owned; i++)
+    free(a->owned[i]);
+  a->n_owned = 0;
 }
 
 const char *driver_default_name(const char *model, char *buf, size_t n) {
@@ -123,7 +128,7 @@ static const char *opt_flag(int level) {
 
 static bool cc_one(const char *dir, const char *src, const char *obj, const Options *o,
                    const char *extra, bool pic, Diag *d) {
-  Argv a = {{0}, 0};
+  Argv a = {{0}, 0, {0}, 0};
   char in[4096], out[4096], inc[4096];
   snprintf(in, sizeof in, "%s/%s", dir, src);
   snprintf(out, sizeof out, "%s/%s", dir, obj);
@@ -145,6 +150,7 @@ static bool cc_one(const char *dir, const char *src, const char *obj, const Opti
   Buf log;
   buf_init(&log);
   int rc = sys_run(a.v, &log);
+  argv_free(&a);
   if (rc != 0) {
     diag_error(d, NULL, "the C compiler (%s) failed on %s (status %d):\n%s", sys_cc(), src, rc,
                log.s ? log.s : "");
@@ -196,7 +202,7 @@ static bool move_sources(const char *from, const char *to, const char *name, Dia
 }
 
 static bool link_output(const Options *o, const char *dir, const Buf *objects, const char *tmp_out, Diag *d) {
-  Argv a = {{0}, 0};
+  Argv a = {{0}, 0, {0}, 0};
   char *list = strdup(objects->s);
   IR_ASSERT(list);
   if (o->kind == OUT_SO) {
@@ -228,6 +234,7 @@ static bool link_output(const Options *o, const char *dir, const Buf *objects, c
   Buf log;
   buf_init(&log);
   int rc = sys_run(a.v, &log);
+  argv_free(&a);
   free(list);
   if (rc != 0)
     diag_error(d, NULL, "linking %s failed (status %d):\n%s", o->out, rc, log.s ? log.s : "");

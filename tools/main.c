@@ -178,7 +178,10 @@ int main(int argc, char **argv) {
     const char *san = getenv("ONNXC_CHECK_SANITIZE");
     if (san && *san && strcmp(san, "0") != 0)
       o.sanitize = true;
-    return check_case(pos, &o);
+    rc = check_case(pos, &o);
+    for (int i = 0; i < o.n_pins; i++)
+      free((char *)o.pins[i].name);
+    return rc;
   }
   if (!pos)
     return bad_usage("%s", "no input model given");
@@ -199,5 +202,7 @@ int main(int argc, char **argv) {
   diag_init(&d, o.model, stderr);
   bool ok = driver_build(&o, &d);
   diag_free(&d);
+  for (int i = 0; i < o.n_pins; i++)
+    free((char *)o.pins[i].name);
   return ok ? 0 : 1;
 }
