@@ -100,7 +100,7 @@ bool infer_elementwise(Node *n, Diag *d) {
   for (int i = 0; i < n->n_in; i++)
     if (!ir_has_input(n, i))
       return diag_error(d, n, "input %d is missing", i);
-  DType dt;
+  DType dt = DT_UNDEF;
   if (!infer_types(n, d, &dt))
     return false;
   Shape s = n->in[0]->shape;

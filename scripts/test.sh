@@ -10,7 +10,7 @@ bash scripts/setup.sh --test
 JOBS=$(nproc)
 PY="$PWD/.venv/bin/python"
 ONNX_PROTO=$("$PY" -c 'import onnx, os; print(os.path.join(os.path.dirname(onnx.__file__), "onnx.proto"))')
-common=(-DONNX_PROTO="$ONNX_PROTO" -DPython3_EXECUTABLE="$PY" -DONNXC_PYTHON="$PY" -DONNXC_WERROR=ON)
+common=(-DONNX_PROTO="$ONNX_PROTO" -DONNXC_PYTHON="$PY" -DONNXC_WERROR=ON)
 
 echo "== build (RelWithDebInfo, -Werror)"
 cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo "${common[@]}" >/dev/null
