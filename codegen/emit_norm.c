@@ -1,7 +1,12 @@
 /* emit_norm.c - C kernels for BatchNormalization, Softmax and LogSoftmax.
  *
  * BatchNormalization (inference): y = (x - mean) * (scale / sqrt(var + eps)) + B
- * with the per-channel factor computed once per channel.
+ * with the per-channel factor computed once per channel. In training mode
+ * (training_mode=1, set by inference for the older forms too) mean and var are
+ * the batch's own per channel, over N and the spatial dims: the mean, then the
+ * biased variance from a second pass over x - mean, both summed in double.
+ * The running statistics are input * momentum + batch * (1 - momentum);
+ * before opset 14 outputs 3 and 4 are the batch mean and variance (saved).
  * Softmax/LogSoftmax reduce over L elements at stride `inner`: before opset 13
  * the input is coerced to 2-D at `axis` (L = product of the trailing dims,
  * inner = 1); from 13 on L is the extent of `axis` and inner the product of
@@ -39,24 +44,88 @@ static int64_t prod(const Shape *s, int from, int to) {
 
 /* ---- BatchNormalization ----------------------------------------------------------- */
 
+/* Training mode: per channel c, the batch statistics over `batch` rows of
+ * `plane` elements, then y and the statistics outputs. */
+static void batchnorm_training(EmitC *e, const Node *n, int64_t batch, int64_t nch, int64_t plane,
+                               const char *eps) {
+  DType t = n->in[0]->dt;
+  const char *T = dtype_ctype(t), *CT = ctype(t), *L = ld(t), *f = fsuf(t);
+  int64_t count = batch * plane;
+  char div[64], mom[64], rest[64];
+  float momentum = ir_attr_float(n, "momentum", 0.9f);
+  if (count > 0)
+    snprintf(div, sizeof div, "/ %lld.0", LL(count));
+  else
+    snprintf(div, sizeof div, "* (double)NAN");  /* no elements: NaN, as numpy's mean */
+  ec_literal(DT_F64, momentum, mom, sizeof mom);
+  ec_literal(DT_F64, 1.0 - (double)momentum, rest, sizeof rest);
+  ec_line(e, "for (long c = 0; c < %lld; c++) {", LL(nch));
+  ec_line(e, "double s = 0, q = 0;");
+  ec_line(e, "for (long n = 0; n < %lld; n++) {", LL(batch));
+  ec_line(e, "const %s *x = X0 + (n * %lld + c) * %lld;", T, LL(nch), LL(plane));
+  ec_line(e, "for (long i = 0; i < %lld; i++) s += (double)%s(x[i]);", LL(plane), L);
+  ec_line(e, "}");
+  ec_line(e, "const double mean = s %s;", div);
+  ec_line(e, "for (long n = 0; n < %lld; n++) {", LL(batch));
+  ec_line(e, "const %s *x = X0 + (n * %lld + c) * %lld;", T, LL(nch), LL(plane));
+  ec_line(e, "for (long i = 0; i < %lld; i++) {", LL(plane));
+  ec_line(e, "const double dv = (double)%s(x[i]) - mean;", L);
+  ec_line(e, "q += dv * dv;");
+  ec_line(e, "}");
+  ec_line(e, "}");
+  ec_line(e, "const double var = q %s;", div);
+  ec_line(e, "const %s a = (%s)%s(X1[c]) / sqrt%s((%s)var + %s);", CT, CT, ld(n->in[1]->dt), f, CT, eps);
+  ec_line(e, "const %s b = (%s)%s(X2[c]), m = (%s)mean;", CT, CT, ld(n->in[2]->dt), CT);
+  ec_line(e, "for (long n = 0; n < %lld; n++) {", LL(batch));
+  ec_line(e, "const %s *x = X0 + (n * %lld + c) * %lld;", T, LL(nch), LL(plane));
+  ec_line(e, "%s *y = Y0 + (n * %lld + c) * %lld;", T, LL(nch), LL(plane));
+  ec_line(e, "for (long i = 0; i < %lld; i++) y[i] = %s((%s(x[i]) - m) * a + b);", LL(plane), st(t), L);
+  ec_line(e, "}");
+  /* Outputs 1, 2: running mean and variance; 3, 4 (opset < 14): the batch's. */
+  static const char *const batch_stat[2] = {"mean", "var"};
+  for (int i = 1; i < n->n_out && i < 5; i++) {
+    if (!ec_has_output(n, i))
+      continue;
+    DType ot = n->out[i]->dt;
+    const char *stat = batch_stat[(i - 1) % 2];
+    if (i <= 2)
+      ec_line(e, "Y%d[c] = %s((%s)((double)%s(X%d[c]) * %s + %s * %s));", i, st(ot), ctype(ot), ld(n->in[i + 2]->dt),
+              i + 2, mom, stat, rest);
+    else
+      ec_line(e, "Y%d[c] = %s((%s)%s);", i, st(ot), ctype(ot), stat);
+  }
+  ec_line(e, "}");
+}
+
 bool emitc_BatchNormalization(EmitC *e, const Node *n) {
   const Shape *xs = &n->in[0]->shape;
   DType t = n->in[0]->dt;
   const char *T = dtype_ctype(t), *CT = ctype(t);
-  for (int i = 1; i < n->n_out; i++)
-    if (ec_has_output(n, i))
-      ec_line(e, "(void)Y%d;", i);  /* training statistic nobody reads */
+  bool training = ir_attr_int(n, "training_mode", 0) != 0;
   int64_t numel;
-  if (!shape_numel(xs, &numel) || numel == 0) {
-    ec_line(e, "(void)Y0;");
-    return true;
-  }
+  IR_ASSERT(shape_numel(xs, &numel));
   char eps[64];
   ec_literal(t == DT_F64 ? DT_F64 : DT_F32, ir_attr_float(n, "epsilon", 1e-5f), eps, sizeof eps);
   bool spatial = n->g->opset >= 9 || ir_attr_int(n, "spatial", 1) != 0;
   /* Per parameter "channel": a channel (spatial) or an element of [C, D...]. */
-  int64_t batch = xs->d[0], nch = spatial ? xs->d[1] : numel / batch;
-  int64_t plane = spatial ? numel / batch / nch : 1;
+  int64_t batch = xs->d[0], nch = spatial ? xs->d[1] : prod(xs, 1, xs->rank);
+  int64_t plane = spatial ? prod(xs, 2, xs->rank) : 1;
+  if (numel == 0)
+    ec_line(e, "(void)Y0;");
+  if (training) {
+    if (nch > 0)
+      batchnorm_training(e, n, batch, nch, plane, eps);
+    else
+      for (int i = 1; i < n->n_out; i++)
+        if (ec_has_output(n, i))
+          ec_line(e, "(void)Y%d;", i);
+    return true;
+  }
+  for (int i = 1; i < n->n_out; i++)
+    if (ec_has_output(n, i))
+      ec_line(e, "(void)Y%d;", i);  /* unread: dce drops it */
+  if (numel == 0)
+    return true;
   const char *p[5];
   char pbuf[5][64];
   for (int i = 1; i < 5; i++) {

@@ -63,7 +63,31 @@ bool emitc_Squeeze(EmitC *e, const Node *n) { return emit_view(e, n); }
 bool emitc_Unsqueeze(EmitC *e, const Node *n) { return emit_view(e, n); }
 bool emitc_Identity(EmitC *e, const Node *n) { return emit_view(e, n); }
 
+/* Training mode with a ratio other than 0 would draw random numbers; when a
+ * run-time input decides either (constants were checked by inference), the
+ * kernel refuses at run time. */
+static void dropout_guard(EmitC *e, const Node *n) {
+  const Value *t = ir_has_input(n, 2) ? n->in[2] : NULL, *r = ir_has_input(n, 1) ? n->in[1] : NULL;
+  if (!t || (t->kind == VK_CONST && (t->konst->numel == 0 || tensor_get_i64(t->konst, 0) == 0)))
+    return;
+  if (r && r->kind == VK_CONST && r->konst->numel >= 1 && tensor_get_f64(r->konst, 0) == 0)
+    return;
+  Buf c;
+  buf_init(&c);
+  if (t->kind != VK_CONST)
+    buf_puts(&c, "X2[0]");
+  if (r && r->kind != VK_CONST) {
+    buf_puts(&c, c.len ? " && " : "");
+    ec_ew_load(&c, r->dt, r->dt == DT_F64 ? DT_F64 : DT_F32, "X1[0]");
+    buf_puts(&c, " != 0");
+  }
+  ec_line(e, "if (%s) /* training-mode Dropout with ratio > 0: random, not supported */", c.s);
+  ec_line(e, "  return ONNXC_ERR_UNSUPPORTED;");
+  buf_free(&c);
+}
+
 bool emitc_Dropout(EmitC *e, const Node *n) {
+  dropout_guard(e, n);
   if (ec_has_output(n, 0))
     emit_view(e, n);
   if (!ec_has_output(n, 1))
@@ -269,15 +293,44 @@ bool emitc_Gather(EmitC *e, const Node *n) {
   return true;
 }
 
-/* ---- Cast ----------------------------------------------------------------------- */
+/* ---- Cast -----------------------------------------------------------------------
+ * Each element passes through a "middle" C value: float for f32 and every
+ * narrower float (decoded exactly), double for f64, int for packed integers,
+ * else the source's own type; it is then stored in the target type with the
+ * onnxc_rt.h conversions. Packed targets (4- and 2-bit) are written a whole
+ * byte at a time, padding bits zero. */
 
-static bool cast_supported(DType t) {
-  return t == DT_BOOL || t == DT_F16 || t == DT_BF16 || t == DT_F32 || t == DT_F64 ||
-         (dtype_is_int(t) && dtype_bits(t) >= 8);
+static bool packed(DType t) { return dtype_bits(t) < 8; }
+
+static DType cast_mid(DType t) {
+  if (t == DT_F64)
+    return DT_F64;
+  if (dtype_is_float(t))
+    return DT_F32;
+  return packed(t) ? DT_I32 : t;
 }
 
-/* C expression for element `x` (already float/double `v` when from a float
- * type) converted to `to`. */
+/* Element `j` of X0 (type t) as its middle value. */
+static void cast_load(Buf *b, DType t, const char *j) {
+  const char *dec = t == DT_F16 ? "onnxc_f16_to_f32" : t == DT_BF16 ? "onnxc_bf16_to_f32"
+                  : t == DT_F8E4M3FN ? "onnxc_f8e4m3fn_to_f32" : t == DT_F8E4M3FNUZ ? "onnxc_f8e4m3fnuz_to_f32"
+                  : t == DT_F8E5M2 ? "onnxc_f8e5m2_to_f32" : t == DT_F8E5M2FNUZ ? "onnxc_f8e5m2fnuz_to_f32"
+                  : t == DT_F8E8M0 ? "onnxc_f8e8m0_to_f32" : NULL;
+  if (dec)
+    buf_printf(b, "%s(X0[%s])", dec, j);
+  else if (t == DT_F4E2M1)
+    buf_printf(b, "onnxc_f4e2m1_to_f32((uint8_t)onnxc_u4_get(X0, %s))", j);
+  else if (t == DT_I4 || t == DT_I2)
+    buf_printf(b, "onnxc_i%d_get(X0, %s)", dtype_bits(t), j);
+  else if (t == DT_U4 || t == DT_U2)
+    buf_printf(b, "(int)onnxc_u%d_get(X0, %s)", dtype_bits(t), j);
+  else
+    buf_printf(b, "X0[%s]", j);
+}
+
+/* C expression for `v` (an element already converted to mid, a float or
+ * double when from a float type) converted to `to`, a type of at least 8 bits
+ * that is not a float8. */
 static void cast_expr(Buf *b, DType from, DType to, const char *v) {
   const char *ct = dtype_ctype(to);
   bool ffrom = dtype_is_float(from);
@@ -309,9 +362,36 @@ static void cast_expr(Buf *b, DType from, DType to, const char *v) {
   }
 }
 
+/* C expression storing middle value `v` (type mid) as `to`; for a packed
+ * target, the field's bits in the low bits of an unsigned. */
+static void cast_store(Buf *b, DType mid, DType to, const char *v, int sat, const char *round_mode) {
+  switch (to) {
+  case DT_F8E4M3FN: buf_printf(b, "onnxc_f32_to_f8e4m3fn((float)%s, %d)", v, sat); return;
+  case DT_F8E4M3FNUZ: buf_printf(b, "onnxc_f32_to_f8e4m3fnuz((float)%s, %d)", v, sat); return;
+  case DT_F8E5M2: buf_printf(b, "onnxc_f32_to_f8e5m2((float)%s, %d)", v, sat); return;
+  case DT_F8E5M2FNUZ: buf_printf(b, "onnxc_f32_to_f8e5m2fnuz((float)%s, %d)", v, sat); return;
+  case DT_F4E2M1: buf_printf(b, "(unsigned)onnxc_f32_to_f4e2m1((float)%s)", v); return;
+  case DT_F8E8M0:
+    buf_printf(b, "onnxc_f32_to_f8e8m0((float)%s, %d, %s)", v, sat,
+               !strcmp(round_mode, "down") ? "ONNXC_E8M0_DOWN"
+               : !strcmp(round_mode, "nearest") ? "ONNXC_E8M0_NEAREST" : "ONNXC_E8M0_UP");
+    return;
+  case DT_U4: case DT_I4: case DT_U2: case DT_I2: {
+    unsigned mask = (1u << dtype_bits(to)) - 1;
+    if (dtype_is_float(mid))
+      buf_printf(b, "onnxc_f64_to_bits((double)%s, %uu)", v, mask);
+    else
+      buf_printf(b, "((unsigned)%s & %uu)", v, mask);  /* modular: two's complement low bits */
+    return;
+  }
+  default:
+    cast_expr(b, mid, to, v);
+  }
+}
+
 bool emitc_Cast(EmitC *e, const Node *n) {
   DType from = n->in[0]->dt, to = n->out[0]->dt;
-  if (!cast_supported(from) || !cast_supported(to))
+  if (!dtype_ctype(from)[0] || !dtype_ctype(to)[0])
     return diag_error(e->d, n, "Cast from %s to %s is not supported by the C target", dtype_name(from),
                       dtype_name(to));
   int64_t count = numel_of(n->out[0]);
@@ -320,30 +400,39 @@ bool emitc_Cast(EmitC *e, const Node *n) {
     return true;
   }
   if (from == to || (!strcmp(dtype_ctype(from), dtype_ctype(to)) && from != DT_BOOL && to != DT_BOOL &&
-                     !dtype_is_float(from) && !dtype_is_float(to))) {
-    emit_copy(e, "Y0", "X0", count);
+                     !dtype_is_float(from) && !dtype_is_float(to) && !packed(from) && !packed(to))) {
+    emit_copy(e, "Y0", "X0", storage_of(n->out[0]));
     return true;
   }
-  Buf v, ex;
-  buf_init(&v);
+  /* saturate (opset 19) only changes float8 and e8m0 results; round_mode (24) only e8m0's. */
+  int sat = n->g->opset >= 19 ? ir_attr_int(n, "saturate", 1) != 0 : 1;
+  const char *round_mode = ir_attr_str(n, "round_mode", "up");
+  DType mid = cast_mid(from);
+  Buf ld, ex;
+  buf_init(&ld);
   buf_init(&ex);
-  if (from == DT_F16 || from == DT_BF16)
-    buf_printf(&v, "%s(X0[i])", from == DT_F16 ? "onnxc_f16_to_f32" : "onnxc_bf16_to_f32");
-  else
-    buf_puts(&v, "X0[i]");
-  ec_line(e, "for (ptrdiff_t i = 0; i < %lld; i++) {", (long long)count);
-  if (from == DT_F16 || from == DT_BF16) {
-    ec_line(e, "const float v = %s;", v.s);
-    cast_expr(&ex, DT_F32, to, "v");
-  } else if (dtype_is_float(from) && dtype_is_int(to)) {
-    ec_line(e, "const %s v = X0[i];", dtype_ctype(from));
-    cast_expr(&ex, from, to, "v");
+  cast_store(&ex, mid, to, "v", sat, round_mode);
+  if (!packed(to)) {
+    cast_load(&ld, from, "i");
+    ec_line(e, "for (ptrdiff_t i = 0; i < %lld; i++) {", (long long)count);
+    ec_line(e, "const %s v = %s;", dtype_ctype(mid), ld.s);
+    ec_line(e, "Y0[i] = %s;", ex.s);
   } else {
-    cast_expr(&ex, from, to, "X0[i]");
+    int bits = dtype_bits(to), k = 8 / bits;
+    char tail[48] = "";  /* the last byte may be partial */
+    if (count % k)
+      snprintf(tail, sizeof tail, " && j < %lld", (long long)count);
+    cast_load(&ld, from, "j");
+    ec_line(e, "for (ptrdiff_t i = 0; i < %lld; i++) {", (long long)storage_of(n->out[0]));
+    ec_line(e, "unsigned byte = 0;");
+    ec_line(e, "for (ptrdiff_t j = i * %d; j < i * %d + %d%s; j++) {", k, k, k, tail);
+    ec_line(e, "const %s v = %s;", dtype_ctype(mid), ld.s);
+    ec_line(e, "byte |= %s << ((unsigned)(j - i * %d) * %du);", ex.s, k, bits);
+    ec_line(e, "}");
+    ec_line(e, "Y0[i] = (uint8_t)byte;");
   }
-  ec_line(e, "Y0[i] = %s;", ex.s);
   ec_line(e, "}");
-  buf_free(&v);
+  buf_free(&ld);
   buf_free(&ex);
   return true;
 }

@@ -88,6 +88,8 @@ static void put_int(Buf *b, DType dt, const Tensor *t, int64_t i) {
     int64_t v = tensor_get_i64(t, i);
     if (dt == DT_F16 || dt == DT_BF16)
       v = ((const uint16_t *)t->data)[i];
+    else if (dtype_is_float(dt) && dtype_bits(dt) == 8)  /* float8 / e8m0: the bit pattern */
+      v = ((const uint8_t *)t->data)[i];
     if (dt == DT_I64 && v == INT64_MIN)
       snprintf(tmp, sizeof tmp, "(-9223372036854775807LL - 1)");
     else if (dt == DT_I64)

@@ -345,26 +345,37 @@ Graph *ir_parse(const char *text, const char *file, Diag *d);
  * the nodes involved and returns false. */
 bool ir_toposort(Graph *g, Diag *d);
 
-/* ---- plan (filled by passes/memplan.c, read by codegen/) --------------------- */
+/* ---- plan (filled by passes/memplan.c, read by codegen/) ---------------------
+ * One arena holds every intermediate buffer and every node's scratch. A view
+ * (Reshape, Flatten, ...) or an in-place result takes no memory of its own: it
+ * aliases a root value, whose buffer lives as long as its last alias is read.
+ * A root is an arena tensor, a graph input, a weight, or a graph output (then
+ * the buffer is the caller's output array). See docs/memory.md. */
 
 #define PLAN_ALIGN 64
 
 typedef struct PlanTensor {
-  int value_id;
+  int value_id;            /* the root value owning the buffer; -1 for scratch */
+  int node_id;             /* scratch: the node it belongs to; else -1 */
   int64_t offset, size;    /* arena bytes, offset PLAN_ALIGN-aligned */
   int first, last;         /* schedule steps: written first, read last */
 } PlanTensor;
 
 struct Plan {
   int64_t arena_bytes;     /* total, scratch included */
-  int64_t scratch_bytes;
-  int64_t lower_bound_bytes;
-  int64_t naive_bytes;
-  int64_t *offset;         /* by value id; -1 when not in the arena */
-  PlanTensor *tensors;
+  int64_t scratch_bytes;   /* largest scratch of one node (planned inside the arena) */
+  int64_t lower_bound_bytes; /* most bytes live at one step, scratch included */
+  int64_t model_order_bound_bytes; /* the same for the model's node order */
+  int64_t naive_bytes;     /* sum of all buffers and scratch, no reuse */
+  int64_t *offset;         /* by value id; -1 when not in the arena (aliases: the root's) */
+  int *alias;              /* by value id: root whose storage it shares, or -1 */
+  bool *elided;            /* by node id: a view that needs no code (output aliases input) */
+  PlanTensor *tensors;     /* one per arena buffer (roots and scratch) */
   int n_tensors;
   int64_t *scratch_offset; /* by node id; -1 when the node has no scratch */
-  int64_t *scratch_size;   /* by node id */
+  int64_t *scratch_size;   /* by node id; 0 when none */
+  int n_steps;             /* schedule length */
+  const char *strategy;    /* the placement that won (static string) */
 };
 
 #endif

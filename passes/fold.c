@@ -445,12 +445,21 @@ static FoldResult fold_ew(Node *n, Diag *d) {
 
 /* ---- the table -------------------------------------------------------------------- */
 
+/* The data-movement family folds in fold_movement.c. */
+static FoldResult fold_movement_op(Node *n, Diag *d) {
+  int r = fold_movement(n, d);
+  return r > 0 ? FOLD_DONE : r < 0 ? FOLD_ERROR : FOLD_SKIP;
+}
+
 static const FoldFn folders[OP_COUNT_] = {
     [OP_Constant] = fold_Constant,   [OP_Identity] = fold_view,   [OP_Reshape] = fold_view,
     [OP_Flatten] = fold_view,        [OP_Squeeze] = fold_view,    [OP_Unsqueeze] = fold_view,
     [OP_Dropout] = fold_Dropout,     [OP_Shape] = fold_Shape,     [OP_Gather] = fold_Gather,
     [OP_Concat] = fold_Concat,       [OP_Transpose] = fold_Transpose, [OP_Cast] = fold_Cast,
     [OP_CastLike] = fold_Cast,
+    [OP_Slice] = fold_movement_op,   [OP_Pad] = fold_movement_op,    [OP_Expand] = fold_movement_op,
+    [OP_Tile] = fold_movement_op,    [OP_Split] = fold_movement_op,  [OP_Size] = fold_movement_op,
+    [OP_ConstantOfShape] = fold_movement_op, [OP_Range] = fold_movement_op,
 };
 
 bool fold_node(Node *n, bool *done, Diag *d) {
@@ -460,9 +469,9 @@ bool fold_node(Node *n, bool *done, Diag *d) {
     return true;
   if (!f)
     f = fold_ew;
-  /* Every input must be constant, except for Shape, which reads only shapes,
+  /* Every input must be constant, except for Shape and Size, which read only shapes,
    * and CastLike's type-giving input 1. */
-  int need = n->op == OP_Shape ? 0 : n->op == OP_CastLike ? 1 : n->n_in;
+  int need = n->op == OP_Shape || n->op == OP_Size ? 0 : n->op == OP_CastLike ? 1 : n->n_in;
   for (int i = 0; i < need; i++)
     if (n->in[i]->kind != VK_CONST && n->in[i]->kind != VK_NONE)
       return true;

@@ -1,10 +1,14 @@
 /* infer_norm.c - shape inference of BatchNormalization, Softmax, LogSoftmax.
  *
- * BatchNormalization is supported in inference mode only: Y has X's shape and
- * the per-channel parameters (scale, B, mean, var) have shape [C], or X's
- * shape without the batch dim under opset < 9 with spatial=0. The training
- * outputs (running mean/var, and saved mean/var before opset 14) may be
- * present only when nothing reads them; dce then drops them.
+ * BatchNormalization: Y has X's shape and the per-channel parameters (scale,
+ * B, mean, var) have shape [C], or X's shape without the batch dim under
+ * opset < 9 with spatial=0. Training mode (normalize with the batch's own
+ * statistics, update the running ones) is training_mode=1 from opset 14;
+ * before, it is the form with the extra outputs (running mean/var, saved
+ * mean/var), taken as training when something reads them. The choice is made
+ * once here and recorded as training_mode=1, so later passes (dce drops
+ * unread outputs) and the emitter see the same mode. The statistics have the
+ * parameter shape and the type of input_mean (mean-like) or input_var.
  * Softmax/LogSoftmax keep the input shape; only the axis is checked here.
  */
 #include "passes.h"
@@ -22,16 +26,24 @@ bool infer_BatchNormalization(Node *n, Diag *d) {
     if (!is_float_dtype(n->in[i]->dt))
       return infer_fail(d, n, "input %d (%s) has element type %s, expected f16, bf16, f32 or f64",
                         i, bn_inputs[i], dtype_name(n->in[i]->dt));
-  if (opset >= 14 && ir_attr_int(n, "training_mode", 0) != 0)
-    return infer_fail(d, n, "training_mode=1 is not supported (inference only)");
+  const Attr *tm = ir_attr(n, "training_mode");
+  if (tm && (tm->kind != AT_INT || (tm->u.i != 0 && tm->u.i != 1)))
+    return infer_fail(d, n, "attribute 'training_mode' must be 0 or 1");
+  bool training = tm && tm->u.i == 1;
+  if (opset >= 14 && n->n_out > 3)
+    return infer_fail(d, n, "%d outputs; from opset 14 there are at most 3 (Y, running_mean, running_var)",
+                      n->n_out);
   for (int i = 1; i < n->n_out; i++) {
     const Value *v = n->out[i];
-    if (v->kind != VK_NONE && (v->n_uses > 0 || v->is_output))
-      return infer_fail(d, n,
-                        "output %d ('%s') is a training-mode statistic, which is not "
-                        "supported (inference only)",
-                        i, v->name);
+    if (v->kind == VK_NONE || (v->n_uses == 0 && !v->is_output))
+      continue;
+    if (opset >= 14 && !training)
+      return infer_fail(d, n, "output %d ('%s') is defined only in training mode (training_mode=1)", i,
+                        v->name);
+    training = true;
   }
+  if (training && !(tm && tm->u.i == 1))
+    ir_attr_set_int(n, "training_mode", 1);
   const Shape *xs = &x->shape;
   if (xs->rank >= 0 && xs->rank < 2)
     return infer_fail(d, n, "input 0 (X) has rank %d, expected at least 2 (N, C, ...)",

@@ -284,19 +284,35 @@ bool infer_Identity(Node *n, Diag *d) {
   return true;
 }
 
+/* Dropout is deterministic, output = input and mask all true, unless it runs
+ * in training mode (training_mode input, opset 12) with a ratio other than 0:
+ * then it draws random numbers, which is refused here when both are constant
+ * and at run time (ONNXC_ERR_UNSUPPORTED, see emitc_Dropout) otherwise. */
+static const char *const dropout_random =
+    "training-mode Dropout with ratio > 0 draws random numbers; not supported";
+
 bool infer_Dropout(Node *n, Diag *d) {
   const Value *x = n->in[0];
   if (!dtype_is_float(x->dt))
     return diag_error(d, n, "input 0 has type %s, expected a floating-point type", dtype_name(x->dt));
+  int training = 0;  /* 0 no, 1 yes, -1 decided by a run-time input */
   if (ir_has_input(n, 2)) {
     const Value *t = n->in[2];
     if (t->dt != DT_BOOL)
       return diag_error(d, n, "input 2 (training_mode) has type %s, expected bool", dtype_name(t->dt));
-    /* A run-time flag could ask for training: refuse rather than ignore it. */
     if (t->kind != VK_CONST)
-      return diag_error(d, n, "training_mode must be a constant false (only inference is supported)");
-    if (t->konst->numel >= 1 && tensor_get_i64(t->konst, 0) != 0)
-      return diag_error(d, n, "training_mode is true; only inference (no dropout) is supported");
+      training = -1;
+    else
+      training = t->konst->numel >= 1 && tensor_get_i64(t->konst, 0) != 0;
+  }
+  if (ir_has_input(n, 1)) {
+    const Value *r = n->in[1];
+    if (!dtype_is_float(r->dt))
+      return diag_error(d, n, "input 1 (ratio) has type %s, expected a floating-point type", dtype_name(r->dt));
+    if (training == 1 && r->kind == VK_CONST && r->konst->numel >= 1 && tensor_get_f64(r->konst, 0) != 0)
+      return diag_error(d, n, "%s", dropout_random);
+  } else if (training == 1) {
+    return diag_error(d, n, "%s (the default ratio is 0.5)", dropout_random);
   }
   if (n->g->opset < 7 && ir_attr_int(n, "is_test", 0) == 0)
     diag_warn(d, n, "is_test is 0; compiling for inference (no dropout)");
@@ -453,12 +469,20 @@ bool infer_Gather(Node *n, Diag *d) {
   return true;
 }
 
+/* Cast and CastLike: saturate (opset 19) is 0 or 1; round_mode (opset 24,
+ * e8m0 targets) is up, down or nearest. */
 static bool cast_infer(Node *n, DType dt, Diag *d) {
   DType from = n->in[0]->dt;
   if (dt == DT_STRING || from == DT_STRING)
     return diag_error(d, n, "casts from or to string are not supported");
   if (dt == DT_C64 || dt == DT_C128 || from == DT_C64 || from == DT_C128)
     return diag_error(d, n, "casts from or to complex types are not supported");
+  const Attr *sat = ir_attr(n, "saturate");
+  if (sat && (sat->kind != AT_INT || (sat->u.i != 0 && sat->u.i != 1)))
+    return diag_error(d, n, "attribute 'saturate' must be 0 or 1");
+  const char *rm = ir_attr_str(n, "round_mode", "up");
+  if (strcmp(rm, "up") && strcmp(rm, "down") && strcmp(rm, "nearest"))
+    return diag_error(d, n, "attribute 'round_mode' is '%s'; expected up, down or nearest", rm);
   infer_set(n, 0, dt, &n->in[0]->shape);
   return true;
 }

@@ -1,153 +1,385 @@
 /* memplan.c - static memory planning into one arena.
  *
  * requires: a scheduled graph with static shapes.
- * provides: Plan: an offset for every intermediate tensor (node outputs that
- *           are not graph outputs), 64-byte aligned, such that tensors whose
- *           lifetimes overlap never overlap in memory; the lower bound (the
- *           largest total of live bytes at any step) and the naive sum.
+ * provides: Plan: a buffer for every intermediate tensor and every node's
+ *           scratch at a fixed, 64-byte aligned arena offset, such that buffers
+ *           whose lifetimes overlap never share bytes; aliases for views and
+ *           in-place results; the lower bound and the naive sum.
  * invalidates: nothing; any later change to the schedule needs a new plan.
- * Algorithm: greedy by size (largest first); each tensor takes the lowest
- * offset that fits between the already placed tensors whose lifetimes overlap
- * its own. Lifetimes are closed intervals of schedule steps [first, last].
+ *
+ * Buffers (memplan_buffers): walking the schedule once, a view's output
+ * (Reshape, Flatten, Squeeze, Unsqueeze, Identity, inference Dropout) aliases
+ * the root of its input and its node needs no code; an in-place capable node
+ * writes over a dying input (rules in docs/memory.md) and its output aliases
+ * that input's root. A root's lifetime runs from its producer's step to the
+ * last step that reads it or any alias. A root that only reaches a graph
+ * output through views is stored in that output's caller buffer. Every other
+ * intermediate gets a buffer; lifetimes are closed intervals [first, last] of
+ * schedule steps. Offsets come from memplan_place.c.
  */
-#include "passes.h"
+#include "memplan_internal.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 static int64_t align_up(int64_t x) { return (x + PLAN_ALIGN - 1) / PLAN_ALIGN * PLAN_ALIGN; }
 
-static int cmp_size_desc(const void *a, const void *b) {
-  const PlanTensor *x = a, *y = b;
-  if (x->size != y->size)
-    return x->size < y->size ? 1 : -1;
-  if (x->first != y->first)
-    return x->first < y->first ? -1 : 1;
-  return x->value_id - y->value_id;
+/* Bytes of a value with a static shape; -1 when unknown or absurdly large. */
+static int64_t value_bytes(const Value *v) {
+  int64_t numel, bytes;
+  if (!shape_numel(&v->shape, &numel) || !dtype_bytes(v->dt, numel, &bytes) || bytes > INT64_MAX / 4)
+    return -1;
+  return bytes;
 }
 
-static int cmp_offset(const void *a, const void *b) {
-  const PlanTensor *const *x = a, *const *y = b;
-  if ((*x)->offset != (*y)->offset)
-    return (*x)->offset < (*y)->offset ? -1 : 1;
-  return 0;
+static bool has_value(const Value *v) { return v->kind != VK_NONE; }
+
+/* A node whose output 0 is its input 0 reinterpreted: same bytes, same type. */
+static bool is_view(const Node *n) {
+  bool view = (ir_ops[n->op].flags & OPF_VIEW) != 0;
+  /* Inference Dropout forwards its input; the mask (output 1) is real work. */
+  if (n->op == OP_Dropout)
+    view = n->n_out < 2 || !has_value(n->out[1]);
+  if (!view || n->n_in < 1 || n->n_out < 1 || !has_value(n->in[0]) || n->out[0]->kind != VK_NODE)
+    return false;
+  const Value *x = n->in[0], *y = n->out[0];
+  int64_t bx = value_bytes(x);
+  return x->dt == y->dt && bx >= 0 && bx == value_bytes(y);
+}
+
+/* Same element type and count: element i of x is read for element i of y
+ * (an input with the output's element count is never broadcast). */
+static bool same_elements(const Value *x, const Value *y) {
+  int64_t a, b;
+  return x->dt == y->dt && shape_numel(&x->shape, &a) && shape_numel(&y->shape, &b) && a == b;
+}
+
+static int root_of(const Buffers *b, const Value *v) { return b->alias[v->id] >= 0 ? b->alias[v->id] : v->id; }
+
+/* A root that owns an arena buffer: an intermediate, not a caller's array. */
+static bool in_arena(const Graph *g, const Buffers *b, int r) {
+  const Value *v = g->values[r];
+  return v->kind == VK_NODE && !v->is_output && b->alias[r] < 0;
+}
+
+/* The root whose buffer n may write its output 0 over, or -1. The input must
+ * be an arena buffer that dies at this step and hold exactly the output's
+ * elements and type. Other operands may share that buffer only in an
+ * elementwise op, and only with the output's elements (so they are read at
+ * the index being written); a general kernel promises nothing about them. */
+static int inplace_root(const Graph *g, const Node *n, const Buffers *b, const int *grp_last, int s) {
+  unsigned fl = ir_ops[n->op].flags;
+  if (!(fl & OPF_INPLACE) || n->n_out < 1)
+    return -1;
+  const Value *y = n->out[0];
+  if (y->kind != VK_NODE || y->is_output || b->alias[y->id] >= 0)
+    return -1;
+  /* Elementwise kernels read every operand at the output's index just before
+   * storing it; other kernels (Softmax, norms) promise this of input 0 only. */
+  int n_cand = (fl & OPF_EW) ? n->n_in : 1;
+  for (int k = 0; k < n_cand && k < n->n_in; k++) {
+    const Value *x = n->in[k];
+    if (x->kind != VK_NODE)
+      continue;
+    int r = root_of(b, x);
+    if (!in_arena(g, b, r) || grp_last[r] != s || !same_elements(x, y) ||
+        value_bytes(g->values[r]) != value_bytes(y))
+      continue;
+    bool ok = true;
+    for (int j = 0; j < n->n_in && ok; j++)
+      if (j != k && n->in[j]->kind == VK_NODE && root_of(b, n->in[j]) == r)
+        ok = (fl & OPF_EW) && same_elements(n->in[j], y);
+    if (ok)
+      return r;
+  }
+  return -1;
+}
+
+/* Roots that reach a graph output only through views live in that output's
+ * buffer: the producer writes there and the views need no copy. */
+static void redirect_to_outputs(const Graph *g, Buffers *b) {
+  for (int i = 0; i < g->n_outputs; i++) {
+    const Value *o = g->outputs[i];
+    bool repeat = false;
+    for (int j = 0; j < i; j++)
+      repeat |= g->outputs[j] == o;
+    if (repeat || o->kind != VK_NODE || !o->producer || b->step[o->producer->id] < 0 ||
+        !is_view(o->producer))
+      continue;
+    const Value *x = o->producer->in[0];
+    while (x->kind == VK_NODE && !x->is_output && x->producer && is_view(x->producer))
+      x = x->producer->in[0];
+    if (x->kind == VK_NODE && !x->is_output && b->alias[x->id] < 0 && x->producer &&
+        value_bytes(x) == value_bytes(o) && x->dt == o->dt)
+      b->alias[x->id] = o->id;
+  }
+}
+
+/* Last step that reads v; its producer's step when nothing does. */
+static int last_use(const Buffers *b, const Value *v, int produced) {
+  int last = produced;
+  for (int u = 0; u < v->n_uses; u++) {
+    int s = b->step[v->uses[u]->id];
+    IR_ASSERT(s >= 0);  /* every consumer is scheduled */
+    if (s > last)
+      last = s;
+  }
+  return last;
+}
+
+Node **memplan_order(const Graph *g) {
+  Node **order = malloc((size_t)(g->n_nodes + 1) * sizeof *order);
+  IR_ASSERT(order);
+  int k = 0;
+  for (Node *n = g->first; n; n = n->next)
+    order[k++] = n;
+  IR_ASSERT(k == g->n_nodes);
+  return order;
+}
+
+void memplan_buffers_free(Buffers *b) {
+  free(b->step);
+  free(b->alias);
+  free(b->elided);
+  free(b->scratch);
+  free(b->ts);
+  memset(b, 0, sizeof *b);
+}
+
+/* Walks the schedule: aliases, roots and their group lifetimes. */
+static bool assign_roots(const Graph *g, Node *const *order, int n_nodes, Buffers *b, int *grp_last,
+                         Diag *d) {
+  for (int s = 0; s < n_nodes; s++) {
+    const Node *n = order[s];
+    for (int i = 0; i < n->n_out; i++)
+      if (n->out[i]->kind == VK_NODE && value_bytes(n->out[i]) < 0)
+        return diag_error(d, n, "output '%s' is too large to plan", n->out[i]->name);
+    if (is_view(n)) {
+      const Value *y = n->out[0];
+      int r = root_of(b, n->in[0]);
+      if (!y->is_output) {
+        b->alias[y->id] = r;
+        b->elided[n->id] = true;
+        if (in_arena(g, b, r) && last_use(b, y, s) > grp_last[r])
+          grp_last[r] = last_use(b, y, s);
+        continue;
+      }
+      if (r == y->id) {  /* the input was redirected into this output */
+        b->elided[n->id] = true;
+        continue;
+      }
+    }
+    b->scratch[n->id] = plan_scratch_bytes(n);
+    int r = inplace_root(g, n, b, grp_last, s);
+    for (int i = 0; i < n->n_out; i++) {
+      const Value *v = n->out[i];
+      if (v->kind != VK_NODE || v->is_output)
+        continue;
+      if (i == 0 && r >= 0) {
+        b->alias[v->id] = r;
+        grp_last[r] = last_use(b, v, s);
+      } else if (b->alias[v->id] < 0) {
+        grp_last[v->id] = last_use(b, v, s);
+      }
+    }
+  }
+  return true;
+}
+
+bool memplan_buffers(const Graph *g, Node *const *order, int n_nodes, Buffers *b, Diag *d) {
+  memset(b, 0, sizeof *b);
+  b->n_steps = n_nodes;
+  b->step = malloc((size_t)(g->n_node_ids + 1) * sizeof *b->step);
+  b->alias = malloc((size_t)(g->n_values + 1) * sizeof *b->alias);
+  b->elided = calloc((size_t)g->n_node_ids + 1, sizeof *b->elided);
+  b->scratch = calloc((size_t)g->n_node_ids + 1, sizeof *b->scratch);
+  int *grp_last = calloc((size_t)g->n_values + 1, sizeof *grp_last);
+  IR_ASSERT(b->step && b->alias && b->elided && b->scratch && grp_last);
+  for (int i = 0; i < g->n_node_ids; i++)
+    b->step[i] = -1;
+  for (int i = 0; i < g->n_values; i++)
+    b->alias[i] = -1;
+  for (int s = 0; s < n_nodes; s++)
+    b->step[order[s]->id] = s;
+  redirect_to_outputs(g, b);
+  if (!assign_roots(g, order, n_nodes, b, grp_last, d)) {
+    free(grp_last);
+    memplan_buffers_free(b);
+    return false;
+  }
+
+  int count = 0;
+  for (int s = 0; s < n_nodes; s++) {
+    const Node *n = order[s];
+    count += b->scratch[n->id] > 0;
+    for (int i = 0; i < n->n_out; i++)
+      count += n->out[i]->kind == VK_NODE && in_arena(g, b, n->out[i]->id);
+  }
+  b->ts = calloc((size_t)count + 1, sizeof *b->ts);
+  IR_ASSERT(b->ts);
+  for (int s = 0; s < n_nodes; s++) {
+    const Node *n = order[s];
+    for (int i = 0; i < n->n_out; i++) {
+      const Value *v = n->out[i];
+      if (v->kind != VK_NODE || v->is_output)
+        continue;
+      int64_t size = align_up(value_bytes(v) ? value_bytes(v) : 1);
+      b->naive += size;
+      if (in_arena(g, b, v->id))
+        b->ts[b->n++] = (PlanTensor){v->id, -1, 0, size, s, grp_last[v->id]};
+    }
+  }
+  for (int s = 0; s < n_nodes; s++) {
+    const Node *n = order[s];
+    if (b->scratch[n->id] > 0) {
+      int64_t size = align_up(b->scratch[n->id]);
+      b->naive += size;
+      b->ts[b->n++] = (PlanTensor){-1, n->id, 0, size, s, s};
+    }
+  }
+  IR_ASSERT(b->n == count);
+  free(grp_last);
+
+  /* Lower bound: the heaviest step. Difference array over steps. */
+  int64_t *delta = calloc((size_t)n_nodes + 2, sizeof *delta);
+  IR_ASSERT(delta);
+  for (int i = 0; i < b->n; i++) {
+    delta[b->ts[i].first] += b->ts[i].size;
+    delta[b->ts[i].last + 1] -= b->ts[i].size;
+  }
+  int64_t live = 0;
+  for (int s = 0; s < n_nodes; s++) {
+    live += delta[s];
+    if (live > b->lower_bound)
+      b->lower_bound = live;
+  }
+  free(delta);
+  return true;
+}
+
+bool pass_memplan(Graph *g, Plan *plan, Diag *d) {
+  memset(plan, 0, sizeof *plan);
+  Node **order = memplan_order(g);
+  Buffers b;
+  bool ok = memplan_buffers(g, order, g->n_nodes, &b, d);
+  free(order);
+  if (!ok)
+    return false;
+  Arena *a = g->arena;
+  plan->arena_bytes = memplan_place(b.ts, b.n, b.lower_bound, &plan->strategy);
+  plan->lower_bound_bytes = b.lower_bound;
+  plan->naive_bytes = b.naive;
+  plan->n_steps = b.n_steps;
+  plan->n_tensors = b.n;
+  plan->tensors = arena_dup(a, b.ts, (size_t)(b.n + 1) * sizeof *b.ts);
+  plan->offset = arena_alloc(a, (size_t)(g->n_values + 1) * sizeof *plan->offset);
+  plan->alias = arena_dup(a, b.alias, (size_t)(g->n_values + 1) * sizeof *plan->alias);
+  plan->elided = arena_dup(a, b.elided, (size_t)(g->n_node_ids + 1) * sizeof *plan->elided);
+  plan->scratch_offset = arena_alloc(a, (size_t)(g->n_node_ids + 1) * sizeof(int64_t));
+  plan->scratch_size = arena_alloc(a, (size_t)(g->n_node_ids + 1) * sizeof(int64_t));
+  for (int i = 0; i < g->n_values; i++)
+    plan->offset[i] = -1;
+  for (int i = 0; i < g->n_node_ids; i++)
+    plan->scratch_offset[i] = -1;
+  for (int i = 0; i < b.n; i++) {
+    const PlanTensor *t = &b.ts[i];
+    if (t->value_id >= 0) {
+      plan->offset[t->value_id] = t->offset;
+    } else {
+      plan->scratch_offset[t->node_id] = t->offset;
+      plan->scratch_size[t->node_id] = b.scratch[t->node_id];
+      if (b.scratch[t->node_id] > plan->scratch_bytes)
+        plan->scratch_bytes = b.scratch[t->node_id];
+    }
+  }
+  for (int i = 0; i < g->n_values; i++)
+    if (b.alias[i] >= 0)
+      plan->offset[i] = plan->offset[b.alias[i]];
+  memplan_buffers_free(&b);
+  return true;
 }
 
 static bool overlap_time(const PlanTensor *a, const PlanTensor *b) {
   return a->first <= b->last && b->first <= a->last;
 }
 
-/* Places t at the lowest offset that clears every placed, time-overlapping tensor. */
-static void place(PlanTensor *t, PlanTensor **placed, int n_placed, PlanTensor **tmp) {
-  int k = 0;
-  for (int i = 0; i < n_placed; i++)
-    if (overlap_time(t, placed[i]))
-      tmp[k++] = placed[i];
-  qsort(tmp, (size_t)k, sizeof *tmp, cmp_offset);
-  int64_t off = 0;
-  for (int i = 0; i < k; i++) {
-    if (tmp[i]->offset >= off + t->size)
-      break;  /* the gap before tmp[i] is large enough */
-    int64_t end = tmp[i]->offset + tmp[i]->size;
-    if (end > off)
-      off = end;
-  }
-  t->offset = off;
+static const char *tensor_name(const Graph *g, const PlanTensor *t) {
+  if (t->value_id >= 0)
+    return g->values[t->value_id]->name;
+  return g->nodes[t->node_id] ? g->nodes[t->node_id]->name : "?";
 }
 
-bool pass_memplan(Graph *g, Plan *plan, Diag *d) {
-  memset(plan, 0, sizeof *plan);
-  Arena *a = g->arena;
-  plan->offset = arena_alloc(a, (size_t)(g->n_values + 1) * sizeof(int64_t));
-  for (int i = 0; i < g->n_values; i++)
-    plan->offset[i] = -1;
-  plan->scratch_offset = arena_alloc(a, (size_t)(g->n_node_ids + 1) * sizeof(int64_t));
-  plan->scratch_size = arena_alloc(a, (size_t)(g->n_node_ids + 1) * sizeof(int64_t));
-  for (int i = 0; i < g->n_node_ids; i++)
-    plan->scratch_offset[i] = -1;
+static int cmp_first(const void *a, const void *b) {
+  const PlanTensor *const *x = a, *const *y = b;
+  return (*x)->first != (*y)->first ? ((*x)->first < (*y)->first ? -1 : 1) : 0;
+}
 
-  int *step = calloc((size_t)g->n_node_ids + 1, sizeof *step);
-  IR_ASSERT(step);
-  int n_steps = 0, count = 0;
-  for (Node *n = g->first; n; n = n->next) {
-    step[n->id] = n_steps++;
-    for (int i = 0; i < n->n_out; i++)
-      count += n->out[i]->kind == VK_NODE && !n->out[i]->is_output;
-  }
-  PlanTensor *ts = arena_alloc(a, (size_t)(count + 1) * sizeof *ts);
-  int k = 0;
-  for (Node *n = g->first; n; n = n->next)
-    for (int i = 0; i < n->n_out; i++) {
-      Value *v = n->out[i];
-      if (v->kind != VK_NODE || v->is_output)
-        continue;
-      int64_t numel, bytes;
-      if (!shape_numel(&v->shape, &numel) || !dtype_bytes(v->dt, numel, &bytes) ||
-          bytes > INT64_MAX / 4) {
-        free(step);
-        return diag_error(d, n, "output '%s' is too large to plan", v->name);
-      }
-      PlanTensor *t = &ts[k++];
-      t->value_id = v->id;
-      t->size = align_up(bytes ? bytes : 1);
-      t->first = step[n->id];
-      t->last = t->first;
-      for (int u = 0; u < v->n_uses; u++)
-        if (step[v->uses[u]->id] > t->last)
-          t->last = step[v->uses[u]->id];
+/* Checks buffers pairwise, sweeping in order of first step so that only
+ * lifetime-overlapping pairs are compared. */
+static void check_overlaps(const Graph *g, const Plan *plan, Diag *d) {
+  int n = plan->n_tensors;
+  const PlanTensor **by_first = malloc((size_t)(n + 1) * sizeof *by_first);
+  IR_ASSERT(by_first);
+  for (int i = 0; i < n; i++)
+    by_first[i] = &plan->tensors[i];
+  qsort(by_first, (size_t)n, sizeof *by_first, cmp_first);
+  for (int i = 0; i < n; i++) {
+    const PlanTensor *a = by_first[i];
+    for (int j = i + 1; j < n && by_first[j]->first <= a->last; j++) {
+      const PlanTensor *t = by_first[j];
+      if (overlap_time(a, t) && a->offset < t->offset + t->size && t->offset < a->offset + a->size)
+        diag_error(d, NULL, "memory plan: '%s' and '%s' are live together but overlap in memory",
+                   tensor_name(g, a), tensor_name(g, t));
     }
-  IR_ASSERT(k == count);
+  }
+  free(by_first);
+}
 
-  /* Lower bound: the heaviest step. Difference array over steps. */
-  int64_t *delta = calloc((size_t)n_steps + 2, sizeof *delta);
-  IR_ASSERT(delta);
-  for (int i = 0; i < count; i++) {
-    delta[ts[i].first] += ts[i].size;
-    delta[ts[i].last + 1] -= ts[i].size;
-    plan->naive_bytes += ts[i].size;
-  }
-  int64_t live = 0;
-  for (int s = 0; s < n_steps; s++) {
-    live += delta[s];
-    if (live > plan->lower_bound_bytes)
-      plan->lower_bound_bytes = live;
-  }
-
-  qsort(ts, (size_t)count, sizeof *ts, cmp_size_desc);
-  PlanTensor **placed = malloc((size_t)(count + 1) * sizeof *placed);
-  PlanTensor **tmp = malloc((size_t)(count + 1) * sizeof *tmp);
-  IR_ASSERT(placed && tmp);
-  for (int i = 0; i < count; i++) {
-    place(&ts[i], placed, i, tmp);
-    placed[i] = &ts[i];
-    if (ts[i].offset + ts[i].size > plan->arena_bytes)
-      plan->arena_bytes = ts[i].offset + ts[i].size;
-    plan->offset[ts[i].value_id] = ts[i].offset;
-  }
-  plan->tensors = ts;
-  plan->n_tensors = count;
-  free(placed);
-  free(tmp);
-  free(delta);
+/* Every value a node reads or writes must resolve to storage: its own buffer,
+ * a root's, or a caller's array; a buffer must cover every step that uses it. */
+static void check_coverage(const Graph *g, const Plan *plan, Diag *d) {
+  int *step = malloc((size_t)(g->n_node_ids + 1) * sizeof *step);
+  const PlanTensor **of = calloc((size_t)g->n_values + 1, sizeof *of);
+  IR_ASSERT(step && of);
+  int s = 0;
+  for (Node *n = g->first; n; n = n->next)
+    step[n->id] = s++;
+  for (int i = 0; i < plan->n_tensors; i++)
+    if (plan->tensors[i].value_id >= 0)
+      of[plan->tensors[i].value_id] = &plan->tensors[i];
+  for (Node *n = g->first; n; n = n->next)
+    for (int k = 0; k < n->n_in + n->n_out; k++) {
+      const Value *v = k < n->n_in ? n->in[k] : n->out[k - n->n_in];
+      if (v->kind != VK_NODE)
+        continue;
+      int r = plan->alias && plan->alias[v->id] >= 0 ? plan->alias[v->id] : v->id;
+      const Value *root = g->values[r];
+      if (root->is_output || root->kind == VK_INPUT || root->kind == VK_CONST)
+        continue;
+      const PlanTensor *t = of[r];
+      if (!t)
+        diag_error(d, n, "memory plan: '%s' has no storage", v->name);
+      else if (step[n->id] < t->first || step[n->id] > t->last)
+        diag_error(d, n, "memory plan: '%s' is used at step %d outside its buffer's lifetime [%d, %d]",
+                   v->name, step[n->id], t->first, t->last);
+      else if (plan->offset[v->id] != t->offset)
+        diag_error(d, n, "memory plan: '%s' is not at its root's offset", v->name);
+    }
   free(step);
-  return true;
+  free(of);
 }
 
 bool plan_validate(const Graph *g, const Plan *plan, Diag *d) {
   int before = d->n_errors;
   for (int i = 0; i < plan->n_tensors; i++) {
     const PlanTensor *a = &plan->tensors[i];
-    const char *an = g->values[a->value_id]->name;
-    if (a->offset % PLAN_ALIGN != 0 || a->offset < 0 || a->offset + a->size > plan->arena_bytes)
-      diag_error(d, NULL, "memory plan: tensor '%s' at %lld+%lld is misplaced (arena %lld)", an,
+    if (a->offset % PLAN_ALIGN != 0 || a->offset < 0 || a->size < 0 ||
+        a->offset + a->size > plan->arena_bytes)
+      diag_error(d, NULL, "memory plan: '%s' at %lld+%lld is misplaced (arena %lld)", tensor_name(g, a),
                  (long long)a->offset, (long long)a->size, (long long)plan->arena_bytes);
-    for (int j = i + 1; j < plan->n_tensors; j++) {
-      const PlanTensor *b = &plan->tensors[j];
-      if (overlap_time(a, b) && a->offset < b->offset + b->size && b->offset < a->offset + a->size)
-        diag_error(d, NULL, "memory plan: tensors '%s' and '%s' are live together but overlap in memory",
-                   an, g->values[b->value_id]->name);
-    }
   }
+  check_overlaps(g, plan, d);
+  check_coverage(g, plan, d);
   if (plan->arena_bytes < plan->lower_bound_bytes)
     diag_error(d, NULL, "memory plan: arena %lld is below the lower bound %lld",
                (long long)plan->arena_bytes, (long long)plan->lower_bound_bytes);

@@ -34,18 +34,31 @@ bool pass_canonicalize(Graph *g, Diag *d);    /* old opset forms -> current form
 bool pass_pin_dims(Graph *g, const DimPin *pins, int n_pins, Diag *d);
 bool pass_infer(Graph *g, Diag *d);           /* dtypes and shapes of every value */
 bool pass_fold(Graph *g, Diag *d);            /* constant folding */
-bool pass_simplify(Graph *g, Diag *d);        /* Identity/Dropout removal, ... */
+bool pass_simplify(Graph *g, Diag *d);        /* algebraic identities (simplify.c) */
+bool pass_fuse_bn(Graph *g, Diag *d);         /* BN, Mul, Add... folded into Conv/Gemm */
+bool pass_cse(Graph *g, Diag *d);             /* identical constants and nodes merged */
 bool pass_dce(Graph *g, Diag *d);             /* dead nodes and unused optional outputs */
 bool pass_require_static(Graph *g, Diag *d);  /* codegen needs static shapes */
+/* Reorders the schedule to lower the planned arena; keeps the model's order
+ * unless another topological order plans smaller (schedule.c). Sets
+ * *model_order_bound (when not NULL) to the lower bound of the model's order. */
+bool pass_schedule(Graph *g, int64_t *model_order_bound, Diag *d);
 bool pass_memplan(Graph *g, Plan *plan, Diag *d);
-/* Checks a plan: alignment, bounds, and that no two tensors whose lifetimes
- * overlap share bytes. Reports every violation. */
+/* Checks a plan: alignment, bounds, that no two buffers whose lifetimes
+ * overlap share bytes, that every value used has storage live at the steps
+ * that use it, and arena >= lower bound. Reports every violation. */
 bool plan_validate(const Graph *g, const Plan *plan, Diag *d);
+/* Scratch bytes the kernel of n needs during its step (memplan_scratch.c). */
+int64_t plan_scratch_bytes(const Node *n);
 
 /* Inference of one node (used by pass_infer and by passes that create nodes). */
 bool infer_node(Node *n, Diag *d);
 /* Folds one node whose inputs are all constant; *done false when the op has no folder. */
 bool fold_node(Node *n, bool *done, Diag *d);
+/* Folder of the data-movement family (fold_movement.c: Slice, Pad, Expand,
+ * Tile, Split, ConstantOfShape, Range, Size): 1 folded, 0 left to run time,
+ * -1 after a diag error. */
+int fold_movement(Node *n, Diag *d);
 
 /* ---- per-op hooks, declared from the table ---------------------------------- */
 #define OP(name, ...) bool infer_##name(Node *n, Diag *d);
@@ -64,6 +77,24 @@ void infer_set(Node *n, int i, DType dt, const Shape *s);
 bool infer_const_ints(const Node *n, int i, int64_t *dims, int *count, int max);
 /* Errors with node context; return value false for tail calls. */
 bool infer_fail(Diag *d, const Node *n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/* ---- helpers of the rewriting passes (rewrite.c) ---------------------------- */
+
+/* Values of a graph that a subgraph reads by name (a capture records no use):
+ * rewrites must neither replace them nor drop their producers. */
+typedef struct Captured {
+  bool *by_id;   /* NULL when the graph has no subgraph */
+  int n;
+} Captured;
+Captured rewrite_captured(Graph *g);
+bool rewrite_is_captured(const Captured *c, const Value *v);
+/* Both shapes known and equal dim by dim (symbolic dims by name). */
+bool rewrite_same_shape(const Shape *a, const Shape *b);
+/* Points the users of n's first output at v and removes n (its other outputs
+ * must be unused). */
+void rewrite_forward(Node *n, Value *v);
+/* A new 1-D i64 constant (a Reshape shape, axes). */
+Value *rewrite_const_i64(Graph *g, const char *name, const int64_t *v, int count);
 
 /* ---- canonical forms (canonicalize.c), also applied late by inference ------- */
 

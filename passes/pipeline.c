@@ -11,6 +11,7 @@
 typedef struct Ctx {
   const PipelineOpts *o;
   Plan *plan;
+  int64_t model_order_bound;   /* from the scheduler; -1 when it did not run */
 } Ctx;
 
 static bool run_check(Graph *g, Ctx *c, Diag *d) { (void)c; return pass_check_ops(g, d); }
@@ -19,10 +20,19 @@ static bool run_pin(Graph *g, Ctx *c, Diag *d) { return pass_pin_dims(g, c->o->p
 static bool run_order(Graph *g, Ctx *c, Diag *d) { (void)c; return ir_toposort(g, d); }
 static bool run_infer(Graph *g, Ctx *c, Diag *d) { (void)c; return pass_infer(g, d); }
 static bool run_simplify(Graph *g, Ctx *c, Diag *d) { return c->o->opt_level < 1 || pass_simplify(g, d); }
+static bool run_fuse_bn(Graph *g, Ctx *c, Diag *d) { return c->o->opt_level < 1 || pass_fuse_bn(g, d); }
+static bool run_cse(Graph *g, Ctx *c, Diag *d) { return c->o->opt_level < 1 || pass_cse(g, d); }
 static bool run_dce(Graph *g, Ctx *c, Diag *d) { (void)c; return pass_dce(g, d); }
 static bool run_static(Graph *g, Ctx *c, Diag *d) { (void)c; return pass_require_static(g, d); }
+static bool run_schedule(Graph *g, Ctx *c, Diag *d) {
+  return c->o->opt_level < 1 || pass_schedule(g, &c->model_order_bound, d);
+}
 static bool run_plan(Graph *g, Ctx *c, Diag *d) {
-  return pass_memplan(g, c->plan, d) && (!c->o->verify || plan_validate(g, c->plan, d));
+  if (!pass_memplan(g, c->plan, d))
+    return false;
+  c->plan->model_order_bound_bytes =
+      c->model_order_bound >= 0 ? c->model_order_bound : c->plan->lower_bound_bytes;
+  return !c->o->verify || plan_validate(g, c->plan, d);
 }
 
 typedef struct Step {
@@ -38,16 +48,20 @@ static const Step steps[] = {
     {"pin-dims", run_pin, false},
     {"infer", run_infer, true},
     {"simplify", run_simplify, true},
+    {"fuse-bn", run_fuse_bn, true},
+    {"cse", run_cse, true},
     {"dce", run_dce, true},
     {"require-static", run_static, true},
+    {"schedule", run_schedule, true},
     {"memplan", run_plan, true},
 };
 
 const char *const passes_names[] = {"check-ops", "topo-order", "canonicalize", "pin-dims", "infer",
-                                    "simplify", "dce", "require-static", "memplan", NULL};
+                                    "simplify", "fuse-bn", "cse", "dce", "require-static", "schedule",
+                                    "memplan", NULL};
 
 bool passes_run(Graph *g, const PipelineOpts *o, Plan *plan, Diag *d) {
-  Ctx c = {o, plan};
+  Ctx c = {o, plan, -1};
   for (size_t i = 0; i < sizeof steps / sizeof steps[0]; i++) {
     const Step *s = &steps[i];
     if (!s->run(g, &c, d))

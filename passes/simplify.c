@@ -1,12 +1,30 @@
-/* simplify.c - algebraic clean-up.
+/* simplify.c - algebraic clean-up: local rewrites that remove or merge nodes.
  *
- * requires: inferred types.  provides: no Identity nodes, no inference-mode
- * Dropout whose mask is unused.  invalidates: schedule positions (nodes go).
- * An op that only forwards its input is removed by pointing its users (and
- * graph output slots) at the input; codegen copies when an output ends up
- * being an input or a constant.
+ * requires: inferred types and shapes.
+ * provides: no Identity; no inference Dropout whose mask is unused; no Cast or
+ *   CastLike to the input's own type; no Transpose whose input is a Transpose,
+ *   nor one with the identity permutation; no Reshape/Flatten/Squeeze/Unsqueeze
+ *   that keeps its input's shape; chains of those collapsed into one Reshape
+ *   whenever the final shape is static (or the last Reshape has a constant
+ *   shape that does not copy dims); no Add/Sub of constant 0, Mul/Div by
+ *   constant 1 whose result is the other operand (same type and shape).
+ * invalidates: schedule positions (nodes go); graph output values may become
+ *   an input, a constant or another node's value (codegen copies then).
+ * One walk in schedule order suffices: each rule reads only the node and its
+ * producers, which come earlier and are already in final form. A rewritten
+ * node keeps its output value; a removed node's users read its input. Nodes
+ * left without users are dce's to remove. Values a subgraph captures are
+ * never replaced (rewrite_captured).
  */
 #include "passes.h"
+
+#include <string.h>
+
+static bool produced_by(const Value *v, OpKind op) {
+  return v->kind == VK_NODE && v->producer && v->producer->op == op;
+}
+
+/* ---- forwarding ops: Identity, Dropout, same-type Cast -------------------- */
 
 static bool forwards_input(const Node *n) {
   switch (n->op) {
@@ -15,24 +33,188 @@ static bool forwards_input(const Node *n) {
   case OP_Dropout:
     return n->n_out < 2 || n->out[1]->kind == VK_NONE ||
            (n->out[1]->n_uses == 0 && !n->out[1]->is_output);
+  case OP_Cast:
+  case OP_CastLike:
+    return n->out[0]->dt != DT_UNDEF && n->out[0]->dt == n->in[0]->dt;
   default:
     return false;
   }
 }
 
+/* ---- Transpose pairs -------------------------------------------------------- */
+
+/* The permutation of Transpose t over an input of rank r (default: reversed). */
+static bool perm_of(const Node *t, int r, int64_t *p) {
+  int count;
+  const int64_t *perm = ir_attr_ints(t, "perm", &count);
+  if (perm && count != r)
+    return false;
+  for (int j = 0; j < r; j++)
+    p[j] = perm ? perm[j] : r - 1 - j;
+  return true;
+}
+
+/* Transpose(Transpose(x, p1), p2) is Transpose(x, c) with c[j] = p1[p2[j]]
+ * (output dim j of a Transpose is input dim perm[j]). Returns the value to
+ * forward to when the composed permutation is the identity, else NULL. */
+static Value *transpose(Node *n) {
+  Value *x = n->in[0];
+  int r = x->shape.rank;
+  int64_t p2[IR_MAX_RANK], c[IR_MAX_RANK];
+  if (r < 0 || !perm_of(n, r, p2))
+    return NULL;
+  bool pair = produced_by(x, OP_Transpose);
+  if (pair) {
+    Node *t1 = x->producer;
+    int64_t p1[IR_MAX_RANK];
+    if (t1->in[0]->shape.rank != r || !perm_of(t1, r, p1))
+      return NULL;
+    for (int j = 0; j < r; j++)
+      c[j] = p1[p2[j]];
+    x = t1->in[0];
+  } else {
+    memcpy(c, p2, (size_t)r * sizeof c[0]);
+  }
+  bool identity = true;
+  for (int j = 0; j < r; j++)
+    identity &= c[j] == j;
+  if (identity)
+    return x;
+  if (pair) {
+    ir_node_set_input(n, 0, x);
+    ir_attr_set_ints(n, "perm", c, r);
+  }
+  return NULL;
+}
+
+/* ---- reshape chains ---------------------------------------------------------- */
+
+static bool reshape_like(const Value *v) {
+  if (v->kind != VK_NODE || !v->producer)
+    return false;
+  OpKind op = v->producer->op;
+  return op == OP_Reshape || op == OP_Flatten || op == OP_Squeeze || op == OP_Unsqueeze;
+}
+
+/* A Reshape whose shape input is constant and whose result therefore does not
+ * depend on its input's dims: no 0 entry copies one (unless allowzero). */
+static bool reshape_is_absolute(const Node *n) {
+  if (n->op != OP_Reshape || !ir_has_input(n, 1) || n->in[1]->kind != VK_CONST)
+    return false;
+  if (n->g->opset >= 14 && ir_attr_int(n, "allowzero", 0) != 0)
+    return true;
+  const Tensor *t = n->in[1]->konst;
+  for (int64_t i = 0; i < t->numel; i++)
+    if (tensor_get_i64(t, i) == 0)
+      return false;
+  return true;
+}
+
+/* Turns n (any reshape-like op) into Reshape(x, constant shape of its output). */
+static void become_reshape(Node *n, Value *x) {
+  const Shape *ys = &n->out[0]->shape;
+  Value *shape = rewrite_const_i64(n->g, arena_printf(n->g->arena, "%s_shape", n->name), ys->d, ys->rank);
+  n->op = OP_Reshape;
+  n->op_type = "Reshape";
+  n->n_attrs = 0;
+  ir_node_set_input(n, 0, x);
+  if (n->n_in < 2)
+    ir_node_add_input(n, shape);
+  else
+    ir_node_set_input(n, 1, shape);
+}
+
+/* n is reshape-like. Returns the value to forward to when n keeps the shape
+ * of its (chain's) input; else collapses a chain into n when it can. */
+static Value *reshape_chain(Node *n) {
+  const Value *y = n->out[0];
+  if (rewrite_same_shape(&n->in[0]->shape, &y->shape))
+    return n->in[0];
+  if (!reshape_like(n->in[0]))
+    return NULL;
+  Value *root = n->in[0];
+  while (reshape_like(root))
+    root = root->producer->in[0];
+  if (rewrite_same_shape(&root->shape, &y->shape))
+    return root;
+  int64_t numel;
+  if (reshape_is_absolute(n))
+    ir_node_set_input(n, 0, root);
+  else if (shape_numel(&y->shape, &numel) && numel > 0)
+    become_reshape(n, root);
+  return NULL;
+}
+
+/* ---- neutral constants: x + 0, x - 0, x * 1, x / 1 ------------------------------ */
+
+static bool all_equal(const Value *c, double want) {
+  if (c->kind != VK_CONST)
+    return false;
+  DType t = c->dt;
+  bool numeric = t == DT_F16 || t == DT_BF16 || t == DT_F32 || t == DT_F64 ||
+                 (dtype_is_int(t) && dtype_bits(t) >= 8);
+  if (!numeric)
+    return false;
+  for (int64_t i = 0; i < c->konst->numel; i++)
+    if (tensor_get_f64(c->konst, i) != want)
+      return false;
+  return true;
+}
+
+/* The operand that n returns unchanged, or NULL. The other operand must not
+ * broadcast it to a larger shape. (x + 0 turns -0.0 into +0.0; the two
+ * compare equal, and no model output depends on the sign of a zero sum.) */
+static Value *neutral(const Node *n) {
+  double unit = n->op == OP_Add || n->op == OP_Sub ? 0.0 : 1.0;
+  bool comm = n->op == OP_Add || n->op == OP_Mul;
+  Value *keep = NULL;
+  if (all_equal(n->in[1], unit))
+    keep = n->in[0];
+  else if (comm && all_equal(n->in[0], unit))
+    keep = n->in[1];
+  if (keep && keep->dt == n->out[0]->dt && rewrite_same_shape(&keep->shape, &n->out[0]->shape))
+    return keep;
+  return NULL;
+}
+
+/* ---- the pass ------------------------------------------------------------------- */
+
+/* Applies the node's rule: rewrites n in place, or returns the value that
+ * replaces n's output (NULL: n stays). */
+static Value *simplify_node(Node *n) {
+  if (forwards_input(n))
+    return n->in[0];
+  switch (n->op) {
+  case OP_Transpose:
+    return transpose(n);
+  case OP_Reshape:
+  case OP_Flatten:
+  case OP_Squeeze:
+  case OP_Unsqueeze:
+    return reshape_chain(n);
+  case OP_Add:
+  case OP_Sub:
+  case OP_Mul:
+  case OP_Div:
+    return neutral(n);
+  default:
+    return NULL;
+  }
+}
+
 bool pass_simplify(Graph *g, Diag *d) {
   (void)d;
+  Captured cap = rewrite_captured(g);
   for (Node *n = g->first, *next; n; n = next) {
     next = n->next;
-    if (!forwards_input(n))
+    Value *by = simplify_node(n);
+    if (!by || rewrite_is_captured(&cap, n->out[0]))
       continue;
-    Value *in = n->in[0], *out = n->out[0];
-    /* A graph output that becomes another output's value is copied by codegen. */
-    ir_value_replace(out, in);
+    bool extras_used = false;
     for (int i = 1; i < n->n_out; i++)
-      if (n->out[i]->kind != VK_NONE)
-        ir_node_drop_output(n, i);
-    ir_node_remove(n);
+      extras_used |= n->out[i]->kind != VK_NONE && (n->out[i]->n_uses > 0 || n->out[i]->is_output);
+    if (!extras_used)
+      rewrite_forward(n, by);
   }
   return true;
 }

@@ -16,6 +16,8 @@
 #define ONNXC_OK 0
 #define ONNXC_ERR_NULL_ARG 1     /* arena, an input or an output was NULL */
 #define ONNXC_ERR_BAD_INDEX 2    /* a data-dependent index (Gather...) was out of range */
+#define ONNXC_ERR_UNSUPPORTED 3  /* run-time inputs asked for what the code cannot do
+                                    (training-mode Dropout with a ratio > 0) */
 
 /* Weights are placed in this section when the model was compiled with
  * --weights-section; otherwise the attribute is empty. */
@@ -89,5 +91,186 @@ static inline uint16_t onnxc_f32_to_bf16(float f) {
   c.u += 0x7fffu + ((c.u >> 16) & 1u);
   return (uint16_t)(c.u >> 16);
 }
+
+/* ---- 8- and 4-bit floats, packed 4- and 2-bit integers (Cast) --------------
+ * Minifloats carry the names of their ONNX types: f8e4m3fn, f8e4m3fnuz,
+ * f8e5m2, f8e5m2fnuz, f4e2m1 (one per nibble) and f8e8m0 (a power of two).
+ * Decoding is exact. Encoding takes a float, as ml_dtypes (which the ONNX
+ * reference uses) does: a double is rounded to float first, the float then to
+ * nearest even. With `sat` a value beyond the largest finite one (infinities
+ * included) becomes that value, without it inf (e5m2) or NaN (the others).
+ * e2m1 has neither and always saturates. FNUZ types have no -0 (negative values that round to zero
+ * give +0) and one NaN, 0x80. NaN encodings match ml_dtypes: 0x7f/0x7e with
+ * the sign for e4m3fn/e5m2, and for e2m1 a zero of the opposite sign (the
+ * float4 spec's table says 6; the reference and its test data say -0).
+ * Packed integers hold element i at bits (i % k) * b of byte i / k (b bits,
+ * k = 8 / b elements per byte, low bits first); floats become them by
+ * truncation toward zero modulo 2^b, as ml_dtypes does (out of range is
+ * undefined in ONNX). */
+
+/* |x| rounded to nearest even into a minifloat with `mb` mantissa bits and
+ * exponent bias `bias`: the code (biased exponent << mb | mantissa), which may
+ * exceed the type's largest finite code. x is finite or infinite, not NaN. */
+static inline uint32_t onnxc_mf_round(double x, int mb, int bias) {
+  union { double d; uint64_t u; } c;
+  uint64_t sig, code, rem, half;
+  int e, te, shift;
+  c.d = x;
+  e = (int)((c.u >> 52) & 0x7ffu);
+  if (e == 0)
+    return 0;  /* double subnormals are far below every minifloat's range */
+  sig = (c.u & 0xfffffffffffffull) | (1ull << 52);
+  te = e - 1023 + bias;
+  if (te >= 1) {
+    shift = 52 - mb;
+    code = ((uint64_t)te << mb) | ((sig & 0xfffffffffffffull) >> shift);
+  } else {
+    shift = 53 - mb - te;
+    if (shift > 54)
+      return 0;
+    code = sig >> shift;
+  }
+  rem = sig & ((1ull << shift) - 1u);
+  half = 1ull << (shift - 1);
+  if (rem > half || (rem == half && (code & 1u)))
+    code++;
+  return code > 0xffffu ? 0xffffu : (uint32_t)code;
+}
+
+/* Encodes x: sb is the sign bit, maxc the largest finite code, nan the code of
+ * +NaN, infc the code of +inf (0: none), fnuz set for FNUZ types. */
+static inline uint8_t onnxc_mf_encode(double x, int mb, int bias, uint32_t sb, uint32_t maxc,
+                                      uint32_t nan, uint32_t infc, int fnuz, int sat) {
+  union { double d; uint64_t u; } c;
+  uint32_t sign, code;
+  c.d = x;
+  sign = (c.u >> 63) ? sb : 0u;
+  if (x != x)
+    return (uint8_t)(fnuz ? 0x80u : nan ^ sign);
+  code = onnxc_mf_round(x, mb, bias);
+  if (code > maxc) {
+    if (sat)
+      code = maxc;
+    else
+      return (uint8_t)(infc ? infc | sign : fnuz ? 0x80u : nan ^ sign);
+  }
+  if (code == 0 && fnuz)
+    return 0;
+  return (uint8_t)(code | sign);
+}
+
+/* Decodes a finite, non-NaN code (sign bit sb) to float. */
+static inline float onnxc_mf_decode(uint32_t v, int mb, int bias, uint32_t sb) {
+  union { uint32_t u; float f; } c, scale;
+  uint32_t mag = v & (sb - 1u), e = mag >> mb, m = mag & ((1u << mb) - 1u);
+  if (e == 0) {  /* subnormal: m * 2^(1 - bias - mb), a power of two exactly */
+    scale.u = (uint32_t)(127 + 1 - bias - mb) << 23;
+    c.f = (float)m * scale.f;
+  } else {
+    c.u = ((e + 127u - (uint32_t)bias) << 23) | (m << (23 - mb));
+  }
+  return (v & sb) ? -c.f : c.f;
+}
+
+/* A quiet NaN with the sign of code v (sign bit sb). */
+static inline float onnxc_mf_nan(uint32_t v, uint32_t sb) {
+  union { uint32_t u; float f; } c;
+  c.u = (v & sb) ? 0xffc00000u : 0x7fc00000u;
+  return c.f;
+}
+
+static inline uint8_t onnxc_f32_to_f8e4m3fn(float x, int sat) {
+  return onnxc_mf_encode(x, 3, 7, 0x80u, 0x7eu, 0x7fu, 0, 0, sat);
+}
+static inline uint8_t onnxc_f32_to_f8e4m3fnuz(float x, int sat) {
+  return onnxc_mf_encode(x, 3, 8, 0x80u, 0x7fu, 0x80u, 0, 1, sat);
+}
+static inline uint8_t onnxc_f32_to_f8e5m2(float x, int sat) {
+  return onnxc_mf_encode(x, 2, 15, 0x80u, 0x7bu, 0x7eu, 0x7cu, 0, sat);
+}
+static inline uint8_t onnxc_f32_to_f8e5m2fnuz(float x, int sat) {
+  return onnxc_mf_encode(x, 2, 16, 0x80u, 0x7fu, 0x80u, 0, 1, sat);
+}
+/* The nibble of x in e2m1 (always saturating). */
+static inline uint8_t onnxc_f32_to_f4e2m1(float x) {
+  return onnxc_mf_encode(x, 1, 1, 0x8u, 0x7u, 0x8u, 0, 0, 1);
+}
+
+static inline float onnxc_f8e4m3fn_to_f32(uint8_t v) {
+  return (v & 0x7fu) == 0x7fu ? onnxc_mf_nan(v, 0x80u) : onnxc_mf_decode(v, 3, 7, 0x80u);
+}
+static inline float onnxc_f8e4m3fnuz_to_f32(uint8_t v) {
+  return v == 0x80u ? onnxc_mf_nan(0, 0x80u) : onnxc_mf_decode(v, 3, 8, 0x80u);
+}
+static inline float onnxc_f8e5m2_to_f32(uint8_t v) {
+  if ((v & 0x7cu) == 0x7cu)
+    return (v & 3u) ? onnxc_mf_nan(v, 0x80u) : (v & 0x80u) ? -(float)INFINITY : (float)INFINITY;
+  return onnxc_mf_decode(v, 2, 15, 0x80u);
+}
+static inline float onnxc_f8e5m2fnuz_to_f32(uint8_t v) {
+  return v == 0x80u ? onnxc_mf_nan(0, 0x80u) : onnxc_mf_decode(v, 2, 16, 0x80u);
+}
+static inline float onnxc_f4e2m1_to_f32(uint8_t nibble) {
+  return onnxc_mf_decode(nibble & 0xfu, 1, 1, 0x8u);
+}
+
+/* e8m0: 2^(v - 127), 0xff is NaN. Encoding follows onnx.numpy_helper.
+ * to_float8e8m0 bit for bit: it reads only the float's exponent (the sign is
+ * ignored; negative inputs are undefined in ONNX), NaN and inf give 0xff, and
+ * the fraction decides rounding by `mode`: ONNXC_E8M0_UP (any fraction rounds
+ * up), ONNXC_E8M0_DOWN (truncates) or ONNXC_E8M0_NEAREST. With `sat` a
+ * rounding step past the largest exponent (0xfe) is dropped, else it gives
+ * NaN. */
+#define ONNXC_E8M0_UP 0
+#define ONNXC_E8M0_DOWN 1
+#define ONNXC_E8M0_NEAREST 2
+static inline uint8_t onnxc_f32_to_f8e8m0(float x, int sat, int mode) {
+  union { float f; uint32_t u; } c;
+  uint32_t e, up;
+  c.f = x;
+  e = (c.u >> 23) & 0xffu;
+  if (e == 0xffu)
+    return 0xffu;
+  if (mode == ONNXC_E8M0_NEAREST)
+    up = (c.u & 0x400000u) && ((c.u & 0x3fffffu) || e > 0);  /* ties: up unless e == 0 */
+  else
+    up = mode == ONNXC_E8M0_UP && (c.u & 0x7fffffu) != 0;
+  if (up && sat && e == 0xfeu)
+    up = 0;
+  return (uint8_t)(e + up);
+}
+static inline float onnxc_f8e8m0_to_f32(uint8_t v) {
+  union { uint32_t u; float f; } c;
+  if (v == 0xffu)
+    return onnxc_mf_nan(0, 0x80u);
+  c.u = v ? (uint32_t)v << 23 : 0x400000u;  /* 2^-127 is a float subnormal */
+  return c.f;
+}
+
+/* Element i of packed data, as an unsigned field or sign-extended. */
+static inline unsigned onnxc_u4_get(const uint8_t *p, ptrdiff_t i) {
+  return (unsigned)(p[i >> 1] >> ((unsigned)(i & 1) * 4u)) & 0xfu;
+}
+static inline int onnxc_i4_get(const uint8_t *p, ptrdiff_t i) {
+  unsigned v = onnxc_u4_get(p, i);
+  return (int)v - (int)((v & 8u) << 1);
+}
+static inline unsigned onnxc_u2_get(const uint8_t *p, ptrdiff_t i) {
+  return (unsigned)(p[i >> 2] >> ((unsigned)(i & 3) * 2u)) & 3u;
+}
+static inline int onnxc_i2_get(const uint8_t *p, ptrdiff_t i) {
+  unsigned v = onnxc_u2_get(p, i);
+  return (int)v - (int)((v & 2u) << 1);
+}
+
+/* The low bits of x truncated toward zero, as a two's complement field under
+ * `mask`. NaN, infinities and |x| >= 2^63 give 0: every such double (and
+ * float) is a multiple of 2^10, so 0 is its value modulo 16 as well. */
+static inline unsigned onnxc_f64_to_bits(double x, unsigned mask) {
+  if (!(x > -9.2e18 && x < 9.2e18))
+    return 0;
+  return (unsigned)((uint64_t)(int64_t)x & mask);
+}
+
 
 #endif

@@ -26,6 +26,8 @@ static bool run_pass(const char *name, Graph *g, Diag *d) {
   if (strcmp(name, "canonicalize") == 0) return pass_canonicalize(g, d);
   if (strcmp(name, "infer") == 0) return pass_infer(g, d);
   if (strcmp(name, "simplify") == 0) return pass_simplify(g, d);
+  if (strcmp(name, "fuse-bn") == 0) return pass_fuse_bn(g, d);
+  if (strcmp(name, "cse") == 0) return pass_cse(g, d);
   if (strcmp(name, "dce") == 0) return pass_dce(g, d);
   if (strcmp(name, "require-static") == 0) return pass_require_static(g, d);
   if (strcmp(name, "memplan") == 0) return pass_memplan(g, &plan, d) && plan_validate(g, &plan, d);

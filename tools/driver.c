@@ -77,48 +77,6 @@ Graph *driver_compile(const Options *o, Plan *plan, Diag *d) {
   return g;
 }
 
-static void json_str(FILE *f, const char *s) {
-  fputc('"', f);
-  for (; *s; s++) {
-    unsigned char c = (unsigned char)*s;
-    if (c == '"' || c == '\\')
-      fprintf(f, "\\%c", c);
-    else if (c < 0x20)
-      fprintf(f, "\\u%04x", c);
-    else
-      fputc(c, f);
-  }
-  fputc('"', f);
-}
-
-bool driver_memory_report(const Graph *g, const Plan *plan, const char *path, Diag *d) {
-  char tmp[4096];
-  snprintf(tmp, sizeof tmp, "%s.tmp%ld", path, (long)getpid());
-  FILE *f = fopen(tmp, "w");
-  if (!f)
-    return diag_error(d, NULL, "cannot write %s: %s", path, strerror(errno));
-  fprintf(f, "{\"arena_bytes\": %lld, \"scratch_bytes\": %lld, \"lower_bound_bytes\": %lld, "
-             "\"naive_bytes\": %lld, \"tensors\": [",
-          (long long)plan->arena_bytes, (long long)plan->scratch_bytes,
-          (long long)plan->lower_bound_bytes, (long long)plan->naive_bytes);
-  for (int i = 0; i < plan->n_tensors; i++) {
-    const PlanTensor *t = &plan->tensors[i];
-    fprintf(f, "%s\n  {\"name\": ", i ? "," : "");
-    json_str(f, g->values[t->value_id]->name);
-    fprintf(f, ", \"offset\": %lld, \"size\": %lld, \"first\": %d, \"last\": %d}",
-            (long long)t->offset, (long long)t->size, t->first, t->last);
-  }
-  fprintf(f, "\n]}\n");
-  bool ok = !ferror(f);
-  if (fclose(f) != 0)
-    ok = false;
-  if (!ok || rename(tmp, path) != 0) {
-    unlink(tmp);
-    return diag_error(d, NULL, "cannot write %s: %s", path, strerror(errno));
-  }
-  return true;
-}
-
 /* Generated kernels have constant trip counts that gcc's -O2 cost model
  * declines to vectorize, so the default level already asks for -O3. */
 static const char *opt_flag(int level) {
@@ -250,6 +208,7 @@ bool driver_build(const Options *o, Diag *d) {
   char nbuf[256];
   const char *name = o->name ? o->name : driver_default_name(o->model, nbuf, sizeof nbuf);
   bool ok = !o->memory_report || driver_memory_report(g, &plan, o->memory_report, d);
+  ok = ok && (!o->memory_svg || driver_memory_svg(g, &plan, o->memory_svg, d));
   char *dir = ok ? sys_mkdtemp("build") : NULL;
   if (ok && !dir)
     ok = diag_error(d, NULL, "cannot create a temporary folder: %s", strerror(errno));
@@ -295,6 +254,8 @@ bool driver_build(const Options *o, Diag *d) {
   }
   if (!ok && o->memory_report)
     unlink(o->memory_report);
+  if (!ok && o->memory_svg)
+    unlink(o->memory_svg);
   ir_graph_free(g);
   return ok;
 }

@@ -14,6 +14,7 @@ static void usage(FILE *f) {
   fprintf(f,
           "usage: onnxc [options] MODEL.onnx -o OUT\n"
           "       onnxc check [options] CASE_DIR\n"
+          "       onnxc footprint [options] MODEL.onnx\n"
           "\n"
           "Compiles an ONNX model to standalone C: OUT ending in .so builds a shared\n"
           "library, .a a static library, .o an object; with -S, OUT is a folder that\n"
@@ -27,6 +28,7 @@ static void usage(FILE *f) {
           "  -D DIM=VALUE           pin the symbolic dimension DIM (repeatable)\n"
           "  -O0 -O1 -O2 -O3        optimization level (default -O2)\n"
           "  --memory-report FILE   write the memory plan as JSON\n"
+          "  --memory-svg FILE      draw the arena over time as SVG\n"
           "  --dump-ir-after PASS   print the IR after PASS (or 'all') to stderr\n"
           "  --verify-ir            run the IR verifier after every pass\n"
           "  --weights c|blob|auto  weights as C arrays or an assembled blob (default auto)\n"
@@ -37,6 +39,8 @@ static void usage(FILE *f) {
           "check options: --sanitize (ASan+UBSan), --rtol R, --atol A, -v, -O, -D, --keep-temps\n"
           "  Environment: CC (C compiler), AR, ONNXC_CFLAGS (extra C flags),\n"
           "  ONNXC_CHECK_SANITIZE=1 (same as --sanitize).\n"
+          "footprint options: --cc CC (default arm-none-eabi-gcc), --cflags \"FLAGS\" (default\n"
+          "  Cortex-M4F, -Os), --json FILE|-, --name, -D, -O, --weights-section, --keep-temps\n"
           "passes: ");
   for (int i = 0; passes_names[i]; i++)
     fprintf(f, "%s%s", i ? " " : "", passes_names[i]);
@@ -107,6 +111,9 @@ static int parse(int argc, char **argv, Options *o, bool check, const char **pos
     } else if (strcmp(a, "--memory-report") == 0) {
       NEED_ARG();
       o->memory_report = next;
+    } else if (strcmp(a, "--memory-svg") == 0) {
+      NEED_ARG();
+      o->memory_svg = next;
     } else if (strcmp(a, "--dump-ir-after") == 0) {
       NEED_ARG();
       o->dump_after = next;
@@ -122,6 +129,15 @@ static int parse(int argc, char **argv, Options *o, bool check, const char **pos
       o->weights_section = next;
     } else if (strcmp(a, "--keep-temps") == 0) {
       o->keep_temps = true;
+    } else if (o->footprint && strcmp(a, "--cc") == 0) {
+      NEED_ARG();
+      o->fp_cc = next;
+    } else if (o->footprint && strcmp(a, "--cflags") == 0) {
+      NEED_ARG();
+      o->fp_cflags = next;
+    } else if (o->footprint && strcmp(a, "--json") == 0) {
+      NEED_ARG();
+      o->fp_json = next;
     } else if (check && strcmp(a, "--sanitize") == 0) {
       o->sanitize = true;
     } else if (check && strcmp(a, "-v") == 0) {
@@ -154,8 +170,10 @@ int main(int argc, char **argv) {
   o.rtol = 1e-3;
   o.atol = 1e-7;
   bool check = argc > 1 && strcmp(argv[1], "check") == 0;
+  o.footprint = argc > 1 && strcmp(argv[1], "footprint") == 0;
+  int skip = 1 + (check || o.footprint);
   const char *pos;
-  int rc = parse(argc - 1 - check, argv + 1 + check, &o, check, &pos);
+  int rc = parse(argc - skip, argv + skip, &o, check, &pos);
   if (rc >= 0)
     return rc;
   if (strcmp(o.target, "c") != 0) {
@@ -185,6 +203,15 @@ int main(int argc, char **argv) {
   }
   if (!pos)
     return bad_usage("%s", "no input model given");
+  if (o.footprint) {
+    if (o.out || o.kind == OUT_SRC)
+      return bad_usage("%s", "footprint writes no output (-o, -S); see --json FILE");
+    o.model = pos;
+    rc = footprint_run(&o);
+    for (int i = 0; i < o.n_pins; i++)
+      free((char *)o.pins[i].name);
+    return rc;
+  }
   if (!o.out)
     return bad_usage("%s", "no output given (-o OUT)");
   o.model = pos;

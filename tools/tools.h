@@ -19,6 +19,7 @@ typedef struct Options {
   DimPin pins[256];
   int n_pins;
   const char *memory_report;
+  const char *memory_svg;
   const char *dump_after;
   bool verify_ir;
   const char *weights_section;
@@ -27,6 +28,10 @@ typedef struct Options {
   bool sanitize;               /* check: build the harness with ASan+UBSan */
   double rtol, atol;           /* check tolerances */
   bool verbose;
+  bool footprint;              /* onnxc footprint */
+  const char *fp_cc;           /* footprint: target compiler (NULL: arm-none-eabi-gcc) */
+  const char *fp_cflags;       /* footprint: its flags (NULL: Cortex-M4F, -Os) */
+  const char *fp_json;         /* footprint: JSON report path, "-" for stdout */
 } Options;
 
 /* ---- driver.c ---- */
@@ -34,7 +39,12 @@ typedef struct Options {
 Graph *driver_compile(const Options *o, Plan *plan, Diag *d);
 /* Derives the default --name from a model path ("models/MobileNet-v2.onnx" -> "mobilenet_v2"). */
 const char *driver_default_name(const char *model, char *buf, size_t n);
+
+/* ---- memory_report.c ---- */
+/* The plan as JSON (docs/cli.md) and as an SVG picture of the arena over time. */
 bool driver_memory_report(const Graph *g, const Plan *plan, const char *path, Diag *d);
+bool driver_memory_svg(const Graph *g, const Plan *plan, const char *path, Diag *d);
+
 /* Full compile to o->out (sources, .so, .a or .o); no partial output on failure. */
 bool driver_build(const Options *o, Diag *d);
 /* Compiles generated sources in dir into an object list; used by build and check. */
@@ -44,6 +54,11 @@ bool driver_cc(const char *dir, const char *name, const Options *o, const char *
 /* ---- check.c ---- */
 /* onnxc check: returns the process exit status (0 match, 1 mismatch, 2 no compile). */
 int check_case(const char *case_dir, const Options *o);
+
+/* ---- footprint.c ---- */
+/* onnxc footprint: compiles o->model for the target and prints flash and RAM
+ * (table, and JSON to o->fp_json); returns the exit status. */
+int footprint_run(const Options *o);
 
 /* ---- sys.c ---- */
 char *sys_mkdtemp(const char *hint);               /* heap string, or NULL */

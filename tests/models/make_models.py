@@ -258,8 +258,50 @@ def legacy_opset9(b):
                    [("logits", [1, 6]), ("softmax_4d", [1, 4, 3, 3])], opset=9)
 
 
+def graph_cleanup(b):
+    """What simplify, fuse-bn and cse rewrite: BN and per-channel Mul/Add/Div
+    after Conv and Gemm, transpose pairs, a reshape chain, no-op Cast and Mul,
+    and two branches that compute the same thing."""
+    r = b.rng
+    x = b.batchnorm(b.conv("input", 3, 8, 3, pads=[1, 1, 1, 1]), 8)
+    x = b.op("Mul", [x, b.const(r.uniform(0.5, 1.5, (8, 1, 1)), "scale")])
+    x = b.op("Add", [b.const(0.1, "shift"), x])
+    x = b.op("Div", [x, b.const(r.uniform(1.0, 2.0, (1, 8, 1, 1)), "div")])
+    x = b.op("Relu", [x])                                              # [1, 8, 8, 8]
+
+    # the same Conv+BN+Relu twice over shared weights
+    w = b.weight((8, 8, 1, 1), "pw_w")
+    params = [b.const(r.uniform(0.5, 1.5, 8), "bn_scale"),
+              b.const(r.standard_normal(8) * 0.1, "bn_bias"),
+              b.const(r.standard_normal(8) * 0.1, "bn_mean"),
+              b.const(r.uniform(0.5, 2.0, 8), "bn_var")]
+
+    def branch():
+        return b.op("Relu", [b.op("BatchNormalization", [b.op("Conv", [x, w]), *params])])
+
+    x = b.op("Add", [branch(), branch()])
+
+    # NCHW -> NHWC -> NCHW cancels; NHWC then a swap of the last two composes
+    t = b.op("Transpose", [b.op("Transpose", [x], perm=[0, 2, 3, 1])], perm=[0, 3, 1, 2])
+    b.op("Transpose", [b.op("Transpose", [t], perm=[0, 2, 3, 1])], out="nwhc", perm=[0, 2, 1, 3])
+    t = b.op("Mul", [b.op("Cast", [t], to=TensorProto.FLOAT), b.const(1.0, "one")])
+
+    # Flatten -> Reshape -> Unsqueeze -> Reshape is one Reshape
+    t = b.op("Flatten", [b.op("GlobalAveragePool", [t])], axis=1)      # [1, 8]
+    t = b.op("Unsqueeze", [b.op("Reshape", [t, b.const([2, 4], "shape", np.int64)]),
+                           b.const([0], "axes", np.int64)])            # [1, 2, 4]
+    t = b.op("Reshape", [t, b.const([1, 8], "shape", np.int64)])
+
+    # Gemm (B not transposed, alpha, beta) + BN, then per-column Mul and Sub
+    g = b.batchnorm(b.gemm(t, 8, 6, trans_b=False, alpha=0.5, beta=2.0), 6)
+    g = b.op("Mul", [g, b.const(r.uniform(0.5, 1.5, (1, 6)), "col_scale")])
+    g = b.op("Sub", [g, b.const(r.standard_normal(6) * 0.1, "col_shift")])
+    b.op("Softmax", [g], out="probs", axis=-1)
+    return b.model([("input", [1, 3, 8, 8])], [("probs", [1, 6]), ("nwhc", [1, 8, 8, 8])])
+
+
 MODELS = [resnet_blocks, mobilenet, transformer_block, inception, mlp, conv_variants,
-          legacy_opset9]
+          legacy_opset9, graph_cleanup]
 
 
 # ------------------------------------------------------------ case files --

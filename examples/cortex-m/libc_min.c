@@ -1,0 +1,50 @@
+/* libc_min.c - the three C-library symbols the firmware needs, so that it links
+ * without newlib's libc (whose errno support alone brings a ~1 KB struct _reent
+ * into RAM).
+ *
+ *   memcpy, memset  gcc emits calls to them for block copies and clears, in the
+ *                   generated kernels (a Flatten copy, zeroed accumulators) and
+ *                   in startup.c's .data/.bss loops.
+ *   __errno         newlib's libm stores errno through it (expf on overflow...).
+ *
+ * Build this file with -fno-tree-loop-distribute-patterns, or gcc may turn the
+ * loops below back into calls to memcpy and memset themselves.
+ */
+#include <stddef.h>
+#include <stdint.h>
+
+void *memcpy(void *restrict dst, const void *restrict src, size_t n);
+void *memset(void *dst, int c, size_t n);
+int *__errno(void);
+
+/* Word accesses to memory of any type: may_alias keeps them legal C for gcc. */
+typedef uint32_t __attribute__((may_alias)) Word;
+
+void *memcpy(void *restrict dst, const void *restrict src, size_t n) {
+  unsigned char *d = dst;
+  const unsigned char *s = src;
+  if ((((uintptr_t)d | (uintptr_t)s) & 3) == 0) {
+    for (; n >= 4; n -= 4, d += 4, s += 4)
+      *(Word *)(void *)d = *(const Word *)(const void *)s;
+  }
+  while (n--)
+    *d++ = *s++;
+  return dst;
+}
+
+void *memset(void *dst, int c, size_t n) {
+  unsigned char *d = dst;
+  if (((uintptr_t)d & 3) == 0) {
+    uint32_t w = (unsigned char)c * 0x01010101u;
+    for (; n >= 4; n -= 4, d += 4)
+      *(Word *)(void *)d = w;
+  }
+  while (n--)
+    *d++ = (unsigned char)c;
+  return dst;
+}
+
+int *__errno(void) {
+  static int err;
+  return &err;
+}

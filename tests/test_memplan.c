@@ -1,0 +1,411 @@
+/* test_memplan.c - unit tests of the memory planner (passes/memplan*.c), the
+ * scheduler (passes/schedule.c), the plan validator and how the C emitter uses
+ * a plan (views without code, in-place calls). Graphs are built by hand
+ * (plan_util.h); every plan is validated. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <unistd.h>
+
+#include "codegen.h"
+#include "memplan_internal.h"
+#include "plan_util.h"
+
+/* Plans g (after inference when `infer`) and validates the plan. */
+static void plan_ok(Graph *g, Plan *plan, bool infer) {
+  if (infer)
+    assert_true(pu_infer(g));
+  Diag d;
+  diag_init(&d, "t.onnx", stderr);
+  assert_true(pass_memplan(g, plan, &d));
+  assert_true(plan_validate(g, plan, &d));
+  assert_true(plan->arena_bytes >= plan->lower_bound_bytes);
+  diag_free(&d);
+}
+
+static int id_of(const Graph *g, const char *name) {
+  Value *v = ir_value_find(g, name);
+  assert_non_null(v);
+  return v->id;
+}
+
+static const Node *node_named(const Graph *g, const char *name) {
+  for (const Node *n = g->first; n; n = n->next)
+    if (strcmp(n->name, name) == 0)
+      return n;
+  fail_msg("no node %s", name);
+  return NULL;
+}
+
+/* x[4,16] -> a[4,32] -> b[4,64] -> c[4,16] -> y[4,8] (output), all MatMul. */
+static Graph *chain(void) {
+  Graph *g = pu_graph();
+  Value *x = pu_input(g, "x", 4, 16);
+  Value *a = pu_op2(g, OP_MatMul, "a", x, pu_weight(g, "w1", 16, 32));
+  Value *b = pu_op2(g, OP_MatMul, "b", a, pu_weight(g, "w2", 32, 64));
+  Value *c = pu_op2(g, OP_MatMul, "c", b, pu_weight(g, "w3", 64, 16));
+  ir_output_add(g, pu_op2(g, OP_MatMul, "y", c, pu_weight(g, "w4", 16, 8)));
+  return g;
+}
+
+static void test_memplan_chain_reaches_lower_bound(void **state) {
+  (void)state;
+  Graph *g = chain();
+  Plan p;
+  plan_ok(g, &p, true);
+  assert_int_equal(p.n_tensors, 3);
+  assert_int_equal(p.lower_bound_bytes, 512 + 1024);  /* a and b at step 1 */
+  assert_int_equal(p.arena_bytes, p.lower_bound_bytes);
+  assert_int_equal(p.naive_bytes, 512 + 1024 + 256);
+  assert_int_equal(p.scratch_bytes, 0);
+  for (int i = 0; i < p.n_tensors; i++)
+    assert_int_equal(p.tensors[i].offset % PLAN_ALIGN, 0);
+  ir_graph_free(g);
+}
+
+/* a feeds two MatMuls whose results meet in an Add, which writes over one. */
+static void test_memplan_diamond_adds_in_place(void **state) {
+  (void)state;
+  Graph *g = pu_graph();
+  Value *x = pu_input(g, "x", 4, 16);
+  Value *a = pu_op2(g, OP_MatMul, "a", x, pu_weight(g, "w1", 16, 16));
+  Value *b = pu_op2(g, OP_MatMul, "b", a, pu_weight(g, "w2", 16, 16));
+  Value *c = pu_op2(g, OP_MatMul, "c", a, pu_weight(g, "w3", 16, 16));
+  Value *s = pu_op2(g, OP_Add, "s", b, c);
+  ir_output_add(g, pu_op2(g, OP_MatMul, "y", s, pu_weight(g, "w4", 16, 4)));
+  Plan p;
+  plan_ok(g, &p, true);
+  assert_int_equal(p.alias[id_of(g, "s")], id_of(g, "b"));
+  assert_int_equal(p.offset[id_of(g, "s")], p.offset[id_of(g, "b")]);
+  assert_int_equal(p.lower_bound_bytes, 3 * 256);
+  assert_int_equal(p.arena_bytes, p.lower_bound_bytes);
+  ir_graph_free(g);
+}
+
+static void test_memplan_views_alias_their_root(void **state) {
+  (void)state;
+  Graph *g = pu_graph();
+  Value *x = pu_input(g, "x", 4, 16);
+  Value *a = pu_op2(g, OP_MatMul, "a", x, pu_weight(g, "w", 16, 16));
+  Value *r = pu_reshape(g, "r", a, 8, 8);
+  Value *f = pu_op1(g, OP_Flatten, "f", r);
+  ir_output_add(g, pu_op2(g, OP_MatMul, "y", f, pu_weight(g, "w2", 8, 4)));
+  Plan p;
+  plan_ok(g, &p, true);
+  assert_int_equal(p.alias[id_of(g, "r")], id_of(g, "a"));
+  assert_int_equal(p.alias[id_of(g, "f")], id_of(g, "a"));
+  assert_true(p.elided[node_named(g, "r")->id]);
+  assert_true(p.elided[node_named(g, "f")->id]);
+  assert_false(p.elided[node_named(g, "y")->id]);
+  /* One buffer, alive from a's step to y's, which reads it through f. */
+  assert_int_equal(p.n_tensors, 1);
+  assert_int_equal(p.tensors[0].value_id, id_of(g, "a"));
+  assert_int_equal(p.tensors[0].first, 0);
+  assert_int_equal(p.tensors[0].last, 3);
+  assert_int_equal(p.naive_bytes, 3 * 256);   /* as if every view copied */
+  ir_graph_free(g);
+}
+
+static void test_memplan_view_of_input_takes_no_memory(void **state) {
+  (void)state;
+  Graph *g = pu_graph();
+  Value *x = pu_input(g, "x", 4, 16);
+  Value *r = pu_reshape(g, "r", x, 8, 8);
+  Value *h = pu_op1(g, OP_Relu, "h", r);  /* must not write over the input */
+  ir_output_add(g, pu_op2(g, OP_MatMul, "y", h, pu_weight(g, "w", 8, 4)));
+  Plan p;
+  plan_ok(g, &p, true);
+  assert_int_equal(p.alias[id_of(g, "r")], id_of(g, "x"));
+  assert_int_equal(p.offset[id_of(g, "r")], -1);
+  assert_int_equal(p.alias[id_of(g, "h")], -1);
+  assert_int_equal(p.n_tensors, 1);
+  ir_graph_free(g);
+}
+
+/* A buffer that only reaches outputs through views lives in the first
+ * output's array; a second view output is a copy from there. */
+static void test_memplan_view_output_is_written_in_place(void **state) {
+  (void)state;
+  Graph *g = pu_graph();
+  Value *x = pu_input(g, "x", 4, 16);
+  Value *a = pu_op2(g, OP_MatMul, "a", x, pu_weight(g, "w", 16, 16));
+  ir_output_add(g, pu_reshape(g, "o1", a, 8, 8));
+  ir_output_add(g, pu_reshape(g, "o2", a, 2, 32));
+  Plan p;
+  plan_ok(g, &p, true);
+  assert_int_equal(p.alias[id_of(g, "a")], id_of(g, "o1"));
+  assert_true(p.elided[node_named(g, "o1")->id]);
+  assert_false(p.elided[node_named(g, "o2")->id]);
+  assert_int_equal(p.n_tensors, 0);
+  assert_int_equal(p.arena_bytes, 0);
+  ir_graph_free(g);
+}
+
+static void test_memplan_inplace_chain_shares_one_buffer(void **state) {
+  (void)state;
+  Graph *g = pu_graph();
+  Value *x = pu_input(g, "x", 4, 16);
+  Value *a = pu_op2(g, OP_MatMul, "a", x, pu_weight(g, "w", 16, 16));
+  Value *b = pu_op1(g, OP_Relu, "b", a);
+  Value *c = pu_op1(g, OP_Sigmoid, "c", b);
+  Value *s = pu_op1(g, OP_Softmax, "s", c);
+  ir_output_add(g, pu_op2(g, OP_MatMul, "y", s, pu_weight(g, "w2", 16, 4)));
+  Plan p;
+  plan_ok(g, &p, true);
+  assert_int_equal(p.alias[id_of(g, "b")], id_of(g, "a"));
+  assert_int_equal(p.alias[id_of(g, "c")], id_of(g, "a"));
+  assert_int_equal(p.alias[id_of(g, "s")], id_of(g, "a"));
+  assert_false(p.elided[node_named(g, "b")->id]);  /* in place still runs */
+  assert_int_equal(p.n_tensors, 1);
+  assert_int_equal(p.arena_bytes, 256);
+  ir_graph_free(g);
+}
+
+/* Relu's input is read again later, so Relu needs its own buffer; the Add
+ * that reads both last may write over either. */
+static void test_memplan_inplace_needs_a_dying_input(void **state) {
+  (void)state;
+  Graph *g = pu_graph();
+  Value *x = pu_input(g, "x", 4, 16);
+  Value *a = pu_op2(g, OP_MatMul, "a", x, pu_weight(g, "w", 16, 16));
+  Value *b = pu_op1(g, OP_Relu, "b", a);
+  Value *c = pu_op2(g, OP_Add, "c", a, b);
+  ir_output_add(g, pu_op2(g, OP_MatMul, "y", c, pu_weight(g, "w2", 16, 4)));
+  Plan p;
+  plan_ok(g, &p, true);
+  assert_int_equal(p.alias[id_of(g, "b")], -1);
+  assert_int_equal(p.alias[id_of(g, "c")], id_of(g, "a"));
+  ir_graph_free(g);
+}
+
+/* Add(a[4,1], b[4,16]): b may be overwritten, the broadcast a never; nor a
+ * graph output or input. */
+static void test_memplan_inplace_never_over_broadcast_or_caller_data(void **state) {
+  (void)state;
+  Graph *g = pu_graph();
+  Value *x = pu_input(g, "x", 4, 16);
+  Value *a = pu_op2(g, OP_MatMul, "a", x, pu_weight(g, "w1", 16, 1));
+  Value *b = pu_op2(g, OP_MatMul, "b", x, pu_weight(g, "w2", 16, 16));
+  Value *c = pu_op2(g, OP_Add, "c", a, b);
+  Value *o = pu_op2(g, OP_MatMul, "o", c, pu_weight(g, "w3", 16, 16));
+  ir_output_add(g, o);
+  Value *a2 = pu_op2(g, OP_MatMul, "a2", x, pu_weight(g, "w4", 16, 1));
+  ir_output_add(g, pu_op2(g, OP_Add, "d", a2, o));
+  ir_output_add(g, pu_op1(g, OP_Relu, "e", pu_op1(g, OP_Neg, "nx", x)));
+  Plan p;
+  plan_ok(g, &p, true);
+  assert_int_equal(p.alias[id_of(g, "c")], id_of(g, "b"));
+  assert_int_equal(p.alias[id_of(g, "nx")], -1);
+  assert_int_equal(p.alias[id_of(g, "d")], -1);
+  ir_graph_free(g);
+}
+
+static void test_memplan_dropout_without_mask_is_a_view(void **state) {
+  (void)state;
+  Graph *g = pu_graph();
+  Value *x = pu_input(g, "x", 4, 16);
+  Value *a = pu_op2(g, OP_MatMul, "a", x, pu_weight(g, "w", 16, 16));
+  Value *dr = pu_op1(g, OP_Dropout, "dr", a);
+  ir_output_add(g, pu_op2(g, OP_MatMul, "y", dr, pu_weight(g, "w2", 16, 4)));
+  Plan p;
+  plan_ok(g, &p, true);
+  assert_int_equal(p.alias[id_of(g, "dr")], id_of(g, "a"));
+  assert_true(p.elided[node_named(g, "dr")->id]);
+  ir_graph_free(g);
+}
+
+/* Four branches x -> big -> small joined by a Concat; the model runs all the
+ * big MatMuls first, the scheduler one branch at a time. */
+static void test_memplan_schedule_lowers_branchy_peak(void **state) {
+  (void)state;
+  Graph *g = pu_graph();
+  Value *x = pu_input(g, "x", 1, 16), *big[4], *small[4];
+  char name[32], wname[32];
+  for (int i = 0; i < 4; i++) {
+    snprintf(name, sizeof name, "big%d", i);
+    snprintf(wname, sizeof wname, "wb%d", i);
+    big[i] = pu_op2(g, OP_MatMul, name, x, pu_weight(g, wname, 16, 1024));
+  }
+  for (int i = 0; i < 4; i++) {
+    snprintf(name, sizeof name, "small%d", i);
+    snprintf(wname, sizeof wname, "ws%d", i);
+    small[i] = pu_op2(g, OP_MatMul, name, big[i], pu_weight(g, wname, 1024, 4));
+  }
+  Node *cat = ir_node_new(g, OP_Concat, NULL, "cat", 4, small, 1);
+  ir_attr_set_int(cat, "axis", 1);
+  ir_output_add(g, cat->out[0]);
+  Plan before, after;
+  plan_ok(g, &before, true);
+  assert_int_equal(before.arena_bytes, 4 * 4096 + 64);
+  Diag d;
+  diag_init(&d, "t.onnx", stderr);
+  assert_true(pass_schedule(g, NULL, &d));
+  assert_true(ir_verify(g, true, &d));
+  diag_free(&d);
+  plan_ok(g, &after, false);
+  assert_int_equal(after.arena_bytes, 4096 + 4 * 64);
+  ir_graph_free(g);
+}
+
+/* The scheduler keeps the model's order when nothing plans smaller. */
+static void test_memplan_schedule_keeps_chain_order(void **state) {
+  (void)state;
+  Graph *g = chain();
+  assert_true(pu_infer(g));
+  Node *first = g->first, *last = g->last;
+  Diag d;
+  diag_init(&d, "t.onnx", stderr);
+  assert_true(pass_schedule(g, NULL, &d));
+  diag_free(&d);
+  assert_ptr_equal(g->first, first);
+  assert_ptr_equal(g->last, last);
+  ir_graph_free(g);
+}
+
+/* An instance where every greedy order and the local search miss the bound
+ * and the exact search reaches it (found by random search). */
+static void test_memplan_exact_search_reaches_bound(void **state) {
+  (void)state;
+  PlanTensor ts[] = {{0, -1, 0, 192, 2, 9}, {1, -1, 0, 192, 3, 5}, {2, -1, 0, 384, 0, 1},
+                     {3, -1, 0, 256, 0, 4}, {4, -1, 0, 384, 5, 9}};
+  const char *strategy;
+  int64_t arena = memplan_place(ts, 5, 768, &strategy);
+  assert_int_equal(arena, 768);
+  assert_string_equal(strategy, "exact");
+  for (int i = 0; i < 5; i++)
+    for (int j = i + 1; j < 5; j++) {
+      bool live = ts[i].first <= ts[j].last && ts[j].first <= ts[i].last;
+      bool mem = ts[i].offset < ts[j].offset + ts[j].size && ts[j].offset < ts[i].offset + ts[i].size;
+      assert_false(live && mem);
+    }
+}
+
+static void expect_invalid(const Graph *g, const Plan *p, const char *what) {
+  Diag d;
+  diag_init(&d, "t.onnx", NULL);
+  assert_false(plan_validate(g, p, &d));
+  bool found = false;
+  for (int i = 0; i < d.n_msgs; i++)
+    found |= strstr(d.msgs[i], what) != NULL;
+  if (!found)
+    fail_msg("no message with '%s' (last: %s)", what, diag_last(&d));
+  diag_free(&d);
+}
+
+static void test_memplan_validate_reports_broken_plans(void **state) {
+  (void)state;
+  Graph *g = chain();
+  Plan p;
+  plan_ok(g, &p, true);
+  PlanTensor saved[3];
+  memcpy(saved, p.tensors, sizeof saved);
+  int ia = -1, ib = -1;
+  for (int i = 0; i < 3; i++) {
+    if (p.tensors[i].value_id == id_of(g, "a"))
+      ia = i;
+    if (p.tensors[i].value_id == id_of(g, "b"))
+      ib = i;
+  }
+  p.tensors[ia].offset = p.tensors[ib].offset;  /* a and b are live together */
+  expect_invalid(g, &p, "overlap in memory");
+  memcpy(p.tensors, saved, sizeof saved);
+  p.tensors[ia].last = 0;  /* b reads a at step 1 */
+  expect_invalid(g, &p, "outside its buffer's lifetime");
+  memcpy(p.tensors, saved, sizeof saved);
+  p.tensors[ia].offset += 8;
+  expect_invalid(g, &p, "misplaced");
+  memcpy(p.tensors, saved, sizeof saved);
+  p.arena_bytes = p.lower_bound_bytes - PLAN_ALIGN;
+  expect_invalid(g, &p, "below the lower bound");
+  ir_graph_free(g);
+}
+
+/* The size the planner must handle quickly (timed by bench_memplan). */
+static void test_memplan_5000_tensors_validate(void **state) {
+  (void)state;
+  for (int reach = 4; reach <= 64; reach *= 4) {
+    Graph *g = pu_random_dag(5000, reach, 0, 7u + (uint64_t)reach);
+    Plan p;
+    plan_ok(g, &p, false);
+    assert_true(p.n_tensors > 2500);
+    Diag d;
+    diag_init(&d, "t.onnx", stderr);
+    assert_true(pass_schedule(g, NULL, &d));
+    diag_free(&d);
+    Plan q;
+    plan_ok(g, &q, false);
+    assert_true(q.arena_bytes <= p.arena_bytes);
+    ir_graph_free(g);
+  }
+}
+
+static char *slurp(const char *path) {
+  FILE *f = fopen(path, "rb");
+  if (!f)
+    return NULL;
+  Buf b;
+  buf_init(&b);
+  char tmp[4096];
+  size_t k;
+  while ((k = fread(tmp, 1, sizeof tmp, f)) > 0)
+    buf_write(&b, tmp, k);
+  fclose(f);
+  return b.s;
+}
+
+/* Views get no function and an in-place node gets one pointer twice. */
+static void test_memplan_codegen_uses_aliases(void **state) {
+  (void)state;
+  Graph *g = pu_graph();
+  Value *x = pu_input(g, "x", 4, 16);
+  Value *a = pu_op2(g, OP_MatMul, "a", x, pu_weight(g, "w", 16, 16));
+  Value *r = pu_op1(g, OP_Relu, "r", pu_reshape(g, "v", a, 8, 8));
+  ir_output_add(g, pu_op2(g, OP_MatMul, "y", r, pu_weight(g, "w2", 8, 4)));
+  Plan p;
+  plan_ok(g, &p, true);
+  char dir[] = "/tmp/onnxc-memplan-XXXXXX";
+  assert_non_null(mkdtemp(dir));
+  Diag d;
+  diag_init(&d, "t.onnx", stderr);
+  CodegenOpts co = {"m", "t.onnx", WEIGHTS_C, NULL};
+  assert_true(codegen_c(g, &p, &co, dir, &d));
+  diag_free(&d);
+  char path[4096];
+  snprintf(path, sizeof path, "%s/m.c", dir);
+  char *c = slurp(path);
+  assert_non_null(c);
+  assert_null(strstr(c, "_Reshape("));
+  assert_non_null(strstr(c, "(Reshape): a view of"));
+  assert_non_null(strstr(c, "node2_Relu((const float *)(a + 0), (float *)(a + 0))"));
+  free(c);
+  const char *files[] = {"m.c", "m.h", "m_weights.c", "m_weights.h", "onnxc_rt.h"};
+  for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+    snprintf(path, sizeof path, "%s/%s", dir, files[i]);
+    unlink(path);
+  }
+  rmdir(dir);
+  ir_graph_free(g);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_memplan_chain_reaches_lower_bound),
+      cmocka_unit_test(test_memplan_diamond_adds_in_place),
+      cmocka_unit_test(test_memplan_views_alias_their_root),
+      cmocka_unit_test(test_memplan_view_of_input_takes_no_memory),
+      cmocka_unit_test(test_memplan_view_output_is_written_in_place),
+      cmocka_unit_test(test_memplan_inplace_chain_shares_one_buffer),
+      cmocka_unit_test(test_memplan_inplace_needs_a_dying_input),
+      cmocka_unit_test(test_memplan_inplace_never_over_broadcast_or_caller_data),
+      cmocka_unit_test(test_memplan_dropout_without_mask_is_a_view),
+      cmocka_unit_test(test_memplan_schedule_lowers_branchy_peak),
+      cmocka_unit_test(test_memplan_schedule_keeps_chain_order),
+      cmocka_unit_test(test_memplan_exact_search_reaches_bound),
+      cmocka_unit_test(test_memplan_validate_reports_broken_plans),
+      cmocka_unit_test(test_memplan_5000_tensors_validate),
+      cmocka_unit_test(test_memplan_codegen_uses_aliases),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,193 @@
+/* memory_report.c - the memory plan for people: --memory-report (JSON, the
+ * contract in docs/cli.md) and --memory-svg (a picture of the arena over
+ * time: x is the schedule step, y the arena offset, one rectangle per buffer
+ * with its name, size and lifetime as a tooltip, and the live-bytes profile
+ * whose peak is the lower bound). Both are written to a temporary name and
+ * renamed, so a failed write leaves nothing behind.
+ */
+#include "tools.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* Name of a buffer: its root value, or "scratch:NODE". */
+static const char *buffer_name(const Graph *g, const PlanTensor *t, char *buf, size_t n) {
+  if (t->value_id >= 0)
+    return g->values[t->value_id]->name;
+  snprintf(buf, n, "scratch:%s", g->nodes[t->node_id] ? g->nodes[t->node_id]->name : "?");
+  return buf;
+}
+
+static void json_str(FILE *f, const char *s) {
+  fputc('"', f);
+  for (; *s; s++) {
+    unsigned char c = (unsigned char)*s;
+    if (c == '"' || c == '\\')
+      fprintf(f, "\\%c", c);
+    else if (c < 0x20)
+      fprintf(f, "\\u%04x", c);
+    else
+      fputc(c, f);
+  }
+  fputc('"', f);
+}
+
+static void xml_str(FILE *f, const char *s) {
+  for (; *s; s++) {
+    switch (*s) {
+    case '<': fputs("&lt;", f); break;
+    case '>': fputs("&gt;", f); break;
+    case '&': fputs("&amp;", f); break;
+    case '"': fputs("&quot;", f); break;
+    default:
+      if ((unsigned char)*s >= 0x20)
+        fputc(*s, f);
+    }
+  }
+}
+
+/* Opens path's temporary sibling; finish() renames it into place. */
+static FILE *open_tmp(const char *path, char *tmp, size_t n, Diag *d) {
+  snprintf(tmp, n, "%s.tmp%ld", path, (long)getpid());
+  FILE *f = fopen(tmp, "w");
+  if (!f)
+    diag_error(d, NULL, "cannot write %s: %s", path, strerror(errno));
+  return f;
+}
+
+static bool finish(FILE *f, const char *tmp, const char *path, Diag *d) {
+  bool ok = !ferror(f);
+  if (fclose(f) != 0)
+    ok = false;
+  if (!ok || rename(tmp, path) != 0) {
+    unlink(tmp);
+    return diag_error(d, NULL, "cannot write %s: %s", path, strerror(errno));
+  }
+  return true;
+}
+
+bool driver_memory_report(const Graph *g, const Plan *plan, const char *path, Diag *d) {
+  char tmp[4096], nb[512];
+  FILE *f = open_tmp(path, tmp, sizeof tmp, d);
+  if (!f)
+    return false;
+  fprintf(f, "{\"arena_bytes\": %lld, \"scratch_bytes\": %lld, \"lower_bound_bytes\": %lld, "
+             "\"naive_bytes\": %lld, \"model_order_lower_bound_bytes\": %lld, \"steps\": %d, "
+             "\"strategy\": ",
+          (long long)plan->arena_bytes, (long long)plan->scratch_bytes,
+          (long long)plan->lower_bound_bytes, (long long)plan->naive_bytes,
+          (long long)plan->model_order_bound_bytes, plan->n_steps);
+  json_str(f, plan->strategy ? plan->strategy : "none");
+  fputs(", \"tensors\": [", f);
+  for (int i = 0; i < plan->n_tensors; i++) {
+    const PlanTensor *t = &plan->tensors[i];
+    fprintf(f, "%s\n  {\"name\": ", i ? "," : "");
+    json_str(f, buffer_name(g, t, nb, sizeof nb));
+    fprintf(f, ", \"offset\": %lld, \"size\": %lld, \"first\": %d, \"last\": %d",
+            (long long)t->offset, (long long)t->size, t->first, t->last);
+    /* Views and in-place results stored in this buffer. */
+    bool any = false;
+    for (int v = 0; t->value_id >= 0 && plan->alias && v < g->n_values; v++)
+      if (plan->alias[v] == t->value_id) {
+        fputs(any ? ", " : ", \"aliases\": [", f);
+        json_str(f, g->values[v]->name);
+        any = true;
+      }
+    fputs(any ? "]}" : "}", f);
+  }
+  fprintf(f, "\n]}\n");
+  return finish(f, tmp, path, d);
+}
+
+/* ---- SVG ---------------------------------------------------------------------- */
+
+#define SVG_W 960    /* plot area, pixels */
+#define SVG_H 540
+#define SVG_L 90     /* margins */
+#define SVG_T 40
+#define SVG_B 50
+
+static unsigned hash_name(const char *s) {
+  unsigned h = 2166136261u;
+  for (; *s; s++)
+    h = (h ^ (unsigned char)*s) * 16777619u;
+  return h;
+}
+
+static void svg_axes(FILE *f, const Plan *plan, double sx, double sy, int64_t top) {
+  int steps = plan->n_steps > 0 ? plan->n_steps : 1;
+  fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"none\" stroke=\"#888\"/>\n",
+          SVG_L, SVG_T, SVG_W, SVG_H);
+  for (int k = 0; k <= 4; k++) {
+    int64_t bytes = top * k / 4;
+    double y = SVG_T + SVG_H - (double)bytes * sy;
+    fprintf(f, "<text x=\"%d\" y=\"%.1f\" text-anchor=\"end\" font-size=\"11\">%lld</text>\n",
+            SVG_L - 6, y + 4, (long long)bytes);
+  }
+  for (int k = 0; k <= 4; k++) {
+    int s = (int)((int64_t)(steps - 1) * k / 4);
+    fprintf(f, "<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\" font-size=\"11\">%d</text>\n",
+            SVG_L + (s + 0.5) * sx, SVG_T + SVG_H + 16, s);
+  }
+  fprintf(f, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\" font-size=\"12\">schedule step</text>\n",
+          SVG_L + SVG_W / 2, SVG_T + SVG_H + 36);
+  fprintf(f, "<text x=\"14\" y=\"%d\" font-size=\"12\" transform=\"rotate(-90 14 %d)\" "
+             "text-anchor=\"middle\">arena offset (bytes)</text>\n", SVG_T + SVG_H / 2, SVG_T + SVG_H / 2);
+}
+
+/* The live-bytes profile: its peak is the lower bound. */
+static void svg_profile(FILE *f, const Plan *plan, double sx, double sy) {
+  int steps = plan->n_steps;
+  int64_t *live = calloc((size_t)steps + 2, sizeof *live);
+  IR_ASSERT(live);
+  for (int i = 0; i < plan->n_tensors; i++) {
+    live[plan->tensors[i].first] += plan->tensors[i].size;
+    live[plan->tensors[i].last + 1] -= plan->tensors[i].size;
+  }
+  fputs("<polyline fill=\"none\" stroke=\"#000\" stroke-width=\"1.5\" stroke-dasharray=\"4 3\" points=\"", f);
+  int64_t acc = 0;
+  for (int s = 0; s < steps; s++) {
+    acc += live[s];
+    double y = SVG_T + SVG_H - (double)acc * sy;
+    fprintf(f, "%.1f,%.1f %.1f,%.1f ", SVG_L + s * sx, y, SVG_L + (s + 1) * sx, y);
+  }
+  fputs("\"><title>live bytes per step (peak = lower bound)</title></polyline>\n", f);
+  free(live);
+}
+
+bool driver_memory_svg(const Graph *g, const Plan *plan, const char *path, Diag *d) {
+  char tmp[4096], nb[512];
+  FILE *f = open_tmp(path, tmp, sizeof tmp, d);
+  if (!f)
+    return false;
+  int steps = plan->n_steps > 0 ? plan->n_steps : 1;
+  int64_t top = plan->arena_bytes > 0 ? plan->arena_bytes : 1;
+  double sx = (double)SVG_W / steps, sy = (double)SVG_H / (double)top;
+  fprintf(f, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
+             "font-family=\"sans-serif\">\n", SVG_L + SVG_W + 20, SVG_T + SVG_H + SVG_B);
+  fprintf(f, "<text x=\"%d\" y=\"22\" font-size=\"14\">", SVG_L);
+  xml_str(f, g->name && *g->name ? g->name : "model");
+  fprintf(f, ": arena %lld bytes, lower bound %lld, naive %lld, scratch %lld (%s)</text>\n",
+          (long long)plan->arena_bytes, (long long)plan->lower_bound_bytes,
+          (long long)plan->naive_bytes, (long long)plan->scratch_bytes,
+          plan->strategy ? plan->strategy : "none");
+  svg_axes(f, plan, sx, sy, top);
+  for (int i = 0; i < plan->n_tensors; i++) {
+    const PlanTensor *t = &plan->tensors[i];
+    const char *name = buffer_name(g, t, nb, sizeof nb);
+    unsigned h = hash_name(name);
+    double x = SVG_L + t->first * sx, w = (t->last - t->first + 1) * sx;
+    double y = SVG_T + SVG_H - (double)(t->offset + t->size) * sy, hh = (double)t->size * sy;
+    fprintf(f, "<rect x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"%.2f\" "
+               "fill=\"hsl(%u,60%%,%u%%)\" stroke=\"#333\" stroke-width=\"0.3\"><title>",
+            x, y, w, hh, h % 360, t->value_id >= 0 ? 65u : 85u);
+    xml_str(f, name);
+    fprintf(f, ": %lld bytes at offset %lld, steps %d..%d</title></rect>\n", (long long)t->size,
+            (long long)t->offset, t->first, t->last);
+  }
+  svg_profile(f, plan, sx, sy);
+  fputs("</svg>\n", f);
+  return finish(f, tmp, path, d);
+}
