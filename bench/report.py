@@ -104,7 +104,9 @@ def _ratio(a, b):
     return f"{a / b:.2f}" if a and b else "-"
 
 
-def models_md(results, threads, onnxc_threads):
+def models_md(results, threads, onnxc_threads, stat="median"):
+    """One row per model; stat "median" or "min" picks the latency statistic."""
+    key = "_ms" if stat == "median" else "_min_ms"
     head = ["model", "GFLOP", "compile s"]
     for t in threads:
         head += [f"onnxc {t}T ms", f"ORT {t}T ms", f"ratio {t}T"]
@@ -117,14 +119,16 @@ def models_md(results, threads, onnxc_threads):
         c = r.get("compile") or {}
         row.append(f"{c['wall_s']:.1f}" if c.get("ok") else "fail")
         for t in threads:
-            o = r.get("onnxc_ms", {}).get(str(t))
-            ort_ms = r.get("ort_ms", {}).get(str(t))
+            o = r.get("onnxc" + key, {}).get(str(t))
+            ort_ms = r.get("ort" + key, {}).get(str(t))
+            if o is None and t > 1 and not onnxc_threads:
+                o = r.get("onnxc" + key, {}).get(str(threads[0]))
             mark = ""
             if o is not None and t > 1 and not onnxc_threads:
                 mark = " *"
                 notes.add("threads")
             row += [_ms(o) + mark, _ms(ort_ms), _ratio(o, ort_ms)]
-        o1 = r.get("onnxc_ms", {}).get(str(threads[0]))
+        o1 = r.get("onnxc" + key, {}).get(str(threads[0]))
         row.append(f"{flops / o1 / 1e6:.1f}" if flops and o1 else "-")
         row.append(r.get("verdict", "-"))
         lines.append("| " + " | ".join(row) + " |")
@@ -136,20 +140,25 @@ def models_md(results, threads, onnxc_threads):
 
 
 def micro_md(results, peak):
-    head = ["kernel", "GFLOP", "onnxc ms", "onnxc GFLOP/s", "onnxc % peak",
-            "ORT ms", "ORT GFLOP/s", "ORT % peak", "matches ORT"]
+    """Kernels at one thread: median and best (minimum) time, as GFLOP/s and
+    as a fraction of the peak probe's figure."""
+    head = ["kernel", "GFLOP"]
+    for eng in ("onnxc", "ORT"):
+        head += [f"{eng} ms median", f"{eng} GFLOP/s median / best", f"{eng} % peak (best)"]
+    head.append("matches ORT")
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for r in results:
         f = r.get("flops") or 0
-        o, t = r.get("onnxc_ms", {}).get("1"), r.get("ort_ms", {}).get("1")
-
-        def rate(ms):
-            return (f / ms / 1e6) if f and ms else None
-
-        def cells(ms):
-            g = rate(ms)
-            pct = f"{100 * g / peak:.0f}%" if g and peak else "-"
-            return [_ms(ms), f"{g:.1f}" if g else "-", pct]
-        lines.append("| " + " | ".join([r["name"], f"{f / 1e9:.3f}"] + cells(o) + cells(t)
-                                       + [r.get("verdict", "-")]) + " |")
+        row = [r["name"], f"{f / 1e9:.3f}"]
+        for eng in ("onnxc", "ort"):
+            med = r.get(f"{eng}_ms", {}).get("1")
+            best = r.get(f"{eng}_min_ms", {}).get("1")
+            if not (f and med and best):
+                row += ["-", "-", "-"]
+                continue
+            g_med, g_best = f / med / 1e6, f / best / 1e6
+            row += [_ms(med), f"{g_med:.1f} / {g_best:.1f}",
+                    f"{100 * g_best / peak:.0f}%" if peak else "-"]
+        row.append(r.get("verdict", "-"))
+        lines.append("| " + " | ".join(row) + " |")
     return "\n".join(lines)

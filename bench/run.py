@@ -57,7 +57,7 @@ def onnxc_supports_threads(onnxc):
     return "--threads" in (out.stdout + out.stderr)
 
 
-def compile_model(onnxc, case_dir, out_dir, name, threads, env):
+def compile_model(onnxc, case_dir, out_dir, name, threads, env, extra=()):
     """onnxc MODEL -o libNAME.so; returns a dict with ok, times, errors."""
     os.makedirs(out_dir, exist_ok=True)
     lib = os.path.join(out_dir, f"lib{name}.so")
@@ -69,6 +69,7 @@ def compile_model(onnxc, case_dir, out_dir, name, threads, env):
            "--memory-report", mem]
     if threads:
         cmd += ["--threads", str(threads)]
+    cmd += list(extra)
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     proc = subprocess.run(cmd, capture_output=True, text=True, env=env)
@@ -395,8 +396,10 @@ def main(argv):
 
     text = ["## Machine", "", report.machine_md(info), ""]
     if results["models"]:
-        text += ["## Models (median latency, batch 1)", "",
-                 report.models_md(results["models"], args.threads, onnxc_threads), ""]
+        text += ["## Models: median latency, batch 1", "",
+                 report.models_md(results["models"], args.threads, onnxc_threads), "",
+                 "## Models: best (minimum) latency", "",
+                 report.models_md(results["models"], args.threads, onnxc_threads, "min"), ""]
     if results["micro"]:
         peak = (info.get("peak") or {}).get("gflops")
         text += ["## Kernels (1 thread)", "", report.micro_md(results["micro"], peak), ""]

@@ -28,7 +28,10 @@ bool codegen_c(const Graph *g, const Plan *plan, const CodegenOpts *o, const cha
 /* ---- emission context handed to per-op hooks ---------------------------------
  * A hook writes the body of `static void fn(const T *X0, ..., T *Y0, ...)`:
  * inputs are named X<slot> and outputs Y<slot>; omitted optional slots have no
- * parameter (test with ir_has_input / ec_has_output). Every shape is static. */
+ * parameter (test with ir_has_input / ec_has_output). Every shape is static.
+ * The plan may give an OPF_INPLACE node's X0 and Y0 the same array (never
+ * `restrict`); a node with e->plan->scratch_size[n->id] > 0 bytes of scratch
+ * also gets `unsigned char *S` (64-byte aligned), last. See docs/memory.md. */
 typedef struct EmitC {
   const Graph *g;
   const Plan *plan;

@@ -6,10 +6,11 @@
  * The normalizations work on rows: for each row two passes over the input
  * give the mean and the variance (the mean of (x - mean)^2, never negative),
  * then a third pass writes (x - mean) * (1 / sqrt(var + eps)) * scale + bias.
- * They compute in double whatever the element type (and stash_type): outputs
- * near zero come from cancellation (x - mean, + bias), where float rounding
- * alone would exceed the 1e-7 absolute tolerance; the loops stay
- * vectorizable. Rows are contiguous except for MVN's arbitrary axes (nested
+ * They compute in double whatever the element type: outputs near zero come
+ * from cancellation (x - mean, + bias), where float rounding alone would
+ * exceed the 1e-7 absolute tolerance. Mean and 1 / stddev are rounded to the
+ * stash type (f32 by default) as ONNX specifies and ONNX Runtime computes, so
+ * large offsets (x ~ 1000) round alike. Rows are contiguous except for MVN's arbitrary axes (nested
  * loops over merged kept / reduced dims) and LpNormalization on an inner axis
  * (blocks of adjacent columns). The other kernels compute f16/bf16 in float.
  * ConvTranspose needs no scratch: each output row (last spatial dim) is built
@@ -91,28 +92,37 @@ static bool is_empty(const Value *v) {
   return !shape_numel(&v->shape, &k) || k == 0;
 }
 
-/* Emits the statistics of the row x[0 .. len): `mean` (when centered) and
- * `inv` = 1 / sqrt(var + eps), or 1 / sqrt(mean(x^2) + eps) uncentered. */
-static void emit_row_stats(EmitC *e, DType from, DType ct, int64_t len, bool centered,
+/* Precision of the statistics (stash_type): f32 unless X or stash_type is
+ * f64. The sums run in double either way; rounding mean and 1 / stddev to
+ * f32 keeps the results (and the Mean / InvStdDev outputs) those of the
+ * f32 computation the ONNX function specifies and ONNX Runtime performs. */
+static DType stash_of(const Node *n) {
+  return n->in[0]->dt == DT_F64 || ir_attr_int(n, "stash_type", 1) == DT_F64 ? DT_F64 : DT_F32;
+}
+
+/* Emits the statistics of the row x[0 .. len) as doubles rounded to `stash`:
+ * `mean` (when centered) and `inv` = 1 / sqrt(var + eps), or
+ * 1 / sqrt(mean(x^2) + eps) uncentered. */
+static void emit_row_stats(EmitC *e, DType from, DType stash, int64_t len, bool centered,
                            const char *eps) {
   Expr a;
-  const char *CT = cty(ct);
+  const char *R = stash == DT_F64 ? "" : "(float)";
   ec_line(e, "double s = 0;");
   if (centered) {
-    ec_line(e, "for (long i = 0; i < %lld; i++) s += %s;", LL(len), ld(&a, from, ct, "x[i]"));
-    ec_line(e, "const %s mean = (%s)(s / %lld);", CT, CT, LL(len));
+    ec_line(e, "for (long i = 0; i < %lld; i++) s += %s;", LL(len), ld(&a, from, DT_F64, "x[i]"));
+    ec_line(e, "const double mean = %s(s / %lld);", R, LL(len));
     ec_line(e, "double q = 0;");
     ec_line(e, "for (long i = 0; i < %lld; i++) {", LL(len));
-    ec_line(e, "const %s v = %s - mean;", CT, ld(&a, from, ct, "x[i]"));
+    ec_line(e, "const double v = %s - mean;", ld(&a, from, DT_F64, "x[i]"));
     ec_line(e, "q += v * v;");
     ec_line(e, "}");
-    ec_line(e, "const %s inv = (%s)(1 / sqrt(q / %lld + %s));", CT, CT, LL(len), eps);
+    ec_line(e, "const double inv = %s(1 / sqrt(q / %lld + %s));", R, LL(len), eps);
   } else {
     ec_line(e, "for (long i = 0; i < %lld; i++) {", LL(len));
-    ec_line(e, "const %s v = %s;", CT, ld(&a, from, ct, "x[i]"));
+    ec_line(e, "const double v = %s;", ld(&a, from, DT_F64, "x[i]"));
     ec_line(e, "s += v * v;");
     ec_line(e, "}");
-    ec_line(e, "const %s inv = (%s)(1 / sqrt(s / %lld + %s));", CT, CT, LL(len), eps);
+    ec_line(e, "const double inv = %s(1 / sqrt(s / %lld + %s));", R, LL(len), eps);
   }
 }
 
@@ -215,7 +225,7 @@ static bool emit_layer_rms(EmitC *e, const Node *n, bool centered) {
   ec_line(e, "for (long o = 0; o < %lld; o++) {", LL(outer));
   ec_line(e, "const %s *x = X0 + o * %lld;", dtype_ctype(tx), LL(len));
   ec_line(e, "%s *y = Y0 + o * %lld;", dtype_ctype(ty), LL(len));
-  emit_row_stats(e, tx, ct, len, centered, eps_lit(&a, n, 1e-5f));
+  emit_row_stats(e, tx, stash_of(n), len, centered, eps_lit(&a, n, 1e-5f));
   if (centered && ec_has_output(n, 1))
     ec_line(e, "Y1[o] = %s;", st(&a, ct, n->out[1]->dt, "mean"));
   if (centered && ec_has_output(n, 2))
@@ -264,7 +274,7 @@ static void emit_group_rows(EmitC *e, const Node *n, int64_t groups, int64_t cha
   ec_line(e, "for (long o = 0; o < %lld; o++) {", LL(xs->d[0] * groups));
   ec_line(e, "const %s *x = X0 + o * %lld;", T, LL(len));
   ec_line(e, "%s *y = Y0 + o * %lld;", T, LL(len));
-  emit_row_stats(e, t, ct, len, true, eps_lit(&a, n, 1e-5f));
+  emit_row_stats(e, t, stash_of(n), len, true, eps_lit(&a, n, 1e-5f));
   if (per_channel) {
     ec_line(e, "for (long c = 0; c < %lld; c++) {", LL(chans));
     ec_line(e, "const long p = o %% %lld * %lld + c;", LL(groups), LL(chans));
@@ -430,7 +440,7 @@ bool emitc_MeanVarianceNormalization(EmitC *e, const Node *n) {
   open_loops(e, &rd, "r", &ridx);
   ec_line(e, "s += %s;", ld(&a, t, DT_F64, fmt(&b, "x[%s]", ridx.s)));
   close_loops(e, rd.n);
-  ec_line(e, "const %s mean = (%s)(s / %lld);", CT, CT, LL(count));
+  ec_line(e, "const double mean = %s(s / %lld);", t == DT_F64 ? "" : "(float)", LL(count));
   buf_free(&ridx);
   buf_init(&ridx);
   open_loops(e, &rd, "r", &ridx);
@@ -438,7 +448,8 @@ bool emitc_MeanVarianceNormalization(EmitC *e, const Node *n) {
   ec_line(e, "q += v * v;");
   close_loops(e, rd.n);
   /* (x - E[x]) / (sqrt(Var[x]) + 1e-9), the epsilon of the ONNX function body. */
-  ec_line(e, "const %s inv = (%s)(1 / (sqrt(q / %lld) + 1e-9));", CT, CT, LL(count));
+  ec_line(e, "const double inv = %s(1 / (sqrt(q / %lld) + 1e-9));", t == DT_F64 ? "" : "(float)",
+          LL(count));
   buf_free(&ridx);
   buf_init(&ridx);
   open_loops(e, &rd, "r", &ridx);

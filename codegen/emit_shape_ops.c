@@ -5,8 +5,12 @@
  * Transpose drops extent-1 dims and merges runs of dims that stay adjacent, so
  * an NCHW->NHWC permute becomes a 2- or 3-deep loop nest. Gather validates
  * every index before writing (a bad one returns ONNXC_ERR_BAD_INDEX). Cast
- * converts through float for f16/bf16 and saturates float->int conversions
- * (out-of-range values are undefined in ONNX, and UB in C).
+ * converts narrow floats (f16, bf16, float8, float4, e8m0) through float with
+ * the onnxc_rt.h helpers, saturates float->int conversions (out-of-range
+ * values are undefined in ONNX, and UB in C) except into packed 4- and 2-bit
+ * integers, which take the truncated value modulo 2^bits like the ONNX
+ * reference. Training-mode Dropout that would be random fails at run time
+ * with ONNXC_ERR_UNSUPPORTED when run-time inputs ask for it.
  */
 #include "codegen.h"
 

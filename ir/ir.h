@@ -330,6 +330,7 @@ bool ir_verify(const Graph *g, bool need_shapes, Diag *d);
  *   const  %w : f32[2,2] = [1, 2, 3, 4]
  *   %y : f32[1,8] = Conv{strides=ints[1,1], group=1}(%x, %w, _) @conv0
  *   output %y
+ * A `?` dim is unknown, `f32[*]` has an unknown rank.
  * Names outside [A-Za-z0-9_.] are quoted; `_` is an omitted value; `#` starts
  * a comment. Attributes: 3, 0.5, "s", ints[..], floats[..], strings[..],
  * tensor f32[2] = [..]. Constant data is printed in full up to 16 elements,

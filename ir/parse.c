@@ -121,7 +121,7 @@ static bool type(P *p, DType *dt, Shape *sh) {
   if (!expect(p, '['))
     return false;
   *sh = shape_scalar();
-  if (eat(p, '?')) {
+  if (eat(p, '*')) {
     *sh = shape_unknown();
     return expect(p, ']');
   }

@@ -100,7 +100,7 @@ const char *shape_str(const Shape *s, char *buf, size_t n) {
   if (n == 0)
     return buf;
   if (s->rank < 0) {
-    snprintf(buf, n, "[?]");
+    snprintf(buf, n, "[*]");
     return buf;
   }
   size_t len = 0;

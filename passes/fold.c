@@ -443,6 +443,72 @@ static FoldResult fold_ew(Node *n, Diag *d) {
   return FOLD_DONE;
 }
 
+/* ---- Reduce{Sum,Prod,Max,Min} -------------------------------------------------
+ * Shape arithmetic in exported models reduces small integer constants. Like
+ * the generated code (and ONNX Runtime), sums and products are computed in
+ * double and saturate when stored; Max/Min of integers compare exactly. */
+
+static FoldResult fold_reduce(Node *n, Diag *d) {
+  const Tensor *x = in_t(n, 0);
+  bool mask[IR_MAX_RANK], noop;
+  if (!numeric(x->dt) || !infer_reduce_axes(n, x->shape.rank, mask, &noop))
+    return FOLD_SKIP;
+  Tensor *t = new_out(n, 0, d);
+  if (!t)
+    return FOLD_SKIP;
+  OpKind op = n->op;
+  bool exact = !dtype_is_float(x->dt) && (op == OP_ReduceMax || op == OP_ReduceMin);
+  double *fa = arena_alloc(n->g->arena, (size_t)(t->numel + 1) * sizeof *fa);
+  int64_t *ia = arena_alloc(n->g->arena, (size_t)(t->numel + 1) * sizeof *ia);
+  /* Start values: the identity of each operation, the type's extremes for Max/Min. */
+  int bits = dtype_bits(x->dt);
+  bool sgn = dtype_is_signed(x->dt);
+  int64_t imin = x->dt == DT_BOOL || !sgn ? 0 : bits == 64 ? INT64_MIN : -((int64_t)1 << (bits - 1));
+  int64_t imax = x->dt == DT_BOOL ? 1 : bits >= 63 ? INT64_MAX : ((int64_t)1 << (sgn ? bits - 1 : bits)) - 1;
+  if (x->dt == DT_U64 && exact)
+    return FOLD_SKIP;  /* does not fit the int64 evaluation */
+  for (int64_t o = 0; o < t->numel; o++) {
+    fa[o] = op == OP_ReduceProd ? 1 : op == OP_ReduceMax ? -INFINITY : op == OP_ReduceMin ? INFINITY : 0;
+    ia[o] = op == OP_ReduceMax ? imin : imax;
+  }
+  /* Output index of each input element: its coordinates minus the reduced ones. */
+  int r = x->shape.rank;
+  int64_t ostride[IR_MAX_RANK], acc = 1;
+  for (int i = r - 1; i >= 0; i--) {
+    ostride[i] = mask[i] ? 0 : acc;
+    acc *= mask[i] ? 1 : x->shape.d[i];
+  }
+  for (int64_t i = 0; i < x->numel; i++) {
+    int64_t rem = i, o = 0;
+    for (int j = r - 1; j >= 0; j--) {
+      o += (rem % x->shape.d[j]) * ostride[j];
+      rem /= x->shape.d[j];
+    }
+    if (exact) {
+      int64_t v = tensor_get_i64(x, i), *a = &ia[o];
+      *a = op == OP_ReduceMax ? (v > *a ? v : *a) : (v < *a ? v : *a);
+      continue;
+    }
+    double v = tensor_get_f64(x, i), *a = &fa[o];
+    if (op == OP_ReduceSum)
+      *a += v;
+    else if (op == OP_ReduceProd)
+      *a *= v;
+    else if (isnan(*a) || isnan(v))  /* Max/Min propagate NaN */
+      *a = NAN;
+    else
+      *a = (op == OP_ReduceMax ? v > *a : v < *a) ? v : *a;
+  }
+  for (int64_t o = 0; o < t->numel; o++) {
+    if (exact)
+      tensor_set_i64(t, o, ia[o]);
+    else
+      store_f64(t, o, fa[o]);
+  }
+  ir_value_make_const(n->out[0], t);
+  return FOLD_DONE;
+}
+
 /* ---- the table -------------------------------------------------------------------- */
 
 /* The data-movement family folds in fold_movement.c. */
@@ -460,6 +526,8 @@ static const FoldFn folders[OP_COUNT_] = {
     [OP_Slice] = fold_movement_op,   [OP_Pad] = fold_movement_op,    [OP_Expand] = fold_movement_op,
     [OP_Tile] = fold_movement_op,    [OP_Split] = fold_movement_op,  [OP_Size] = fold_movement_op,
     [OP_ConstantOfShape] = fold_movement_op, [OP_Range] = fold_movement_op,
+    [OP_ReduceSum] = fold_reduce,    [OP_ReduceProd] = fold_reduce,
+    [OP_ReduceMax] = fold_reduce,    [OP_ReduceMin] = fold_reduce,
 };
 
 bool fold_node(Node *n, bool *done, Diag *d) {

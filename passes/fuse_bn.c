@@ -285,6 +285,10 @@ bool pass_fuse_bn(Graph *g, Diag *d) {
     next = n->next;
     switch (n->op) {
     case OP_BatchNormalization:
+      /* Training mode normalizes with batch statistics: nothing to fold. */
+      if (ir_attr_int(n, "training_mode", 0) != 0)
+        break;
+      /* fall through */
     case OP_Mul:
     case OP_Div:
     case OP_Add:

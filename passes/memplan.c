@@ -117,7 +117,7 @@ static void redirect_to_outputs(const Graph *g, Buffers *b) {
 
 /* Last step that reads v; its producer's step when nothing does. */
 static int last_use(const Buffers *b, const Value *v, int produced) {
-  int last = produced;
+  int last = b->sub_read[v->id] > produced ? b->sub_read[v->id] : produced;
   for (int u = 0; u < v->n_uses; u++) {
     int s = b->step[v->uses[u]->id];
     IR_ASSERT(s >= 0);  /* every consumer is scheduled */
@@ -125,6 +125,36 @@ static int last_use(const Buffers *b, const Value *v, int produced) {
       last = s;
   }
   return last;
+}
+
+bool memplan_has_subgraph(const Node *n) {
+  for (int i = 0; i < n->n_attrs; i++)
+    if (n->attrs[i].kind == AT_GRAPH || n->attrs[i].kind == AT_GRAPHS)
+      return true;
+  return false;
+}
+
+static void mark_sub_reads(const Graph *g, const Graph *sub, int s, int *sub_read) {
+  for (int i = 0; sub && i < sub->n_captures; i++) {
+    const Value *v = ir_value_find(g, sub->captures[i]->name);
+    if (v && sub_read[v->id] < s)
+      sub_read[v->id] = s;
+  }
+}
+
+/* A node owning a subgraph reads what its bodies capture (a nested body
+ * captures through its parent body, so the direct bodies name them all). */
+static void subgraph_reads(const Graph *g, Node *const *order, int n_nodes, int *sub_read) {
+  for (int i = 0; i < g->n_values; i++)
+    sub_read[i] = -1;
+  for (int s = 0; s < n_nodes; s++)
+    for (int i = 0; i < order[s]->n_attrs; i++) {
+      const Attr *a = &order[s]->attrs[i];
+      if (a->kind == AT_GRAPH)
+        mark_sub_reads(g, a->u.g, s, sub_read);
+      for (int k = 0; a->kind == AT_GRAPHS && k < a->n; k++)
+        mark_sub_reads(g, a->u.gs[k], s, sub_read);
+    }
 }
 
 Node **memplan_order(const Graph *g) {
@@ -142,6 +172,7 @@ void memplan_buffers_free(Buffers *b) {
   free(b->alias);
   free(b->elided);
   free(b->scratch);
+  free(b->sub_read);
   free(b->ts);
   memset(b, 0, sizeof *b);
 }
@@ -193,14 +224,16 @@ bool memplan_buffers(const Graph *g, Node *const *order, int n_nodes, Buffers *b
   b->alias = malloc((size_t)(g->n_values + 1) * sizeof *b->alias);
   b->elided = calloc((size_t)g->n_node_ids + 1, sizeof *b->elided);
   b->scratch = calloc((size_t)g->n_node_ids + 1, sizeof *b->scratch);
+  b->sub_read = malloc((size_t)(g->n_values + 1) * sizeof *b->sub_read);
   int *grp_last = calloc((size_t)g->n_values + 1, sizeof *grp_last);
-  IR_ASSERT(b->step && b->alias && b->elided && b->scratch && grp_last);
+  IR_ASSERT(b->step && b->alias && b->elided && b->scratch && b->sub_read && grp_last);
   for (int i = 0; i < g->n_node_ids; i++)
     b->step[i] = -1;
   for (int i = 0; i < g->n_values; i++)
     b->alias[i] = -1;
   for (int s = 0; s < n_nodes; s++)
     b->step[order[s]->id] = s;
+  subgraph_reads(g, order, n_nodes, b->sub_read);
   redirect_to_outputs(g, b);
   if (!assign_roots(g, order, n_nodes, b, grp_last, d)) {
     free(grp_last);

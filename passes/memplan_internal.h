@@ -13,6 +13,7 @@ typedef struct Buffers {
   int *alias;              /* by value id: root value id, or -1 */
   bool *elided;            /* by node id: a view with no code */
   int64_t *scratch;        /* by node id: scratch bytes (unaligned), 0 when none */
+  int *sub_read;           /* by value id: last step whose subgraph reads it, or -1 */
   PlanTensor *ts;          /* arena buffers: roots, then scratch */
   int n;
   int64_t lower_bound;     /* most bytes live at one step */
@@ -35,5 +36,8 @@ int64_t memplan_place(PlanTensor *ts, int n, int64_t lower_bound, const char **s
 
 /* The graph's nodes in schedule order (heap array of g->n_nodes). */
 Node **memplan_order(const Graph *g);
+/* True when n owns a subgraph (If/Loop/Scan bodies): its body reads outer
+ * values through captures, which record no use on them. */
+bool memplan_has_subgraph(const Node *n);
 
 #endif

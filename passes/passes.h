@@ -77,6 +77,10 @@ void infer_set(Node *n, int i, DType dt, const Shape *s);
 bool infer_const_ints(const Node *n, int i, int64_t *dims, int *count, int max);
 /* Errors with node context; return value false for tail calls. */
 bool infer_fail(Diag *d, const Node *n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* Reduce* nodes (infer_reduce.c): mask[i] is set for each reduced axis of an
+ * input of rank `rank`; *noop when the node is the identity (empty axes with
+ * noop_with_empty_axes). False when the axes are not constant or invalid. */
+bool infer_reduce_axes(const Node *n, int rank, bool *mask, bool *noop);
 
 /* ---- helpers of the rewriting passes (rewrite.c) ---------------------------- */
 

@@ -190,6 +190,11 @@ static void apply_order(Graph *g, Node **order, int n) {
 }
 
 bool pass_schedule(Graph *g, int64_t *model_order_bound, Diag *d) {
+  /* Subgraph reads are not uses, so the ready lists would not see them:
+   * graphs with control flow keep the model's order. */
+  bool fixed = false;
+  for (const Node *n = g->first; n && !fixed; n = n->next)
+    fixed = memplan_has_subgraph(n);
   Sched s;
   sched_init(&s, g);
   int n = s.n;
@@ -200,7 +205,7 @@ bool pass_schedule(Graph *g, int64_t *model_order_bound, Diag *d) {
   bool ok = best_arena >= 0;
   if (model_order_bound)
     *model_order_bound = bound;
-  for (int rule = MIN_NET; ok && n >= 3 && rule <= DEPTH_FIRST; rule++) {
+  for (int rule = MIN_NET; ok && !fixed && n >= 3 && rule <= DEPTH_FIRST; rule++) {
     list_schedule(&s, rule, cand);
     int64_t arena = arena_of(g, cand, n, NULL, d);
     ok = arena >= 0;

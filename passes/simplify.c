@@ -26,11 +26,23 @@ static bool produced_by(const Value *v, OpKind op) {
 
 /* ---- forwarding ops: Identity, Dropout, same-type Cast -------------------- */
 
+static bool const_false(const Value *v) {
+  return v->kind == VK_CONST && v->konst->numel == 1 && tensor_get_i64(v->konst, 0) == 0;
+}
+
+static bool const_zero(const Value *v) {
+  return v->kind == VK_CONST && v->konst->numel == 1 && tensor_get_f64(v->konst, 0) == 0.0;
+}
+
 static bool forwards_input(const Node *n) {
   switch (n->op) {
   case OP_Identity:
     return true;
   case OP_Dropout:
+    /* Only inference Dropout forwards: training must be provably off
+     * (no training_mode input or a constant false) or the ratio a constant 0. */
+    if (ir_has_input(n, 2) && !const_false(n->in[2]) && !(ir_has_input(n, 1) && const_zero(n->in[1])))
+      return false;
     return n->n_out < 2 || n->out[1]->kind == VK_NONE ||
            (n->out[1]->n_uses == 0 && !n->out[1]->is_output);
   case OP_Cast:

@@ -184,11 +184,12 @@ static void test_verify_catches_broken_uses(void **state) {
 static const char *const golden =
     "graph g opset 13\n"
     "input %x : f32[N,3]\n"
+    "input %u : f32[?,12]\n"
     "const %w : f32[3] = [1.0, -2.5, 0.125]\n"
     "const %\"odd name/0\" : i64[2] = [7, -1]\n"
     "%y : f32[N,3] = Mul(%x, %w) @m\n"
     "%z : f32[N,3], _ = Dropout{ratio=0.5, axes=ints[1,2], mode=\"a b\"}(%y) @drop\n"
-    "%r : f32[?] = Reshape(%z, %\"odd name/0\") @\"re shape\"\n"
+    "%r : f32[*] = Reshape(%z, %\"odd name/0\") @\"re shape\"\n"
     "output %r\n";
 
 static void test_print_parse_roundtrip(void **state) {

@@ -264,6 +264,41 @@ static void test_memplan_schedule_keeps_chain_order(void **state) {
   ir_graph_free(g);
 }
 
+/* A body reads outer values through captures, which record no use: the
+ * node owning the body must count as their reader, and keeps its place. */
+static void test_memplan_subgraph_reads_extend_lifetimes(void **state) {
+  (void)state;
+  Graph *g = pu_graph();
+  Value *x = pu_input(g, "x", 1, 64);
+  Shape s = pu_shape2(1, 64);
+  Node *na = ir_node_new(g, OP_Concat, NULL, "a", 1, &x, 1);
+  Node *nb = ir_node_new(g, OP_Concat, NULL, "b", 1, &x, 1);
+  Node *nc = ir_node_new(g, OP_Concat, NULL, "c", 1, &nb->out[0], 1);
+  Value *vals[3] = {na->out[0], nb->out[0], nc->out[0]};
+  for (int i = 0; i < 3; i++) {
+    vals[i]->dt = DT_F32;
+    vals[i]->shape = s;
+  }
+  Graph *body = ir_subgraph_new(g, "body");
+  ir_capture_add(body, "a", DT_F32, &s);
+  ir_attr_add(nc, "body", AT_GRAPH)->u.g = body;
+  ir_output_add(g, nc->out[0]);
+  Plan p;
+  plan_ok(g, &p, false);
+  assert_int_equal(p.n_tensors, 2);
+  for (int i = 0; i < p.n_tensors; i++)
+    if (p.tensors[i].value_id == na->out[0]->id)
+      assert_int_equal(p.tensors[i].last, 2);
+  assert_int_not_equal(p.offset[na->out[0]->id], p.offset[nb->out[0]->id]);
+  Diag d;
+  diag_init(&d, "t.onnx", stderr);
+  assert_true(pass_schedule(g, NULL, &d));
+  diag_free(&d);
+  assert_ptr_equal(g->first, na);
+  assert_ptr_equal(g->last, nc);
+  ir_graph_free(g);
+}
+
 /* An instance where every greedy order and the local search miss the bound
  * and the exact search reaches it (found by random search). */
 static void test_memplan_exact_search_reaches_bound(void **state) {
@@ -402,6 +437,7 @@ int main(void) {
       cmocka_unit_test(test_memplan_dropout_without_mask_is_a_view),
       cmocka_unit_test(test_memplan_schedule_lowers_branchy_peak),
       cmocka_unit_test(test_memplan_schedule_keeps_chain_order),
+      cmocka_unit_test(test_memplan_subgraph_reads_extend_lifetimes),
       cmocka_unit_test(test_memplan_exact_search_reaches_bound),
       cmocka_unit_test(test_memplan_validate_reports_broken_plans),
       cmocka_unit_test(test_memplan_5000_tensors_validate),

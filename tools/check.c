@@ -70,9 +70,16 @@ static bool same_input_shapes(const DataSet *a, const DataSet *b) {
   return true;
 }
 
+/* Inputs that plausibly steer shapes rather than carry data: integer or bool
+ * vectors (shapes, axes, pads, conditions) and scalars of any type (Range
+ * bounds, OneHot depth). */
+static bool bindable(const Tensor *t) {
+  return ((dtype_is_int(t->dt) || t->dt == DT_BOOL) && t->shape.rank <= 1) || t->shape.rank == 0;
+}
+
 static bool has_small_int_input(const DataSet *ds) {
   for (int i = 0; i < ds->n_in; i++)
-    if (dtype_is_int(ds->in[i]->dt) && ds->in[i]->shape.rank <= 1)
+    if (bindable(ds->in[i]))
       return true;
   return false;
 }
@@ -114,11 +121,14 @@ static void emit_harness(Buf *h, const Graph *g, const char *name, int64_t arena
   buf_printf(h, "  for (i = 0; i < %d; i++) in[i] = load(argv[1 + i], in_bytes[i]);\n", g->n_inputs);
   buf_printf(h, "  for (i = 0; i < %d; i++) {\n    out[i] = malloc(out_bytes[i] ? out_bytes[i] : 1);\n"
                 "    if (!out[i]) return 3;\n    memset(out[i], 0xCD, out_bytes[i]);\n  }\n", g->n_outputs);
-  buf_printf(h, "  rc = %s_run_v(arena, in, out);\n  if (rc != 0) { fprintf(stderr, \"%s_run returned %%d\\n\", rc); return 4; }\n", name, name);
-  buf_printf(h, "  for (i = 0; i < %d; i++) {\n    FILE *f = fopen(argv[1 + %d + i], \"wb\");\n"
-                "    if (!f || fwrite(out[i], 1, out_bytes[i], f) != out_bytes[i]) return 3;\n    fclose(f);\n    free(out[i]);\n  }\n",
+  buf_printf(h, "  rc = %s_run_v(arena, in, out);\n", name);
+  buf_printf(h, "  if (rc != 0) fprintf(stderr, \"%s_run returned %%d\\n\", rc);\n", name);
+  buf_printf(h, "  for (i = 0; i < %d; i++) {\n    FILE *f = rc ? NULL : fopen(argv[1 + %d + i], \"wb\");\n"
+                "    if (!rc && (!f || fwrite(out[i], 1, out_bytes[i], f) != out_bytes[i])) rc = -1;\n"
+                "    if (f) fclose(f);\n    free(out[i]);\n  }\n",
              g->n_outputs, g->n_inputs);
-  buf_printf(h, "  for (i = 0; i < %d; i++) free((void *)in[i]);\n  free(arena);\n  return 0;\n}\n", g->n_inputs);
+  buf_printf(h, "  for (i = 0; i < %d; i++) free((void *)in[i]);\n  free(arena);\n"
+                "  return rc == 0 ? 0 : rc < 0 ? 3 : 4;\n}\n", g->n_inputs);
 }
 
 static const char *SAN = "-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer -g";
@@ -155,7 +165,7 @@ static Graph *build_runner(const char *model, const DataSet *ds, const Options *
     int k = 0;
     for (int i = 0; i < ds->n_in; i++) {
       Value *v = g->inputs[k];
-      if (dtype_is_int(v->dt) && v->shape.rank <= 1) {
+      if (bindable(ds->in[i])) {
         Tensor *t = ir_tensor_new(g, v->dt, &ds->in[i]->shape, d);
         memcpy(t->data, ds->in[i]->data, (size_t)t->nbytes);
         ir_value_make_const(v, t);

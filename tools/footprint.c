@@ -207,6 +207,11 @@ static int cg_find(CallGraph *cg, const char *title, bool add) {
   return cg->n_fns++;
 }
 
+static const char *next_line(const char *s) {
+  s = strchr(s, '\n');
+  return s ? s + 1 : NULL;
+}
+
 /* Copies the quoted string after `key` in line into out; false when absent. */
 static bool quoted(const char *line, const char *key, char *out, size_t n) {
   const char *s = strstr(line, key);
@@ -222,7 +227,7 @@ static bool quoted(const char *line, const char *key, char *out, size_t n) {
 
 static void cg_parse_ci(CallGraph *cg, const char *text) {
   char title[512], label[1024], target[512];
-  for (const char *line = text; line && *line; line = strchr(line, '\n'), line = line ? line + 1 : NULL) {
+  for (const char *line = text; line && *line; line = next_line(line)) {
     if (strncmp(line, "node:", 5) == 0 && quoted(line, "title: \"", title, sizeof title)) {
       int i = cg_find(cg, title, true); /* may move cg->fns */
       Fn *f = &cg->fns[i];
@@ -312,7 +317,7 @@ static long long cg_depth(CallGraph *cg, int i) {
  * the entry's frame plus the largest other one. */
 static void cg_parse_su(CallGraph *cg, const char *text, const char *entry) {
   int run = cg_find(cg, entry, true), biggest = -1;
-  for (const char *line = text; line && *line; line = strchr(line, '\n'), line = line ? line + 1 : NULL) {
+  for (const char *line = text; line && *line; line = next_line(line)) {
     const char *tab = strchr(line, '\t'), *nl = strchr(line, '\n');
     if (!tab || (nl && tab > nl))
       continue;
@@ -323,7 +328,8 @@ static void cg_parse_su(CallGraph *cg, const char *text, const char *entry) {
     snprintf(name, sizeof name, "%.*s", (int)(tab - nm), nm);
     int i = cg_find(cg, name, true);
     cg->fns[i].bytes = strtoll(tab + 1, NULL, 10);
-    cg->fns[i].dynamic = strncmp(strchr(tab + 1, '\t') ? strchr(tab + 1, '\t') + 1 : "", "dynamic\n", 8) == 0;
+    const char *kind = strchr(tab + 1, '\t'); /* static, dynamic or dynamic,bounded */
+    cg->fns[i].dynamic = kind && strncmp(kind + 1, "dynamic", 7) == 0 && strncmp(kind + 8, ",bounded", 8) != 0;
     size_t n = strlen(entry);
     bool is_v = strncmp(name, entry, n) == 0 && strcmp(name + n, "_v") == 0;
     if (i != run && !is_v && (biggest < 0 || cg->fns[i].bytes > cg->fns[biggest].bytes))
@@ -423,8 +429,7 @@ static void print_table(const Report *r, FILE *f) {
     fprintf(f, "unknown: the compiler gave no stack usage\n");
   } else {
     for (int i = r->entry, k = 0; i >= 0 && k < 64; i = r->cg.fns[i].next, k++)
-      if (r->cg.fns[i].bytes > 0 || k == 0)
-        fprintf(f, "%s%s %lld", k ? " > " : "", r->cg.fns[i].name, r->cg.fns[i].bytes);
+      fprintf(f, "%s%s %lld", k ? " > " : "", r->cg.fns[i].name, r->cg.fns[i].bytes > 0 ? r->cg.fns[i].bytes : 0);
     fprintf(f, "%s%s%s%s\n", strcmp(r->method, "callgraph") ? " (frames only, no call graph)" : "",
             r->cg.approximate ? " (approximate)" : "", r->cg.recursive ? " (recursion: not bounded)" : "",
             r->cg.dynamic ? " (dynamic frame: not bounded)" : "");

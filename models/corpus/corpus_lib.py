@@ -159,6 +159,54 @@ def calibrate(b, model, feeds):
         t.CopyFrom(numpy_helper.from_array(numpy_helper.to_array(t) * np.float32(factor), weight))
 
 
+def node_flops(model, feeds):
+    """{node name: (op type, output shape, weight shape, FLOPs)} for Conv,
+    ConvTranspose, MatMul and Gemm nodes; FLOPs = 2 x multiply-accumulates."""
+    shapes, types = _known_shapes(model)
+    ops = [n for n in model.graph.node
+           if n.op_type in ("Conv", "ConvTranspose", "MatMul", "Gemm")]
+    needed = {x for n in ops for x in (n.input[0], n.input[1], n.output[0])}
+    missing = sorted(x for x in needed if x not in shapes)
+    if missing:
+        shapes.update(_measured_shapes(model, missing, types, feeds))
+    result = {}
+    for i, n in enumerate(ops):
+        x, w, out = shapes[n.input[0]], shapes[n.input[1]], shapes[n.output[0]]
+        if n.op_type == "Conv":
+            f = 2 * int(np.prod(out)) * int(np.prod(w[1:]))
+        elif n.op_type == "ConvTranspose":
+            f = 2 * int(np.prod(x)) * int(np.prod(w[1:]))
+        elif n.op_type == "MatMul":
+            f = 2 * int(np.prod(out)) * x[-1]
+        else:
+            trans_a = next((a.i for a in n.attribute if a.name == "transA"), 0)
+            f = 2 * int(np.prod(out)) * (x[0] if trans_a else x[1])
+        result[n.name or f"#{i}"] = (n.op_type, out, w, f)
+    return result
+
+
+def count_flops(model, feeds):
+    return sum(f for _, _, _, f in node_flops(model, feeds).values())
+
+
+def calibrate(b, model, feeds):
+    """Scales each registered weight (drawn with std 1) so that the values it
+    produces from the measured feature have about the target std, the way a
+    trained classifier has logits of moderate spread rather than a one-hot
+    Softmax. The factor is rounded to two digits, so float noise between
+    machines cannot change the weights written."""
+    if not b.calibrations:
+        return
+    feats = intermediates(model, [c[0] for c in b.calibrations], feeds)
+    inits = {t.name: t for t in model.graph.initializer}
+    for feature, weight, target, axis in b.calibrations:
+        f = feats[feature].astype(np.float64)
+        norm = float(np.sqrt(np.mean(np.sum(f ** 2, axis=axis))))
+        factor = float(f"{target / max(norm, 1e-30):.2g}")
+        t = inits[weight]
+        t.CopyFrom(numpy_helper.from_array(numpy_helper.to_array(t) * np.float32(factor), weight))
+
+
 def count_flops_by_op(model, feeds):
     """2 x multiply-accumulates of Conv, ConvTranspose, MatMul and Gemm nodes,
     per op type."""

@@ -129,7 +129,24 @@ EOF
   sed 's/^/     | /' "$fp.txt"
 }
 
+# footprint's failure paths: bad usage exits 2, a failing target compiler 1.
+footprint_errors() {
+  local m=$SRC/models/digits/digits.onnx rc
+  "$ONNXC" footprint >/dev/null 2>&1; rc=$?
+  ((rc == 2)) || { echo "FAIL footprint without a model: exit $rc, expected 2"; fails=$((fails + 1)); }
+  "$ONNXC" footprint "$m" -o "$T/x" >/dev/null 2>&1; rc=$?
+  ((rc == 2)) || { echo "FAIL footprint -o: exit $rc, expected 2"; fails=$((fails + 1)); }
+  "$ONNXC" footprint "$m" --cc "$T/no-such-cc" >/dev/null 2>"$T/fp_err"; rc=$?
+  if ((rc != 1)) || ! grep -q "no-such-cc" "$T/fp_err"; then
+    echo "FAIL footprint with a missing compiler: exit $rc, expected 1 and a message"
+    fails=$((fails + 1))
+  else
+    echo "ok   footprint errors: $(head -n 1 "$T/fp_err")"
+  fi
+}
+
 start=$SECONDS
+footprint_errors
 PBDIR="" run_case digits "$SRC/models/digits/digits.onnx" --name digits \
   --raw "$SRC/models/digits/test_digits.bin" --count 4
 footprint_case digits "$SRC/models/digits/digits.onnx"
