@@ -105,8 +105,9 @@ def _ratio(a, b):
 
 
 def models_md(results, threads, onnxc_threads, stat="median"):
-    """One row per model; stat "median" or "min" picks the latency statistic."""
-    key = "_ms" if stat == "median" else "_min_ms"
+    """One row per model; stat "median", "min" or "cpu" (median CPU time of
+    the calling thread, 1 thread only) picks the latency statistic."""
+    key = {"median": "_ms", "min": "_min_ms", "cpu": "_cpu_ms"}[stat]
     head = ["model", "GFLOP", "compile s"]
     for t in threads:
         head += [f"onnxc {t}T ms", f"ORT {t}T ms", f"ratio {t}T"]
@@ -139,26 +140,32 @@ def models_md(results, threads, onnxc_threads, stat="median"):
     return "\n".join(lines)
 
 
-def micro_md(results, peak):
-    """Kernels at one thread: median and best (minimum) time, as GFLOP/s and
-    as a fraction of the peak probe's figure."""
+def micro_md(results, peak, prototype=None):
+    """Kernels at one thread: median wall time, and GFLOP/s and % of the peak
+    probe from the median CPU time of the calling thread (load-robust)."""
     head = ["kernel", "GFLOP"]
     for eng in ("onnxc", "ORT"):
-        head += [f"{eng} ms median", f"{eng} GFLOP/s median / best", f"{eng} % peak (best)"]
+        head += [f"{eng} ms wall", f"{eng} ms CPU", f"{eng} GFLOP/s", f"{eng} % peak"]
     head.append("matches ORT")
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+
+    def cells(f, wall, cpu):
+        if not (f and wall and cpu):
+            return ["-"] * 4
+        g = f / cpu / 1e6
+        return [_ms(wall), _ms(cpu), f"{g:.1f}", f"{100 * g / peak:.0f}%" if peak else "-"]
     for r in results:
         f = r.get("flops") or 0
         row = [r["name"], f"{f / 1e9:.3f}"]
         for eng in ("onnxc", "ort"):
-            med = r.get(f"{eng}_ms", {}).get("1")
-            best = r.get(f"{eng}_min_ms", {}).get("1")
-            if not (f and med and best):
-                row += ["-", "-", "-"]
-                continue
-            g_med, g_best = f / med / 1e6, f / best / 1e6
-            row += [_ms(med), f"{g_med:.1f} / {g_best:.1f}",
-                    f"{100 * g_best / peak:.0f}%" if peak else "-"]
+            row += cells(f, r.get(f"{eng}_ms", {}).get("1"), r.get(f"{eng}_cpu_ms", {}).get("1"))
         row.append(r.get("verdict", "-"))
+        lines.append("| " + " | ".join(row) + " |")
+    if prototype:
+        p = prototype
+        f = 2.0 * p["size"] ** 3
+        row = [f"sgemm_{p['size']}: bench/gemm.c prototype ({p['isa']}, {p['mr']}x{p['nr']})",
+               f"{f / 1e9:.3f}"] + cells(f, p["median_ms"], p["cpu_median_ms"])
+        row += ["-"] * 4 + [f"max rel err {p['max_rel_err']:.1e}"]
         lines.append("| " + " | ".join(row) + " |")
     return "\n".join(lines)

@@ -182,9 +182,12 @@ def excess(got, want, rtol, atol):
 
 
 def timed(fn):
+    """(wall ms, CPU ms of the calling thread) of one call."""
+    c0 = time.thread_time_ns()
     t0 = time.perf_counter_ns()
     fn()
-    return (time.perf_counter_ns() - t0) / 1e6
+    t1 = time.perf_counter_ns()
+    return (t1 - t0) / 1e6, (time.thread_time_ns() - c0) / 1e6
 
 
 def measure(engines, warmup, repeat, budget_s, rounds=3):
@@ -192,10 +195,10 @@ def measure(engines, warmup, repeat, budget_s, rounds=3):
     gets `warmup` untimed runs, then `rounds` blocks of timed runs, each block
     opened by one untimed run (caches after the other engine ran). A slow
     engine gets fewer runs so that its timed runs take about budget_s, but
-    never fewer than one per block. Returns {key: [ms, ...]}."""
+    never fewer than one per block. Returns {key: [(wall ms, cpu ms), ...]}."""
     per_run = {}
     for key, fn in engines.items():
-        t = [timed(fn) for _ in range(max(1, warmup))]
+        t = [timed(fn)[0] for _ in range(max(1, warmup))]
         per_run[key] = min(t)
     times = {k: [] for k in engines}
     rounds = max(1, min(rounds, repeat))
@@ -249,9 +252,15 @@ def run_worker(spec):
             engines["onnxc"] = lib
         times = measure(engines, spec["warmup"], spec["repeat"], spec["budget"])
         for key, ts in times.items():
-            res[f"{key}_ms"][str(t)] = statistics.median(ts)
-            res.setdefault(f"{key}_min_ms", {})[str(t)] = min(ts)
+            wall = [w for w, _ in ts]
+            res[f"{key}_ms"][str(t)] = statistics.median(wall)
+            res.setdefault(f"{key}_min_ms", {})[str(t)] = min(wall)
             res["runs"][f"{key}_{t}"] = len(ts)
+            if t == 1:
+                # one thread: all the work is on the calling thread (ORT runs
+                # its kernels there when intra_op_num_threads is 1), so its CPU
+                # time is the latency minus the time other processes took
+                res.setdefault(f"{key}_cpu_ms", {})["1"] = statistics.median(c for _, c in ts)
         if t != threads[0] and not per_thread_libs and threads[0] in onnxc:
             res["onnxc_ms"][str(t)] = res["onnxc_ms"][str(threads[0])]
         if "onnxc" in engines:
@@ -306,6 +315,20 @@ def peak_probe(cc, work):
         return None
     out = subprocess.run([exe, "--json"], capture_output=True, text=True)
     return json.loads(out.stdout) if out.returncode == 0 else None
+
+
+def gemm_prototype(cc, work):
+    """bench/gemm.c: the packed SGEMM prototype at 1024^3, or None."""
+    exe = os.path.join(work, "gemm")
+    cmd = shlex.split(cc) + ["-std=c11", "-O2", "-o", exe, os.path.join(HERE, "gemm.c"), "-lm"]
+    if subprocess.run(cmd, capture_output=True).returncode != 0:
+        return None
+    out = subprocess.run([exe, "--size", "1024", "--trials", "20", "--json"],
+                         capture_output=True, text=True)
+    try:
+        return json.loads(out.stdout)
+    except ValueError:
+        return None
 
 
 def parse_args(argv):
@@ -370,11 +393,16 @@ def main(argv):
     onnxc_threads = onnxc_supports_threads(args.onnxc)
     print(f"machine: {info['cpu']}, {info['cores_usable']} cores, load average "
           f"{info['load_start']}", flush=True)
+    prototype = None
     if micro:
         info["peak"] = peak_probe(cc, args.work)
         if info["peak"]:
             print(f"peak probe: {info['peak']['gflops']:.1f} GFLOP/s ({info['peak']['isa']})",
                   flush=True)
+        prototype = gemm_prototype(cc, args.work)
+        if prototype:
+            print(f"gemm.c prototype: sgemm 1024 {prototype['cpu_median_gflops']:.1f} GFLOP/s "
+                  f"(thread CPU time), {prototype['isa']}", flush=True)
     cases = ensure_corpus(args.corpus, models + micro)
 
     spec = {"onnxc": args.onnxc, "work": os.path.abspath(args.work), "cflags": args.cflags,
@@ -399,10 +427,15 @@ def main(argv):
         text += ["## Models: median latency, batch 1", "",
                  report.models_md(results["models"], args.threads, onnxc_threads), "",
                  "## Models: best (minimum) latency", "",
-                 report.models_md(results["models"], args.threads, onnxc_threads, "min"), ""]
+                 report.models_md(results["models"], args.threads, onnxc_threads, "min"), "",
+                 "## Models: 1 thread, median CPU time of the calling thread", "",
+                 "Wall time less the time the scheduler gave to other processes: "
+                 "robust to machine load, though not to cache sharing.", "",
+                 report.models_md(results["models"], [1], onnxc_threads, "cpu"), ""]
     if results["micro"]:
         peak = (info.get("peak") or {}).get("gflops")
-        text += ["## Kernels (1 thread)", "", report.micro_md(results["micro"], peak), ""]
+        text += ["## Kernels (1 thread)", "", report.micro_md(results["micro"], peak, prototype),
+                 ""]
     compile_rows = [f"- {r['name']}: {r['compile']['wall_s']:.1f} s wall, "
                     f"{r['compile']['cpu_s']:.1f} s CPU, .so {r['compile']['so_bytes'] / 1e6:.1f} MB, "
                     f"arena {r['compile']['arena_bytes'] / 1e6:.1f} MB"
@@ -417,7 +450,7 @@ def main(argv):
             f.write(out)
     if args.json:
         with open(args.json, "w") as f:
-            json.dump({"machine": info, **results}, f, indent=1)
+            json.dump({"machine": info, "gemm_prototype": prototype, **results}, f, indent=1)
     return 0
 
 

@@ -24,7 +24,7 @@
 #include <string.h>
 
 #define LL(x) ((long long)(x))
-#define ACC_BYTES 8192 /* stack accumulators of one ConvTranspose tile */
+#define ACC_BYTES 4096 /* stack accumulators of one ConvTranspose tile */
 #define CHAN_BLOCK 16  /* ConvTranspose output channels computed together */
 #define COL_BLOCK 256  /* columns processed together by strided kernels */
 

@@ -183,7 +183,14 @@ static Graph *build_runner(const char *model, const DataSet *ds, const Options *
     ir_graph_free(g);
     return NULL;
   }
-  CodegenOpts co = {"model", model, WEIGHTS_C, NULL};
+  /* Small weights go through the portable C form so every check also proves it
+   * builds at -pedantic; large ones as an assembled blob, which the C compiler
+   * does not have to parse (hundreds of MB of literals take minutes). */
+  int64_t wbytes = 0;
+  for (int i = 0; i < g->n_values; i++)
+    if (g->values[i]->kind == VK_CONST && g->values[i]->n_uses > 0)
+      wbytes += g->values[i]->konst->nbytes;
+  CodegenOpts co = {"model", model, wbytes > (8 << 20) ? WEIGHTS_BLOB : WEIGHTS_C, NULL};
   Buf objects, h;
   buf_init(&objects);
   buf_init(&h);

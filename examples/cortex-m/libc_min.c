@@ -1,10 +1,10 @@
-/* libc_min.c - the three C-library symbols the firmware needs, so that it links
+/* libc_min.c - the C-library symbols the firmware needs, so that it links
  * without newlib's libc (whose errno support alone brings a ~1 KB struct _reent
- * into RAM).
+ * into RAM). --gc-sections drops the ones a model does not call.
  *
- *   memcpy, memset  gcc emits calls to them for block copies and clears, in the
- *                   generated kernels (a Flatten copy, zeroed accumulators) and
- *                   in startup.c's .data/.bss loops.
+ *   memcpy, memset, memmove  gcc emits calls to them for block copies and
+ *                   clears, in generated kernels (copies, zeroed accumulators)
+ *                   and in startup.c's .data/.bss loops.
  *   __errno         newlib's libm stores errno through it (expf on overflow...).
  *
  * Build this file with -fno-tree-loop-distribute-patterns, or gcc may turn the
@@ -15,6 +15,7 @@
 
 void *memcpy(void *restrict dst, const void *restrict src, size_t n);
 void *memset(void *dst, int c, size_t n);
+void *memmove(void *dst, const void *src, size_t n);
 int *__errno(void);
 
 /* Word accesses to memory of any type: may_alias keeps them legal C for gcc. */
@@ -41,6 +42,19 @@ void *memset(void *dst, int c, size_t n) {
   }
   while (n--)
     *d++ = (unsigned char)c;
+  return dst;
+}
+
+void *memmove(void *dst, const void *src, size_t n) {
+  unsigned char *d = dst;
+  const unsigned char *s = src;
+  if (d <= s) {
+    for (size_t i = 0; i < n; i++)
+      d[i] = s[i];
+  } else {
+    while (n--)
+      d[n] = s[n];
+  }
   return dst;
 }
 

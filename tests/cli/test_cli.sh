@@ -53,13 +53,16 @@ for out in lib.so lib.a obj.o; do
 done
 nm "$T/lib.so" | grep -q " T good_run$" || { echo "FAIL: good_run not exported"; fails=$((fails+1)); }
 nm -D "$T/lib.so" | grep -q "good_w" && { echo "FAIL: weights symbols leak from the .so"; fails=$((fails+1)); }
-"$ONNXC" "$T/m/good.onnx" --name good -S -o "$T/src" --memory-report "$T/mem.json" || fails=$((fails+1))
+"$ONNXC" "$T/m/good.onnx" --name good -S -o "$T/src" --memory-report "$T/mem.json" --memory-svg "$T/mem.svg" \
+  || fails=$((fails+1))
 for f in good.c good.h good_weights.c good_weights.h onnxc_rt.h; do
   [[ -f "$T/src/$f" ]] || { echo "FAIL: -S did not write $f"; fails=$((fails+1)); }
 done
 grep -q "GOOD_ARENA_BYTES" "$T/src/good.h" || { echo "FAIL: header lacks GOOD_ARENA_BYTES"; fails=$((fails+1)); }
 "$PY" -c "import json,sys; d=json.load(open(sys.argv[1])); assert {'arena_bytes','scratch_bytes','lower_bound_bytes','naive_bytes','tensors'} <= set(d)" "$T/mem.json" \
   || { echo "FAIL: memory report"; fails=$((fails+1)); }
+"$PY" -c "import sys, xml.etree.ElementTree as E; r=E.parse(sys.argv[1]).getroot(); assert r.tag.endswith('svg')" "$T/mem.svg" \
+  || { echo "FAIL: memory svg"; fails=$((fails+1)); }
 
 echo "$fails failure(s)"
 exit $(( fails > 0 ))
