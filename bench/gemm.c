@@ -153,9 +153,10 @@ static void sgemm(const Isa *isa, int m, int n, int k, const float *a, const flo
           /* partial tile: through a full-size buffer, valid rows copied back */
           float tile[8 * 32];
           const int rows = mcc - ir;
-          for (int r = 0; r < rows; r++) memcpy(tile + r * nr, ctile + (long)r * n, sizeof(float) * (size_t)nr);
+          const size_t row_bytes = sizeof(float) * (size_t)nr;
+          for (int r = 0; r < rows; r++) memcpy(tile + r * nr, ctile + (long)r * n, row_bytes);
           isa->kernel(kc, abuf + (long)ir * kc, bpanel, tile, nr, pc > 0);
-          for (int r = 0; r < rows; r++) memcpy(ctile + (long)r * n, tile + r * nr, sizeof(float) * (size_t)nr);
+          for (int r = 0; r < rows; r++) memcpy(ctile + (long)r * n, tile + r * nr, row_bytes);
         }
       }
     }
@@ -173,6 +174,12 @@ static double clock_s(clockid_t id) {
 static int cmp_double(const void *x, const void *y) {
   double a = *(const double *)x, b = *(const double *)y;
   return (a > b) - (a < b);
+}
+
+/* LCG: uniform in [-1, 1), the same on every platform */
+static float uniform(unsigned *s) {
+  *s = *s * 1103515245u + 12345u;
+  return (float)(*s >> 9) / 4194304.0f - 1.0f;
 }
 
 static float *aligned_floats(size_t n) {
@@ -234,8 +241,8 @@ int main(int argc, char **argv) {
     return 2;
   }
   unsigned s = 12345;
-  for (long i = 0; i < (long)m * k; i++) a[i] = (float)((s = s * 1103515245u + 12345u) >> 9) / 8388608.0f - 1.0f;
-  for (long i = 0; i < (long)k * n; i++) b[i] = (float)((s = s * 1103515245u + 12345u) >> 9) / 8388608.0f - 1.0f;
+  for (long i = 0; i < (long)m * k; i++) a[i] = uniform(&s);
+  for (long i = 0; i < (long)k * n; i++) b[i] = uniform(&s);
   pack_b(b, k, n, isa->nr, bp); /* compile time in onnxc: not timed */
 
   sgemm(isa, m, n, k, a, bp, c, abuf); /* warm-up */

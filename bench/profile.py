@@ -8,7 +8,9 @@ keep each node's function whole and separate (no inlining into NAME_run, no
 merging of identical functions, no specialised clones), so every sample lands
 in a `nodeN_Op` function. Runs the library in a loop under
 `perf record -e cpu-clock` (a software event: works in VMs without hardware
-counters) and sums the samples per operator type and per node. The kept C
+counters) and sums the samples per operator type and per node; milliseconds
+are shares of the loop thread's CPU time per run, so they hold on a busy
+machine. The kept C
 source maps `nodeN` to its ONNX node (the comment above each function), and
 the ONNX graph gives that node's shapes and FLOPs, hence GFLOP/s per node.
 Needs perf (Debian: linux-perf) and a perf_event_paranoid that allows it.
@@ -25,6 +27,7 @@ import subprocess
 import sys
 import tempfile
 
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 sys.path.insert(0, os.path.join(REPO, "models", "corpus"))
@@ -32,8 +35,15 @@ sys.path.insert(0, HERE)
 
 import run  # noqa: E402
 
-NO_INLINE = ("-g -fno-inline-functions-called-once -fno-inline-functions "
-             "-fno-inline-small-functions -fno-ipa-icf -fno-ipa-cp-clone -fno-ipa-sra")
+NO_INLINE_GCC = ("-g -fno-inline-functions-called-once -fno-inline-functions "
+                 "-fno-inline-small-functions -fno-ipa-icf -fno-ipa-cp-clone -fno-ipa-sra")
+NO_INLINE_CLANG = "-g -fno-inline-functions"
+
+
+def no_inline_flags():
+    cc = os.environ.get("CC", "cc").split()
+    out = subprocess.run(cc + ["--version"], capture_output=True, text=True)
+    return NO_INLINE_CLANG if "clang" in out.stdout else NO_INLINE_GCC
 LOOP = """
 import sys, time
 sys.path.insert(0, {here!r})
@@ -43,10 +53,11 @@ m = run.OnnxcModel({lib!r}, {name!r}, {arena}, inputs, refs)
 m()
 end = time.perf_counter() + {seconds}
 n = 0
+cpu0 = time.thread_time()
 while time.perf_counter() < end:
     m()
     n += 1
-print(n)
+print(n, time.thread_time() - cpu0)
 """
 SYMBOL = re.compile(r"node(\d+)_(\w+?)(?:\.(?:constprop|isra|part|cold)\.\d+)*")
 
@@ -104,7 +115,7 @@ def main():
     tmp = os.path.join(os.path.abspath(args.work), "tmp")
     shutil.rmtree(tmp, ignore_errors=True)
     os.makedirs(tmp)
-    env = dict(os.environ, ONNXC_CFLAGS=f"{args.cflags} {NO_INLINE}".strip(), TMPDIR=tmp)
+    env = dict(os.environ, ONNXC_CFLAGS=f"{args.cflags} {no_inline_flags()}".strip(), TMPDIR=tmp)
     c = run.compile_model(os.path.abspath(args.onnxc), case, args.work, args.model, None, env,
                           ["--keep-temps"])
     if not c["ok"]:
@@ -124,17 +135,17 @@ def main():
         os.remove(loop)
     if rec.returncode != 0:
         sys.exit(f"profile.py: perf record failed: {rec.stderr.strip()[-300:]}")
-    runs = int(rec.stdout.split()[-1])
+    runs, cpu_s = int(rec.stdout.split()[-2]), float(rec.stdout.split()[-1])
     by_node, other = perf_samples(data, os.path.basename(c["lib"]))
     in_nodes = sum(by_node.values()) or 1.0
     total_pct = in_nodes + sum(other.values())
-    wall_ms = args.seconds * 1000 / max(runs, 1)
-    # samples are CPU time of this process: scale to the wall time per run
-    # only via shares, so other processes on a busy machine do not count
-    node_ms = {k: wall_ms * pct / total_pct for k, pct in by_node.items()}
+    # the loop's thread CPU time per run: wall time less preemption, so the
+    # figures hold on a busy machine; samples split it by share
+    run_ms = cpu_s * 1000 / max(runs, 1)
+    node_ms = {k: run_ms * pct / total_pct for k, pct in by_node.items()}
 
-    print(f"{args.model}: {runs} runs in {args.seconds:.0f} s ({wall_ms:.1f} ms per run "
-          f"under perf); {100 * in_nodes / total_pct:.1f}% of samples in node functions\n")
+    print(f"{args.model}: {runs} runs in {args.seconds:.0f} s, {run_ms:.1f} ms CPU time per run "
+          f"(under perf); {100 * in_nodes / total_pct:.1f}% of samples in node functions\n")
     ops = collections.defaultdict(lambda: {"nodes": 0, "ms": 0.0, "flops": 0})
     rows = []
     for (idx, op), ms in node_ms.items():
@@ -165,7 +176,7 @@ def main():
             f"{k} {100 * v / total_pct:.1f}%" for k, v in other.most_common(5)))
     if args.json:
         with open(args.json, "w") as f:
-            json.dump({"model": args.model, "runs": runs, "wall_ms_per_run": wall_ms,
+            json.dump({"model": args.model, "runs": runs, "cpu_ms_per_run": run_ms,
                        "ops": ops, "nodes": rows}, f, indent=1)
     return 0
 

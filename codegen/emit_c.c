@@ -130,23 +130,30 @@ static bool assign_names(CGen *cg, Arena *a) {
 }
 
 /* C expression for a value passed to a node function. A value that aliases
- * another's storage (a view, an in-place result, a value stored in an output
- * array) names its root's pointer. */
+ * another's storage (a view, an in-place result, a Concat input stored in its
+ * slice of the output, a value stored in an output array) names its root's
+ * pointer, plus its byte offset there. */
 static const char *arg_expr(CGen *cg, Arena *a, const Value *v, bool as_input) {
   const Plan *p = cg->plan;
+  const char *cst = as_input ? "const " : "";
+  const Value *root = v;
+  int64_t sub = 0;
   if (p->alias && p->alias[v->id] >= 0) {
-    const Value *root = cg->g->values[p->alias[v->id]];
-    IR_ASSERT(root->dt == v->dt);
-    v = root;
+    root = cg->g->values[p->alias[v->id]];
+    sub = p->alias_offset ? p->alias_offset[v->id] : 0;
   }
-  if (cg->cname[v->id]) {
-    if (as_input && v->kind == VK_NODE)
-      return arena_printf(a, "(const %s *)%s", ctype_of(v), cg->cname[v->id]);
-    return cg->cname[v->id];
+  if (cg->cname[root->id]) {
+    const char *base = cg->cname[root->id];
+    if (sub)
+      return arena_printf(a, "(%s%s *)((%sunsigned char *)%s + %lld)", cst, ctype_of(v), cst, base,
+                          (long long)sub);
+    if (root->dt != v->dt || (as_input && root->kind == VK_NODE))
+      return arena_printf(a, "(%s%s *)%s", cst, ctype_of(v), base);
+    return base;
   }
   int64_t off = p->offset[v->id];
   IR_ASSERT(off >= 0);
-  return arena_printf(a, "(%s%s *)(a + %lld)", as_input ? "const " : "", ctype_of(v), (long long)off);
+  return arena_printf(a, "(%s%s *)(a + %lld)", cst, ctype_of(v), (long long)off);
 }
 
 static int64_t scratch_of(const CGen *cg, const Node *n) {
@@ -179,13 +186,18 @@ static void comment_safe(Buf *b, const char *s) {
   }
 }
 
-/* A view whose output aliases its input: no function, a note in NAME_run. */
+/* A node the plan elides (a view, or a Concat whose inputs were written into
+ * their slices of its output): no function, a note in NAME_run. */
 static void emit_elided(CGen *cg, Arena *a, const Node *n, Buf *run) {
   buf_puts(run, "  /* '");
   comment_safe(run, n->name);
-  const char *src = arg_expr(cg, a, n->in[0], true);
-  buf_printf(run, "' (%s): a view of ", n->op_type);
-  comment_safe(run, src);
+  buf_printf(run, "' (%s): ", n->op_type);
+  if (n->op == OP_Concat) {
+    buf_puts(run, "its inputs were written in place, no code */\n");
+    return;
+  }
+  buf_puts(run, "a view of ");
+  comment_safe(run, arg_expr(cg, a, n->in[0], true));
   buf_puts(run, ", no code */\n");
 }
 

@@ -210,7 +210,6 @@ static void fill_nan_outputs(EmitC *e, const Node *n) {
   }
 }
 
-
 static bool emit_layer_rms(EmitC *e, const Node *n, bool centered) {
   const Shape *xs = &n->in[0]->shape;
   if (is_empty(n->in[0])) {

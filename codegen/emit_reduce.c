@@ -26,7 +26,8 @@
 
 #define LL(x) ((long long)(x))
 #define BLOCK 128        /* row-accumulation columns per block */
-#define LANES 8          /* partial accumulators of a contiguous reduction */
+#define LANES 32         /* partial accumulators of a contiguous reduction: enough
+                            * that gcc vectorizes the lane loop instead of unrolling it */
 #define F64_FROM 4096    /* f32 sums over more elements accumulate in double */
 #define TOPK_STACK 512   /* TopK index buffer on the stack when Indices is unused */
 
@@ -173,7 +174,7 @@ static void red_combine(const Red *r, Buf *b, const char *a, const char *t) {
   case RK_MIN:
     /* NaN propagates like numpy; ints need no NaN test. */
     if (fl)
-      buf_printf(b, "%s = (%s %s %s || %s != %s) ? %s : %s;", a, t, r->k == RK_MAX ? ">" : "<", a, t, t, t, a);
+      buf_printf(b, "%s = ((%s %s %s) | (%s != %s)) ? %s : %s;", a, t, r->k == RK_MAX ? ">" : "<", a, t, t, t, a);
     else
       buf_printf(b, "%s = %s %s %s ? %s : %s;", a, t, r->k == RK_MAX ? ">" : "<", a, t, a);
     break;
@@ -361,12 +362,8 @@ static void reduce_by_element(EmitC *e, const Red *r, const Groups *g) {
       ec_line(e, "const %s *xr = X0 + %s;", T, ib.s);
       int64_t body = lanes ? len - len % LANES : 0;
       if (lanes) {
-        Buf li;
-        buf_init(&li);
-        for (int u = 0; u < LANES; u++)
-          buf_printf(&li, "%s%s", u ? ", " : "", r->init);
-        ec_line(e, "%s l[%d] = {%s};", CT, LANES, li.s);
-        buf_free(&li);
+        ec_line(e, "%s l[%d];", CT, LANES);
+        ec_line(e, "for (ptrdiff_t u = 0; u < %d; u++) l[u] = %s;", LANES, r->init);
         ec_line(e, "for (ptrdiff_t j = 0; j < %lld; j += %d) {", LL(body), LANES);
         ec_line(e, "for (ptrdiff_t u = 0; u < %d; u++) {", LANES);
         red_step(e, r, "l[u]", "xr[j + u]");
@@ -600,12 +597,25 @@ static int open_rows(EmitC *e, const char *T, int64_t outer, int64_t len, int64_
   return opened;
 }
 
-/* Declares `best`/`bi` (scalars, or arrays over the block) holding the first
- * extreme of each column along the axis; ties keep the first index unless
- * `last`. */
-static void emit_argscan(EmitC *e, DType in, int64_t len, int64_t inner, int64_t bw, bool is_max, bool last,
-                         const char *idx_type, const char *bi_dst) {
-  DType ct = float_ct(in);
+/* Type ArgMax/ArgMin/Hardmax compare in: half types widen to float, small
+ * integers to int32. */
+static DType arg_ct(DType in) {
+  if (is_half(in))
+    return DT_F32;
+  return dtype_is_int(in) && dtype_bits(in) < 32 ? DT_I32 : in;
+}
+
+/* Index type of the row-blocked scan: as wide as the compared values, so
+ * the column loop vectorizes with mask arithmetic instead of branches. */
+static const char *arg_it(DType ct, int64_t len) {
+  return dtype_bits(ct) == 32 && len <= INT32_MAX ? "int32_t" : "int64_t";
+}
+
+/* Declares `bi` (a scalar, or an array over the column block) holding the
+ * index of the first extreme of each column along the axis (the last one
+ * with `last`). NaNs are skipped unless first, like ONNX Runtime. */
+static void emit_argscan(EmitC *e, DType in, int64_t len, int64_t inner, int64_t bw, bool is_max, bool last) {
+  DType ct = arg_ct(in);
   const char *CT = dtype_ctype(ct);
   const char *cmp = is_max ? (last ? ">=" : ">") : (last ? "<=" : "<");
   Buf l0, li;
@@ -615,24 +625,25 @@ static void emit_argscan(EmitC *e, DType in, int64_t len, int64_t inner, int64_t
     load(&l0, in, ct, "x[0]");
     load(&li, in, ct, "x[i]");
     ec_line(e, "%s best = %s;", CT, l0.s);
-    ec_line(e, "%s bi = 0;", idx_type);
+    ec_line(e, "int64_t bi = 0;");
     ec_line(e, "for (ptrdiff_t i = 1; i < %lld; i++) {", LL(len));
     ec_line(e, "const %s v = %s;", CT, li.s);
     ec_line(e, "if (v %s best) { best = v; bi = i; }", cmp);
     ec_line(e, "}");
   } else {
+    const char *IT = arg_it(ct, len);
     load(&l0, in, ct, "x[c]");
     load(&li, in, ct, "xr[c]");
     ec_line(e, "%s best[%lld];", CT, LL(bw));
-    if (!bi_dst)
-      ec_line(e, "%s bi[%lld];", idx_type, LL(bw));
-    const char *bi = bi_dst ? bi_dst : "bi";
-    ec_line(e, "for (ptrdiff_t c = 0; c < cw; c++) { best[c] = %s; %s[c] = 0; }", l0.s, bi);
-    ec_line(e, "for (ptrdiff_t i = 1; i < %lld; i++) {", LL(len));
-    ec_line(e, "const %s *xr = x + i * %lld;", dtype_ctype(in), LL(inner));
+    ec_line(e, "%s bi[%lld];", IT, LL(bw));
+    ec_line(e, "for (ptrdiff_t c = 0; c < cw; c++) { best[c] = %s; bi[c] = 0; }", l0.s);
+    ec_line(e, "for (%s i = 1; i < %lld; i++) {", IT, LL(len));
+    ec_line(e, "const %s *xr = x + (ptrdiff_t)i * %lld;", dtype_ctype(in), LL(inner));
     ec_line(e, "for (ptrdiff_t c = 0; c < cw; c++) {");
-    ec_line(e, "const %s v = %s;", CT, li.s);
-    ec_line(e, "if (v %s best[c]) { best[c] = v; %s[c] = i; }", cmp, bi);
+    ec_line(e, "const %s v = %s, b = best[c];", CT, li.s);
+    ec_line(e, "const %s m = -(%s)(v %s b);", IT, IT, cmp);
+    ec_line(e, "bi[c] = (bi[c] & ~m) | (i & m);");
+    ec_line(e, "best[c] = v %s b ? v : b;", cmp);
     ec_line(e, "}");
     ec_line(e, "}");
   }
@@ -653,13 +664,11 @@ static bool emit_arg(EmitC *e, const Node *n, bool is_max) {
     return true;
   }
   int opened = open_rows(e, dtype_ctype(in), outer, len, inner, &bw);
-  if (inner == 1) {
-    emit_argscan(e, in, len, inner, bw, is_max, last, "int64_t", NULL);
+  emit_argscan(e, in, len, inner, bw, is_max, last);
+  if (inner == 1)
     ec_line(e, "Y0[o] = bi;");
-  } else {
-    ec_line(e, "int64_t *y = Y0 + o * %lld + c0;", LL(inner));
-    emit_argscan(e, in, len, inner, bw, is_max, last, "int64_t", "y");
-  }
+  else
+    ec_line(e, "for (ptrdiff_t c = 0; c < cw; c++) Y0[o * %lld + c0 + c] = bi[c];", LL(inner));
   close_loops(e, opened);
   return true;
 }
@@ -693,13 +702,12 @@ bool emitc_Hardmax(EmitC *e, const Node *n) {
   buf_free(&one);
   buf_free(&zero);
   int opened = open_rows(e, T, outer, len, inner, &bw);
+  emit_argscan(e, t, len, inner, bw, true, false);
   if (inner == 1) {
-    emit_argscan(e, t, len, inner, bw, true, false, "ptrdiff_t", NULL);
     ec_line(e, "%s *y = Y0 + o * %lld;", T, LL(len));
     ec_line(e, "for (ptrdiff_t i = 0; i < %lld; i++) y[i] = zero;", LL(len));
     ec_line(e, "y[bi] = one;");
   } else {
-    emit_argscan(e, t, len, inner, bw, true, false, "ptrdiff_t", NULL);
     ec_line(e, "%s *y = Y0 + o * %lld + c0;", T, LL(len * inner));
     ec_line(e, "for (ptrdiff_t i = 0; i < %lld; i++)", LL(len));
     ec_line(e, "  for (ptrdiff_t c = 0; c < cw; c++) y[i * %lld + c] = i == bi[c] ? one : zero;", LL(inner));

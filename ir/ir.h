@@ -370,6 +370,7 @@ struct Plan {
   int64_t naive_bytes;     /* sum of all buffers and scratch, no reuse */
   int64_t *offset;         /* by value id; -1 when not in the arena (aliases: the root's) */
   int *alias;              /* by value id: root whose storage it shares, or -1 */
+  int64_t *alias_offset;   /* by value id: byte offset of an alias inside its root */
   bool *elided;            /* by node id: a view that needs no code (output aliases input) */
   PlanTensor *tensors;     /* one per arena buffer (roots and scratch) */
   int n_tensors;

@@ -368,6 +368,15 @@ bool infer_GlobalLpPool(Node *n, Diag *d) {
 
 /* ---- ConvTranspose ------------------------------------------------------------------- */
 
+/* A shape of `rank` unknown dims. */
+static void unknown_dims(Shape *s, int rank) {
+  s->rank = rank;
+  for (int i = 0; i < rank; i++) {
+    s->d[i] = DIM_UNKNOWN;
+    s->sym[i] = NULL;
+  }
+}
+
 bool infer_ConvTranspose(Node *n, Diag *d) {
   const Value *x = n->in[0], *wt = n->in[1];
   if (!want_float(n, d, 0, "X") || !want_same_type(n, d, 1, "W") ||
@@ -385,12 +394,10 @@ bool infer_ConvTranspose(Node *n, Diag *d) {
     return infer_fail(d, n, "input 1 (W) has rank %d, expected %d like input 0", wt->shape.rank,
                       rank);
   Shape xs = x->shape, ws = wt->shape;
-  for (Shape *s = &xs; s; s = s == &xs ? &ws : NULL)
-    if (s->rank < 0) {
-      s->rank = rank;
-      for (int i = 0; i < rank; i++)
-        s->d[i] = DIM_UNKNOWN, s->sym[i] = NULL;
-    }
+  if (xs.rank < 0)
+    unknown_dims(&xs, rank);
+  if (ws.rank < 0)
+    unknown_dims(&ws, rank);
   int64_t group = ir_attr_int(n, "group", 1), c = xs.d[1];
   if (group < 1)
     return infer_fail(d, n, "group is %lld, expected >= 1", (long long)group);

@@ -199,8 +199,6 @@ static bool infer_arg(Node *n, Diag *d) {
     return infer_fail(d, n, "input 0 is a scalar; %s needs rank >= 1", n->op_type);
   if (!shape_axis(a, xs->rank, &axis))
     return infer_fail(d, n, "axis %lld is out of range for an input of rank %d", (long long)a, xs->rank);
-  if (a < 0 && n->g->opset < 11)
-    return infer_fail(d, n, "negative axis needs opset 11 (the model has %lld)", (long long)n->g->opset);
   if (xs->d[axis] == 0)
     return infer_fail(d, n, "axis %d has extent 0: %s of an empty set is undefined", axis, n->op_type);
   Shape o = shape_scalar();

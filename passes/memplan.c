@@ -11,11 +11,13 @@
  * (Reshape, Flatten, Squeeze, Unsqueeze, Identity, inference Dropout) aliases
  * the root of its input and its node needs no code; an in-place capable node
  * writes over a dying input (rules in docs/memory.md) and its output aliases
- * that input's root. A root's lifetime runs from its producer's step to the
- * last step that reads it or any alias. A root that only reaches a graph
- * output through views is stored in that output's caller buffer. Every other
- * intermediate gets a buffer; lifetimes are closed intervals [first, last] of
- * schedule steps. Offsets come from memplan_place.c.
+ * that input's root; a Concat's inputs may become slices of its output. A
+ * root's lifetime runs from the first step that writes it or any alias to the
+ * last that reads one. A root that only reaches a graph output through views
+ * is stored in that output's caller buffer. Every other intermediate gets a
+ * buffer; lifetimes are closed intervals [first, last] of schedule steps.
+ * Offsets come from memplan_place.c; memplan_plan tries the Concat slices on
+ * and off and keeps the smaller arena.
  */
 #include "memplan_internal.h"
 
@@ -54,7 +56,21 @@ static bool same_elements(const Value *x, const Value *y) {
   return x->dt == y->dt && shape_numel(&x->shape, &a) && shape_numel(&y->shape, &b) && a == b;
 }
 
-static int root_of(const Buffers *b, const Value *v) { return b->alias[v->id] >= 0 ? b->alias[v->id] : v->id; }
+/* The root owning v's storage and v's byte offset in it. During the walk an
+ * alias may point at a value that later became a slice of a Concat's output,
+ * so this follows the chain. */
+static int root_at(const Buffers *b, int v, int64_t *off) {
+  int64_t o = 0;
+  while (b->alias[v] >= 0) {
+    o += b->alias_off[v];
+    v = b->alias[v];
+  }
+  if (off)
+    *off = o;
+  return v;
+}
+
+static int root_of(const Buffers *b, const Value *v) { return root_at(b, v->id, NULL); }
 
 /* A root that owns an arena buffer: an intermediate, not a caller's array. */
 static bool in_arena(const Graph *g, const Buffers *b, int r) {
@@ -81,8 +97,9 @@ static int inplace_root(const Graph *g, const Node *n, const Buffers *b, const i
     const Value *x = n->in[k];
     if (x->kind != VK_NODE)
       continue;
-    int r = root_of(b, x);
-    if (!in_arena(g, b, r) || grp_last[r] != s || !same_elements(x, y) ||
+    int64_t off;
+    int r = root_at(b, x->id, &off);
+    if (!in_arena(g, b, r) || grp_last[r] != s || off != 0 || !same_elements(x, y) ||
         value_bytes(g->values[r]) != value_bytes(y))
       continue;
     bool ok = true;
@@ -170,6 +187,7 @@ Node **memplan_order(const Graph *g) {
 void memplan_buffers_free(Buffers *b) {
   free(b->step);
   free(b->alias);
+  free(b->alias_off);
   free(b->elided);
   free(b->scratch);
   free(b->sub_read);
@@ -177,9 +195,55 @@ void memplan_buffers_free(Buffers *b) {
   memset(b, 0, sizeof *b);
 }
 
+/* Concat along an axis with only extent-1 dims before it: input k is the
+ * bytes [off_k, off_k + size_k) of the output. An input that is a whole arena
+ * buffer of its own (and not a repeat) becomes that slice: its producers write
+ * straight into the output's buffer, which now lives from the earliest of
+ * them. The Concat needs no code when every input moved; otherwise it copies
+ * the rest (and copies the moved ones onto themselves, harmlessly). */
+static void concat_slices(const Graph *g, const Node *n, Buffers *b, int *grp_first, int *grp_last) {
+  const Value *y = n->out[0];
+  int axis;
+  if (n->op != OP_Concat || y->kind != VK_NODE || dtype_bits(y->dt) < 8 || n->n_in > 4096 ||
+      !shape_axis(ir_attr_int(n, "axis", 0), y->shape.rank, &axis))
+    return;
+  for (int i = 0; i < axis; i++)
+    if (y->shape.d[i] != 1)
+      return;
+  int64_t base;
+  int R = root_at(b, y->id, &base), roots[4096];
+  for (int k = 0; k < n->n_in; k++) {
+    int64_t off = 0;
+    roots[k] = n->in[k]->kind == VK_NODE ? root_at(b, n->in[k]->id, &off) : -1;
+    if (roots[k] < 0 || off != 0 || !in_arena(g, b, roots[k]) || roots[k] == R ||
+        n->in[k]->dt != y->dt || value_bytes(g->values[roots[k]]) != value_bytes(n->in[k]))
+      roots[k] = -1;
+    for (int j = 0; j < k && roots[k] >= 0; j++)
+      if (roots[j] == roots[k])
+        roots[k] = -1;
+  }
+  bool all = true;
+  int64_t off = 0;
+  for (int k = 0; k < n->n_in; k++) {
+    int r = roots[k];
+    if (r >= 0) {
+      b->alias[r] = R;
+      b->alias_off[r] = base + off;
+      b->n_slices++;
+      if (in_arena(g, b, R)) {
+        grp_first[R] = grp_first[r] < grp_first[R] ? grp_first[r] : grp_first[R];
+        grp_last[R] = grp_last[r] > grp_last[R] ? grp_last[r] : grp_last[R];
+      }
+    }
+    all &= r >= 0;
+    off += value_bytes(n->in[k]);
+  }
+  b->elided[n->id] = all && off == value_bytes(y);
+}
+
 /* Walks the schedule: aliases, roots and their group lifetimes. */
-static bool assign_roots(const Graph *g, Node *const *order, int n_nodes, Buffers *b, int *grp_last,
-                         Diag *d) {
+static bool assign_roots(const Graph *g, Node *const *order, int n_nodes, bool slices, Buffers *b,
+                         int *grp_first, int *grp_last, Diag *d) {
   for (int s = 0; s < n_nodes; s++) {
     const Node *n = order[s];
     for (int i = 0; i < n->n_out; i++)
@@ -187,9 +251,11 @@ static bool assign_roots(const Graph *g, Node *const *order, int n_nodes, Buffer
         return diag_error(d, n, "output '%s' is too large to plan", n->out[i]->name);
     if (is_view(n)) {
       const Value *y = n->out[0];
-      int r = root_of(b, n->in[0]);
+      int64_t off;
+      int r = root_at(b, n->in[0]->id, &off);
       if (!y->is_output) {
         b->alias[y->id] = r;
+        b->alias_off[y->id] = off;
         b->elided[n->id] = true;
         if (in_arena(g, b, r) && last_use(b, y, s) > grp_last[r])
           grp_last[r] = last_use(b, y, s);
@@ -210,23 +276,30 @@ static bool assign_roots(const Graph *g, Node *const *order, int n_nodes, Buffer
         b->alias[v->id] = r;
         grp_last[r] = last_use(b, v, s);
       } else if (b->alias[v->id] < 0) {
+        grp_first[v->id] = s;
         grp_last[v->id] = last_use(b, v, s);
       }
     }
+    if (slices)
+      concat_slices(g, n, b, grp_first, grp_last);
   }
   return true;
 }
 
-bool memplan_buffers(const Graph *g, Node *const *order, int n_nodes, Buffers *b, Diag *d) {
+bool memplan_buffers(const Graph *g, Node *const *order, int n_nodes, bool slices, Buffers *b,
+                     Diag *d) {
   memset(b, 0, sizeof *b);
   b->n_steps = n_nodes;
   b->step = malloc((size_t)(g->n_node_ids + 1) * sizeof *b->step);
   b->alias = malloc((size_t)(g->n_values + 1) * sizeof *b->alias);
+  b->alias_off = calloc((size_t)g->n_values + 1, sizeof *b->alias_off);
   b->elided = calloc((size_t)g->n_node_ids + 1, sizeof *b->elided);
   b->scratch = calloc((size_t)g->n_node_ids + 1, sizeof *b->scratch);
   b->sub_read = malloc((size_t)(g->n_values + 1) * sizeof *b->sub_read);
   int *grp_last = calloc((size_t)g->n_values + 1, sizeof *grp_last);
-  IR_ASSERT(b->step && b->alias && b->elided && b->scratch && b->sub_read && grp_last);
+  int *grp_first = calloc((size_t)g->n_values + 1, sizeof *grp_first);
+  IR_ASSERT(b->step && b->alias && b->alias_off && b->elided && b->scratch && b->sub_read &&
+            grp_last && grp_first);
   for (int i = 0; i < g->n_node_ids; i++)
     b->step[i] = -1;
   for (int i = 0; i < g->n_values; i++)
@@ -235,11 +308,19 @@ bool memplan_buffers(const Graph *g, Node *const *order, int n_nodes, Buffers *b
     b->step[order[s]->id] = s;
   subgraph_reads(g, order, n_nodes, b->sub_read);
   redirect_to_outputs(g, b);
-  if (!assign_roots(g, order, n_nodes, b, grp_last, d)) {
+  if (!assign_roots(g, order, n_nodes, slices, b, grp_first, grp_last, d)) {
     free(grp_last);
+    free(grp_first);
     memplan_buffers_free(b);
     return false;
   }
+  /* Every alias straight to its root, with its byte offset there. */
+  for (int v = 0; v < g->n_values; v++)
+    if (b->alias[v] >= 0) {
+      int64_t off;
+      b->alias[v] = root_at(b, v, &off);
+      b->alias_off[v] = off;
+    }
 
   int count = 0;
   for (int s = 0; s < n_nodes; s++) {
@@ -259,7 +340,7 @@ bool memplan_buffers(const Graph *g, Node *const *order, int n_nodes, Buffers *b
       int64_t size = align_up(value_bytes(v) ? value_bytes(v) : 1);
       b->naive += size;
       if (in_arena(g, b, v->id))
-        b->ts[b->n++] = (PlanTensor){v->id, -1, 0, size, s, grp_last[v->id]};
+        b->ts[b->n++] = (PlanTensor){v->id, -1, 0, size, grp_first[v->id], grp_last[v->id]};
     }
   }
   for (int s = 0; s < n_nodes; s++) {
@@ -272,6 +353,7 @@ bool memplan_buffers(const Graph *g, Node *const *order, int n_nodes, Buffers *b
   }
   IR_ASSERT(b->n == count);
   free(grp_last);
+  free(grp_first);
 
   /* Lower bound: the heaviest step. Difference array over steps. */
   int64_t *delta = calloc((size_t)n_nodes + 2, sizeof *delta);
@@ -290,16 +372,40 @@ bool memplan_buffers(const Graph *g, Node *const *order, int n_nodes, Buffers *b
   return true;
 }
 
+bool memplan_plan(const Graph *g, Node *const *order, int n_nodes, Buffers *b, int64_t *arena,
+                  const char **strategy, Diag *d) {
+  if (!memplan_buffers(g, order, n_nodes, true, b, d))
+    return false;
+  *arena = memplan_place(b->ts, b->n, b->lower_bound, strategy);
+  if (b->n_slices == 0)
+    return true;
+  Buffers plain;
+  const char *plain_strategy;
+  if (!memplan_buffers(g, order, n_nodes, false, &plain, d)) {
+    memplan_buffers_free(b);
+    return false;
+  }
+  int64_t plain_arena = memplan_place(plain.ts, plain.n, plain.lower_bound, &plain_strategy);
+  if (plain_arena < *arena) {
+    memplan_buffers_free(b);
+    *b = plain;
+    *arena = plain_arena;
+    *strategy = plain_strategy;
+  } else {
+    memplan_buffers_free(&plain);
+  }
+  return true;
+}
+
 bool pass_memplan(Graph *g, Plan *plan, Diag *d) {
   memset(plan, 0, sizeof *plan);
   Node **order = memplan_order(g);
   Buffers b;
-  bool ok = memplan_buffers(g, order, g->n_nodes, &b, d);
+  bool ok = memplan_plan(g, order, g->n_nodes, &b, &plan->arena_bytes, &plan->strategy, d);
   free(order);
   if (!ok)
     return false;
   Arena *a = g->arena;
-  plan->arena_bytes = memplan_place(b.ts, b.n, b.lower_bound, &plan->strategy);
   plan->lower_bound_bytes = b.lower_bound;
   plan->naive_bytes = b.naive;
   plan->n_steps = b.n_steps;
@@ -307,6 +413,7 @@ bool pass_memplan(Graph *g, Plan *plan, Diag *d) {
   plan->tensors = arena_dup(a, b.ts, (size_t)(b.n + 1) * sizeof *b.ts);
   plan->offset = arena_alloc(a, (size_t)(g->n_values + 1) * sizeof *plan->offset);
   plan->alias = arena_dup(a, b.alias, (size_t)(g->n_values + 1) * sizeof *plan->alias);
+  plan->alias_offset = arena_dup(a, b.alias_off, (size_t)(g->n_values + 1) * sizeof *plan->alias_offset);
   plan->elided = arena_dup(a, b.elided, (size_t)(g->n_node_ids + 1) * sizeof *plan->elided);
   plan->scratch_offset = arena_alloc(a, (size_t)(g->n_node_ids + 1) * sizeof(int64_t));
   plan->scratch_size = arena_alloc(a, (size_t)(g->n_node_ids + 1) * sizeof(int64_t));
@@ -326,8 +433,8 @@ bool pass_memplan(Graph *g, Plan *plan, Diag *d) {
     }
   }
   for (int i = 0; i < g->n_values; i++)
-    if (b.alias[i] >= 0)
-      plan->offset[i] = plan->offset[b.alias[i]];
+    if (b.alias[i] >= 0 && plan->offset[b.alias[i]] >= 0)
+      plan->offset[i] = plan->offset[b.alias[i]] + b.alias_off[i];
   memplan_buffers_free(&b);
   return true;
 }
@@ -395,8 +502,9 @@ static void check_coverage(const Graph *g, const Plan *plan, Diag *d) {
       else if (step[n->id] < t->first || step[n->id] > t->last)
         diag_error(d, n, "memory plan: '%s' is used at step %d outside its buffer's lifetime [%d, %d]",
                    v->name, step[n->id], t->first, t->last);
-      else if (plan->offset[v->id] != t->offset)
-        diag_error(d, n, "memory plan: '%s' is not at its root's offset", v->name);
+      else if (plan->offset[v->id] != t->offset + (r != v->id && plan->alias_offset ? plan->alias_offset[v->id] : 0) ||
+               plan->offset[v->id] + value_bytes(v) > t->offset + t->size)
+        diag_error(d, n, "memory plan: '%s' is not inside its root's buffer", v->name);
     }
   free(step);
   free(of);

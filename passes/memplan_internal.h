@@ -11,6 +11,8 @@ typedef struct Buffers {
   int n_steps;
   int *step;               /* by node id: schedule step, -1 when not scheduled */
   int *alias;              /* by value id: root value id, or -1 */
+  int64_t *alias_off;      /* by value id: byte offset of an alias in its root */
+  int n_slices;            /* Concat inputs stored in their slice of the output */
   bool *elided;            /* by node id: a view with no code */
   int64_t *scratch;        /* by node id: scratch bytes (unaligned), 0 when none */
   int *sub_read;           /* by value id: last step whose subgraph reads it, or -1 */
@@ -21,11 +23,17 @@ typedef struct Buffers {
 } Buffers;
 
 /* Analyzes the schedule `order` (every live node of g once, topologically
- * sorted): views and in-place results become aliases, every remaining
+ * sorted): views and in-place results become aliases, and with `slices` the
+ * inputs of a Concat become slices of its output; every remaining
  * intermediate and scratch a buffer with its lifetime. Offsets are left 0.
  * False after a diag error (a tensor too large to plan). */
-bool memplan_buffers(const Graph *g, Node *const *order, int n_nodes, Buffers *b, Diag *d);
+bool memplan_buffers(const Graph *g, Node *const *order, int n_nodes, bool slices, Buffers *b,
+                     Diag *d);
 void memplan_buffers_free(Buffers *b);
+/* Buffers and offsets for `order`: with Concat slices and without (when any
+ * Concat could use them), keeping the smaller arena. */
+bool memplan_plan(const Graph *g, Node *const *order, int n_nodes, Buffers *b, int64_t *arena,
+                  const char **strategy, Diag *d);
 
 /* Places ts[0..n) in one arena (offsets PLAN_ALIGN-aligned, sizes already
  * aligned) so that no two lifetime-overlapping buffers share bytes. Tries

@@ -2,7 +2,8 @@
  *
  * requires: a topologically sorted graph with static shapes.
  * provides: a topological order whose planned arena is no larger than the
- *           model's order (which wins ties).
+ *           model's order (which wins ties); the lower bound of the model's
+ *           order, for reports. Graphs with subgraphs keep their order.
  * invalidates: the schedule (a plan must be made after it).
  *
  * Candidates are list schedules over the ready nodes: "min-net" takes the node
@@ -11,8 +12,8 @@
  * finishes cheap branches before opening expensive ones; "depth-first" takes
  * the node that reads the most recently produced value, so a branch runs to its
  * join before the next starts. Ties go to the model's order. Each candidate is
- * planned in full (memplan_buffers + memplan_place) and the smallest arena
- * kept, so the scheduler's estimate never has to be exact.
+ * planned in full (memplan_plan) and the smallest arena kept, so the
+ * scheduler's estimate never has to be exact.
  */
 #include "memplan_internal.h"
 
@@ -170,10 +171,10 @@ static void list_schedule(Sched *s, int rule, Node **order) {
 /* Planned arena of a schedule (and its lower bound); -1 after an error. */
 static int64_t arena_of(const Graph *g, Node **order, int n, int64_t *lower_bound, Diag *d) {
   Buffers b;
-  if (!memplan_buffers(g, order, n, &b, d))
-    return -1;
   const char *strategy;
-  int64_t arena = memplan_place(b.ts, b.n, b.lower_bound, &strategy);
+  int64_t arena;
+  if (!memplan_plan(g, order, n, &b, &arena, &strategy, d))
+    return -1;
   if (lower_bound)
     *lower_bound = b.lower_bound;
   memplan_buffers_free(&b);

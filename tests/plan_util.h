@@ -69,8 +69,9 @@ static inline uint64_t pu_rand(uint64_t *s) {
 
 /* A random DAG of n two-input nodes, each reading two of the `reach` values
  * made before it, with outputs of random size ([1, 16..16384] floats); shapes
- * are set here, not inferred (the planner reads nothing else). The last
- * value and every `n_out`-th one are graph outputs. */
+ * are set here, not inferred (the planner reads nothing else; MatMul only
+ * because it has no in-place, view or slice rule). Dead ends, the last value
+ * and every `n_out`-th one are graph outputs. */
 static inline Graph *pu_random_dag(int n, int reach, int n_out, uint64_t seed) {
   Graph *g = pu_graph();
   Value **v = malloc((size_t)(n + 1) * sizeof *v);
@@ -82,7 +83,7 @@ static inline Graph *pu_random_dag(int n, int reach, int n_out, uint64_t seed) {
     Value *in[2] = {a, b};
     char name[32];
     snprintf(name, sizeof name, "n%d", i);
-    Node *nd = ir_node_new(g, OP_Concat, NULL, name, 2, in, 1);
+    Node *nd = ir_node_new(g, OP_MatMul, NULL, name, 2, in, 1);
     int64_t width = 16 << (pu_rand(&seed) % 11);
     width += (int64_t)(pu_rand(&seed) % 16) * 16;
     nd->out[0]->dt = DT_F32;

@@ -216,6 +216,62 @@ static void test_memplan_dropout_without_mask_is_a_view(void **state) {
   ir_graph_free(g);
 }
 
+static Value *concat2(Graph *g, const char *name, Value *a, Value *b, int64_t axis) {
+  Value *in[2] = {a, b};
+  Node *n = ir_node_new(g, OP_Concat, NULL, name, 2, in, 1);
+  ir_attr_set_int(n, "axis", axis);
+  return n->out[0];
+}
+
+/* Concat on the channel axis of batch 1: each input is a slice of the output,
+ * its producer writes there, and the Concat needs no code. */
+static void test_memplan_concat_inputs_are_slices(void **state) {
+  (void)state;
+  Graph *g = pu_graph();
+  Value *x = pu_input(g, "x", 1, 16);
+  Value *a = pu_op1(g, OP_Relu, "a", pu_op2(g, OP_MatMul, "a0", x, pu_weight(g, "w1", 16, 8)));
+  Value *b = pu_op2(g, OP_MatMul, "b", x, pu_weight(g, "w2", 16, 24));
+  Value *c = concat2(g, "c", a, b, 1);
+  ir_output_add(g, pu_op2(g, OP_MatMul, "y", c, pu_weight(g, "w3", 32, 4)));
+  Plan p;
+  plan_ok(g, &p, true);
+  assert_int_equal(p.alias[id_of(g, "a0")], id_of(g, "c"));
+  assert_int_equal(p.alias[id_of(g, "a")], id_of(g, "c"));  /* Relu in place, in the slice */
+  assert_int_equal(p.alias_offset[id_of(g, "a")], 0);
+  assert_int_equal(p.alias[id_of(g, "b")], id_of(g, "c"));
+  assert_int_equal(p.alias_offset[id_of(g, "b")], 8 * 4);
+  assert_int_equal(p.offset[id_of(g, "b")], p.offset[id_of(g, "c")] + 32);
+  assert_true(p.elided[node_named(g, "c")->id]);
+  assert_int_equal(p.n_tensors, 1);
+  assert_int_equal(p.tensors[0].first, 0);  /* from a0's step to y's */
+  assert_int_equal(p.tensors[0].last, 4);
+  ir_graph_free(g);
+}
+
+/* A repeated input, a graph input or a batch > 1 keep the Concat's copy. */
+static void test_memplan_concat_copies_what_cannot_be_a_slice(void **state) {
+  (void)state;
+  Graph *g = pu_graph();
+  Value *x = pu_input(g, "x", 2, 16);
+  Value *a = pu_op2(g, OP_MatMul, "a", x, pu_weight(g, "w1", 16, 8));
+  Value *batch2 = concat2(g, "batch2", a, a, 1);
+  Value *a1 = pu_reshape(g, "a1", a, 1, 16);
+  Value *rep = concat2(g, "rep", a1, a1, 1);
+  Value *xin = concat2(g, "xin", pu_reshape(g, "x1", x, 1, 32), a1, 1);
+  ir_output_add(g, batch2);
+  ir_output_add(g, rep);
+  ir_output_add(g, xin);
+  Plan p;
+  plan_ok(g, &p, true);
+  assert_false(p.elided[node_named(g, "batch2")->id]);
+  assert_false(p.elided[node_named(g, "rep")->id]);
+  assert_false(p.elided[node_named(g, "xin")->id]);
+  /* a went into rep's first slice (rep is an output: no arena at all). */
+  assert_int_equal(p.alias[id_of(g, "a")], id_of(g, "rep"));
+  assert_int_equal(p.n_tensors, 0);
+  ir_graph_free(g);
+}
+
 /* Four branches x -> big -> small joined by a Concat; the model runs all the
  * big MatMuls first, the scheduler one branch at a time. */
 static void test_memplan_schedule_lowers_branchy_peak(void **state) {
@@ -238,14 +294,14 @@ static void test_memplan_schedule_lowers_branchy_peak(void **state) {
   ir_output_add(g, cat->out[0]);
   Plan before, after;
   plan_ok(g, &before, true);
-  assert_int_equal(before.arena_bytes, 4 * 4096 + 64);
+  assert_int_equal(before.arena_bytes, 4 * 4096);  /* the smalls are slices of the output */
   Diag d;
   diag_init(&d, "t.onnx", stderr);
   assert_true(pass_schedule(g, NULL, &d));
   assert_true(ir_verify(g, true, &d));
   diag_free(&d);
   plan_ok(g, &after, false);
-  assert_int_equal(after.arena_bytes, 4096 + 4 * 64);
+  assert_int_equal(after.arena_bytes, 4096);
   ir_graph_free(g);
 }
 
@@ -271,9 +327,9 @@ static void test_memplan_subgraph_reads_extend_lifetimes(void **state) {
   Graph *g = pu_graph();
   Value *x = pu_input(g, "x", 1, 64);
   Shape s = pu_shape2(1, 64);
-  Node *na = ir_node_new(g, OP_Concat, NULL, "a", 1, &x, 1);
-  Node *nb = ir_node_new(g, OP_Concat, NULL, "b", 1, &x, 1);
-  Node *nc = ir_node_new(g, OP_Concat, NULL, "c", 1, &nb->out[0], 1);
+  Node *na = ir_node_new(g, OP_MatMul, NULL, "a", 1, &x, 1);
+  Node *nb = ir_node_new(g, OP_MatMul, NULL, "b", 1, &x, 1);
+  Node *nc = ir_node_new(g, OP_MatMul, NULL, "c", 1, &nb->out[0], 1);
   Value *vals[3] = {na->out[0], nb->out[0], nc->out[0]};
   for (int i = 0; i < 3; i++) {
     vals[i]->dt = DT_F32;
@@ -390,6 +446,28 @@ static char *slurp(const char *path) {
   return b.s;
 }
 
+/* The NAME.c that codegen_c writes for g with plan p (heap string). */
+static char *generated_c(const Graph *g, const Plan *p) {
+  char dir[] = "/tmp/onnxc-memplan-XXXXXX";
+  assert_non_null(mkdtemp(dir));
+  Diag d;
+  diag_init(&d, "t.onnx", stderr);
+  CodegenOpts co = {"m", "t.onnx", WEIGHTS_C, NULL};
+  assert_true(codegen_c(g, p, &co, dir, &d));
+  diag_free(&d);
+  char path[4096];
+  snprintf(path, sizeof path, "%s/m.c", dir);
+  char *c = slurp(path);
+  assert_non_null(c);
+  const char *files[] = {"m.c", "m.h", "m_weights.c", "m_weights.h", "onnxc_rt.h"};
+  for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+    snprintf(path, sizeof path, "%s/%s", dir, files[i]);
+    unlink(path);
+  }
+  rmdir(dir);
+  return c;
+}
+
 /* Views get no function and an in-place node gets one pointer twice. */
 static void test_memplan_codegen_uses_aliases(void **state) {
   (void)state;
@@ -400,27 +478,51 @@ static void test_memplan_codegen_uses_aliases(void **state) {
   ir_output_add(g, pu_op2(g, OP_MatMul, "y", r, pu_weight(g, "w2", 8, 4)));
   Plan p;
   plan_ok(g, &p, true);
-  char dir[] = "/tmp/onnxc-memplan-XXXXXX";
-  assert_non_null(mkdtemp(dir));
-  Diag d;
-  diag_init(&d, "t.onnx", stderr);
-  CodegenOpts co = {"m", "t.onnx", WEIGHTS_C, NULL};
-  assert_true(codegen_c(g, &p, &co, dir, &d));
-  diag_free(&d);
-  char path[4096];
-  snprintf(path, sizeof path, "%s/m.c", dir);
-  char *c = slurp(path);
-  assert_non_null(c);
+  char *c = generated_c(g, &p);
   assert_null(strstr(c, "_Reshape("));
   assert_non_null(strstr(c, "(Reshape): a view of"));
   assert_non_null(strstr(c, "node2_Relu((const float *)(a + 0), (float *)(a + 0))"));
   free(c);
-  const char *files[] = {"m.c", "m.h", "m_weights.c", "m_weights.h", "onnxc_rt.h"};
-  for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
-    snprintf(path, sizeof path, "%s/%s", dir, files[i]);
-    unlink(path);
-  }
-  rmdir(dir);
+  ir_graph_free(g);
+}
+
+/* A Concat that is a graph output: its inputs are written straight into the
+ * caller's array, at their offsets. */
+static void test_memplan_codegen_concat_output_slices(void **state) {
+  (void)state;
+  Graph *g = pu_graph();
+  Value *x = pu_input(g, "x", 1, 12);
+  Value *a = pu_op1(g, OP_Relu, "a", x);
+  Value *b = pu_op1(g, OP_Sigmoid, "b", x);
+  Value *y = concat2(g, "y", a, b, 1);
+  ir_output_add(g, y);
+  Plan p;
+  plan_ok(g, &p, true);
+  assert_int_equal(p.arena_bytes, 0);
+  char *c = generated_c(g, &p);
+  assert_non_null(strstr(c, "node0_Relu(in_x, out_y)"));
+  assert_non_null(strstr(c, "node1_Sigmoid(in_x, (float *)((unsigned char *)out_y + 48))"));
+  assert_non_null(strstr(c, "(Concat): its inputs were written in place, no code"));
+  free(c);
+  ir_graph_free(g);
+}
+
+/* A node with scratch gets `unsigned char *S`, pointing into the arena. */
+static void test_memplan_codegen_passes_scratch(void **state) {
+  (void)state;
+  Graph *g = chain();
+  Plan p;
+  plan_ok(g, &p, true);
+  const Node *b = node_named(g, "b");
+  p.scratch_size[b->id] = 100;
+  p.scratch_offset[b->id] = p.arena_bytes;
+  p.arena_bytes += 128;
+  char *c = generated_c(g, &p);
+  char call[64];
+  assert_non_null(strstr(c, "float *Y0, unsigned char *S) {"));
+  snprintf(call, sizeof call, ", a + %lld)) != ONNXC_OK)", (long long)p.scratch_offset[b->id]);
+  assert_non_null(strstr(c, call));
+  free(c);
   ir_graph_free(g);
 }
 
@@ -435,6 +537,8 @@ int main(void) {
       cmocka_unit_test(test_memplan_inplace_needs_a_dying_input),
       cmocka_unit_test(test_memplan_inplace_never_over_broadcast_or_caller_data),
       cmocka_unit_test(test_memplan_dropout_without_mask_is_a_view),
+      cmocka_unit_test(test_memplan_concat_inputs_are_slices),
+      cmocka_unit_test(test_memplan_concat_copies_what_cannot_be_a_slice),
       cmocka_unit_test(test_memplan_schedule_lowers_branchy_peak),
       cmocka_unit_test(test_memplan_schedule_keeps_chain_order),
       cmocka_unit_test(test_memplan_subgraph_reads_extend_lifetimes),
@@ -442,6 +546,8 @@ int main(void) {
       cmocka_unit_test(test_memplan_validate_reports_broken_plans),
       cmocka_unit_test(test_memplan_5000_tensors_validate),
       cmocka_unit_test(test_memplan_codegen_uses_aliases),
+      cmocka_unit_test(test_memplan_codegen_concat_output_slices),
+      cmocka_unit_test(test_memplan_codegen_passes_scratch),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
