@@ -348,10 +348,11 @@ bool ir_toposort(Graph *g, Diag *d);
 
 /* ---- plan (filled by passes/memplan.c, read by codegen/) ---------------------
  * One arena holds every intermediate buffer and every node's scratch. A view
- * (Reshape, Flatten, ...) or an in-place result takes no memory of its own: it
- * aliases a root value, whose buffer lives as long as its last alias is read.
- * A root is an arena tensor, a graph input, a weight, or a graph output (then
- * the buffer is the caller's output array). See docs/memory.md. */
+ * (Reshape, Flatten, ...), an in-place result or a Concat input stored in its
+ * slice of the output takes no memory of its own: it aliases a root value (at
+ * a byte offset), whose buffer lives from the first write to the last read of
+ * any alias. A root is an arena tensor, a graph input, a weight, or a graph
+ * output (then the buffer is the caller's output array). See docs/memory.md. */
 
 #define PLAN_ALIGN 64
 

@@ -125,7 +125,7 @@ static bool infer_reduce(Node *n, Diag *d) {
   if (aa && aa->n > IR_MAX_RANK)
     return infer_fail(d, n, "attribute 'axes' has %d entries, more than the supported rank %d", aa->n,
                       IR_MAX_RANK);
-  bool keepdims, noop_flag;
+  bool keepdims = true, noop_flag = false;
   if (!flag_attr(d, n, "keepdims", 1, &keepdims) || !flag_attr(d, n, "noop_with_empty_axes", 0, &noop_flag))
     return false;
   if (xs->rank < 0) {
@@ -184,7 +184,7 @@ static bool infer_arg(Node *n, Diag *d) {
   if (!is_numeric(x->dt))
     return infer_fail(d, n, "input 0 has element type %s, which %s does not support", dtype_name(x->dt),
                       n->op_type);
-  bool keepdims, last;
+  bool keepdims = true, last = false;
   if (!flag_attr(d, n, "keepdims", 1, &keepdims) || !flag_attr(d, n, "select_last_index", 0, &last))
     return false;
   if (last && n->g->opset < 12)
@@ -253,7 +253,7 @@ bool infer_TopK(Node *n, Diag *d) {
   if (opset < 11 && !is_float_dtype(x->dt))
     return infer_fail(d, n, "input 0 has element type %s; TopK before opset 11 takes floating-point data",
                       dtype_name(x->dt));
-  bool largest, sorted;
+  bool largest = true, sorted = true;
   if (!flag_attr(d, n, "largest", 1, &largest) || !flag_attr(d, n, "sorted", 1, &sorted))
     return false;
   if (opset < 11 && (!largest || !sorted))
