@@ -4,7 +4,8 @@
  *           only graph inputs and constants have known types.
  * provides: Clip has three inputs (attribute and absent bounds become scalar
  *           constants; see canon_clip); Squeeze/Unsqueeze take their axes as
- *           input 1 (a constant), never as the pre-13 attribute.
+ *           input 1 (a constant), never as the pre-13 attribute; a pre-7
+ *           per-channel PRelu slope is reshaped to broadcast numpy-style.
  * invalidates: nothing (constants are added, no node is removed).
  * Later passes and emitters then handle a single form of each op. Subgraphs
  * (If/Loop/Scan bodies) are canonicalized too.
@@ -12,6 +13,7 @@
 #include "passes.h"
 
 #include <math.h>
+#include <string.h>
 
 /* v converted to dt, integers saturated to the type's range. */
 static void set_clamped(Tensor *t, double v) {
@@ -107,6 +109,29 @@ static bool canon_axes(Node *n, Diag *d) {
   return true;
 }
 
+/* PRelu before opset 7 applies a slope of C values per channel (axis 1);
+ * from 7 on the slope broadcasts numpy-style. A constant [C] slope on an
+ * input of known rank r > 2 becomes [C,1,...,1] so one rule serves both. */
+static bool canon_prelu(Node *n, Diag *d) {
+  if (n->g->opset >= 7 || n->n_in < 2 || n->in[1]->kind != VK_CONST)
+    return true;
+  const Tensor *slope = n->in[1]->konst;
+  int rank = n->in[0]->shape.rank;
+  if (slope->shape.rank != 1 || slope->numel <= 1 || rank <= 2)
+    return true;
+  int64_t dims[IR_MAX_RANK];
+  dims[0] = slope->numel;
+  for (int i = 1; i < rank - 1; i++)
+    dims[i] = 1;
+  Shape s = shape_make(rank - 1, dims);
+  Tensor *t = ir_tensor_new(n->g, slope->dt, &s, d);
+  if (!t)
+    return false;
+  memcpy(t->data, slope->data, (size_t)slope->nbytes);
+  set_input(n, 1, ir_const_new(n->g, arena_printf(n->g->arena, "%s_slope", n->name), t));
+  return true;
+}
+
 bool pass_canonicalize(Graph *g, Diag *d) {
   int before = d->n_errors;
   for (Node *n = g->first; n; n = n->next) {
@@ -117,6 +142,9 @@ bool pass_canonicalize(Graph *g, Diag *d) {
     case OP_Squeeze:
     case OP_Unsqueeze:
       canon_axes(n, d);
+      break;
+    case OP_PRelu:
+      canon_prelu(n, d);
       break;
     default:
       break;
