@@ -64,7 +64,8 @@ static void sched_init(Sched *s, const Graph *g) {
   for (int i = 0; i < s->n; i++) {
     const Node *n = s->orig[i];
     for (int k = 0; k < n->n_out; k++)
-      s->bytes[n->out[k]->id] = arena_bytes_of(n->out[k]);
+      if (n->out[k]->kind != VK_NONE)  /* a dropped output is the shared none value */
+        s->bytes[n->out[k]->id] = arena_bytes_of(n->out[k]);
     if (is_view_node(n) && n->n_in > 0 && n->out[0]->kind == VK_NODE && !n->out[0]->is_output) {
       s->store[n->out[0]->id] = s->store[n->in[0]->id];
       s->bytes[n->out[0]->id] = 0;

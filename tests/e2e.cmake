@@ -14,14 +14,16 @@ add_test(NAME e2e.cli COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/cli/test_cli.sh ${O
 
 add_test(NAME e2e.conformance
   COMMAND ${ONNXC_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/conformance/run_conformance.py
-          --onnxc ${ONNXC_BIN} --ratchet ${CMAKE_CURRENT_LIST_DIR}/conformance/passing.txt --only-listed)
+          --onnxc ${ONNXC_BIN} --ratchet ${CMAKE_CURRENT_LIST_DIR}/conformance/passing.txt --only-listed
+          --timeout 600)
 
 # The same cases with the generated code built under ASan and UBSan: any
 # report fails the case.
 add_test(NAME e2e.conformance_sanitize
   COMMAND ${CMAKE_COMMAND} -E env ONNXC_CHECK_SANITIZE=1
           ${ONNXC_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/conformance/run_conformance.py
-          --onnxc ${ONNXC_BIN} --ratchet ${CMAKE_CURRENT_LIST_DIR}/conformance/passing.txt --only-listed)
+          --onnxc ${ONNXC_BIN} --ratchet ${CMAKE_CURRENT_LIST_DIR}/conformance/passing.txt --only-listed
+          --timeout 900)
 
 add_test(NAME e2e.models_vs_ort
   COMMAND ${ONNXC_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/models/compare_ort.py

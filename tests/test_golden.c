@@ -30,6 +30,10 @@ static bool run_pass(const char *name, Graph *g, Diag *d) {
   if (strcmp(name, "cse") == 0) return pass_cse(g, d);
   if (strcmp(name, "dce") == 0) return pass_dce(g, d);
   if (strcmp(name, "require-static") == 0) return pass_require_static(g, d);
+  if (strcmp(name, "schedule") == 0) {
+    int64_t bound;
+    return pass_schedule(g, &bound, d);
+  }
   if (strcmp(name, "memplan") == 0) return pass_memplan(g, &plan, d) && plan_validate(g, &plan, d);
   return diag_error(d, NULL, "test: unknown pass '%s'", name);
 }
