@@ -44,6 +44,27 @@ bool infer_const_ints(const Node *n, int i, int64_t *dims, int *count, int max) 
   return true;
 }
 
+bool infer_attr_ints(const Node *n, Diag *d, const char *name, int want, int64_t min, int64_t dflt,
+                     int64_t *out) {
+  const Attr *a = ir_attr(n, name);
+  if (!a) {
+    for (int i = 0; i < want; i++)
+      out[i] = dflt;
+    return true;
+  }
+  if (a->kind != AT_INTS)
+    return infer_fail(d, n, "attribute '%s' must be a list of ints", name);
+  if (a->n != want)
+    return infer_fail(d, n, "attribute '%s' has %d values, expected %d", name, a->n, want);
+  for (int i = 0; i < want; i++) {
+    if (a->u.is[i] < min)
+      return infer_fail(d, n, "attribute '%s'[%d] is %lld, expected >= %lld", name, i,
+                        (long long)a->u.is[i], (long long)min);
+    out[i] = a->u.is[i];
+  }
+  return true;
+}
+
 bool infer_fail(Diag *d, const Node *n, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);

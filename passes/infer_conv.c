@@ -30,29 +30,6 @@ static bool is_conv_dtype(DType t) {
   return t == DT_F32 || t == DT_F64 || t == DT_F16 || t == DT_BF16;
 }
 
-/* Reads an INTS attribute of exactly `want` positive (or, for pads,
- * non-negative) entries into out; absent: fills `dflt`. */
-static bool read_ints(const Node *n, Diag *d, const char *name, int want, int64_t min,
-                      int64_t dflt, int64_t *out) {
-  const Attr *a = ir_attr(n, name);
-  if (!a) {
-    for (int i = 0; i < want; i++)
-      out[i] = dflt;
-    return true;
-  }
-  if (a->kind != AT_INTS)
-    return infer_fail(d, n, "attribute '%s' must be a list of ints", name);
-  if (a->n != want)
-    return infer_fail(d, n, "attribute '%s' has %d values, expected %d", name, a->n, want);
-  for (int i = 0; i < want; i++) {
-    if (a->u.is[i] < min)
-      return infer_fail(d, n, "attribute '%s'[%d] is %lld, expected >= %lld", name, i,
-                        (long long)a->u.is[i], (long long)min);
-    out[i] = a->u.is[i];
-  }
-  return true;
-}
-
 /* Reads the window attributes for `r` spatial dims. `kernel` holds the kernel
  * extents taken from a weight shape (Conv) or NULL when kernel_shape is
  * required (pools). */
@@ -73,7 +50,7 @@ static bool read_window(const Node *n, Diag *d, int r, const int64_t *kernel, bo
     return infer_fail(d, n, "auto_pad '%s' is not one of NOTSET, SAME_UPPER, SAME_LOWER, VALID",
                       ap);
   if (ir_attr(n, "kernel_shape")) {
-    if (!read_ints(n, d, "kernel_shape", r, 1, 1, w->k))
+    if (!infer_attr_ints(n, d, "kernel_shape", r, 1, 1, w->k))
       return false;
     for (int i = 0; kernel && i < r; i++)
       if (kernel[i] >= 0 && kernel[i] != w->k[i])
@@ -84,11 +61,11 @@ static bool read_window(const Node *n, Diag *d, int r, const int64_t *kernel, bo
   } else {
     return infer_fail(d, n, "attribute 'kernel_shape' is required");
   }
-  if (!read_ints(n, d, "strides", r, 1, 1, w->s) ||
-      !read_ints(n, d, "dilations", r, 1, 1, w->dil))
+  if (!infer_attr_ints(n, d, "strides", r, 1, 1, w->s) ||
+      !infer_attr_ints(n, d, "dilations", r, 1, 1, w->dil))
     return false;
   int64_t pads[2 * IR_MAX_RANK];
-  if (!read_ints(n, d, "pads", 2 * r, 0, 0, pads))
+  if (!infer_attr_ints(n, d, "pads", 2 * r, 0, 0, pads))
     return false;
   if (w->pad != PAD_NOTSET && ir_attr(n, "pads")) {
     for (int i = 0; i < 2 * r; i++)

@@ -232,29 +232,6 @@ bool infer_LRN(Node *n, Diag *d) {
 
 /* ---- sliding-window attributes ----------------------------------------------------- */
 
-/* Reads INTS attribute `name` of exactly `want` entries >= min into out;
- * fills dflt when absent. */
-static bool read_ints(Node *n, Diag *d, const char *name, int want, int64_t min, int64_t dflt,
-                      int64_t *out) {
-  const Attr *a = ir_attr(n, name);
-  if (!a) {
-    for (int i = 0; i < want; i++)
-      out[i] = dflt;
-    return true;
-  }
-  if (a->kind != AT_INTS)
-    return infer_fail(d, n, "attribute '%s' must be a list of ints", name);
-  if (a->n != want)
-    return infer_fail(d, n, "attribute '%s' has %d values, expected %d", name, a->n, want);
-  for (int i = 0; i < want; i++) {
-    if (a->u.is[i] < min)
-      return infer_fail(d, n, "attribute '%s'[%d] is %lld, expected >= %lld", name, i,
-                        (long long)a->u.is[i], (long long)min);
-    out[i] = a->u.is[i];
-  }
-  return true;
-}
-
 typedef enum AutoPad { PAD_NOTSET, PAD_SAME_UPPER, PAD_SAME_LOWER, PAD_VALID } AutoPad;
 
 static bool read_auto_pad(Node *n, Diag *d, AutoPad *out) {
@@ -285,7 +262,7 @@ static bool read_win(Node *n, Diag *d, int r, const int64_t *kernel, Win *w) {
   if (!read_auto_pad(n, d, &w->pad))
     return false;
   if (ir_attr(n, "kernel_shape")) {
-    if (!read_ints(n, d, "kernel_shape", r, 1, 1, w->k))
+    if (!infer_attr_ints(n, d, "kernel_shape", r, 1, 1, w->k))
       return false;
     for (int i = 0; kernel && i < r; i++)
       if (kernel[i] >= 0 && kernel[i] != w->k[i])
@@ -296,9 +273,9 @@ static bool read_win(Node *n, Diag *d, int r, const int64_t *kernel, Win *w) {
   } else {
     return infer_fail(d, n, "attribute 'kernel_shape' is required");
   }
-  return read_ints(n, d, "strides", r, 1, 1, w->s) &&
-         read_ints(n, d, "dilations", r, 1, 1, w->dil) &&
-         read_ints(n, d, "pads", 2 * r, 0, 0, w->pads);
+  return infer_attr_ints(n, d, "strides", r, 1, 1, w->s) &&
+         infer_attr_ints(n, d, "dilations", r, 1, 1, w->dil) &&
+         infer_attr_ints(n, d, "pads", 2 * r, 0, 0, w->pads);
 }
 
 /* ---- LpPool, GlobalLpPool ----------------------------------------------------------- */
@@ -413,7 +390,7 @@ bool infer_ConvTranspose(Node *n, Diag *d) {
   int r = rank - 2;
   Win w;
   int64_t opad[IR_MAX_RANK], oshape[IR_MAX_RANK + 2];
-  if (!read_win(n, d, r, &ws.d[2], &w) || !read_ints(n, d, "output_padding", r, 0, 0, opad))
+  if (!read_win(n, d, r, &ws.d[2], &w) || !infer_attr_ints(n, d, "output_padding", r, 0, 0, opad))
     return false;
   const Attr *os = ir_attr(n, "output_shape");
   int n_os = 0;
@@ -421,7 +398,7 @@ bool infer_ConvTranspose(Node *n, Diag *d) {
     n_os = os->kind == AT_INTS ? os->n : -1;
     if (n_os != r && n_os != r + 2)
       return infer_fail(d, n, "attribute 'output_shape' must list %d spatial extents", r);
-    if (!read_ints(n, d, "output_shape", n_os, 1, 1, oshape))
+    if (!infer_attr_ints(n, d, "output_shape", n_os, 1, 1, oshape))
       return false;
   }
   Shape out = xs;

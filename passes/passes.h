@@ -75,6 +75,11 @@ void infer_set(Node *n, int i, DType dt, const Shape *s);
 /* Reads a 1-D integer constant input (e.g. Reshape's shape) into dims;
  * false (no error) when the input is not constant. */
 bool infer_const_ints(const Node *n, int i, int64_t *dims, int *count, int max);
+/* Reads INTS attribute `name` of exactly `want` entries, each >= min, into
+ * out; fills `dflt` when the attribute is absent. Reports and returns false
+ * on a wrong kind, count or value. */
+bool infer_attr_ints(const Node *n, Diag *d, const char *name, int want, int64_t min, int64_t dflt,
+                     int64_t *out);
 /* Errors with node context; return value false for tail calls. */
 bool infer_fail(Diag *d, const Node *n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* Reduce* nodes (infer_reduce.c): mask[i] is set for each reduced axis of an

@@ -11,7 +11,7 @@
  * attributes and the inference of training-mode BatchNormalization and
  * Dropout (passes/infer_shape_ops.c, passes/infer_norm.c).
  */
-#include "opsb_util.h"
+#include "test_util.h"
 
 #include <math.h>
 

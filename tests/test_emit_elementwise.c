@@ -1,7 +1,7 @@
 /* test_emit_elementwise.c - unit tests of the elementwise emitter
  * (codegen/emit_elementwise.c): template expansion, compute types, per-type
  * template variants, and the shape of the broadcast loop nest. */
-#include "opsb_util.h"
+#include "test_util.h"
 
 #include <stdlib.h>
 

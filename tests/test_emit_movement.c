@@ -4,7 +4,7 @@
  * dropped output, run-time bounds checks, and the errors for operands that
  * must be constant. The kernels' results are checked end to end by the ONNX
  * node tests (`onnxc check`). */
-#include "opsb_util.h"
+#include "test_util.h"
 
 #include <stdlib.h>
 

@@ -2,7 +2,7 @@
  * pass_canonicalize (passes/canonicalize.c): the Shape->Gather->Concat chain,
  * views sharing data, integer wraparound and division by zero, broadcasting,
  * Cast saturation, the size limit, and the Clip/Squeeze canonical forms. */
-#include "opsb_util.h"
+#include "test_util.h"
 
 #include <math.h>
 

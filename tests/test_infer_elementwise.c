@@ -2,7 +2,7 @@
  * broadcasting with static and symbolic dims, the type rules (agreement,
  * float-only, bool-only, Where, Pow, bool results) and Clip's late
  * canonicalization of its bounds. */
-#include "opsb_util.h"
+#include "test_util.h"
 
 static void test_ew_broadcast_static(void **state) {
   (void)state;

@@ -4,7 +4,7 @@
  * and input forms, Expand/Tile broadcasting, Split's uneven parts, the gather
  * and scatter shape rules, OneHot, DepthToSpace, Compress, and the values the
  * folders compute. Error paths check the message. */
-#include "opsb_util.h"
+#include "test_util.h"
 
 /* Infers then folds n; returns its (former) output i when it folded, else NULL. */
 static Value *fold_out(Node *n, int i) {

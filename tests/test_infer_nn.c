@@ -4,7 +4,7 @@
  * MeanVarianceNormalization, LRN, ConvTranspose, LpPool, GlobalLpPool, Gelu,
  * MaxUnpool and the Shrink/Swish elementwise rows. Shapes, symbolic dims, opset
  * differences and error paths. */
-#include "opsb_util.h"
+#include "test_util.h"
 
 static void set_float(Node *n, const char *name, float v) {
   ir_attr_add(n, name, AT_FLOAT)->u.f = v;

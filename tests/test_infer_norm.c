@@ -1,59 +1,12 @@
 /* test_infer_norm.c - unit tests of BatchNormalization, Softmax and
  * LogSoftmax inference (passes/infer_norm.c): shapes, opset-dependent
  * defaults, and the inference-only restrictions of BatchNormalization. */
-#include <setjmp.h>
-#include <stdarg.h>
-#include <stddef.h>
-#include <stdint.h>
-#include <cmocka.h>
-#include <string.h>
-
-#include "passes.h"
+#include "test_util.h"
 
 /* ---- tiny graph builders ---------------------------------------------------- */
 
-static Graph *gnew(int64_t opset) {
-  Graph *g = ir_graph_new("t.onnx");
-  g->opset = opset;
-  return g;
-}
-
-static Value *tin(Graph *g, const char *name, DType dt, int rank, const int64_t *dims) {
-  Shape s = shape_make(rank, dims);
-  return ir_input_add(g, name, dt, &s);
-}
-
-static Node *op(Graph *g, OpKind k, int n_in, Value **in, int n_out) {
-  return ir_node_new(g, k, NULL, NULL, n_in, in, n_out);
-}
-
 static void set_float(Node *n, const char *name, float v) {
   ir_attr_add(n, name, AT_FLOAT)->u.f = v;
-}
-
-static void assert_shape(const Value *v, int rank, const int64_t *dims) {
-  assert_int_equal(v->shape.rank, rank);
-  for (int i = 0; i < rank; i++)
-    assert_int_equal(v->shape.d[i], dims[i]);
-}
-
-/* Runs the hook expecting failure whose message contains `what`. */
-static void expect_error(Node *n, const char *what) {
-  Diag d;
-  diag_init(&d, "t.onnx", NULL);
-  assert_false(infer_node(n, &d));
-  assert_int_equal(d.n_errors, 1);
-  if (!strstr(diag_last(&d), what))
-    fail_msg("message '%s' lacks '%s'", diag_last(&d), what);
-  diag_free(&d);
-}
-
-static void expect_ok(Node *n) {
-  Diag d;
-  diag_init(&d, "t.onnx", NULL);
-  if (!infer_node(n, &d))
-    fail_msg("unexpected error: %s", diag_last(&d));
-  diag_free(&d);
 }
 
 /* ---- BatchNormalization --------------------------------------------------------------- */

@@ -2,7 +2,7 @@
  * inference hooks (passes/infer_shape_ops.c): Reshape's 0/-1/allowzero rules
  * and symbolic dims, Flatten, Squeeze/Unsqueeze in both opset forms,
  * Dropout, Transpose, Concat, Shape slices, Gather, Cast and Constant. */
-#include "opsb_util.h"
+#include "test_util.h"
 
 static Node *reshape(Graph *g, Value *x, int count, const int64_t *shape) {
   Value *in[2] = {x, ints_const(g, "shape", count, shape)};

@@ -1,8 +1,8 @@
-/* opsb_util.h - tiny graph builders shared by the unit tests of the
- * elementwise and shape-op hooks, folding and canonicalization
- * (test_infer_elementwise.c, test_infer_shape_ops.c, test_fold.c). */
-#ifndef ONNXC_TESTS_OPSB_UTIL_H
-#define ONNXC_TESTS_OPSB_UTIL_H
+/* test_util.h - tiny graph builders shared by the unit tests of the
+ * inference hooks, folding and canonicalization (test_infer_*.c,
+ * test_fold.c, ...). */
+#ifndef ONNXC_TESTS_TEST_UTIL_H
+#define ONNXC_TESTS_TEST_UTIL_H
 
 #include <setjmp.h>
 #include <stdarg.h>
