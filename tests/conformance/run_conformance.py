@@ -40,7 +40,8 @@ import onnx
 from onnx import numpy_helper
 
 DEFAULT_CATEGORIES = ["node", "simple", "pytorch-converted", "pytorch-operator", "light"]
-CLASSES = ["pass", "mismatch", "compile-error", "unsupported", "crash", "timeout", "skipped"]
+CLASSES = ["pass", "mismatch", "compile-error", "unsupported", "crash", "timeout", "skipped",
+           "excluded"]
 UNSUPPORTED_MARK = "unsupported operator"
 UNSUPPORTED_OP = re.compile(r"\(([\w.:-]+)\)\s*:\s*" + UNSUPPORTED_MARK)
 MAX_REASON = 240
@@ -224,7 +225,9 @@ def clean(line):
     return line if len(line) <= MAX_REASON else line[:MAX_REASON - 3] + "..."
 
 
-def run_case(case, onnxc, timeout, light_dir):
+def run_case(case, onnxc, timeout, light_dir, excluded):
+    if case.key in excluded:
+        return Result(case, "excluded", excluded[case.key])
     path = case.path
     if case.category == "light":
         try:
@@ -235,12 +238,12 @@ def run_case(case, onnxc, timeout, light_dir):
     return Result(case, cls, reason, ops)
 
 
-def run_all(cases, onnxc, timeout, jobs, light_dir):
+def run_all(cases, onnxc, timeout, jobs, light_dir, excluded):
     results = []
     show_progress = sys.stderr.isatty()
     pool = concurrent.futures.ThreadPoolExecutor(max_workers=jobs)
     try:
-        futures = [pool.submit(run_case, c, onnxc, timeout, light_dir) for c in cases]
+        futures = [pool.submit(run_case, c, onnxc, timeout, light_dir, excluded) for c in cases]
         for done, future in enumerate(concurrent.futures.as_completed(futures), 1):
             results.append(future.result())
             if show_progress:
@@ -258,6 +261,22 @@ def run_all(cases, onnxc, timeout, jobs, light_dir):
 
 
 # ------------------------------------------------------------- ratchet --
+
+def read_exclusions(path):
+    """`category/case  # reason` per line: cases whose expected output cannot be
+    reproduced (random sampling the test does not fix) or whose operator is
+    training-only. They are not run and count as not passed."""
+    excluded = {}
+    if not path or not os.path.exists(path):
+        return excluded
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            key, _, reason = line.partition("#")
+            key = key.strip()
+            if key:
+                excluded[key] = "excluded: " + (reason.strip() or "no reason given")
+    return excluded
+
 
 def read_ratchet(path):
     if not os.path.exists(path):
@@ -311,13 +330,26 @@ def write_report(path, results, categories, args):
         lines.append(f"| {category} | {sum(counts.values())} | "
                      + " | ".join(str(counts[c]) for c in CLASSES) + " |")
 
+    npass = total["pass"]
+    if results:
+        lines += ["", f"Pass rate: {npass}/{len(results)} = {100.0 * npass / len(results):.2f}%"
+                  " (excluded and skipped cases count as not passed)."]
+    excluded = [r for r in results if r.cls == "excluded"]
+    if excluded:
+        lines += ["", "## Excluded cases", "",
+                  "Not run: the expected output cannot be reproduced (random sampling the test"
+                  " does not fix) or the operator is training-only. Listed in"
+                  " `tests/conformance/excluded.txt`.", "",
+                  "| case | reason |", "|---|---|"]
+        lines += [f"| {cell(r.case.key)} | {cell(r.reason[len('excluded: '):])} |" for r in excluded]
+
     ops = collections.Counter(op for r in results for op in r.unsupported_ops)
     if ops:
         lines += ["", "## Unsupported operators", "",
                   "| operator | cases |", "|---|---:|"]
         lines += [f"| {op} | {n} |" for op, n in sorted(ops.items(), key=lambda x: (-x[1], x[0]))]
 
-    failing = [r for r in results if r.cls != "pass"]
+    failing = [r for r in results if r.cls not in ("pass", "excluded")]
     lines += ["", "## Cases that do not pass", ""]
     if failing:
         lines += ["| case | class | reason |", "|---|---|---|"]
@@ -355,6 +387,9 @@ def parse_args(argv):
     ap.add_argument("--only-listed", action="store_true",
                     help="run only the cases listed in the ratchet file")
     ap.add_argument("--report", help="write a markdown report to this file")
+    ap.add_argument("--exclusions",
+                    default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "excluded.txt"),
+                    help="file of excluded cases with their reasons (default: %(default)s)")
     ap.add_argument("--light-dir",
                     help="where to write the light models as standard case directories "
                          "(default: a temporary directory, removed at exit)")
@@ -384,6 +419,7 @@ def parse_args(argv):
 def main(argv=None):
     args = parse_args(argv)
     listed = read_ratchet(args.ratchet) if args.ratchet else set()
+    excluded = read_exclusions(args.exclusions)
 
     def in_scope(key):
         category = key.split("/", 1)[0]
@@ -399,10 +435,10 @@ def main(argv=None):
     with tempfile.TemporaryDirectory(prefix="onnxc-light-") as tmp:
         light_dir = args.light_dir or tmp
         os.makedirs(light_dir, exist_ok=True)
-        results = run_all(cases, args.onnxc, args.timeout, args.jobs, light_dir)
+        results = run_all(cases, args.onnxc, args.timeout, args.jobs, light_dir, excluded)
 
     for r in results:
-        if r.cls == "skipped":
+        if r.cls in ("skipped", "excluded"):
             print(f"SKIP {r.case.key}: {r.reason}")
         elif r.cls != "pass":
             print(f"FAIL {r.case.key}: {r.cls}: {r.reason}")
@@ -434,7 +470,11 @@ def main(argv=None):
         detail = ", ".join(f"{counts[c]} {c}" for c in CLASSES[1:] if counts[c])
         print(f"  {category}: {counts['pass']}/{sum(counts.values())} passed"
               + (f" ({detail})" if detail else ""))
-    skipped = sum(1 for r in results if r.cls == "skipped")
+    # Excluded cases are reported as skipped and count as not passed in the rate.
+    skipped = sum(1 for r in results if r.cls in ("skipped", "excluded"))
+    if results:
+        print(f"pass rate: {len(passing)}/{len(results)} = {100.0 * len(passing) / len(results):.2f}% "
+              "(skipped and excluded cases count as not passed)")
     summary = f"{len(passing)} passed, {len(results) - len(passing) - skipped} failed"
     print(summary + (f", {skipped} skipped" if skipped else ""))
     return status
