@@ -50,6 +50,17 @@ Tensor *fe_tensor_decode(FeCtx *c, Graph *g, const Node *n, const Onnx__TensorPr
 Tensor *fe_sparse_decode(FeCtx *c, Graph *g, const Node *n, const Onnx__SparseTensorProto *sp,
                          const char *what);
 
+/* ---- onnx_function.c ---- */
+
+/* Inlines the calls to model-local functions in m's graphs (in place; see the
+ * file comment). NULL when m defines no function. fe_functions_ok tells
+ * whether every call could be expanded (errors are reported on c->d);
+ * fe_functions_restore puts m back as protobuf-c made it, before it is freed. */
+typedef struct FeFunctions FeFunctions;
+FeFunctions *fe_functions_inline(FeCtx *c, Onnx__ModelProto *m);
+bool fe_functions_ok(const FeFunctions *f);
+void fe_functions_restore(FeFunctions *f);
+
 /* NULL-safe view of an optional protobuf string. */
 static inline const char *fe_str(const char *s) { return s ? s : ""; }
 

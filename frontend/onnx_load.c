@@ -4,8 +4,8 @@
  * generated at build time from the installed onnx.proto), records the opset
  * imports, builds the main graph (onnx_graph.c) and frees the protobuf.
  * fe_tensor_load reads a lone TensorProto (the backend test data layout).
- * Model-local functions (ModelProto.functions) are not expanded yet: a node
- * calling one loads as an unknown op of the function's domain.
+ * Calls to model-local functions (ModelProto.functions) are inlined first
+ * (onnx_function.c).
  */
 #include "onnx_internal.h"
 
@@ -119,7 +119,9 @@ static Graph *build_model(Onnx__ModelProto *m, const char *path, Diag *d) {
   FeCtx c = {d, dir};
   Graph *g = ir_graph_new(path);
   set_opsets(g, m, d);
-  bool ok = fe_graph_build(&c, NULL, g, m->graph);
+  FeFunctions *fns = fe_functions_inline(&c, m);
+  bool ok = fe_functions_ok(fns) && fe_graph_build(&c, NULL, g, m->graph);
+  fe_functions_restore(fns);
   onnx__model_proto__free_unpacked(m, NULL);
   free(dir);
   if (!ok) {

@@ -71,6 +71,16 @@ def main(out):
                       [vi("x", [2, 3]), vi("m", [4, 5])], [vi("y", [2, 5])])
     onnx.save(bad_shape, os.path.join(out, "bad_shape.onnx"))
 
+    # A model-local function that calls itself: inlining must stop with an error.
+    rec = helper.make_function("loop.dom", "Rec", ["x"], ["y"],
+                               [helper.make_node("Rec", ["x"], ["y"], domain="loop.dom", name="again")],
+                               [helper.make_opsetid("", 13), helper.make_opsetid("loop.dom", 1)])
+    recursive = model([helper.make_node("Rec", ["x"], ["y"], domain="loop.dom", name="call_rec")],
+                      [vi("x", [2])], [vi("y", [2])])
+    recursive.functions.append(rec)
+    recursive.opset_import.append(helper.make_opsetid("loop.dom", 1))
+    open(os.path.join(out, "recursive_function.onnx"), "wb").write(recursive.SerializeToString())
+
 
 if __name__ == "__main__":
     main(sys.argv[1])

@@ -300,8 +300,45 @@ def graph_cleanup(b):
     return b.model([("input", [1, 3, 8, 8])], [("probs", [1, 6]), ("nwhc", [1, 8, 8, 8])])
 
 
+def local_functions(b):
+    """Model-local functions (ModelProto.functions), inlined by the frontend: a
+    function calling another one, an attribute reference with a default, the
+    same function called twice, a caller that omits an output."""
+    dom = "onnxc.test"
+    # ScaledAct(x) = LeakyRelu(x * scale, alpha=@alpha), default alpha 0.2
+    leaky = helper.make_node("LeakyRelu", ["t"], ["y"])
+    leaky.attribute.append(helper.make_attribute_ref("alpha", onnx.AttributeProto.FLOAT))
+    scaled_act = helper.make_function(
+        dom, "ScaledAct", ["x", "scale"], ["y"],
+        [helper.make_node("Mul", ["x", "scale"], ["t"]), leaky],
+        [helper.make_opsetid("", DEFAULT_OPSET)], attributes=[],
+        attribute_protos=[helper.make_attribute("alpha", 0.2)])
+    # Block(x, w) -> (ScaledAct(x @ w, 2), x @ w): calls ScaledAct inside.
+    block = helper.make_function(
+        dom, "Block", ["x", "w"], ["y", "pre"],
+        [helper.make_node("MatMul", ["x", "w"], ["pre"]),
+         helper.make_node("Constant", [], ["two"], value=numpy_helper.from_array(
+             np.asarray(2.0, np.float32))),
+         helper.make_node("ScaledAct", ["pre", "two"], ["y"], domain=dom, alpha=0.05)],
+        [helper.make_opsetid("", DEFAULT_OPSET), helper.make_opsetid(dom, 1)])
+    x = "input"
+    w1, w2 = b.weight((16, 16)), b.weight((16, 8))
+    h = b._fresh("h")
+    b.nodes.append(helper.make_node("Block", [x, w1], [h, ""], domain=dom, name="block1"))
+    y, pre = b._fresh("y"), "pre2"
+    b.nodes.append(helper.make_node("Block", [h, w2], [y, pre], domain=dom, name="block2"))
+    s = b._fresh("s")
+    b.nodes.append(helper.make_node("ScaledAct", [y, b.const(0.5, "half")], [s], domain=dom,
+                                    name="act"))
+    b.op("Add", [s, b.op("Sigmoid", [pre])], out="output")
+    m = b.model([("input", [4, 16])], [("output", [4, 8])])
+    m.functions.extend([scaled_act, block])
+    m.opset_import.append(helper.make_opsetid(dom, 1))
+    return m
+
+
 MODELS = [resnet_blocks, mobilenet, transformer_block, inception, mlp, conv_variants,
-          legacy_opset9, graph_cleanup]
+          legacy_opset9, graph_cleanup, local_functions]
 
 
 # ------------------------------------------------------------ case files --
