@@ -1,0 +1,5 @@
+# Unit tests of the text-processing inference hooks (passes/infer_text.c).
+add_executable(test_infer_text ${CMAKE_CURRENT_LIST_DIR}/test_infer_text.c)
+target_link_libraries(test_infer_text PRIVATE onnxc_passes onnxc_ir cmocka)
+add_test(NAME unit.infer_text COMMAND test_infer_text)
+set_tests_properties(unit.infer_text PROPERTIES LABELS unit)
