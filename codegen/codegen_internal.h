@@ -21,5 +21,8 @@ bool weights_write_blob(const CGen *cg, FILE *bin, FILE *asm_f, const char *bin_
 
 /* The runtime header's text, embedded at build time (runtime_text.c). */
 extern const char onnxc_rt_h_text[];
+/* The image decoders (runtime/onnxc_image.h), written next to the sources of
+ * models that use ImageDecoder. */
+extern const char onnxc_image_h_text[];
 
 #endif

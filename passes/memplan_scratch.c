@@ -10,8 +10,18 @@
  */
 #include "passes.h"
 
+/* ONNXC_IMAGE_SCRATCH(h, w, n) of runtime/onnxc_image.h (kept equal by hand). */
+static int64_t image_scratch_bytes(int64_t h, int64_t w, int64_t n) {
+  int64_t png = h * (4 * w + 1) + n, jpeg = 3 * (w + 16) * (h + 16);
+  return (png > jpeg ? png : jpeg) + 64;
+}
+
 int64_t plan_scratch_bytes(const Node *n) {
   switch (n->op) {
+  case OP_ImageDecoder: /* lead: inflated PNG rows / JPEG planes (runtime/onnxc_image.h) */
+    return n->out[0]->shape.rank == 3 && n->in[0]->shape.rank == 1
+               ? image_scratch_bytes(n->out[0]->shape.d[0], n->out[0]->shape.d[1], n->in[0]->shape.d[0])
+               : 0;
   default:
     return 0;
   }

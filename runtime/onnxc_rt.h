@@ -18,6 +18,8 @@
 #define ONNXC_ERR_BAD_INDEX 2    /* a data-dependent index (Gather...) was out of range */
 #define ONNXC_ERR_UNSUPPORTED 3  /* run-time inputs asked for what the code cannot do
                                     (training-mode Dropout with a ratio > 0) */
+/* ImageDecoder (onnxc_image.h): */
+#define ONNXC_ERR_BAD_IMAGE 7    /* malformed encoded image, or not of the declared size */
 
 /* Weights are placed in this section when the model was compiled with
  * --weights-section; otherwise the attribute is empty. */
