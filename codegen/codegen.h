@@ -24,6 +24,10 @@ typedef struct CodegenOpts {
 
 /* Writes the C target into dir (which must exist). */
 bool codegen_c(const Graph *g, const Plan *plan, const CodegenOpts *o, const char *dir, Diag *d);
+/* Writes the CUDA target into dir: NAME.cu (kernels), NAME.c (host code on
+ * the CUDA driver API), NAME.h, the weights, onnxc_rt.h and onnxc_cuda_rt.h
+ * (docs/cuda.md). The cubin/PTX images are added by the build (tools/). */
+bool codegen_cuda(const Graph *g, const Plan *plan, const CodegenOpts *o, const char *dir, Diag *d);
 
 /* ---- emission context handed to per-op hooks ---------------------------------
  * A hook writes the body of `static void fn(const T *X0, ..., T *Y0, ...)`:
@@ -31,7 +35,9 @@ bool codegen_c(const Graph *g, const Plan *plan, const CodegenOpts *o, const cha
  * parameter (test with ir_has_input / ec_has_output). Every shape is static.
  * The plan may give an OPF_INPLACE node's X0 and Y0 the same array (never
  * `restrict`); a node with e->plan->scratch_size[n->id] > 0 bytes of scratch
- * also gets `unsigned char *S` (64-byte aligned), last. See docs/memory.md. */
+ * also gets `unsigned char *S` (64-byte aligned), last. See docs/memory.md.
+ * An output of data-dependent size (Value.dyn_dims) adds `int64_t *D<slot>`
+ * after the outputs: the kernel writes its actual dims there (docs/abi.md). */
 typedef struct EmitC {
   const Graph *g;
   const Plan *plan;
@@ -75,6 +81,12 @@ bool ec_expand_expr(Diag *d, const Node *n, const char *expr, const char *const 
 void ec_ew_load(Buf *out, DType from, DType compute, const char *src);
 /* Appends the C expression converting `expr` (of type compute) for storing as `to`. */
 void ec_ew_store(Buf *out, DType compute, DType to, const char *expr);
+
+/* Window geometry of a Conv-like node (emit_conv.c): per spatial dim of the
+ * static data shape x and output shape y, the kernel extent (kernel_shape, else
+ * `kernel`), stride, dilation and begin padding (auto_pad resolved). */
+void ec_conv_window(const Node *n, const Shape *x, const Shape *y, const int64_t *kernel,
+                    int64_t *k, int64_t *s, int64_t *dil, int64_t *pb);
 
 #define OP(name, ...) bool emitc_##name(EmitC *e, const Node *n);
 #define EW(name, ...)

@@ -25,4 +25,14 @@ extern const char onnxc_rt_h_text[];
  * models that use ImageDecoder. */
 extern const char onnxc_image_h_text[];
 
+/* String tensors (emit_string.c, docs/strings.md): the helpers written once
+ * at the top of NAME.c when string_used (string_write_prelude); which nodes may touch strings; the
+ * kernel of Equal on strings; a `static const onnxc_str NAME[] = {...};`
+ * table (long strings as char arrays first), each line led by indent. */
+void string_write_prelude(Buf *b);
+bool string_used(const Graph *g);
+bool string_node_ok(const Node *n);
+bool emitc_string_equal(EmitC *e, const Node *n);
+void string_table(Buf *b, const char *indent, const char *name, const char *const *v, int64_t count);
+
 #endif

@@ -14,6 +14,7 @@
  * plan elides gets no function; a node with scratch gets `unsigned char *S`.
  */
 #include "codegen_internal.h"
+#include "gemm.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -59,7 +60,8 @@ static const char *c_ident(Arena *a, const char *prefix, const char *name, const
   }
 }
 
-static const char *ctype_of(const Value *v) { return dtype_ctype(v->dt); }
+/* Strings are `onnxc_str` (const char *) in the C target only (docs/strings.md). */
+static const char *ctype_of(const Value *v) { return v->dt == DT_STRING ? "onnxc_str" : dtype_ctype(v->dt); }
 
 static int64_t numel_of(const Value *v) {
   int64_t n = 0;
@@ -70,7 +72,7 @@ static int64_t numel_of(const Value *v) {
 /* Storage elements of a value in its C array (sub-byte types are packed). */
 static int64_t storage_of(const Value *v) {
   int64_t n = numel_of(v), bytes;
-  if (dtype_bits(v->dt) >= 8)
+  if (dtype_bits(v->dt) >= 8 || v->dt == DT_STRING)
     return n;
   IR_ASSERT(dtype_bytes(v->dt, n, &bytes));
   return bytes;
@@ -110,14 +112,14 @@ static bool assign_names(CGen *cg, Arena *a) {
   int n = 0;
   for (int i = 0; i < g->n_values; i++) {
     const Value *v = g->values[i];
-    n += v->kind == VK_CONST && (v->n_uses > 0 || v->is_output);
+    n += v->kind == VK_CONST && (v->n_uses > 0 || v->is_output) && v->dt != DT_STRING;
   }
   cg->weights = arena_alloc(a, (size_t)(n + 1) * sizeof(Value *));
   cg->weight_sym = arena_alloc(a, (size_t)(n + 1) * sizeof(char *));
   for (int i = 0; i < g->n_values; i++) {
     const Value *v = g->values[i];
-    if (v->kind != VK_CONST || !(v->n_uses > 0 || v->is_output))
-      continue;
+    if (v->kind != VK_CONST || !(v->n_uses > 0 || v->is_output) || v->dt == DT_STRING)
+      continue; /* string constants are tables in NAME.c (string_consts) */
     if (!dtype_ctype(v->dt)[0])
       return diag_error(cg->d, v->n_uses ? v->uses[0] : NULL,
                         "constant '%s' has element type %s, which the C target does not support",
@@ -161,12 +163,14 @@ static int64_t scratch_of(const CGen *cg, const Node *n) {
 }
 
 static bool check_types(CGen *cg, const Node *n) {
+  /* Strings: only the kernels of emit_string.c and views with no code. */
+  bool str_ok = string_node_ok(n) || (cg->plan->elided && cg->plan->elided[n->id]);
   for (int i = 0; i < n->n_in; i++)
-    if (n->in[i]->kind != VK_NONE && !dtype_ctype(n->in[i]->dt)[0])
+    if (n->in[i]->kind != VK_NONE && !dtype_ctype(n->in[i]->dt)[0] && !(str_ok && n->in[i]->dt == DT_STRING))
       return diag_error(cg->d, n, "input %d has element type %s, which the C target does not support",
                         i, dtype_name(n->in[i]->dt));
   for (int i = 0; i < n->n_out; i++)
-    if (n->out[i]->kind != VK_NONE && !dtype_ctype(n->out[i]->dt)[0])
+    if (n->out[i]->kind != VK_NONE && !dtype_ctype(n->out[i]->dt)[0] && !(str_ok && n->out[i]->dt == DT_STRING))
       return diag_error(cg->d, n, "output %d has element type %s, which the C target does not support",
                         i, dtype_name(n->out[i]->dt));
   return true;
@@ -216,7 +220,7 @@ static bool emit_node(CGen *cg, Arena *a, const Node *n, int step, Buf *fns, Buf
   for (int i = 0; i < n->n_in; i++)
     if (ir_has_input(n, i))
       ec_line(&e, "(void)X%d;", i);
-  bool ok = emit_tab[n->op](&e, n);
+  bool ok = n->op == OP_Equal && n->in[0]->dt == DT_STRING ? emitc_string_equal(&e, n) : emit_tab[n->op](&e, n);
   if (!ok) {
     buf_free(&body);
     if (cg->d->n_errors == 0)
@@ -238,6 +242,9 @@ static bool emit_node(CGen *cg, Arena *a, const Node *n, int step, Buf *fns, Buf
       buf_printf(fns, "%s%s *Y%d", first ? "" : ", ", ctype_of(n->out[i]), i);
       first = false;
     }
+  for (int i = 0; i < n->n_out; i++) /* data-dependent extents (docs/abi.md) */
+    if (ec_has_output(n, i) && n->out[i]->dyn_dims)
+      buf_printf(fns, ", int64_t *D%d", i);
   if (scratch > 0) {
     buf_printf(fns, "%sunsigned char *S", first ? "" : ", ");
     first = false;
@@ -260,6 +267,15 @@ static bool emit_node(CGen *cg, Arena *a, const Node *n, int step, Buf *fns, Buf
       buf_printf(run, "%s%s", first ? "" : ", ", arg_expr(cg, a, n->out[i], false));
       first = false;
     }
+  for (int i = 0; i < n->n_out; i++) {
+    int slot = -1;
+    if (!ec_has_output(n, i) || !n->out[i]->dyn_dims)
+      continue;
+    if (first_output_slot(cg->g, n->out[i], &slot))
+      buf_printf(run, ", %s_dims", cg->out_param[slot]);
+    else /* not a graph output (unused): the extent goes nowhere */
+      buf_printf(run, ", (int64_t[%d]){0}", IR_MAX_RANK);
+  }
   if (scratch > 0)
     buf_printf(run, "%sa + %lld", first ? "" : ", ", (long long)cg->plan->scratch_offset[n->id]);
   buf_puts(run, ")) != ONNXC_OK)\n    return st;\n");
@@ -309,13 +325,24 @@ static void write_header(CGen *cg, Buf *h) {
   buf_printf(h, "#define %s_NUM_INPUTS %d\n#define %s_NUM_OUTPUTS %d\n", up, g->n_inputs, up, g->n_outputs);
   for (int i = 0; i < g->n_inputs; i++)
     buf_printf(h, "#define %s_INPUT%d_NUMEL %lld\n", up, i, (long long)numel_of(g->inputs[i]));
-  for (int i = 0; i < g->n_outputs; i++)
+  for (int i = 0; i < g->n_outputs; i++) {
     buf_printf(h, "#define %s_OUTPUT%d_NUMEL %lld\n", up, i, (long long)numel_of(g->outputs[i]));
+    if (g->outputs[i]->dyn_dims) /* NUMEL is then the capacity (docs/abi.md) */
+      buf_printf(h, "#define %s_OUTPUT%d_DYNAMIC 1\n#define %s_OUTPUT%d_RANK %d\n", up, i, up, i,
+                 g->outputs[i]->shape.rank);
+  }
+  bool strings = false; /* the typedef of string elements (docs/strings.md) */
+  for (int i = 0; i < g->n_inputs + g->n_outputs; i++)
+    strings |= (i < g->n_inputs ? g->inputs[i] : g->outputs[i - g->n_inputs])->dt == DT_STRING;
+  if (strings)
+    buf_puts(h, "\n#ifndef ONNXC_STR_DEFINED\n#define ONNXC_STR_DEFINED\ntypedef const char *onnxc_str;\n#endif\n");
   buf_printf(h, "\nint %s_run(void *arena", nm);
   for (int i = 0; i < g->n_inputs; i++)
     buf_printf(h, ", const %s *%s", ctype_of(g->inputs[i]), cg->cname[g->inputs[i]->id]);
   for (int i = 0; i < g->n_outputs; i++)
-    buf_printf(h, ", %s *%s", ctype_of(g->outputs[i]), cg->out_param[i]);
+    buf_printf(h, ", %s *%s%s%s%s", ctype_of(g->outputs[i]), cg->out_param[i],
+               g->outputs[i]->dyn_dims ? ", int64_t *" : "",
+               g->outputs[i]->dyn_dims ? cg->out_param[i] : "", g->outputs[i]->dyn_dims ? "_dims" : "");
   buf_printf(h, ");\n\n/* Same, with inputs and outputs as arrays in graph order (for generic callers). */\n"
                 "int %s_run_v(void *arena, const void *const *inputs, void *const *outputs);\n\n"
                 "#ifdef __cplusplus\n}\n#endif\n\n#endif\n", nm);
@@ -327,8 +354,11 @@ static void write_run(CGen *cg, Buf *c, const Buf *run, int n_calls) {
   buf_printf(c, "ONNXC_API int %s_run(void *arena", nm);
   for (int i = 0; i < g->n_inputs; i++)
     buf_printf(c, ", const %s *%s", ctype_of(g->inputs[i]), cg->cname[g->inputs[i]->id]);
-  for (int i = 0; i < g->n_outputs; i++)
+  for (int i = 0; i < g->n_outputs; i++) {
     buf_printf(c, ", %s *%s", ctype_of(g->outputs[i]), cg->out_param[i]);
+    if (g->outputs[i]->dyn_dims)
+      buf_printf(c, ", int64_t *%s_dims", cg->out_param[i]);
+  }
   buf_puts(c, ") {\n");
   if (cg->plan->arena_bytes > 0)
     buf_puts(c, "  unsigned char *a = (unsigned char *)arena;\n");
@@ -341,6 +371,9 @@ static void write_run(CGen *cg, Buf *c, const Buf *run, int n_calls) {
   for (int i = 0; i < g->n_outputs; i++)
     if (numel_of(g->outputs[i]) > 0)
       buf_printf(c, " || !%s", cg->out_param[i]);
+  for (int i = 0; i < g->n_outputs; i++)
+    if (g->outputs[i]->dyn_dims)
+      buf_printf(c, " || !%s_dims", cg->out_param[i]);
   buf_puts(c, ")\n    return ONNXC_ERR_NULL_ARG;\n");
   if (cg->plan->arena_bytes == 0)
     buf_puts(c, "  (void)arena;\n");
@@ -351,6 +384,12 @@ static void write_run(CGen *cg, Buf *c, const Buf *run, int n_calls) {
     if (numel_of(g->outputs[i]) == 0)
       buf_printf(c, "  (void)%s; /* has no elements */\n", cg->out_param[i]);
   buf_puts(c, run->s ? run->s : "");
+  for (int i = 0; i < g->n_outputs; i++) { /* a dynamic output listed twice: its extent too */
+    int slot = -1;
+    if (g->outputs[i]->dyn_dims && first_output_slot(g, g->outputs[i], &slot) && slot != i)
+      for (int k = 0; k < g->outputs[i]->shape.rank; k++)
+        buf_printf(c, "  %s_dims[%d] = %s_dims[%d];\n", cg->out_param[i], k, cg->out_param[slot], k);
+  }
   buf_puts(c, "  return ONNXC_OK;\n}\n\n");
   buf_printf(c, "ONNXC_API int %s_run_v(void *arena, const void *const *inputs, void *const *outputs) {\n", nm);
   if (!g->n_inputs)
@@ -360,8 +399,11 @@ static void write_run(CGen *cg, Buf *c, const Buf *run, int n_calls) {
   buf_printf(c, "  return %s_run(arena", nm);
   for (int i = 0; i < g->n_inputs; i++)
     buf_printf(c, ", (const %s *)inputs[%d]", ctype_of(g->inputs[i]), i);
-  for (int i = 0; i < g->n_outputs; i++)
+  for (int i = 0, k = g->n_outputs; i < g->n_outputs; i++) {
     buf_printf(c, ", (%s *)outputs[%d]", ctype_of(g->outputs[i]), i);
+    if (g->outputs[i]->dyn_dims) /* the extents follow the outputs, in output order */
+      buf_printf(c, ", (int64_t *)outputs[%d]", k++);
+  }
   buf_puts(c, ");\n}\n");
 }
 
@@ -389,8 +431,10 @@ static bool write_weights(CGen *cg, const char *dir) {
                  "#define %s_WEIGHTS_H\n\n#include \"onnxc_rt.h\"\n\n", nm, ONNXC_VERSION, nm, nm);
   for (int w = 0; w < cg->n_weights; w++) {
     const Value *v = cg->weights[w];
+    int64_t elems = gemm_weight_numel(cg->plan, v);
+    elems = elems ? elems : storage_of(v);
     buf_printf(&h, "extern const %s %s[%lld];\n", ctype_of(v), cg->weight_sym[w],
-               (long long)(storage_of(v) ? storage_of(v) : 1));
+               (long long)(elems ? elems : 1));
   }
   buf_puts(&h, "\n#endif\n");
   snprintf(path, sizeof path, "%s_weights.h", nm);
@@ -436,21 +480,40 @@ static bool op_used(const Graph *g, OpKind op) {
   return false;
 }
 
+/* String constants a node reads become `static const onnxc_str` tables. */
+static void string_consts(CGen *cg, Arena *a, Buf *out) {
+  const Graph *g = cg->g;
+  for (int i = 0, k = 0; i < g->n_values; i++) {
+    const Value *v = g->values[i];
+    if (v->kind != VK_CONST || v->dt != DT_STRING || !(v->n_uses > 0 || v->is_output))
+      continue;
+    const char *sym = arena_printf(a, "%s_s%d", cg->o->name, k++);
+    cg->cname[v->id] = sym;
+    buf_puts(out, "/* a string constant */\n");
+    string_table(out, "", sym, (const char *const *)v->konst->data, v->konst->numel);
+  }
+  if (out->len)
+    buf_putc(out, '\n');
+}
+
 bool codegen_c(const Graph *g, const Plan *plan, const CodegenOpts *o, const char *dir, Diag *d) {
   if (!is_ident(o->name))
     return diag_error(d, NULL, "--name '%s' is not a valid C identifier", o->name);
   for (int i = 0; i < g->n_inputs; i++)
-    if (!dtype_ctype(g->inputs[i]->dt)[0])
+    if (!dtype_ctype(g->inputs[i]->dt)[0] && g->inputs[i]->dt != DT_STRING)
       return diag_error(d, NULL, "input '%s' has element type %s, which the C target does not support",
                         g->inputs[i]->name, dtype_name(g->inputs[i]->dt));
   for (int i = 0; i < g->n_outputs; i++)
-    if (!dtype_ctype(g->outputs[i]->dt)[0])
+    if (!dtype_ctype(g->outputs[i]->dt)[0] && g->outputs[i]->dt != DT_STRING)
       return diag_error(d, NULL, "output '%s' has element type %s, which the C target does not support",
                         g->outputs[i]->name, dtype_name(g->outputs[i]->dt));
   Arena *a = arena_new();
   CGen cg = {g, plan, o, d, NULL, NULL, NULL, NULL, 0};
   bool ok = assign_names(&cg, a);
-  Buf fns, run, c, h;
+  Buf fns, run, c, h, strs;
+  buf_init(&strs);
+  if (ok)
+    string_consts(&cg, a, &strs);
   buf_init(&fns);
   buf_init(&run);
   buf_init(&c);
@@ -467,6 +530,12 @@ bool codegen_c(const Graph *g, const Plan *plan, const CodegenOpts *o, const cha
                o->model_path ? o->model_path : "a model", o->name, o->name);
     if (op_used(g, OP_ImageDecoder))
       buf_puts(&c, "#include \"onnxc_image.h\"\n\n");
+    if (gemm_used(g, plan))
+      gemm_write_prelude(&c);
+    if (string_used(g)) {
+      string_write_prelude(&c);
+      buf_puts(&c, strs.s ? strs.s : "");
+    }
     buf_puts(&c, fns.s ? fns.s : "");
     write_run(&cg, &c, &run, calls);
     write_header(&cg, &h);
@@ -484,6 +553,7 @@ bool codegen_c(const Graph *g, const Plan *plan, const CodegenOpts *o, const cha
   buf_free(&run);
   buf_free(&c);
   buf_free(&h);
+  buf_free(&strs);
   arena_free(a);
   return ok;
 }

@@ -13,7 +13,7 @@
  * Window geometry follows the ONNX docs (see passes/infer_conv.c); the output
  * extents are taken from the inferred output shape.
  */
-#include "codegen.h"
+#include "gemm.h"
 
 #include <string.h>
 
@@ -190,9 +190,16 @@ static void emit_conv_tile(EmitC *e, const ConvInfo *ci, int rows) {
   for (int i = 0; i < last; i++)
     ec_line(e, "}");
   ec_line(e, "}");  /* c */
-  for (int k = 0; k < rows; k++)
-    ec_line(e, "for (long o = ow0; o < ow1; o++) yrow[%lld + o] = %s(acc%d[o - ow0]);",
-            LL(k * g->out_plane), st(ci->t), k);
+  for (int k = 0; k < rows; k++) {
+    char v[64];
+    Buf act;  /* the fused activation, if any (passes/fuse_epilogue.c) */
+    buf_init(&act);
+    snprintf(v, sizeof v, "acc%d[o - ow0]", k);
+    gemm_act_expr(ci->n, v, &act);
+    ec_line(e, "for (long o = ow0; o < ow1; o++) yrow[%lld + o] = %s(%s);", LL(k * g->out_plane),
+            st(ci->t), act.s);
+    buf_free(&act);
+  }
   ec_line(e, "}");  /* ow0 */
   for (int i = 0; i < last; i++)
     ec_line(e, "}");
@@ -200,7 +207,71 @@ static void emit_conv_tile(EmitC *e, const ConvInfo *ci, int rows) {
   buf_free(&tap);
 }
 
+/* Depthwise 2-D float32 Conv (group = channels, one filter each): per
+ * channel, over a zero-padded copy of its plane in scratch (sized by
+ * passes/memplan_scratch.c), each output is a straight-line sum of the taps
+ * with the weights in locals, so the loop along the row vectorizes with no
+ * bounds checks. False when the node does not qualify. */
+static bool emit_depthwise(EmitC *e, const Node *n) {
+  const Shape *xs = &n->in[0]->shape, *ws = &n->in[1]->shape, *ys = &n->out[0]->shape;
+  int64_t group = ir_attr_int(n, "group", 1);
+  if (xs->rank != 4 || n->in[0]->dt != DT_F32 || n->in[1]->dt != DT_F32 ||
+      n->out[0]->dt != DT_F32 || (ir_has_input(n, 2) && n->in[2]->dt != DT_F32) || group < 2 ||
+      group != xs->d[1] || ws->d[0] != group || ws->d[1] != 1 || ws->d[2] * ws->d[3] > 64)
+    return false;
+  Geom g;
+  geom_read(n, xs, ys, &ws->d[2], &g);
+  bool padded = g.pb[0] || g.pb[1] || g.pe[0] || g.pe[1];
+  int64_t hp = g.in[0] + g.pb[0] + g.pe[0], wp = g.in[1] + g.pb[1] + g.pe[1];
+  int64_t need = padded ? ((hp * wp + 16) * 4 + 63) / 64 * 64 : 0;
+  int64_t have = e->plan && e->plan->scratch_size ? e->plan->scratch_size[n->id] : 0;
+  if (have < need || g.pb[0] < 0 || g.pb[1] < 0 || g.pe[0] < 0 || g.pe[1] < 0)
+    return false;
+  int64_t kh = g.k[0], kw = g.k[1], taps = kh * kw;
+  ec_line(e, "/* depthwise: %lld channels, %lldx%lld taps */", LL(group), LL(kh), LL(kw));
+  if (padded) {
+    ec_line(e, "float *xp = (float *)S;");
+    ec_line(e, "for (long q = 0; q < %lld; q++) xp[q] = 0;", LL(hp * wp + 16));
+  }
+  ec_line(e, "for (long nc = 0; nc < %lld; nc++) {", LL(xs->d[0] * group));
+  ec_line(e, "const long c = nc %% %lld;", LL(group));
+  ec_line(e, "const float *xc = X0 + nc * %lld;", LL(g.in_plane));
+  ec_line(e, "float *yc = Y0 + nc * %lld;", LL(g.out_plane));
+  if (padded) {
+    ec_line(e, "for (long h = 0; h < %lld; h++)", LL(g.in[0]));
+    ec_line(e, "  for (long x = 0; x < %lld; x++) xp[(h + %lld) * %lld + %lld + x] = xc[h * %lld + x];",
+            LL(g.in[1]), LL(g.pb[0]), LL(wp), LL(g.pb[1]), LL(g.in[1]));
+  } else {
+    ec_line(e, "const float *xp = xc;");
+  }
+  for (int64_t t = 0; t < taps; t++)
+    ec_line(e, "const float w%lld = X1[c * %lld + %lld];", LL(t), LL(taps), LL(t));
+  ec_line(e, "const float bias = %s;", ir_has_input(n, 2) ? "X2[c]" : "0.0f");
+  ec_line(e, "for (long oh = 0; oh < %lld; oh++) {", LL(g.out[0]));
+  for (int64_t i = 0; i < kh; i++)
+    ec_line(e, "const float *r%lld = xp + (oh * %lld + %lld) * %lld;", LL(i), LL(g.s[0]),
+            LL(i * g.dil[0]), LL(wp));
+  ec_line(e, "float *yr = yc + oh * %lld;", LL(g.out[1]));
+  ec_line(e, "for (long ow = 0; ow < %lld; ow++) {", LL(g.out[1]));
+  ec_line(e, "const long b = ow * %lld;", LL(g.s[1]));
+  ec_line(e, "float acc = bias;");
+  for (int64_t i = 0; i < kh; i++)
+    for (int64_t j = 0; j < kw; j++)
+      ec_line(e, "acc += w%lld * r%lld[b + %lld];", LL(i * kw + j), LL(i), LL(j * g.dil[1]));
+  Buf act;
+  buf_init(&act);
+  gemm_act_expr(n, "acc", &act);
+  ec_line(e, "yr[ow] = %s;", act.s);
+  buf_free(&act);
+  ec_line(e, "}");
+  ec_line(e, "}");
+  ec_line(e, "}");
+  return true;
+}
+
 bool emitc_Conv(EmitC *e, const Node *n) {
+  if (gemm_emit_conv(e, n) || emit_depthwise(e, n))
+    return true;
   const Shape *xs = &n->in[0]->shape, *ws = &n->in[1]->shape, *ys = &n->out[0]->shape;
   int64_t ny;
   if (!shape_numel(ys, &ny) || ny == 0)
@@ -387,3 +458,18 @@ static bool emit_global_pool(EmitC *e, const Node *n, bool is_max) {
 bool emitc_GlobalAveragePool(EmitC *e, const Node *n) { return emit_global_pool(e, n, false); }
 
 bool emitc_GlobalMaxPool(EmitC *e, const Node *n) { return emit_global_pool(e, n, true); }
+
+/* Window geometry of a Conv-like node for other emitters (QLinearConv,
+ * ConvInteger: emit_quant.c): per spatial dim the kernel extent, stride,
+ * dilation and begin padding; `kernel` as for geom_read. */
+void ec_conv_window(const Node *n, const Shape *x, const Shape *y, const int64_t *kernel,
+                    int64_t *k, int64_t *s, int64_t *dil, int64_t *pb) {
+  Geom g;
+  geom_read(n, x, y, kernel, &g);
+  for (int i = 0; i < g.r; i++) {
+    k[i] = g.k[i];
+    s[i] = g.s[i];
+    dil[i] = g.dil[i];
+    pb[i] = g.pb[i];
+  }
+}

@@ -14,7 +14,7 @@
  * MatMul loops over the broadcast batch, computing each operand's offset from
  * the flat batch index with baked-in extents.
  */
-#include "codegen.h"
+#include "gemm.h"
 
 #include <math.h>
 #include <string.h>
@@ -64,11 +64,19 @@ typedef struct Product {
   const char *beta;      /* literal multiplying C, or NULL for 1 */
   bool has_c;            /* add beta * X2[i * c_si + j * c_sj], c_sj 0 or 1 */
   int64_t c_si, c_sj;
+  const Node *node;      /* for its fused activation (passes/fuse_epilogue.c) */
 } Product;
 
 /* The value stored for output (i, j) given accumulator expression acc. */
 static void epilogue(const Product *p, const char *acc, const char *j, Buf *out) {
+  bool act = p->node && ir_attr(p->node, "activation");
   buf_printf(out, "%s(", st(p->t));
+  Buf inner;
+  Buf *whole = out;
+  if (act) {
+    buf_init(&inner);
+    out = &inner;
+  }
   if (p->alpha)
     buf_printf(out, "%s * ", p->alpha);
   buf_puts(out, acc);
@@ -83,7 +91,15 @@ static void epilogue(const Product *p, const char *acc, const char *j, Buf *out)
       buf_puts(out, j);
     buf_puts(out, p->c_si || p->c_sj ? "])" : "0])");
   }
-  buf_puts(out, ")");
+  if (act) {
+    Buf wrapped;
+    buf_init(&wrapped);
+    buf_printf(&wrapped, "(%s)", inner.s);
+    gemm_act_expr(p->node, wrapped.s, whole);
+    buf_free(&wrapped);
+    buf_free(&inner);
+  }
+  buf_puts(whole, ")");
 }
 
 /* Expression of A'[i, k] for the row and column expressions i and k. */
@@ -222,10 +238,13 @@ static bool emit_nothing(EmitC *e) {
 }
 
 bool emitc_Gemm(EmitC *e, const Node *n) {
+  if (gemm_emit_gemm(e, n))
+    return true;
   const Shape *ys = &n->out[0]->shape, *as = &n->in[0]->shape;
   Product p;
   memset(&p, 0, sizeof p);
   p.t = n->in[0]->dt;
+  p.node = n;
   p.m = ys->d[0];
   p.n = ys->d[1];
   p.ta = ir_attr_int(n, "transA", 0) == 1;
@@ -280,6 +299,8 @@ static void batch_offset(const int64_t *dims, int rank, const int64_t *ob, int n
 }
 
 bool emitc_MatMul(EmitC *e, const Node *n) {
+  if (gemm_emit_matmul(e, n))
+    return true;
   const Shape *as = &n->in[0]->shape, *bs = &n->in[1]->shape, *ys = &n->out[0]->shape;
   int64_t ny;
   if (!shape_numel(ys, &ny) || ny == 0)
@@ -287,6 +308,7 @@ bool emitc_MatMul(EmitC *e, const Node *n) {
   Product p;
   memset(&p, 0, sizeof p);
   p.t = n->in[0]->dt;
+  p.node = n;
   p.m = as->rank >= 2 ? as->d[as->rank - 2] : 1;
   p.k = as->d[as->rank - 1];
   p.n = bs->rank >= 2 ? bs->d[bs->rank - 1] : 1;

@@ -10,6 +10,7 @@
  * Each tensor starts on a 64-byte boundary in both forms.
  */
 #include "codegen_internal.h"
+#include "gemm.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -119,7 +120,8 @@ bool weights_write_c(const CGen *cg, FILE *f, Diag *d) {
     buf_printf(&b, "typedef int %s_no_weights;\n", cg->o->name);
   for (int w = 0; w < cg->n_weights; w++) {
     const Value *v = cg->weights[w];
-    const Tensor *t = v->konst;
+    Arena *pa = arena_new();
+    const Tensor *t = gemm_weight_data(cg->plan, v, pa);
     int64_t n = storage_elems(t);
     buf_printf(&b, "/* %s */\n", v->name);
     if (cg->o->weights_section)
@@ -146,6 +148,7 @@ bool weights_write_c(const CGen *cg, FILE *f, Diag *d) {
       }
     }
     buf_puts(&b, "\n};\n");
+    arena_free(pa);
   }
   fwrite(b.s, 1, b.len, f);
   buf_free(&b);
@@ -161,7 +164,8 @@ bool weights_write_blob(const CGen *cg, FILE *bin, FILE *asm_f, const char *bin_
           ONNXC_VERSION, bin_path);
   fprintf(asm_f, "\t.section %s,\"a\"\n", cg->o->weights_section ? cg->o->weights_section : ".rodata");
   for (int w = 0; w < cg->n_weights; w++) {
-    const Tensor *t = cg->weights[w]->konst;
+    Arena *pa = arena_new();
+    const Tensor *t = gemm_weight_data(cg->plan, cg->weights[w], pa);
     int64_t len = t->nbytes ? t->nbytes : 1;
     const char *sym = cg->weight_sym[w];
     fprintf(asm_f, "\t.balign 64\n\t.globl %s\n\t.hidden %s\n\t.type %s, @object\n\t.size %s, %lld\n%s:\n",
@@ -175,6 +179,7 @@ bool weights_write_blob(const CGen *cg, FILE *bin, FILE *asm_f, const char *bin_
     int64_t pad = (64 - off % 64) % 64;
     fwrite(zeros, 1, (size_t)pad, bin);
     off += pad;
+    arena_free(pa);
   }
   fprintf(asm_f, "\t.section .note.GNU-stack,\"\",@progbits\n");
   if (ferror(bin) || ferror(asm_f))

@@ -15,5 +15,11 @@ Graph *fe_onnx_load_buffer(const void *data, size_t n, const char *path, Diag *d
 /* Reads a serialized TensorProto file (backend test data) into g's arena.
  * *name receives the tensor's name ("" when it has none). NULL after errors. */
 Tensor *fe_tensor_load(Graph *g, const char *path, const char **name, Diag *d);
+/* Reads a backend test value of type vt: a TensorProto, a SequenceProto of
+ * tensors, or an OptionalProto of a tensor or of such a sequence
+ * (onnx_seqdata.c). Up to max tensors go to out, their count to *n; *present
+ * is false for an empty optional. False after reporting errors. */
+bool fe_value_load(Graph *g, const char *path, ValueType vt, Tensor **out, int max, int *n,
+                   bool *present, Diag *d);
 
 #endif

@@ -29,6 +29,35 @@ static const char *type_case_name(Onnx__TypeProto__ValueCase vc) {
   }
 }
 
+/* Sequences and optionals (of tensors, or an optional sequence) are read as
+ * their tensor elements plus a ValueType; control-flow lowering resolves them
+ * (passes/lower_sequence.c). */
+static ValueType value_type(const Onnx__TypeProto *tp) {
+  if (!tp)
+    return VT_TENSOR;
+  if (tp->value_case == ONNX__TYPE_PROTO__VALUE_SEQUENCE_TYPE)
+    return VT_SEQUENCE;
+  if (tp->value_case == ONNX__TYPE_PROTO__VALUE_OPTIONAL_TYPE && tp->optional_type->elem_type &&
+      tp->optional_type->elem_type->value_case == ONNX__TYPE_PROTO__VALUE_SEQUENCE_TYPE)
+    return VT_OPTIONAL_SEQUENCE;
+  if (tp->value_case == ONNX__TYPE_PROTO__VALUE_OPTIONAL_TYPE)
+    return VT_OPTIONAL;
+  return VT_TENSOR;
+}
+
+/* The tensor type inside sequence / optional wrappers (NULL when absent). */
+static const Onnx__TypeProto *tensor_part(const Onnx__TypeProto *tp) {
+  for (int depth = 0; tp && depth < 2; depth++) {
+    if (tp->value_case == ONNX__TYPE_PROTO__VALUE_SEQUENCE_TYPE)
+      tp = tp->sequence_type->elem_type;
+    else if (tp->value_case == ONNX__TYPE_PROTO__VALUE_OPTIONAL_TYPE)
+      tp = tp->optional_type->elem_type;
+    else
+      break;
+  }
+  return tp;
+}
+
 /* Reads a tensor type. No type at all gives undef / unknown rank. A non-tensor
  * type is an error when `need_tensor`, else it just yields no information
  * (returns false without a message). */
@@ -39,6 +68,9 @@ static bool type_of(Scope *s, const Onnx__TypeProto *tp, const char *what, bool 
   *sh = shape_unknown();
   if (!tp)
     return true;
+  tp = tensor_part(tp);
+  if (!tp)
+    return true;   /* a sequence or optional whose element type is not given */
   if (tp->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE) {
     if (need_tensor)
       diag_error(d, NULL, "%s has %s type; only tensors are supported", what,
@@ -196,7 +228,7 @@ static void add_inputs(Scope *s, const Onnx__GraphProto *gp) {
       dt = DT_UNDEF;   /* reported; keep the name defined so uses still link */
       sh = shape_unknown();
     }
-    ir_input_add(s->g, name, dt, &sh);
+    ir_input_add(s->g, name, dt, &sh)->vt = value_type(vi->type);
   }
 }
 
@@ -212,7 +244,7 @@ static Node *add_node(Scope *s, const Onnx__NodeProto *np, size_t index) {
                s->where);
     op_type = "?";
   }
-  OpKind op = std ? ir_op_lookup(op_type) : OP_Unknown_;
+  OpKind op = ir_op_lookup_in(domain, op_type);
   const char *name = np->name && *np->name ? np->name
                                            : arena_printf(g->arena, "%s_%zu", op_type, index);
   Value **none = calloc(np->n_input ? np->n_input : 1, sizeof *none);
@@ -316,6 +348,8 @@ static void add_outputs(Scope *s, const Onnx__GraphProto *gp) {
     snprintf(what, sizeof what, "graph output '%s'%s", name, s->where);
     if (type_of(s, vi->type, what, false, &dt, &sh))
       hint(v, dt, &sh);
+    if (v->kind == VK_NODE)
+      v->vt = value_type(vi->type);
     ir_output_add(s->g, v);
   }
 }

@@ -221,7 +221,7 @@ Node *ir_node_insert_named(Graph *g, Node *pos, OpKind op, const char *op_type, 
   n->g = g;
   n->op = op;
   n->op_type = arena_strdup(g->arena, op_type ? op_type : ir_ops[op].name);
-  n->domain = "";
+  n->domain = ir_op_domain(op);
   GROW(g, g->nodes, g->n_node_ids, g->cap_nodes);
   n->id = g->n_node_ids;
   g->nodes[g->n_node_ids++] = n;

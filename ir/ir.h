@@ -164,6 +164,11 @@ typedef enum OpFlags {
   OPF_FLOATONLY = 1 << 4,  /* defined for floating-point types only */
   OPF_BOOLOUT   = 1 << 5,  /* elementwise result is bool */
   OPF_EW        = 1 << 6,  /* elementwise row (set by the table, not by rows) */
+  /* The row's operator belongs to another ONNX domain than the default one
+   * (ir_op_lookup_in matches it only there; see ops.def). */
+  OPF_DOMAIN_ML       = 1 << 7,  /* ai.onnx.ml */
+  OPF_DOMAIN_TRAINING = 1 << 8,  /* ai.onnx.preview.training */
+  OPF_DOMAIN_PREVIEW  = 1 << 9,  /* ai.onnx.preview (FlexAttention) */
 } OpFlags;
 
 typedef struct OpInfo {
@@ -175,7 +180,14 @@ typedef struct OpInfo {
 } OpInfo;
 
 extern const OpInfo ir_ops[OP_COUNT_];
-OpKind ir_op_lookup(const char *onnx_name);   /* OP_Unknown_ when absent */
+OpKind ir_op_lookup(const char *onnx_name);   /* default domain; OP_Unknown_ when absent */
+/* The op `onnx_name` of `domain` ("" or "ai.onnx" is the default domain): a
+ * row flagged OPF_DOMAIN_* matches only in its domain, any other row only in
+ * the default one. OP_Unknown_ when absent (or the domain is not ours). */
+OpKind ir_op_lookup_in(const char *domain, const char *onnx_name);
+/* The domain a row belongs to: "" (default), "ai.onnx.ml", "ai.onnx.preview.training" or
+ * "ai.onnx.preview". */
+const char *ir_op_domain(OpKind op);
 
 typedef enum AttrKind {   /* ONNX AttributeProto.AttributeType codes */
   AT_UNDEF = 0, AT_FLOAT = 1, AT_INT = 2, AT_STRING = 3, AT_TENSOR = 4, AT_GRAPH = 5,
@@ -203,6 +215,11 @@ struct Attr {
 };
 
 typedef enum ValueKind { VK_NODE, VK_INPUT, VK_CONST, VK_NONE } ValueKind;
+/* What an ONNX value holds. The element type and shape of a sequence or an
+ * optional describe its (innermost) tensor elements. Only the frontend and
+ * the control-flow lowering (passes/lower_control.c) see anything but
+ * VT_TENSOR: lowering turns sequences and optionals into plain tensors. */
+typedef enum ValueType { VT_TENSOR = 0, VT_SEQUENCE, VT_OPTIONAL, VT_OPTIONAL_SEQUENCE } ValueType;
 
 struct Value {
   int id;                  /* dense per graph, stable */
@@ -216,6 +233,12 @@ struct Value {
   Node **uses;             /* one entry per consuming input slot */
   int n_uses, cap_uses;
   bool is_output;          /* listed among the graph outputs */
+  /* Bit i set: dim i is data-dependent (NonZero, Unique, NonMaxSuppression):
+   * shape.d[i] holds its static upper bound, which sizes the buffer, and the
+   * kernel reports the actual extent at run time. Only graph outputs may have
+   * one (pass_require_static); see docs/abi.md. */
+  uint32_t dyn_dims;
+  ValueType vt;            /* VT_TENSOR except before control-flow lowering */
   Graph *g;                /* owning graph */
 };
 
@@ -333,7 +356,8 @@ bool ir_verify(const Graph *g, bool need_shapes, Diag *d);
  * A `?` dim is unknown, `f32[*]` has an unknown rank.
  * Names outside [A-Za-z0-9_.] are quoted; `_` is an omitted value; `#` starts
  * a comment. Attributes: 3, 0.5, "s", ints[..], floats[..], strings[..],
- * tensor f32[2] = [..]. Constant data is printed in full up to 16 elements,
+ * tensor f32[2] = [..], graph NAME (a block `subgraph NAME` ... `end` given
+ * earlier, whose lines may read values of the main graph). Constant data is printed in full up to 16 elements,
  * else as "<N elements>" (read back as zeros). */
 
 void ir_print(const Graph *g, Buf *out);

@@ -12,10 +12,42 @@ const OpInfo ir_ops[OP_COUNT_] = {
 #undef EW
 };
 
-OpKind ir_op_lookup(const char *onnx_name) {
-  /* Linear over ~200 rows is fine: called once per node at load time. */
+#define DOMAIN_FLAGS (OPF_DOMAIN_ML | OPF_DOMAIN_TRAINING | OPF_DOMAIN_PREVIEW)
+
+/* The OPF_DOMAIN_* flag of an ONNX domain name (0: default); false when the
+ * table has no row of that domain. */
+static bool domain_flag(const char *domain, unsigned *flag) {
+  if (!domain || !*domain || strcmp(domain, "ai.onnx") == 0)
+    *flag = 0;
+  else if (strcmp(domain, "ai.onnx.ml") == 0)
+    *flag = OPF_DOMAIN_ML;
+  else if (strcmp(domain, "ai.onnx.preview.training") == 0)
+    *flag = OPF_DOMAIN_TRAINING;
+  else if (strcmp(domain, "ai.onnx.preview") == 0)
+    *flag = OPF_DOMAIN_PREVIEW;
+  else
+    return false;
+  return true;
+}
+
+OpKind ir_op_lookup_in(const char *domain, const char *onnx_name) {
+  unsigned want;
+  if (!domain_flag(domain, &want))
+    return OP_Unknown_;
+  /* Linear over ~200 rows is fine: called once per node at load time. Names
+   * are unique across domains (they are C identifiers of one enum). */
   for (int i = 1; i < OP_COUNT_; i++)
     if (strcmp(ir_ops[i].name, onnx_name) == 0)
-      return (OpKind)i;
+      return (ir_ops[i].flags & DOMAIN_FLAGS) == want ? (OpKind)i : OP_Unknown_;
   return OP_Unknown_;
+}
+
+OpKind ir_op_lookup(const char *onnx_name) { return ir_op_lookup_in("", onnx_name); }
+
+const char *ir_op_domain(OpKind op) {
+  unsigned f = ir_ops[op].flags & DOMAIN_FLAGS;
+  return f == OPF_DOMAIN_ML         ? "ai.onnx.ml"
+         : f == OPF_DOMAIN_TRAINING ? "ai.onnx.preview.training"
+         : f == OPF_DOMAIN_PREVIEW  ? "ai.onnx.preview"
+                                    : "";
 }

@@ -12,9 +12,12 @@
 typedef struct P {
   const char *s;   /* cursor */
   int line;
-  Graph *g;
+  Graph *g;       /* the graph lines go to: top, or a subgraph block */
   Diag *d;
   bool failed;
+  Graph *top;
+  Graph *subs[64]; /* "subgraph NAME ... end" blocks, for `graph NAME` attributes */
+  int n_subs;
 } P;
 
 static bool fail(P *p, const char *what) {
@@ -174,6 +177,9 @@ static Value *value_ref(P *p) {
     return NULL;
   const char *n = name(p);
   Value *v = n ? ir_value_find(p->g, n) : NULL;
+  Value *outer = !v && n && p->g->parent ? ir_value_find(p->g->parent, n) : NULL;
+  if (outer)   /* a subgraph block reads a value of the enclosing graph */
+    v = ir_capture_add(p->g, n, outer->dt, &outer->shape);
   if (!v && n)
     fail(p, "undefined value");
   return v;
@@ -235,6 +241,15 @@ static bool attr(P *p, Node *n) {
     a->n = k;
     a->u.ss = arena_dup(p->g->arena, vals, (size_t)(k + 1) * sizeof(char *));
     return true;
+  }
+  if (word(p, "graph")) {
+    const char *gn = name(p);
+    for (int i = 0; gn && i < p->n_subs; i++)
+      if (strcmp(p->subs[i]->name, gn) == 0) {
+        ir_attr_add(n, an, AT_GRAPH)->u.g = p->subs[i];
+        return true;
+      }
+    return fail(p, "no subgraph block of that name");
   }
   if (word(p, "tensor")) {
     DType dt;
@@ -323,7 +338,7 @@ static bool node_line(P *p) {
     if (outs[i].name && ir_value_find(p->g, outs[i].name))
       return fail(p, "value defined twice");
   }
-  OpKind kind = (*domain == 0 || strcmp(domain, "ai.onnx") == 0) ? ir_op_lookup(op) : OP_Unknown_;
+  OpKind kind = ir_op_lookup_in(domain, op);
   Node *n = ir_node_insert_named(p->g, NULL, kind, op, nn, n_in, ins, n_out, out_names);
   n->domain = domain;
   n->attrs = tmp.attrs;
@@ -377,6 +392,20 @@ static bool line(P *p) {
     Tensor *t = data(p, dt, &sh);
     return t && ir_const_new(p->g, vn, t);
   }
+  if (word(p, "subgraph")) {   /* subgraph NAME, its lines, then end */
+    const char *gn = name(p);
+    if (!gn || p->g != p->top || p->n_subs == 64)
+      return fail(p, "bad subgraph block");
+    p->g = p->subs[p->n_subs++] = ir_subgraph_new(p->top, gn);
+    p->g->opset = p->top->opset;
+    return true;
+  }
+  if (word(p, "end")) {
+    if (p->g == p->top)
+      return fail(p, "'end' outside a subgraph block");
+    p->g = p->top;
+    return true;
+  }
   if (word(p, "output")) {
     Value *v = value_ref(p);
     if (!v || v->kind == VK_NONE)
@@ -388,7 +417,8 @@ static bool line(P *p) {
 }
 
 Graph *ir_parse(const char *text, const char *file, Diag *d) {
-  P p = {text, 1, ir_graph_new(file), d, false};
+  P p = {text, 1, ir_graph_new(file), d, false, NULL, {NULL}, 0};
+  p.top = p.g;
   while (*p.s) {
     if (!line(&p))
       break;
@@ -405,6 +435,9 @@ Graph *ir_parse(const char *text, const char *file, Diag *d) {
       p.line++;
     }
   }
+  if (!p.failed && p.g != p.top)
+    fail(&p, "subgraph block without 'end'");
+  p.g = p.top;
   if (p.failed) {
     ir_graph_free(p.g);
     return NULL;

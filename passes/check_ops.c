@@ -20,6 +20,14 @@ bool pass_check_ops(Graph *g, Diag *d) {
       continue;
     }
     const OpInfo *oi = &ir_ops[n->op];
+    /* A node built through the API with a row of another domain (the loaders
+     * only resolve a name within its own domain). */
+    if (ir_op_lookup_in(n->domain, oi->name) != n->op) {
+      const char *dom = ir_op_domain(n->op);
+      diag_error(d, n, "operator of domain '%s' used in domain '%s'", *dom ? dom : "ai.onnx",
+                 n->domain && *n->domain ? n->domain : "ai.onnx");
+      continue;
+    }
     if (n->n_in < oi->min_in || (oi->max_in >= 0 && n->n_in > oi->max_in)) {
       if (oi->max_in < 0)
         diag_error(d, n, "has %d inputs, expected at least %d", n->n_in, oi->min_in);

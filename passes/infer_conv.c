@@ -256,3 +256,13 @@ static bool infer_global_pool(Node *n, Diag *d) {
 bool infer_GlobalAveragePool(Node *n, Diag *d) { return infer_global_pool(n, d); }
 
 bool infer_GlobalMaxPool(Node *n, Diag *d) { return infer_global_pool(n, d); }
+
+/* Output shape of a Conv-like node (QLinearConv, ConvInteger: infer_quant.c)
+ * over data shape x (rank >= 3) with weight shape w of the same rank: the
+ * window attributes of n, kernel extents from w unless kernel_shape is given. */
+bool infer_conv_window_shape(const Node *n, Diag *d, const Shape *x, const Shape *w, Shape *out) {
+  Window win;
+  if (!read_window(n, d, x->rank - 2, &w->d[2], false, &win))
+    return false;
+  return window_shape(n, d, &win, x, w->d[0], w->sym[0], out);
+}

@@ -19,12 +19,13 @@ typedef enum TypeRule {
   TR_INT,
   TR_UINT,
   TR_ANY,           /* numeric or bool */
+  TR_EQUAL,         /* numeric, bool or string (Equal on strings: codegen/emit_string.c) */
 } TypeRule;
 
 static const TypeRule rules[OP_COUNT_] = {
     [OP_Not] = TR_BOOL,        [OP_And] = TR_BOOL,        [OP_Or] = TR_BOOL,
     [OP_Xor] = TR_BOOL,        [OP_BitwiseNot] = TR_INT,  [OP_BitwiseAnd] = TR_INT,
-    [OP_BitwiseOr] = TR_INT,   [OP_BitwiseXor] = TR_INT,  [OP_Equal] = TR_ANY,
+    [OP_BitwiseOr] = TR_INT,   [OP_BitwiseXor] = TR_INT,  [OP_Equal] = TR_EQUAL,
     [OP_Where] = TR_ANY,       [OP_BitShift] = TR_UINT,
 };
 
@@ -39,6 +40,7 @@ static bool type_ok(TypeRule r, DType t) {
   case TR_INT: return dtype_is_int(t) && dtype_bits(t) >= 8;
   case TR_UINT: return dtype_is_int(t) && dtype_bits(t) >= 8 && !dtype_is_signed(t);
   case TR_ANY: return t == DT_BOOL || computable_float(t) || (dtype_is_int(t) && dtype_bits(t) >= 8);
+  case TR_EQUAL: return t == DT_STRING || type_ok(TR_ANY, t);
   default: return computable_float(t) || (dtype_is_int(t) && dtype_bits(t) >= 8);
   }
 }
@@ -50,6 +52,7 @@ static const char *rule_name(TypeRule r) {
   case TR_INT: return "an integer type";
   case TR_UINT: return "an unsigned integer type";
   case TR_ANY: return "a numeric type or bool";
+  case TR_EQUAL: return "a numeric type, bool or string";
   default: return "a numeric type";
   }
 }

@@ -348,7 +348,8 @@ bool memplan_buffers(const Graph *g, Node *const *order, int n_nodes, bool slice
     if (b->scratch[n->id] > 0) {
       int64_t size = align_up(b->scratch[n->id]);
       b->naive += size;
-      b->ts[b->n++] = (PlanTensor){-1, n->id, 0, size, s, s};
+      /* Characters of strings a node made stay until the end (docs/strings.md). */
+      b->ts[b->n++] = (PlanTensor){-1, n->id, 0, size, s, plan_scratch_persists(n) ? n_nodes - 1 : s};
     }
   }
   IR_ASSERT(b->n == count);

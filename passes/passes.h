@@ -30,12 +30,27 @@ bool passes_run(Graph *g, const PipelineOpts *o, Plan *plan, Diag *d);
 extern const char *const passes_names[];
 
 bool pass_check_ops(Graph *g, Diag *d);       /* every node known, arity right */
+/* Control flow (If, Loop, Scan, SequenceMap), sequences and optionals
+ * lowered to plain dataflow, inferring as it goes (lower_control.c). */
+bool pass_lower_control(Graph *g, Diag *d);
+/* Element count of a sequence or optional graph input: n tensors, or -1 for
+ * an empty optional (--elements NAME=N; onnxc check reads it from the data). */
+typedef struct SeqLen {
+  const char *name;
+  int64_t n;
+} SeqLen;
+/* Replaces each sequence / optional graph input by one tensor input per
+ * element (named NAME_0, NAME_1, ... in place of NAME). Optionals default to
+ * present; a sequence without a length is an error (lower_sequence.c). */
+bool pass_expand_inputs(Graph *g, const SeqLen *lens, int n_lens, Diag *d);
 bool pass_canonicalize(Graph *g, Diag *d);    /* old opset forms -> current forms */
 bool pass_pin_dims(Graph *g, const DimPin *pins, int n_pins, Diag *d);
 bool pass_infer(Graph *g, Diag *d);           /* dtypes and shapes of every value */
+bool pass_lower_gradient(Graph *g, Diag *d);  /* Gradient -> its derivative's nodes */
 bool pass_fold(Graph *g, Diag *d);            /* constant folding */
 bool pass_simplify(Graph *g, Diag *d);        /* algebraic identities (simplify.c) */
 bool pass_fuse_bn(Graph *g, Diag *d);         /* BN, Mul, Add... folded into Conv/Gemm */
+bool pass_fuse_epilogue(Graph *g, Diag *d);   /* Relu/Clip/LeakyRelu into Conv/Gemm/MatMul */
 bool pass_cse(Graph *g, Diag *d);             /* identical constants and nodes merged */
 bool pass_dce(Graph *g, Diag *d);             /* dead nodes and unused optional outputs */
 bool pass_require_static(Graph *g, Diag *d);  /* codegen needs static shapes */
@@ -50,6 +65,15 @@ bool pass_memplan(Graph *g, Plan *plan, Diag *d);
 bool plan_validate(const Graph *g, const Plan *plan, Diag *d);
 /* Scratch bytes the kernel of n needs during its step (memplan_scratch.c). */
 int64_t plan_scratch_bytes(const Node *n);
+/* True when n's scratch holds the characters of strings it outputs: the plan
+ * keeps it from n's step to the end of the run (docs/strings.md). */
+bool plan_scratch_persists(const Node *n);
+/* String ops (infer_string.c): character bytes of a node that makes strings
+ * (0 for others), and --string-bytes applied to every such node of g. */
+int64_t string_char_bytes(const Node *n);
+void infer_string_capacity(Graph *g, int64_t bytes);
+/* Scratch of the attention family's kernels (infer_attention.c). */
+int64_t attn_scratch_bytes(const Node *n);
 
 /* Inference of one node (used by pass_infer and by passes that create nodes). */
 bool infer_node(Node *n, Diag *d);
@@ -86,6 +110,11 @@ bool infer_fail(Diag *d, const Node *n, const char *fmt, ...) __attribute__((for
  * input of rank `rank`; *noop when the node is the identity (empty axes with
  * noop_with_empty_axes). False when the axes are not constant or invalid. */
 bool infer_reduce_axes(const Node *n, int rank, bool *mask, bool *noop);
+/* Output shape of a Conv-like node over data x and weight w, both static rank
+ * >= 3 (infer_conv.c; used by QLinearConv and ConvInteger). */
+bool infer_conv_window_shape(const Node *n, Diag *d, const Shape *x, const Shape *w, Shape *out);
+/* Scratch bytes of the RNN/GRU/LSTM kernels (infer_rnn.c, memplan_scratch.c). */
+int64_t rnn_scratch_bytes(const Node *n);
 
 /* ---- helpers of the rewriting passes (rewrite.c) ---------------------------- */
 

@@ -18,9 +18,12 @@ static bool run_check(Graph *g, Ctx *c, Diag *d) { (void)c; return pass_check_op
 static bool run_canon(Graph *g, Ctx *c, Diag *d) { (void)c; return pass_canonicalize(g, d); }
 static bool run_pin(Graph *g, Ctx *c, Diag *d) { return pass_pin_dims(g, c->o->pins, c->o->n_pins, d); }
 static bool run_order(Graph *g, Ctx *c, Diag *d) { (void)c; return ir_toposort(g, d); }
+static bool run_lower(Graph *g, Ctx *c, Diag *d) { (void)c; return pass_lower_control(g, d); }
 static bool run_infer(Graph *g, Ctx *c, Diag *d) { (void)c; return pass_infer(g, d); }
+static bool run_lower_grad(Graph *g, Ctx *c, Diag *d) { (void)c; return pass_lower_gradient(g, d); }
 static bool run_simplify(Graph *g, Ctx *c, Diag *d) { return c->o->opt_level < 1 || pass_simplify(g, d); }
 static bool run_fuse_bn(Graph *g, Ctx *c, Diag *d) { return c->o->opt_level < 1 || pass_fuse_bn(g, d); }
+static bool run_fuse_epi(Graph *g, Ctx *c, Diag *d) { return c->o->opt_level < 1 || pass_fuse_epilogue(g, d); }
 static bool run_cse(Graph *g, Ctx *c, Diag *d) { return c->o->opt_level < 1 || pass_cse(g, d); }
 static bool run_dce(Graph *g, Ctx *c, Diag *d) { (void)c; return pass_dce(g, d); }
 static bool run_static(Graph *g, Ctx *c, Diag *d) { (void)c; return pass_require_static(g, d); }
@@ -46,18 +49,22 @@ static const Step steps[] = {
     {"topo-order", run_order, false},
     {"canonicalize", run_canon, false},
     {"pin-dims", run_pin, false},
+    {"lower-control", run_lower, false},
     {"infer", run_infer, true},
+    {"lower-gradient", run_lower_grad, true},
     {"simplify", run_simplify, true},
     {"fuse-bn", run_fuse_bn, true},
     {"cse", run_cse, true},
+    {"fuse-epilogue", run_fuse_epi, true},
     {"dce", run_dce, true},
     {"require-static", run_static, true},
     {"schedule", run_schedule, true},
     {"memplan", run_plan, true},
 };
 
-const char *const passes_names[] = {"check-ops", "topo-order", "canonicalize", "pin-dims", "infer",
-                                    "simplify", "fuse-bn", "cse", "dce", "require-static", "schedule",
+const char *const passes_names[] = {"check-ops", "topo-order", "canonicalize", "pin-dims", "lower-control",
+                                    "infer", "lower-gradient",
+                                    "simplify", "fuse-bn", "cse", "fuse-epilogue", "dce", "require-static", "schedule",
                                     "memplan", NULL};
 
 bool passes_run(Graph *g, const PipelineOpts *o, Plan *plan, Diag *d) {

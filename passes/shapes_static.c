@@ -3,7 +3,8 @@
  * pass_pin_dims (requires: loaded graph; provides: every dim named by a -D pin
  * is static; runs before inference so pinned extents flow through the graph).
  * pass_require_static (requires: inferred graph; provides: every value the C
- * target touches has a static shape, else one error per unpinned dim name).
+ * target touches has a static shape, else one error per unpinned dim name;
+ * no node reads a value of data-dependent size, Value.dyn_dims).
  */
 #include "passes.h"
 
@@ -84,5 +85,13 @@ bool pass_require_static(Graph *g, Diag *d) {
         if (d->n_errors > before)
           return false;
       }
-  return true;
+  /* A data-dependent extent (Value.dyn_dims) is reported to the caller only:
+   * kernels are specialized for static shapes, so no node may read one. */
+  for (Node *n = g->first; n; n = n->next)
+    for (int i = 0; i < n->n_out; i++)
+      if (n->out[i]->kind != VK_NONE && n->out[i]->dyn_dims && n->out[i]->n_uses > 0)
+        diag_error(d, n, "output %d ('%s') of node '%s' has a data-dependent size; only graph "
+                   "outputs may have one (it is read by node '%s')", i, n->out[i]->name, n->name,
+                   n->out[i]->uses[0]->name);
+  return d->n_errors == before;
 }

@@ -8,9 +8,22 @@
 #ifndef ONNXC_RT_H
 #define ONNXC_RT_H
 
+/* NVRTC has no C library headers: the CUDA target's prelude (onnxc_cuda_rt.h)
+ * defines what these would and includes this header after it. */
+#ifndef __CUDACC_RTC__
 #include <math.h>
 #include <stddef.h>
 #include <stdint.h>
+#endif
+
+/* Helpers are plain static inline C; under CUDA they are usable in kernels too. */
+#ifndef ONNXC_RT_FN
+#if defined(__CUDACC__)
+#define ONNXC_RT_FN static __host__ __device__ inline
+#else
+#define ONNXC_RT_FN static inline
+#endif
+#endif
 
 /* Status codes returned by NAME_run. */
 #define ONNXC_OK 0
@@ -18,8 +31,15 @@
 #define ONNXC_ERR_BAD_INDEX 2    /* a data-dependent index (Gather...) was out of range */
 #define ONNXC_ERR_UNSUPPORTED 3  /* run-time inputs asked for what the code cannot do
                                     (training-mode Dropout with a ratio > 0) */
+/* CUDA target only (docs/cuda.md): */
+#define ONNXC_ERR_CUDA 4         /* a CUDA driver call failed (NAME_cuda_error gives its CUresult) */
+#define ONNXC_ERR_NO_CUDA_IMAGE 5 /* no embedded cubin or PTX loads on this device */
+#define ONNXC_ERR_NO_MEMORY 6    /* NAME_init could not allocate its host context */
 /* ImageDecoder (onnxc_image.h): */
 #define ONNXC_ERR_BAD_IMAGE 7    /* malformed encoded image, or not of the declared size */
+/* String ops (docs/strings.md): */
+#define ONNXC_ERR_CAPACITY 8     /* made strings need more than --string-bytes, or more
+                                    substrings than StringSplit's bound */
 
 /* Weights are placed in this section when the model was compiled with
  * --weights-section; otherwise the attribute is empty. */
@@ -44,7 +64,7 @@
 #define ONNXC_NAN_F ((float)NAN)
 
 /* IEEE half <-> float, bit exact, round to nearest even. */
-static inline float onnxc_f16_to_f32(uint16_t h) {
+ONNXC_RT_FN float onnxc_f16_to_f32(uint16_t h) {
   uint32_t sign = (uint32_t)(h >> 15) << 31, exp = (h >> 10) & 0x1fu, man = h & 0x3ffu, bits;
   union { uint32_t u; float f; } c;
   if (exp == 0x1fu) {
@@ -59,7 +79,7 @@ static inline float onnxc_f16_to_f32(uint16_t h) {
   return c.f;
 }
 
-static inline uint16_t onnxc_f32_to_f16(float f) {
+ONNXC_RT_FN uint16_t onnxc_f32_to_f16(float f) {
   union { uint32_t u; float f; } c;
   uint32_t x, ax, r;
   uint16_t sign;
@@ -79,13 +99,13 @@ static inline uint16_t onnxc_f32_to_f16(float f) {
   return (uint16_t)(sign | (r >> 13));
 }
 
-static inline float onnxc_bf16_to_f32(uint16_t h) {
+ONNXC_RT_FN float onnxc_bf16_to_f32(uint16_t h) {
   union { uint32_t u; float f; } c;
   c.u = (uint32_t)h << 16;
   return c.f;
 }
 
-static inline uint16_t onnxc_f32_to_bf16(float f) {
+ONNXC_RT_FN uint16_t onnxc_f32_to_bf16(float f) {
   union { uint32_t u; float f; } c;
   c.f = f;
   if ((c.u & 0x7fffffffu) > 0x7f800000u)
@@ -113,7 +133,7 @@ static inline uint16_t onnxc_f32_to_bf16(float f) {
 /* |x| rounded to nearest even into a minifloat with `mb` mantissa bits and
  * exponent bias `bias`: the code (biased exponent << mb | mantissa), which may
  * exceed the type's largest finite code. x is finite or infinite, not NaN. */
-static inline uint32_t onnxc_mf_round(double x, int mb, int bias) {
+ONNXC_RT_FN uint32_t onnxc_mf_round(double x, int mb, int bias) {
   union { double d; uint64_t u; } c;
   uint64_t sig, code, rem, half;
   int e, te, shift;
@@ -141,7 +161,7 @@ static inline uint32_t onnxc_mf_round(double x, int mb, int bias) {
 
 /* Encodes x: sb is the sign bit, maxc the largest finite code, nan the code of
  * +NaN, infc the code of +inf (0: none), fnuz set for FNUZ types. */
-static inline uint8_t onnxc_mf_encode(double x, int mb, int bias, uint32_t sb, uint32_t maxc,
+ONNXC_RT_FN uint8_t onnxc_mf_encode(double x, int mb, int bias, uint32_t sb, uint32_t maxc,
                                       uint32_t nan, uint32_t infc, int fnuz, int sat) {
   union { double d; uint64_t u; } c;
   uint32_t sign, code;
@@ -162,7 +182,7 @@ static inline uint8_t onnxc_mf_encode(double x, int mb, int bias, uint32_t sb, u
 }
 
 /* Decodes a finite, non-NaN code (sign bit sb) to float. */
-static inline float onnxc_mf_decode(uint32_t v, int mb, int bias, uint32_t sb) {
+ONNXC_RT_FN float onnxc_mf_decode(uint32_t v, int mb, int bias, uint32_t sb) {
   union { uint32_t u; float f; } c, scale;
   uint32_t mag = v & (sb - 1u), e = mag >> mb, m = mag & ((1u << mb) - 1u);
   if (e == 0) {  /* subnormal: m * 2^(1 - bias - mb), a power of two exactly */
@@ -175,44 +195,44 @@ static inline float onnxc_mf_decode(uint32_t v, int mb, int bias, uint32_t sb) {
 }
 
 /* A quiet NaN with the sign of code v (sign bit sb). */
-static inline float onnxc_mf_nan(uint32_t v, uint32_t sb) {
+ONNXC_RT_FN float onnxc_mf_nan(uint32_t v, uint32_t sb) {
   union { uint32_t u; float f; } c;
   c.u = (v & sb) ? 0xffc00000u : 0x7fc00000u;
   return c.f;
 }
 
-static inline uint8_t onnxc_f32_to_f8e4m3fn(float x, int sat) {
+ONNXC_RT_FN uint8_t onnxc_f32_to_f8e4m3fn(float x, int sat) {
   return onnxc_mf_encode(x, 3, 7, 0x80u, 0x7eu, 0x7fu, 0, 0, sat);
 }
-static inline uint8_t onnxc_f32_to_f8e4m3fnuz(float x, int sat) {
+ONNXC_RT_FN uint8_t onnxc_f32_to_f8e4m3fnuz(float x, int sat) {
   return onnxc_mf_encode(x, 3, 8, 0x80u, 0x7fu, 0x80u, 0, 1, sat);
 }
-static inline uint8_t onnxc_f32_to_f8e5m2(float x, int sat) {
+ONNXC_RT_FN uint8_t onnxc_f32_to_f8e5m2(float x, int sat) {
   return onnxc_mf_encode(x, 2, 15, 0x80u, 0x7bu, 0x7eu, 0x7cu, 0, sat);
 }
-static inline uint8_t onnxc_f32_to_f8e5m2fnuz(float x, int sat) {
+ONNXC_RT_FN uint8_t onnxc_f32_to_f8e5m2fnuz(float x, int sat) {
   return onnxc_mf_encode(x, 2, 16, 0x80u, 0x7fu, 0x80u, 0, 1, sat);
 }
 /* The nibble of x in e2m1 (always saturating). */
-static inline uint8_t onnxc_f32_to_f4e2m1(float x) {
+ONNXC_RT_FN uint8_t onnxc_f32_to_f4e2m1(float x) {
   return onnxc_mf_encode(x, 1, 1, 0x8u, 0x7u, 0x8u, 0, 0, 1);
 }
 
-static inline float onnxc_f8e4m3fn_to_f32(uint8_t v) {
+ONNXC_RT_FN float onnxc_f8e4m3fn_to_f32(uint8_t v) {
   return (v & 0x7fu) == 0x7fu ? onnxc_mf_nan(v, 0x80u) : onnxc_mf_decode(v, 3, 7, 0x80u);
 }
-static inline float onnxc_f8e4m3fnuz_to_f32(uint8_t v) {
+ONNXC_RT_FN float onnxc_f8e4m3fnuz_to_f32(uint8_t v) {
   return v == 0x80u ? onnxc_mf_nan(0, 0x80u) : onnxc_mf_decode(v, 3, 8, 0x80u);
 }
-static inline float onnxc_f8e5m2_to_f32(uint8_t v) {
+ONNXC_RT_FN float onnxc_f8e5m2_to_f32(uint8_t v) {
   if ((v & 0x7cu) == 0x7cu)
     return (v & 3u) ? onnxc_mf_nan(v, 0x80u) : (v & 0x80u) ? -(float)INFINITY : (float)INFINITY;
   return onnxc_mf_decode(v, 2, 15, 0x80u);
 }
-static inline float onnxc_f8e5m2fnuz_to_f32(uint8_t v) {
+ONNXC_RT_FN float onnxc_f8e5m2fnuz_to_f32(uint8_t v) {
   return v == 0x80u ? onnxc_mf_nan(0, 0x80u) : onnxc_mf_decode(v, 2, 16, 0x80u);
 }
-static inline float onnxc_f4e2m1_to_f32(uint8_t nibble) {
+ONNXC_RT_FN float onnxc_f4e2m1_to_f32(uint8_t nibble) {
   return onnxc_mf_decode(nibble & 0xfu, 1, 1, 0x8u);
 }
 
@@ -226,7 +246,7 @@ static inline float onnxc_f4e2m1_to_f32(uint8_t nibble) {
 #define ONNXC_E8M0_UP 0
 #define ONNXC_E8M0_DOWN 1
 #define ONNXC_E8M0_NEAREST 2
-static inline uint8_t onnxc_f32_to_f8e8m0(float x, int sat, int mode) {
+ONNXC_RT_FN uint8_t onnxc_f32_to_f8e8m0(float x, int sat, int mode) {
   union { float f; uint32_t u; } c;
   uint32_t e, up;
   c.f = x;
@@ -241,7 +261,7 @@ static inline uint8_t onnxc_f32_to_f8e8m0(float x, int sat, int mode) {
     up = 0;
   return (uint8_t)(e + up);
 }
-static inline float onnxc_f8e8m0_to_f32(uint8_t v) {
+ONNXC_RT_FN float onnxc_f8e8m0_to_f32(uint8_t v) {
   union { uint32_t u; float f; } c;
   if (v == 0xffu)
     return onnxc_mf_nan(0, 0x80u);
@@ -250,17 +270,17 @@ static inline float onnxc_f8e8m0_to_f32(uint8_t v) {
 }
 
 /* Element i of packed data, as an unsigned field or sign-extended. */
-static inline unsigned onnxc_u4_get(const uint8_t *p, ptrdiff_t i) {
+ONNXC_RT_FN unsigned onnxc_u4_get(const uint8_t *p, ptrdiff_t i) {
   return (unsigned)(p[i >> 1] >> ((unsigned)(i & 1) * 4u)) & 0xfu;
 }
-static inline int onnxc_i4_get(const uint8_t *p, ptrdiff_t i) {
+ONNXC_RT_FN int onnxc_i4_get(const uint8_t *p, ptrdiff_t i) {
   unsigned v = onnxc_u4_get(p, i);
   return (int)v - (int)((v & 8u) << 1);
 }
-static inline unsigned onnxc_u2_get(const uint8_t *p, ptrdiff_t i) {
+ONNXC_RT_FN unsigned onnxc_u2_get(const uint8_t *p, ptrdiff_t i) {
   return (unsigned)(p[i >> 2] >> ((unsigned)(i & 3) * 2u)) & 3u;
 }
-static inline int onnxc_i2_get(const uint8_t *p, ptrdiff_t i) {
+ONNXC_RT_FN int onnxc_i2_get(const uint8_t *p, ptrdiff_t i) {
   unsigned v = onnxc_u2_get(p, i);
   return (int)v - (int)((v & 2u) << 1);
 }
@@ -268,7 +288,7 @@ static inline int onnxc_i2_get(const uint8_t *p, ptrdiff_t i) {
 /* The low bits of x truncated toward zero, as a two's complement field under
  * `mask`. NaN, infinities and |x| >= 2^63 give 0: every such double (and
  * float) is a multiple of 2^10, so 0 is its value modulo 16 as well. */
-static inline unsigned onnxc_f64_to_bits(double x, unsigned mask) {
+ONNXC_RT_FN unsigned onnxc_f64_to_bits(double x, unsigned mask) {
   if (!(x > -9.2e18 && x < 9.2e18))
     return 0;
   return (unsigned)((uint64_t)(int64_t)x & mask);

@@ -69,6 +69,10 @@ Graph *driver_compile(const Options *o, Plan *plan, Diag *d) {
   Graph *g = fe_onnx_load(o->model, d);
   if (!g)
     return NULL;
+  if (!pass_expand_inputs(g, o->elems, o->n_elems, d)) {
+    ir_graph_free(g);
+    return NULL;
+  }
   PipelineOpts po = {o->opt_level, o->pins, o->n_pins, o->dump_after, stderr, o->verify_ir};
   if (!passes_run(g, &po, plan, d)) {
     ir_graph_free(g);
@@ -84,16 +88,42 @@ static const char *opt_flag(int level) {
   return flags[level < 0 ? 0 : level > 3 ? 3 : level];
 }
 
+/* The -march flag for code built for this machine (--cpu; default native, so
+ * the generated GEMM takes its AVX-512 or AVX2 path where the CPU has it), or
+ * NULL: for --cpu generic, or when $CC looks like a cross compiler (a target
+ * triple such as arm-none-eabi-gcc) or $CC / ONNXC_CFLAGS already choose an
+ * -march or -mcpu. The portable path needs no flag. */
+static const char *march_flag(const Options *o, char *buf, size_t n) {
+  const char *cpu = o->cpu ? o->cpu : "native";
+  if (strcmp(cpu, "generic") == 0)
+    return NULL;
+  const char *cc = sys_cc(), *cflags = getenv("ONNXC_CFLAGS");
+  const char *end = cc + strcspn(cc, " \t"), *base = cc;
+  for (const char *s = cc; s < end; s++)
+    if (*s == '/')
+      base = s + 1;
+  int dashes = 0;
+  for (const char *s = base; s < end; s++)
+    dashes += *s == '-';
+  if (dashes >= 2 || strstr(cc, "-march=") || strstr(cc, "-mcpu=") ||
+      (cflags && (strstr(cflags, "-march=") || strstr(cflags, "-mcpu="))))
+    return NULL;
+  snprintf(buf, n, "-march=%s", cpu);
+  return buf;
+}
+
 static bool cc_one(const char *dir, const char *src, const char *obj, const Options *o,
                    const char *extra, bool pic, Diag *d) {
   Argv a = {{0}, 0, {0}, 0};
-  char in[4096], out[4096], inc[4096];
+  char in[4096], out[4096], inc[4096], march[128];
   snprintf(in, sizeof in, "%s/%s", dir, src);
   snprintf(out, sizeof out, "%s/%s", dir, obj);
   snprintf(inc, sizeof inc, "-I%s", dir);
   arg_cc(&a);
   arg(&a, "-std=c99");
   arg(&a, opt_flag(o->opt_level));
+  if (march_flag(o, march, sizeof march))
+    arg(&a, march);
   arg(&a, inc);
   if (pic) {
     arg(&a, "-fPIC");
@@ -212,7 +242,9 @@ bool driver_build(const Options *o, Diag *d) {
   char *dir = ok ? sys_mkdtemp("build") : NULL;
   if (ok && !dir)
     ok = diag_error(d, NULL, "cannot create a temporary folder: %s", strerror(errno));
-  if (ok && o->kind == OUT_SRC) {
+  if (ok && o->target && strcmp(o->target, "cuda") == 0) {
+    ok = cuda_driver_build(g, &plan, o, name, dir, d);
+  } else if (ok && o->kind == OUT_SRC) {
     ok = generate(g, &plan, o, name, dir, false, d) && move_sources(dir, o->out, name, d);
   } else if (ok) {
     /* Blob weights assemble in no time; in "auto" mode fall back to C weights

@@ -26,6 +26,8 @@ static void usage(FILE *f) {
           "  --name NAME            C prefix of generated symbols (default: from MODEL)\n"
           "  --target c|cuda        code generation target (default c)\n"
           "  -D DIM=VALUE           pin the symbolic dimension DIM (repeatable)\n"
+          "  --elements NAME=N      sequence input NAME holds N tensors; NAME=none: the\n"
+          "                         optional input NAME is empty (docs/abi.md)\n"
           "  -O0 -O1 -O2 -O3        optimization level (default -O2)\n"
           "  --memory-report FILE   write the memory plan as JSON\n"
           "  --memory-svg FILE      draw the arena over time as SVG\n"
@@ -34,9 +36,13 @@ static void usage(FILE *f) {
           "  --weights c|blob|auto  weights as C arrays or an assembled blob (default auto)\n"
           "  --weights-section SEC  place weights in linker section SEC\n"
           "  --keep-temps           keep the temporary build folder\n"
+          "  --cpu native|generic|ARCH  -march for host-built code (default native)\n"
+          "  --cuda-arch sm_XX      CUDA target: cubin architecture (repeatable;\n"
+          "                         default sm_90; PTX of the lowest is added)\n"
           "  --help, --version\n"
           "\n"
-          "check options: --sanitize (ASan+UBSan), --rtol R, --atol A, -v, -O, -D, --keep-temps\n"
+          "check options: --sanitize (ASan+UBSan), --rtol R, --atol A, -v, -O, -D, --keep-temps,\n"
+          "  --target c|cuda, --build-only (compile and link, do not run: no GPU needed)\n"
           "  Environment: CC (C compiler), AR, ONNXC_CFLAGS (extra C flags),\n"
           "  ONNXC_CHECK_SANITIZE=1 (same as --sanitize).\n"
           "footprint options: --cc CC (default arm-none-eabi-gcc), --cflags \"FLAGS\" (default\n"
@@ -73,6 +79,21 @@ static bool parse_pin(Options *o, const char *s) {
   return true;
 }
 
+/* NAME=N (a sequence input's length) or NAME=none (an empty optional input). */
+static bool parse_elements(Options *o, const char *s) {
+  const char *eq = strchr(s, '=');
+  if (!eq || eq == s || o->n_elems == 64)
+    return false;
+  char *end;
+  long long v = strcmp(eq + 1, "none") == 0 ? -1 : strtoll(eq + 1, &end, 10);
+  if (v >= 0 && (*end || end == eq + 1))
+    return false;
+  o->elems[o->n_elems].name = strndup(s, (size_t)(eq - s));
+  o->elems[o->n_elems].n = v;
+  o->n_elems++;
+  return true;
+}
+
 /* Parses argv into o; returns -1 to continue, else an exit status. */
 static int parse(int argc, char **argv, Options *o, bool check, const char **positional) {
   *positional = NULL;
@@ -94,6 +115,9 @@ static int parse(int argc, char **argv, Options *o, bool check, const char **pos
     } else if (strcmp(a, "--name") == 0) {
       NEED_ARG();
       o->name = next;
+    } else if (strcmp(a, "--cpu") == 0) {
+      NEED_ARG();
+      o->cpu = next;
     } else if (strcmp(a, "--target") == 0) {
       NEED_ARG();
       o->target = next;
@@ -104,6 +128,10 @@ static int parse(int argc, char **argv, Options *o, bool check, const char **pos
       }
       if (!parse_pin(o, pin))
         return bad_usage("bad -D '%s' (expected DIM=VALUE, VALUE >= 0)", pin ? pin : "");
+    } else if (strcmp(a, "--elements") == 0) {
+      NEED_ARG();
+      if (!parse_elements(o, next))
+        return bad_usage("bad --elements '%s' (expected NAME=N or NAME=none)", next);
     } else if (strncmp(a, "-O", 2) == 0 && a[2] >= '0' && a[2] <= '3' && !a[3]) {
       o->opt_level = a[2] - '0';
     } else if (strcmp(a, "-O") == 0) {
@@ -138,6 +166,13 @@ static int parse(int argc, char **argv, Options *o, bool check, const char **pos
     } else if (o->footprint && strcmp(a, "--json") == 0) {
       NEED_ARG();
       o->fp_json = next;
+    } else if (strcmp(a, "--cuda-arch") == 0) {
+      NEED_ARG();
+      if (!cuda_arch_valid(next) || o->n_cuda_arch == 16)
+        return bad_usage("bad --cuda-arch '%s' (expected sm_XX, e.g. sm_90)", next);
+      o->cuda_arch[o->n_cuda_arch++] = next;
+    } else if (check && strcmp(a, "--build-only") == 0) {
+      o->build_only = true;
     } else if (check && strcmp(a, "--sanitize") == 0) {
       o->sanitize = true;
     } else if (check && strcmp(a, "-v") == 0) {
@@ -176,13 +211,12 @@ int main(int argc, char **argv) {
   int rc = parse(argc - skip, argv + skip, &o, check, &pos);
   if (rc >= 0)
     return rc;
-  if (strcmp(o.target, "c") != 0) {
-    if (strcmp(o.target, "cuda") == 0)
-      fprintf(stderr, "onnxc: the CUDA target is not available in this build yet\n");
-    else
-      fprintf(stderr, "onnxc: unknown target '%s' (expected c or cuda)\n", o.target);
+  if (strcmp(o.target, "c") != 0 && strcmp(o.target, "cuda") != 0) {
+    fprintf(stderr, "onnxc: unknown target '%s' (expected c or cuda)\n", o.target);
     return 2;
   }
+  if (o.footprint && strcmp(o.target, "c") != 0)
+    return bad_usage("%s", "footprint measures the C target only");
   if (o.dump_after && strcmp(o.dump_after, "all") != 0) {
     bool known = false;
     for (int i = 0; passes_names[i]; i++)
@@ -199,6 +233,8 @@ int main(int argc, char **argv) {
     rc = check_case(pos, &o);
     for (int i = 0; i < o.n_pins; i++)
       free((char *)o.pins[i].name);
+    for (int i = 0; i < o.n_elems; i++)
+      free((char *)o.elems[i].name);
     return rc;
   }
   if (!pos)
@@ -210,6 +246,8 @@ int main(int argc, char **argv) {
     rc = footprint_run(&o);
     for (int i = 0; i < o.n_pins; i++)
       free((char *)o.pins[i].name);
+    for (int i = 0; i < o.n_elems; i++)
+      free((char *)o.elems[i].name);
     return rc;
   }
   if (!o.out)
@@ -231,5 +269,7 @@ int main(int argc, char **argv) {
   diag_free(&d);
   for (int i = 0; i < o.n_pins; i++)
     free((char *)o.pins[i].name);
+  for (int i = 0; i < o.n_elems; i++)
+    free((char *)o.elems[i].name);
   return ok ? 0 : 1;
 }

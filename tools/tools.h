@@ -18,6 +18,8 @@ typedef struct Options {
   int opt_level;
   DimPin pins[256];
   int n_pins;
+  SeqLen elems[64];            /* --elements NAME=N|none: sequence/optional inputs */
+  int n_elems;
   const char *memory_report;
   const char *memory_svg;
   const char *dump_after;
@@ -25,6 +27,7 @@ typedef struct Options {
   const char *weights_section;
   const char *weights_form;    /* "auto", "c", "blob" */
   bool keep_temps;
+  const char *cpu;             /* --cpu: "native" (NULL), "generic" or a -march value */
   bool sanitize;               /* check: build the harness with ASan+UBSan */
   double rtol, atol;           /* check tolerances */
   bool verbose;
@@ -32,6 +35,9 @@ typedef struct Options {
   const char *fp_cc;           /* footprint: target compiler (NULL: arm-none-eabi-gcc) */
   const char *fp_cflags;       /* footprint: its flags (NULL: Cortex-M4F, -Os) */
   const char *fp_json;         /* footprint: JSON report path, "-" for stdout */
+  const char *cuda_arch[16];   /* --cuda-arch sm_XX (repeatable; none: sm_90) */
+  int n_cuda_arch;
+  bool build_only;             /* check: build (and link) but do not run */
 } Options;
 
 /* ---- driver.c ---- */
@@ -50,6 +56,23 @@ bool driver_build(const Options *o, Diag *d);
 /* Compiles generated sources in dir into an object list; used by build and check. */
 bool driver_cc(const char *dir, const char *name, const Options *o, const char *extra_flags,
                bool pic, Buf *objects, Diag *d);
+
+/* ---- cuda_build.c: the CUDA target's build (docs/cuda.md) ---- */
+const char *cuda_home(void);                        /* the toolkit folder */
+bool cuda_arch_valid(const char *arch);             /* "sm_90" */
+/* Writes the CUDA sources into dir, plus NAME_cuda_image.c from NVRTC (an
+ * empty one, with a warning, when NVRTC is missing and images_optional). */
+bool cuda_generate(const Graph *g, const Plan *plan, const Options *o, const char *name, const char *dir,
+                   bool blob, bool images_optional, Diag *d);
+/* cuda_generate, then the host objects (listed in objects, one a line). */
+bool cuda_build_objects(const Graph *g, const Plan *plan, const Options *o, const char *name, const char *dir,
+                        const char *extra_cflags, bool pic, Buf *objects, Diag *d);
+const char *cuda_link_flags(char *buf, size_t n);   /* "-L<stubs> -lcuda" */
+/* onnxc --target cuda: sources (-S) or a .so/.a/.o built in dir, moved to o->out. */
+bool cuda_driver_build(const Graph *g, const Plan *plan, const Options *o, const char *name, const char *dir,
+                       Diag *d);
+/* check: a harness that runs NAME on device 0 (same command line as the C one). */
+void cuda_emit_harness(Buf *h, const Graph *g, const char *name, int64_t arena);
 
 /* ---- check.c ---- */
 /* onnxc check: returns the process exit status (0 match, 1 mismatch, 2 no compile). */

@@ -1,0 +1,190 @@
+#!/usr/bin/env python3
+"""Edge cases of the packed GEMM, implicit-GEMM conv and depthwise kernels.
+
+Writes small ONNX backend-style cases (model.onnx + test_data_set_0, outputs
+from onnx.reference) covering what the fast paths special-case: odd M/N/K
+around the 24-row / 32-column panels and the 256-deep K blocks, 1x1 convs,
+pads, strides, dilations, auto_pad, depthwise, grouped (generic) convs, weights
+as initializers (packed at compile time) and as inputs (packed at run time),
+batched and broadcast MatMul, Gemm transA/transB/alpha/beta/C forms, and fused
+Relu / Clip / LeakyRelu epilogues. Then runs `onnxc check` on each with every
+--cpu given (native: AVX-512 or AVX2; haswell: AVX2; generic: portable C).
+
+  python3 bench/kernel_cases.py --onnxc build/bin/onnxc [--cpu native,haswell,generic]
+      [--out DIR] [--sanitize] [--cc clang]
+"""
+import argparse
+import os
+import subprocess
+import sys
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+import onnxruntime as ort
+
+F = TensorProto.FLOAT
+
+
+def write_case(root, name, nodes, inputs, inits, outputs, feeds):
+    d = os.path.join(root, name)
+    os.makedirs(os.path.join(d, "test_data_set_0"), exist_ok=True)
+    graph = helper.make_graph(nodes, name, inputs, outputs, initializer=inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    onnx.save(model, os.path.join(d, "model.onnx"))
+    so = ort.SessionOptions()
+    so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    sess = ort.InferenceSession(model.SerializeToString(), so, providers=["CPUExecutionProvider"])
+    outs = sess.run(None, feeds)
+    for i, (vi, arr) in enumerate(zip(inputs, [feeds[v.name] for v in inputs])):
+        t = numpy_helper.from_array(arr, vi.name)
+        with open(os.path.join(d, "test_data_set_0", f"input_{i}.pb"), "wb") as f:
+            f.write(t.SerializeToString())
+    for i, (vo, arr) in enumerate(zip(outputs, outs)):
+        t = numpy_helper.from_array(np.asarray(arr), vo.name)
+        with open(os.path.join(d, "test_data_set_0", f"output_{i}.pb"), "wb") as f:
+            f.write(t.SerializeToString())
+    return d
+
+
+def rnd(rng, *shape):
+    return rng.standard_normal(shape).astype(np.float32)
+
+
+def conv_case(root, rng, name, n, c, h, w, m, k, group=1, act=None, weights_const=True, bias=True,
+              **attrs):
+    x = rnd(rng, n, c, h, w)
+    wt = rnd(rng, m, c // group, k[0], k[1]) * 0.3
+    b = rnd(rng, m)
+    ins = [helper.make_tensor_value_info("x", F, list(x.shape))]
+    feeds = {"x": x}
+    inits = []
+    if weights_const:
+        inits.append(numpy_helper.from_array(wt, "w"))
+    else:
+        ins.append(helper.make_tensor_value_info("w", F, list(wt.shape)))
+        feeds["w"] = wt
+    if bias:
+        inits.append(numpy_helper.from_array(b, "b"))
+    conv_in = ["x", "w"] + (["b"] if bias else [])
+    nodes = [helper.make_node("Conv", conv_in, ["y" if act else "z"], group=group,
+                              kernel_shape=list(k), **attrs)]
+    nodes += act_nodes(act, "y", "z", inits)
+    outs = [helper.make_tensor_value_info("z", F, None)]
+    return write_case(root, name, nodes, ins, inits, outs, feeds)
+
+
+def act_nodes(act, src, dst, inits):
+    if not act:
+        return []
+    if act == "Clip":
+        inits += [numpy_helper.from_array(np.array(0, np.float32), "lo"),
+                  numpy_helper.from_array(np.array(6, np.float32), "hi")]
+        return [helper.make_node("Clip", [src, "lo", "hi"], [dst])]
+    if act == "LeakyRelu":
+        return [helper.make_node("LeakyRelu", [src], [dst], alpha=0.1)]
+    return [helper.make_node(act, [src], [dst])]
+
+
+def matmul_case(root, rng, name, ashape, bshape, const_b=True, act=None, bias=False):
+    a = rnd(rng, *ashape)
+    b = rnd(rng, *bshape) * 0.2
+    ins = [helper.make_tensor_value_info("a", F, list(a.shape))]
+    feeds = {"a": a}
+    inits = []
+    if const_b:
+        inits.append(numpy_helper.from_array(b, "b"))
+    else:
+        ins.append(helper.make_tensor_value_info("b", F, list(b.shape)))
+        feeds["b"] = b
+    nodes = [helper.make_node("MatMul", ["a", "b"], ["y" if act else "z"])]
+    nodes += act_nodes(act, "y", "z", inits)
+    outs = [helper.make_tensor_value_info("z", F, None)]
+    return write_case(root, name, nodes, ins, inits, outs, feeds)
+
+
+def gemm_case(root, rng, name, m, n, k, ta=0, tb=0, alpha=1.0, beta=1.0, cshape=None, const_b=True,
+              act=None):
+    a = rnd(rng, *((k, m) if ta else (m, k)))
+    b = rnd(rng, *((n, k) if tb else (k, n))) * 0.2
+    ins = [helper.make_tensor_value_info("a", F, list(a.shape))]
+    feeds = {"a": a}
+    inits = []
+    if const_b:
+        inits.append(numpy_helper.from_array(b, "b"))
+    else:
+        ins.append(helper.make_tensor_value_info("b", F, list(b.shape)))
+        feeds["b"] = b
+    gin = ["a", "b"]
+    if cshape is not None:
+        inits.append(numpy_helper.from_array(rnd(rng, *cshape), "c"))
+        gin.append("c")
+    nodes = [helper.make_node("Gemm", gin, ["y" if act else "z"], transA=ta, transB=tb, alpha=alpha,
+                              beta=beta)]
+    nodes += act_nodes(act, "y", "z", inits)
+    outs = [helper.make_tensor_value_info("z", F, None)]
+    return write_case(root, name, nodes, ins, inits, outs, feeds)
+
+
+def build(root):
+    rng = np.random.default_rng(5)
+    cases = []
+    c = cases.append
+    c(conv_case(root, rng, "conv3x3_pad", 1, 5, 9, 11, 7, (3, 3), pads=[1, 1, 1, 1], act="Relu"))
+    c(conv_case(root, rng, "conv3x3_s2", 2, 6, 13, 10, 30, (3, 3), strides=[2, 2], pads=[1, 0, 1, 2]))
+    c(conv_case(root, rng, "conv_dil", 1, 4, 12, 12, 25, (3, 2), dilations=[2, 3], pads=[2, 1, 0, 3]))
+    c(conv_case(root, rng, "conv_same", 1, 3, 10, 7, 8, (4, 3), auto_pad="SAME_LOWER", strides=[2, 1]))
+    c(conv_case(root, rng, "conv1x1", 1, 300, 7, 7, 50, (1, 1), act="Clip"))
+    c(conv_case(root, rng, "conv1x1_s2", 1, 17, 9, 9, 33, (1, 1), strides=[2, 2]))
+    c(conv_case(root, rng, "conv_big_k", 1, 70, 6, 6, 49, (3, 3), pads=[1, 1, 1, 1], act="LeakyRelu"))
+    c(conv_case(root, rng, "conv_w_input", 1, 8, 8, 8, 26, (3, 3), weights_const=False, bias=False,
+                pads=[0, 1, 0, 1]))
+    c(conv_case(root, rng, "conv_wide", 1, 3, 23, 37, 16, (7, 7), strides=[2, 2], pads=[3, 3, 3, 3]))
+    c(conv_case(root, rng, "dw3x3", 1, 12, 14, 15, 12, (3, 3), group=12, pads=[1, 1, 1, 1],
+                act="Clip"))
+    c(conv_case(root, rng, "dw3x3_s2", 2, 8, 11, 12, 8, (3, 3), group=8, strides=[2, 2],
+                pads=[1, 1, 1, 1]))
+    c(conv_case(root, rng, "dw5x5_nopad", 1, 4, 9, 9, 4, (5, 5), group=4, bias=False))
+    c(conv_case(root, rng, "group2", 1, 8, 7, 7, 6, (3, 3), group=2, pads=[1, 1, 1, 1], act="Relu"))
+    c(matmul_case(root, rng, "mm_const", (3, 37, 300), (300, 70), act="Relu"))
+    c(matmul_case(root, rng, "mm_vec", (300,), (300, 33)))
+    c(matmul_case(root, rng, "mm_batched", (2, 3, 25, 40), (3, 40, 47), const_b=False))
+    c(matmul_case(root, rng, "mm_bcast", (4, 9, 17), (17, 5), const_b=False))
+    c(matmul_case(root, rng, "mm_vec_b", (2, 6, 19), (19,), const_b=False))
+    c(gemm_case(root, rng, "gemm_tb", 5, 70, 513, tb=1, cshape=(70,), act="Relu"))
+    c(gemm_case(root, rng, "gemm_ta_alpha", 26, 33, 20, ta=1, alpha=0.5, beta=2.0, cshape=(26, 1)))
+    c(gemm_case(root, rng, "gemm_full_c", 9, 10, 11, cshape=(9, 10), const_b=False, tb=1))
+    c(gemm_case(root, rng, "gemm_scalar_c", 100, 31, 7, cshape=(1,), beta=0.0))
+    return cases
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--onnxc", required=True)
+    ap.add_argument("--out", default="build/kernel_cases")
+    ap.add_argument("--cpu", default="native,haswell,generic")
+    ap.add_argument("--sanitize", action="store_true")
+    ap.add_argument("--cc", default=None)
+    a = ap.parse_args()
+    cases = build(a.out)
+    env = dict(os.environ)
+    if a.cc:
+        env["CC"] = a.cc
+    bad = 0
+    for cpu in a.cpu.split(","):
+        for d in cases:
+            cmd = [a.onnxc, "check", d, "--cpu", cpu, "--atol", "1e-5"]
+            if a.sanitize:
+                cmd.append("--sanitize")
+            r = subprocess.run(cmd, capture_output=True, text=True, env=env)
+            if r.returncode != 0:
+                bad += 1
+                print(f"FAIL [{cpu}] {os.path.basename(d)}: {(r.stdout + r.stderr).strip()[-600:]}")
+        print(f"--cpu {cpu}: {len(cases)} cases run")
+    print("all passed" if not bad else f"{bad} failures")
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

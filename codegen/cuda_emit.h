@@ -1,0 +1,34 @@
+/* cuda_emit.h - state shared by the files of the CUDA emitter (emit_cuda*.c).
+ *
+ * emit_cuda.c owns the files (NAME.cu, NAME.c host code, NAME.h) and the
+ * fallback kernels (the C target's body in a single-thread kernel);
+ * emit_cuda_kernels.c owns the parallel kernels. Every kernel has the same
+ * parameters as the C target's node function (X<slot>, Y<slot>, S when the
+ * node has scratch) plus `int *onnxc_status`, so one launch path serves both.
+ */
+#ifndef ONNXC_CUDA_EMIT_H
+#define ONNXC_CUDA_EMIT_H
+
+#include "codegen.h"
+
+typedef struct CudaKernel {
+  const Graph *g;
+  const Plan *plan;
+  Diag *d;
+  Buf *cu;                  /* NAME.cu being written */
+  const char *fn;           /* the kernel's name (extern "C") */
+  const char *params;       /* its parameter list, status included */
+  int64_t grid[3];          /* launch configuration chosen by the emitter */
+  int block[3];
+  int shmem;                /* dynamic shared memory bytes */
+} CudaKernel;
+
+/* Emits a parallel kernel for n into k->cu and sets the launch configuration.
+ * Returns 1 when emitted, 0 when the op (or this instance's types/shapes) has
+ * no parallel kernel yet (the caller emits the fallback), -1 after an error. */
+int cuda_emit_parallel(CudaKernel *k, const Node *n);
+
+/* Blocks for a grid-stride loop over n elements with `threads` per block. */
+int64_t cuda_blocks_for(int64_t n, int threads);
+
+#endif

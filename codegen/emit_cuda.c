@@ -1,0 +1,628 @@
+/* emit_cuda.c - the CUDA target: kernels, host code on the driver API, header.
+ *
+ * The same planned graph and memory plan as the C target (emit_c.c): one
+ * device arena with the plan's offsets, caller-owned device inputs and
+ * outputs, weights uploaded once by NAME_init. Output (docs/cuda.md):
+ *   NAME.cu          one extern "C" __global__ kernel per node, named and
+ *                    commented after it: a parallel kernel where
+ *                    emit_cuda_kernels.c has one, else the C target's body
+ *                    (the emitc_<Op> hook) run by a single thread
+ *   NAME.c           host code: NAME_init loads the module (an image from
+ *                    NAME_cuda_image.c, written by the build) and uploads the
+ *                    weights; NAME_run launches the kernels on a stream
+ *   NAME.h           the ABI; NAME_weights.c/.h host copies of the weights
+ * Views and in-place results share storage exactly as in the C target.
+ */
+#include "codegen_internal.h"
+#include "cuda_emit.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+extern const char onnxc_cuda_rt_h_text[];
+
+typedef bool (*EmitFn)(EmitC *, const Node *);
+
+static const EmitFn emit_tab[OP_COUNT_] = {
+#define OP(name, ...) [OP_##name] = emitc_##name,
+#define EW(name, ...) [OP_##name] = emitc_elementwise,
+#include "ops.def"
+#undef OP
+#undef EW
+};
+
+/* Weights live in one device buffer; each at a 256-byte aligned offset. */
+#define WEIGHT_ALIGN 256
+
+typedef struct CudaGen {
+  CGen cg;                  /* names and weights, as the C target has them */
+  int64_t *woff;            /* by weight index: offset in the device weights */
+  int64_t wbytes;           /* device weights, status word excluded */
+  const char **in_param;    /* by graph input: parameter name */
+  const char **kname;       /* kernels in launch order */
+  int n_kernels;
+  int n_parallel;
+} CudaGen;
+
+static bool is_ident(const char *s) {
+  if (!*s || isdigit((unsigned char)*s))
+    return false;
+  for (; *s; s++)
+    if (!isalnum((unsigned char)*s) && *s != '_')
+      return false;
+  return true;
+}
+
+static const char *c_ident(Arena *a, const char *prefix, const char *name, const char **used, int n_used) {
+  Buf b;
+  buf_init(&b);
+  buf_puts(&b, prefix);
+  for (const char *s = name; *s; s++)
+    buf_putc(&b, isalnum((unsigned char)*s) ? *s : '_');
+  const char *base = arena_strdup(a, b.s);
+  buf_free(&b);
+  const char *cand = base;
+  for (int k = 1;; k++) {
+    bool clash = false;
+    for (int i = 0; i < n_used && !clash; i++)
+      clash = strcmp(used[i], cand) == 0;
+    if (!clash)
+      return cand;
+    cand = arena_printf(a, "%s_%d", base, k);
+  }
+}
+
+static int64_t numel_of(const Value *v) {
+  int64_t n = 0;
+  IR_ASSERT(shape_numel(&v->shape, &n));
+  return n;
+}
+
+static int64_t bytes_of(const Value *v) {
+  int64_t b = 0;
+  IR_ASSERT(dtype_bytes(v->dt, numel_of(v), &b));
+  return b;
+}
+
+static const char *ctype_of(const Value *v) { return dtype_ctype(v->dt); }
+
+static int output_slot(const Graph *g, const Value *v) {
+  for (int i = 0; i < g->n_outputs; i++)
+    if (g->outputs[i] == v)
+      return i;
+  return -1;
+}
+
+/* Parameter names as in the C target (in_*, out_*); weights by index. The
+ * "C expression" of a value here is a CUdeviceptr expression in NAME_run. */
+static bool assign_names(CudaGen *cu, Arena *a) {
+  CGen *cg = &cu->cg;
+  const Graph *g = cg->g;
+  cg->cname = arena_alloc(a, (size_t)(g->n_values + 1) * sizeof(char *));
+  const char **used = arena_alloc(a, (size_t)(g->n_inputs + g->n_outputs + 1) * sizeof(char *));
+  int n_used = 0;
+  for (int i = 0; i < g->n_inputs; i++) {
+    const char *id = c_ident(a, "in_", g->inputs[i]->name, used, n_used);
+    used[n_used++] = id;
+    cg->cname[g->inputs[i]->id] = id;
+  }
+  cg->out_param = arena_alloc(a, (size_t)(g->n_outputs + 1) * sizeof(char *));
+  for (int i = 0; i < g->n_outputs; i++) {
+    const char *id = c_ident(a, "out_", g->outputs[i]->name, used, n_used);
+    used[n_used++] = id;
+    cg->out_param[i] = id;
+    const Value *v = g->outputs[i];
+    if (v->kind == VK_NODE && output_slot(g, v) == i)
+      cg->cname[v->id] = id;
+  }
+  int n = 0;
+  for (int i = 0; i < g->n_values; i++) {
+    const Value *v = g->values[i];
+    n += v->kind == VK_CONST && (v->n_uses > 0 || v->is_output);
+  }
+  cg->weights = arena_alloc(a, (size_t)(n + 1) * sizeof(Value *));
+  cg->weight_sym = arena_alloc(a, (size_t)(n + 1) * sizeof(char *));
+  cu->woff = arena_alloc(a, (size_t)(n + 1) * sizeof(int64_t));
+  for (int i = 0; i < g->n_values; i++) {
+    const Value *v = g->values[i];
+    if (v->kind != VK_CONST || !(v->n_uses > 0 || v->is_output))
+      continue;
+    if (!dtype_ctype(v->dt)[0])
+      return diag_error(cg->d, v->n_uses ? v->uses[0] : NULL,
+                        "constant '%s' has element type %s, which the CUDA target does not support",
+                        v->name, dtype_name(v->dt));
+    int w = cg->n_weights++;
+    cg->weight_sym[w] = arena_printf(a, "%s_w%d", cg->o->name, w);
+    cg->weights[w] = v;
+    cu->woff[w] = cu->wbytes;
+    cu->wbytes += (bytes_of(v) + WEIGHT_ALIGN - 1) / WEIGHT_ALIGN * WEIGHT_ALIGN;
+    cg->cname[v->id] = arena_printf(a, "(ctx->w + %lld)", (long long)cu->woff[w]);
+  }
+  cu->in_param = arena_alloc(a, (size_t)(g->n_inputs + 1) * sizeof(char *));
+  for (int i = 0; i < g->n_inputs; i++) {
+    cu->in_param[i] = cg->cname[g->inputs[i]->id];
+    cg->cname[g->inputs[i]->id] = arena_printf(a, "(CUdeviceptr)(uintptr_t)%s", cu->in_param[i]);
+  }
+  for (int i = 0; i < g->n_outputs; i++) {
+    const Value *v = g->outputs[i];
+    if (v->kind == VK_NODE && output_slot(g, v) == i)
+      cg->cname[v->id] = arena_printf(a, "(CUdeviceptr)(uintptr_t)%s", cg->out_param[i]);
+  }
+  return true;
+}
+
+/* Device address of a value in NAME_run: its root's storage plus offset. */
+static const char *dev_expr(const CudaGen *cu, Arena *a, const Value *v) {
+  const Plan *p = cu->cg.plan;
+  const Value *root = v;
+  int64_t sub = 0;
+  if (p->alias && p->alias[v->id] >= 0) {
+    root = cu->cg.g->values[p->alias[v->id]];
+    sub = p->alias_offset ? p->alias_offset[v->id] : 0;
+  }
+  if (cu->cg.cname[root->id])
+    return sub ? arena_printf(a, "%s + %lld", cu->cg.cname[root->id], (long long)sub) : cu->cg.cname[root->id];
+  int64_t off = p->offset[v->id];
+  IR_ASSERT(off >= 0);
+  return arena_printf(a, "a + %lld", (long long)off);
+}
+
+static int64_t scratch_of(const Plan *p, const Node *n) { return p->scratch_size ? p->scratch_size[n->id] : 0; }
+
+static void comment_safe(Buf *b, const char *s) {
+  for (; *s; s++) {
+    if (s[0] == '*' && s[1] == '/') {
+      buf_puts(b, "* /");
+      s++;
+    } else if (*s == '\n' || *s == '\r') {
+      buf_putc(b, ' ');
+    } else {
+      buf_putc(b, *s);
+    }
+  }
+}
+
+static bool check_types(const CudaGen *cu, const Node *n) {
+  for (int i = 0; i < n->n_in; i++)
+    if (n->in[i]->kind != VK_NONE && !dtype_ctype(n->in[i]->dt)[0])
+      return diag_error(cu->cg.d, n, "input %d has element type %s, which the CUDA target does not support",
+                        i, dtype_name(n->in[i]->dt));
+  for (int i = 0; i < n->n_out; i++)
+    if (n->out[i]->kind != VK_NONE && !dtype_ctype(n->out[i]->dt)[0])
+      return diag_error(cu->cg.d, n, "output %d has element type %s, which the CUDA target does not support",
+                        i, dtype_name(n->out[i]->dt));
+  return true;
+}
+
+/* "const float *X0, float *Y0, unsigned char *S, int *onnxc_status" */
+static const char *param_list(Arena *a, const Plan *p, const Node *n, bool with_status) {
+  Buf b;
+  buf_init(&b);
+  for (int i = 0; i < n->n_in; i++)
+    if (ir_has_input(n, i))
+      buf_printf(&b, "%sconst %s *X%d", b.len ? ", " : "", ctype_of(n->in[i]), i);
+  for (int i = 0; i < n->n_out; i++)
+    if (ec_has_output(n, i))
+      buf_printf(&b, "%s%s *Y%d", b.len ? ", " : "", ctype_of(n->out[i]), i);
+  if (scratch_of(p, n) > 0)
+    buf_printf(&b, "%sunsigned char *S", b.len ? ", " : "");
+  if (with_status)
+    buf_printf(&b, "%sint *onnxc_status", b.len ? ", " : "");
+  const char *s = arena_strdup(a, b.s ? b.s : "void");
+  buf_free(&b);
+  return s;
+}
+
+/* The C target's body for n, run by one thread. */
+static bool emit_fallback(CudaGen *cu, Arena *a, const Node *n, const char *fn, Buf *cu_src) {
+  Buf body;
+  buf_init(&body);
+  EmitC e = {cu->cg.g, cu->cg.plan, &body, 0, cu->cg.d, cu->cg.o->name};
+  for (int i = 0; i < n->n_in; i++)
+    if (ir_has_input(n, i))
+      ec_line(&e, "(void)X%d;", i);
+  if (!emit_tab[n->op](&e, n)) {
+    buf_free(&body);
+    if (cu->cg.d->n_errors == 0)
+      diag_error(cu->cg.d, n, "the C emitter failed for this node");
+    return false;
+  }
+  bool scratch = scratch_of(cu->cg.plan, n) > 0;
+  buf_printf(cu_src, "static __device__ int %s_body(%s) {\n%s%s  return ONNXC_OK;\n}\n", fn,
+             param_list(a, cu->cg.plan, n, false), scratch ? "  (void)S;\n" : "", body.s ? body.s : "");
+  buf_printf(cu_src, "/* single thread: no parallel kernel for %s yet */\n", n->op_type);
+  buf_printf(cu_src, "extern \"C\" __global__ void %s(%s) {\n  onnxc_cuda_report(onnxc_status, %s_body(", fn,
+             param_list(a, cu->cg.plan, n, true), fn);
+  bool first = true;
+  for (int i = 0; i < n->n_in; i++)
+    if (ir_has_input(n, i)) {
+      buf_printf(cu_src, "%sX%d", first ? "" : ", ", i);
+      first = false;
+    }
+  for (int i = 0; i < n->n_out; i++)
+    if (ec_has_output(n, i)) {
+      buf_printf(cu_src, "%sY%d", first ? "" : ", ", i);
+      first = false;
+    }
+  if (scratch)
+    buf_printf(cu_src, "%sS", first ? "" : ", ");
+  buf_puts(cu_src, "));\n}\n\n");
+  buf_free(&body);
+  return true;
+}
+
+static void emit_elided(CudaGen *cu, Arena *a, const Node *n, Buf *run) {
+  buf_puts(run, "  /* '");
+  comment_safe(run, n->name);
+  buf_printf(run, "' (%s): ", n->op_type);
+  if (n->op == OP_Concat) {
+    buf_puts(run, "its inputs were written in place, no kernel */\n");
+    return;
+  }
+  buf_puts(run, "a view of ");
+  comment_safe(run, dev_expr(cu, a, n->in[0]));
+  buf_puts(run, ", no kernel */\n");
+}
+
+static bool emit_node(CudaGen *cu, Arena *a, const Node *n, int step, Buf *cu_src, Buf *run) {
+  if (!check_types(cu, n))
+    return false;
+  const Plan *p = cu->cg.plan;
+  if (p->elided && p->elided[n->id]) {
+    emit_elided(cu, a, n, run);
+    return true;
+  }
+  const char *fn = arena_printf(a, "node%d_%s", step, n->op_type);
+  buf_puts(cu_src, "/* node '");
+  comment_safe(cu_src, n->name);
+  buf_printf(cu_src, "' (%s) */\n", n->op_type);
+  CudaKernel k = {cu->cg.g, p, cu->cg.d, cu_src, fn, param_list(a, p, n, true), {1, 1, 1}, {1, 1, 1}, 0};
+  int r = cuda_emit_parallel(&k, n);
+  if (r < 0)
+    return false;
+  if (r == 0) {
+    k.grid[0] = k.grid[1] = k.grid[2] = 1;
+    k.block[0] = k.block[1] = k.block[2] = 1;
+    k.shmem = 0;
+    if (!emit_fallback(cu, a, n, fn, cu_src))
+      return false;
+  }
+  cu->n_parallel += r;
+  int kid = cu->n_kernels++;
+  cu->kname[kid] = fn;
+  buf_puts(run, "  /* '");
+  comment_safe(run, n->name);
+  buf_printf(run, "' (%s) */\n  {\n    CUdeviceptr p[] = {", n->op_type);
+  int np = 0;
+  for (int i = 0; i < n->n_in; i++)
+    if (ir_has_input(n, i))
+      buf_printf(run, "%s%s", np++ ? ", " : "", dev_expr(cu, a, n->in[i]));
+  for (int i = 0; i < n->n_out; i++)
+    if (ec_has_output(n, i))
+      buf_printf(run, "%s%s", np++ ? ", " : "", dev_expr(cu, a, n->out[i]));
+  if (scratch_of(p, n) > 0)
+    buf_printf(run, "%sa + %lld", np++ ? ", " : "", (long long)p->scratch_offset[n->id]);
+  buf_printf(run, "%sctx->status};\n    void *args[] = {", np++ ? ", " : "");
+  for (int i = 0; i < np; i++)
+    buf_printf(run, "%s&p[%d]", i ? ", " : "", i);
+  buf_printf(run, "};\n    if ((r = cuLaunchKernel(ctx->fn[%d], %lldu, %lldu, %lldu, %d, %d, %d, %d, s, args, NULL)) "
+                  "!= CUDA_SUCCESS)\n      return fail(ctx, r);\n  }\n",
+             kid, (long long)k.grid[0], (long long)k.grid[1], (long long)k.grid[2], k.block[0], k.block[1],
+             k.block[2], k.shmem);
+  return true;
+}
+
+/* Graph outputs that no kernel writes directly: inputs, constants, repeats. */
+static void emit_output_copies(CudaGen *cu, Arena *a, Buf *run) {
+  const Graph *g = cu->cg.g;
+  for (int i = 0; i < g->n_outputs; i++) {
+    const Value *v = g->outputs[i];
+    int slot = output_slot(g, v);
+    if (v->kind == VK_NODE && slot == i)
+      continue;
+    if (bytes_of(v) == 0)
+      continue;
+    const char *src = v->kind == VK_NODE ? arena_printf(a, "(CUdeviceptr)(uintptr_t)%s", cu->cg.out_param[slot])
+                                         : dev_expr(cu, a, v);
+    buf_printf(run, "  /* output '");
+    comment_safe(run, v->name);
+    buf_printf(run, "' */\n  if ((r = cuMemcpyDtoDAsync((CUdeviceptr)(uintptr_t)%s, %s, %lldu, s)) != CUDA_SUCCESS)\n"
+                    "    return fail(ctx, r);\n", cu->cg.out_param[i], src, (long long)bytes_of(v));
+  }
+}
+
+static void upper(const char *nm, char *up, size_t n) {
+  size_t k = 0;
+  for (; nm[k] && k < n - 1; k++)
+    up[k] = (char)toupper((unsigned char)nm[k]);
+  up[k] = 0;
+}
+
+static void run_params(const CudaGen *cu, Buf *b) {
+  const Graph *g = cu->cg.g;
+  for (int i = 0; i < g->n_inputs; i++)
+    buf_printf(b, ", const %s *%s", ctype_of(g->inputs[i]), cu->in_param[i]);
+  for (int i = 0; i < g->n_outputs; i++)
+    buf_printf(b, ", %s *%s", ctype_of(g->outputs[i]), cu->cg.out_param[i]);
+}
+
+static void write_header(const CudaGen *cu, Buf *h) {
+  const Graph *g = cu->cg.g;
+  const char *nm = cu->cg.o->name;
+  char up[256], sb[512];
+  upper(nm, up, sizeof up);
+  buf_printf(h, "/* %s.h - generated by onnxc %s (CUDA target) from %s. Do not edit.\n *\n", nm, ONNXC_VERSION,
+             cu->cg.o->model_path ? cu->cg.o->model_path : "a model");
+  buf_printf(h,
+             " * With a CUDA context current on the calling thread (docs/cuda.md):\n"
+             " *   %s_init(&ctx)   loads the kernels and uploads the weights (once)\n"
+             " *   %s_run(ctx, stream, arena, inputs..., outputs...) enqueues the model on\n"
+             " *       `stream` (a CUstream; NULL: the default stream). arena, inputs and\n"
+             " *       outputs are device pointers; arena holds %s_ARENA_BYTES bytes,\n"
+             " *       aligned to 256. No allocation, no synchronization.\n"
+             " *   %s_status(ctx, stream) waits for the stream and returns what the\n"
+             " *       kernels of the last run reported (ONNXC_ERR_BAD_INDEX...)\n"
+             " *   %s_free(ctx)    releases the module and the weights\n"
+             " * All return 0 (ONNXC_OK) on success; ONNXC_ERR_CUDA when a driver call\n"
+             " * failed, its CUresult then given by %s_cuda_error(ctx).\n",
+             nm, nm, up, nm, nm, nm);
+  for (int i = 0; i < g->n_inputs; i++)
+    buf_printf(h, " *   input  %d: %s %s%s\n", i, g->inputs[i]->name, dtype_name(g->inputs[i]->dt),
+               shape_str(&g->inputs[i]->shape, sb, sizeof sb));
+  for (int i = 0; i < g->n_outputs; i++)
+    buf_printf(h, " *   output %d: %s %s%s\n", i, g->outputs[i]->name, dtype_name(g->outputs[i]->dt),
+               shape_str(&g->outputs[i]->shape, sb, sizeof sb));
+  buf_printf(h, " */\n#ifndef %s_H\n#define %s_H\n\n#include <stdint.h>\n\n#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n",
+             up, up);
+  buf_printf(h, "#define %s_ARENA_BYTES %lld\n", up, (long long)cu->cg.plan->arena_bytes);
+  buf_printf(h, "#define %s_WEIGHT_BYTES %lld\n", up, (long long)cu->wbytes);
+  buf_printf(h, "#define %s_NUM_INPUTS %d\n#define %s_NUM_OUTPUTS %d\n", up, g->n_inputs, up, g->n_outputs);
+  for (int i = 0; i < g->n_inputs; i++)
+    buf_printf(h, "#define %s_INPUT%d_NUMEL %lld\n", up, i, (long long)numel_of(g->inputs[i]));
+  for (int i = 0; i < g->n_outputs; i++)
+    buf_printf(h, "#define %s_OUTPUT%d_NUMEL %lld\n", up, i, (long long)numel_of(g->outputs[i]));
+  buf_printf(h, "\ntypedef struct %s_ctx %s_ctx;\n\n", nm, nm);
+  buf_printf(h, "int %s_init(%s_ctx **ctx);\n", nm, nm);
+  buf_printf(h, "/* Same, loading `image` (a cubin, fatbin or PTX the caller built from %s.cu)\n"
+                " * instead of the embedded ones; NULL: the embedded ones. */\n"
+                "int %s_init_image(%s_ctx **ctx, const void *image);\n", nm, nm, nm);
+  buf_printf(h, "int %s_run(%s_ctx *ctx, void *stream, void *arena", nm, nm);
+  run_params(cu, h);
+  buf_puts(h, ");\n");
+  buf_printf(h, "/* Same, with inputs and outputs as arrays in graph order (for generic callers). */\n"
+                "int %s_run_v(%s_ctx *ctx, void *stream, void *arena, const void *const *inputs, void *const *outputs);\n",
+             nm, nm);
+  buf_printf(h, "int %s_status(%s_ctx *ctx, void *stream);\nint %s_cuda_error(const %s_ctx *ctx);\n"
+                "void %s_free(%s_ctx *ctx);\n", nm, nm, nm, nm, nm, nm);
+  buf_puts(h, "\n#ifdef __cplusplus\n}\n#endif\n\n#endif\n");
+}
+
+/* NAME.c: context, init (image choice, weights), run, status, free. */
+static void write_host(const CudaGen *cu, Buf *c, const Buf *run) {
+  const Graph *g = cu->cg.g;
+  const char *nm = cu->cg.o->name;
+  buf_printf(c, "/* %s.c - generated by onnxc %s (CUDA target, host code) from %s. Do not edit. */\n", nm,
+             ONNXC_VERSION, cu->cg.o->model_path ? cu->cg.o->model_path : "a model");
+  buf_printf(c, "#include <cuda.h>\n#include <stdlib.h>\n#include \"%s.h\"\n#include \"%s_weights.h\"\n"
+                "#include \"onnxc_rt.h\"\n\n", nm, nm);
+  buf_printf(c, "/* Images compiled by NVRTC (%s_cuda_image.c): cubins, then PTX (arch 0). */\n"
+                "extern const int %s_cuda_n_images;\nextern const int %s_cuda_image_arch[];\n"
+                "extern const unsigned char *const %s_cuda_images[];\n\n", nm, nm, nm, nm);
+  buf_printf(c, "#define N_KERNELS %d\n#define WEIGHT_BYTES %lldu\n\n", cu->n_kernels, (long long)cu->wbytes);
+  buf_printf(c, "static const char *const kernel_names[N_KERNELS + 1] = {");
+  for (int i = 0; i < cu->n_kernels; i++)
+    buf_printf(c, "%s\"%s\",", i % 4 ? " " : "\n  ", cu->kname[i]);
+  buf_puts(c, "\n  NULL};\n\n");
+  buf_printf(c, "struct %s_ctx {\n  CUmodule mod;\n  CUfunction fn[N_KERNELS + 1];\n"
+                "  CUdeviceptr weights;  /* the weights, then the status word */\n"
+                "  CUdeviceptr w;        /* == weights */\n  CUdeviceptr status;\n  CUresult err;\n};\n\n", nm);
+  buf_printf(c, "static int fail(%s_ctx *ctx, CUresult r) {\n  ctx->err = r;\n  return ONNXC_ERR_CUDA;\n}\n\n", nm);
+  /* init */
+  buf_printf(c, "static int load_module(%s_ctx *ctx, const void *image) {\n"
+                "  CUdevice dev;\n  int major = 0, minor = 0, i, pass;\n  CUresult r;\n"
+                "  if (image)\n    return (r = cuModuleLoadData(&ctx->mod, image)) == CUDA_SUCCESS ? ONNXC_OK : fail(ctx, r);\n"
+                "  if ((r = cuCtxGetDevice(&dev)) != CUDA_SUCCESS ||\n"
+                "      (r = cuDeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev)) != CUDA_SUCCESS ||\n"
+                "      (r = cuDeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev)) != CUDA_SUCCESS)\n"
+                "    return fail(ctx, r);\n"
+                "  /* The cubin of this exact architecture first, then whatever loads (PTX last). */\n"
+                "  for (pass = 0; pass < 2; pass++)\n"
+                "    for (i = 0; i < %s_cuda_n_images; i++) {\n"
+                "      if (pass == 0 && %s_cuda_image_arch[i] != major * 10 + minor)\n        continue;\n"
+                "      if (cuModuleLoadData(&ctx->mod, %s_cuda_images[i]) == CUDA_SUCCESS)\n        return ONNXC_OK;\n"
+                "    }\n  return ONNXC_ERR_NO_CUDA_IMAGE;\n}\n\n", nm, nm, nm, nm);
+  buf_printf(c, "ONNXC_API int %s_init_image(%s_ctx **out, const void *image) {\n  %s_ctx *ctx;\n  CUresult r;\n"
+                "  int st, i;\n  if (!out)\n    return ONNXC_ERR_NULL_ARG;\n  *out = NULL;\n"
+                "  ctx = (%s_ctx *)calloc(1, sizeof *ctx);\n  if (!ctx)\n    return ONNXC_ERR_NO_MEMORY;\n"
+                "  if ((st = load_module(ctx, image)) != ONNXC_OK) {\n    free(ctx);\n    return st;\n  }\n"
+                "  for (i = 0; i < N_KERNELS; i++)\n"
+                "    if ((r = cuModuleGetFunction(&ctx->fn[i], ctx->mod, kernel_names[i])) != CUDA_SUCCESS)\n"
+                "      goto fail;\n"
+                "  if ((r = cuMemAlloc(&ctx->weights, WEIGHT_BYTES + 256)) != CUDA_SUCCESS)\n    goto fail;\n"
+                "  ctx->w = ctx->weights;\n  ctx->status = ctx->weights + WEIGHT_BYTES;\n"
+                "  if ((r = cuMemsetD32(ctx->status, 0, 1)) != CUDA_SUCCESS)\n    goto fail;\n",
+             nm, nm, nm, nm);
+  for (int w = 0; w < cu->cg.n_weights; w++) {
+    int64_t b = bytes_of(cu->cg.weights[w]);
+    if (b > 0)
+      buf_printf(c, "  if ((r = cuMemcpyHtoD(ctx->w + %lld, %s, %lldu)) != CUDA_SUCCESS)\n    goto fail;\n",
+                 (long long)cu->woff[w], cu->cg.weight_sym[w], (long long)b);
+  }
+  buf_printf(c, "  *out = ctx;\n  return ONNXC_OK;\nfail:\n  st = fail(ctx, r);\n  %s_free(ctx);\n"
+                "  return st;\n}\n\n", nm);
+  buf_printf(c, "ONNXC_API int %s_init(%s_ctx **ctx) { return %s_init_image(ctx, NULL); }\n\n", nm, nm, nm);
+  /* free, status, error */
+  buf_printf(c, "ONNXC_API void %s_free(%s_ctx *ctx) {\n  if (!ctx)\n    return;\n"
+                "  if (ctx->weights)\n    cuMemFree(ctx->weights);\n  if (ctx->mod)\n    cuModuleUnload(ctx->mod);\n"
+                "  free(ctx);\n}\n\n", nm, nm);
+  buf_printf(c, "ONNXC_API int %s_cuda_error(const %s_ctx *ctx) { return ctx ? (int)ctx->err : 0; }\n\n", nm, nm);
+  buf_printf(c, "ONNXC_API int %s_status(%s_ctx *ctx, void *stream) {\n  int st = 0;\n  CUresult r;\n"
+                "  if (!ctx)\n    return ONNXC_ERR_NULL_ARG;\n"
+                "  if ((r = cuStreamSynchronize((CUstream)stream)) != CUDA_SUCCESS ||\n"
+                "      (r = cuMemcpyDtoH(&st, ctx->status, sizeof st)) != CUDA_SUCCESS)\n    return fail(ctx, r);\n"
+                "  return st;\n}\n\n", nm, nm);
+  /* run */
+  buf_printf(c, "ONNXC_API int %s_run(%s_ctx *ctx, void *stream, void *arena", nm, nm);
+  run_params(cu, c);
+  buf_printf(c, ") {\n  CUstream s = (CUstream)stream;\n  CUdeviceptr a = (CUdeviceptr)(uintptr_t)arena;\n  CUresult r;\n"
+                "  if (!ctx || %s", cu->cg.plan->arena_bytes > 0 ? "!arena" : "0");
+  for (int i = 0; i < g->n_inputs; i++)
+    if (numel_of(g->inputs[i]) > 0)
+      buf_printf(c, " || !%s", cu->in_param[i]);
+  for (int i = 0; i < g->n_outputs; i++)
+    if (numel_of(g->outputs[i]) > 0)
+      buf_printf(c, " || !%s", cu->cg.out_param[i]);
+  buf_puts(c, ")\n    return ONNXC_ERR_NULL_ARG;\n  (void)a;\n");
+  for (int i = 0; i < g->n_inputs; i++)
+    buf_printf(c, "  (void)%s;\n", cu->in_param[i]);
+  for (int i = 0; i < g->n_outputs; i++)
+    buf_printf(c, "  (void)%s;\n", cu->cg.out_param[i]);
+  buf_puts(c, "  if ((r = cuMemsetD32Async(ctx->status, 0, 1, s)) != CUDA_SUCCESS)\n    return fail(ctx, r);\n");
+  buf_puts(c, run->s ? run->s : "");
+  buf_puts(c, "  return ONNXC_OK;\n}\n\n");
+  buf_printf(c, "ONNXC_API int %s_run_v(%s_ctx *ctx, void *stream, void *arena, const void *const *inputs, "
+                "void *const *outputs) {\n", nm, nm);
+  if (!g->n_inputs)
+    buf_puts(c, "  (void)inputs;\n");
+  if (!g->n_outputs)
+    buf_puts(c, "  (void)outputs;\n");
+  buf_printf(c, "  return %s_run(ctx, stream, arena", nm);
+  for (int i = 0; i < g->n_inputs; i++)
+    buf_printf(c, ", (const %s *)inputs[%d]", ctype_of(g->inputs[i]), i);
+  for (int i = 0; i < g->n_outputs; i++)
+    buf_printf(c, ", (%s *)outputs[%d]", ctype_of(g->outputs[i]), i);
+  buf_puts(c, ");\n}\n");
+}
+
+static bool write_file(const char *dir, const char *file, const char *text, size_t len, Diag *d) {
+  char path[4096];
+  snprintf(path, sizeof path, "%s/%s", dir, file);
+  FILE *f = fopen(path, "wb");
+  if (!f)
+    return diag_error(d, NULL, "cannot write %s: %s", path, strerror(errno));
+  fwrite(text, 1, len, f);
+  bool ok = !ferror(f);
+  if (fclose(f) != 0)
+    ok = false;
+  if (!ok)
+    return diag_error(d, NULL, "cannot write %s: %s", path, strerror(errno));
+  return true;
+}
+
+/* Host copies of the weights, as the C target writes them (C arrays). */
+static bool write_weights(const CudaGen *cu, const char *dir) {
+  const char *nm = cu->cg.o->name;
+  char path[4096];
+  Buf h;
+  buf_init(&h);
+  buf_printf(&h, "/* %s_weights.h - generated by onnxc %s. Do not edit. */\n#ifndef %s_WEIGHTS_H\n"
+                 "#define %s_WEIGHTS_H\n\n#include \"onnxc_rt.h\"\n\n", nm, ONNXC_VERSION, nm, nm);
+  for (int w = 0; w < cu->cg.n_weights; w++) {
+    const Value *v = cu->cg.weights[w];
+    int64_t n = numel_of(v), st = n;
+    if (dtype_bits(v->dt) < 8)
+      IR_ASSERT(dtype_bytes(v->dt, n, &st));
+    buf_printf(&h, "extern const %s %s[%lld];\n", ctype_of(v), cu->cg.weight_sym[w], (long long)(st ? st : 1));
+  }
+  buf_puts(&h, "\n#endif\n");
+  snprintf(path, sizeof path, "%s_weights.h", nm);
+  bool ok = write_file(dir, path, h.s, h.len, cu->cg.d);
+  buf_free(&h);
+  if (!ok)
+    return false;
+  if (cu->cg.o->weights == WEIGHTS_BLOB) {
+    char bpath[4096], apath[4096];
+    snprintf(bpath, sizeof bpath, "%s/%s_weights.bin", dir, nm);
+    snprintf(path, sizeof path, "%s/%s_weights.S", dir, nm);
+    FILE *bin = fopen(bpath, "wb"), *as = fopen(path, "wb");
+    char *abs = realpath(dir, NULL);
+    snprintf(apath, sizeof apath, "%s/%s_weights.bin", abs ? abs : dir, nm);
+    free(abs);
+    ok = bin && as && weights_write_blob(&cu->cg, bin, as, apath, cu->cg.d);
+    if ((bin && fclose(bin) != 0) || (as && fclose(as) != 0) || !bin || !as)
+      ok = ok && diag_error(cu->cg.d, NULL, "cannot write weights into %s: %s", dir, strerror(errno));
+    return ok;
+  }
+  snprintf(path, sizeof path, "%s/%s_weights.c", dir, nm);
+  FILE *f = fopen(path, "wb");
+  if (!f)
+    return diag_error(cu->cg.d, NULL, "cannot write %s: %s", path, strerror(errno));
+  ok = weights_write_c(&cu->cg, f, cu->cg.d);
+  if (fclose(f) != 0 && ok)
+    ok = diag_error(cu->cg.d, NULL, "cannot write %s: %s", path, strerror(errno));
+  return ok;
+}
+
+bool codegen_cuda(const Graph *g, const Plan *plan, const CodegenOpts *o, const char *dir, Diag *d) {
+  if (!is_ident(o->name))
+    return diag_error(d, NULL, "--name '%s' is not a valid C identifier", o->name);
+  for (int i = 0; i < g->n_inputs; i++)
+    if (!dtype_ctype(g->inputs[i]->dt)[0])
+      return diag_error(d, NULL, "input '%s' has element type %s, which the CUDA target does not support",
+                        g->inputs[i]->name, dtype_name(g->inputs[i]->dt));
+  for (int i = 0; i < g->n_outputs; i++)
+    if (!dtype_ctype(g->outputs[i]->dt)[0])
+      return diag_error(d, NULL, "output '%s' has element type %s, which the CUDA target does not support",
+                        g->outputs[i]->name, dtype_name(g->outputs[i]->dt));
+  for (const Node *n = g->first; n; n = n->next)
+    for (int i = 0; i < n->n_out; i++)
+      if (n->out[i]->kind != VK_NONE && n->out[i]->dyn_dims)
+        return diag_error(d, n, "output %d has a data-dependent extent, which the CUDA target does not "
+                                "support yet", i);
+  Arena *a = arena_new();
+  /* The C target's packed-GEMM fast path (emit_gemm.c) is CPU code: without
+   * scratch, Conv/Gemm/MatMul take their generic form and their weights stay
+   * unpacked, as the CUDA kernels read them. The scratch stays in the arena. */
+  Plan cplan = *plan;
+  if (plan->scratch_size) {
+    int64_t *ss = arena_alloc(a, (size_t)(g->n_node_ids + 1) * sizeof *ss);
+    memcpy(ss, plan->scratch_size, (size_t)g->n_node_ids * sizeof *ss);
+    for (const Node *n = g->first; n; n = n->next)
+      if (n->op == OP_Conv || n->op == OP_Gemm || n->op == OP_MatMul)
+        ss[n->id] = 0;
+    cplan.scratch_size = ss;
+  }
+  plan = &cplan;
+  CudaGen cu;
+  memset(&cu, 0, sizeof cu);
+  cu.cg = (CGen){g, plan, o, d, NULL, NULL, NULL, NULL, 0};
+  cu.kname = arena_alloc(a, (size_t)(g->n_nodes + 1) * sizeof(char *));
+  bool ok = assign_names(&cu, a);
+  Buf src, run, c, h;
+  buf_init(&src);
+  buf_init(&run);
+  buf_init(&c);
+  buf_init(&h);
+  buf_printf(&src, "/* %s.cu - generated by onnxc %s (CUDA target) from %s. Do not edit.\n"
+                   " * One kernel per node, in schedule order; %s.c launches them.\n"
+                   " * Build without onnxc: nvcc -cubin -arch=sm_90 %s.cu (or -fatbin, -ptx). */\n"
+                   "#include \"onnxc_cuda_rt.h\"\n\n",
+             o->name, ONNXC_VERSION, o->model_path ? o->model_path : "a model", o->name, o->name);
+  int step = 0;
+  for (const Node *n = g->first; ok && n; n = n->next)
+    ok = emit_node(&cu, a, n, step++, &src, &run);
+  if (ok) {
+    emit_output_copies(&cu, a, &run);
+    buf_printf(&src, "/* %d kernels, %d of them parallel */\n", cu.n_kernels, cu.n_parallel);
+    write_host(&cu, &c, &run);
+    write_header(&cu, &h);
+    char file[512];
+    snprintf(file, sizeof file, "%s.h", o->name);
+    ok = write_file(dir, file, h.s, h.len, d);
+    snprintf(file, sizeof file, "%s.c", o->name);
+    ok = ok && write_file(dir, file, c.s, c.len, d);
+    snprintf(file, sizeof file, "%s.cu", o->name);
+    ok = ok && write_file(dir, file, src.s, src.len, d);
+    ok = ok && write_file(dir, "onnxc_rt.h", onnxc_rt_h_text, strlen(onnxc_rt_h_text), d);
+    ok = ok && write_file(dir, "onnxc_cuda_rt.h", onnxc_cuda_rt_h_text, strlen(onnxc_cuda_rt_h_text), d);
+    ok = ok && write_weights(&cu, dir);
+  }
+  buf_free(&src);
+  buf_free(&run);
+  buf_free(&c);
+  buf_free(&h);
+  arena_free(a);
+  return ok;
+}

@@ -1,0 +1,697 @@
+/* emit_cuda_kernels.c - the CUDA target's parallel kernels.
+ *
+ *   elementwise   every EW row, from the same templates as the C target
+ *                 (ec_ew_template / ec_expand_expr / ec_ew_load / ec_ew_store):
+ *                 one thread per output element in a grid-stride loop, each
+ *                 operand's broadcast offset unravelled from the flat index
+ *   Gemm, MatMul  16x16 shared-memory tiles, one thread per output element,
+ *                 batches (MatMul broadcasting) on grid z; f32 and f64
+ *   Conv          direct convolution, one thread per output element (any
+ *                 spatial rank, groups, dilations, pads); f32 and f64
+ *   Softmax, LogSoftmax  one block per row: block reductions (max, then sum)
+ *   Transpose     one thread per output element
+ *   ReduceSum/Mean/Max/Min/SumSquare/L1/L2, GlobalAveragePool/MaxPool
+ *                 one block per output element, block reduction (sums in
+ *                 double); f32 and f64
+ * Anything else returns 0 and gets the single-thread fallback (emit_cuda.c).
+ * Shapes are static: extents and strides are baked in as constants.
+ */
+#include "cuda_emit.h"
+#include "gemm.h"
+
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define LL(x) ((long long)(x))
+#define EW_THREADS 256
+#define TILE 16
+#define ROW_THREADS 256
+
+int64_t cuda_blocks_for(int64_t n, int threads) {
+  int64_t b = (n + threads - 1) / threads;
+  return b < 1 ? 1 : b > 65535 ? 65535 : b;
+}
+
+static void kline(CudaKernel *k, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void kline(CudaKernel *k, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  buf_puts(k->cu, "  ");
+  buf_vprintf(k->cu, fmt, ap);
+  buf_putc(k->cu, '\n');
+  va_end(ap);
+}
+
+static void open_kernel(CudaKernel *k, const char *what) {
+  buf_printf(k->cu, "/* %s */\nextern \"C\" __global__ void %s(%s) {\n  (void)onnxc_status;\n", what, k->fn, k->params);
+}
+
+static void close_kernel(CudaKernel *k) { buf_puts(k->cu, "}\n\n"); }
+
+static bool numel(const Value *v, int64_t *n) { return shape_numel(&v->shape, n); }
+
+/* ---- elementwise ------------------------------------------------------------------- */
+
+/* Offset of operand k (right-aligned broadcast against the output) for flat
+ * output index i: "i" when shapes match, else a sum of unravelled coordinates. */
+static void bcast_offset(const Shape *in, const Shape *out, Buf *b) {
+  int64_t ni = 1, no = 1;
+  shape_numel(in, &ni);
+  shape_numel(out, &no);
+  if (ni == no) {
+    buf_puts(b, "i");
+    return;
+  }
+  int r = out->rank, off = r - in->rank;
+  int64_t ostride[IR_MAX_RANK], istride[IR_MAX_RANK];
+  int64_t acc = 1;
+  for (int m = r - 1; m >= 0; m--) {
+    ostride[m] = acc;
+    acc *= out->d[m];
+  }
+  acc = 1;
+  for (int m = r - 1; m >= 0; m--) {
+    int a = m - off;
+    int64_t ext = a >= 0 ? in->d[a] : 1;
+    istride[m] = ext == 1 ? 0 : acc;
+    acc *= ext;
+  }
+  bool any = false;
+  for (int m = 0; m < r; m++) {
+    if (!istride[m])
+      continue;
+    buf_printf(b, "%s", any ? " + " : "");
+    if (m == 0)
+      buf_printf(b, "(i / %lld)", LL(ostride[m]));
+    else if (ostride[m] == 1)
+      buf_printf(b, "(i %% %lld)", LL(out->d[m]));
+    else
+      buf_printf(b, "(i / %lld %% %lld)", LL(ostride[m]), LL(out->d[m]));
+    if (istride[m] != 1)
+      buf_printf(b, " * %lld", LL(istride[m]));
+    any = true;
+  }
+  if (!any)
+    buf_puts(b, "0");
+}
+
+static int emit_elementwise(CudaKernel *k, const Node *n) {
+  const Value *y = n->out[0];
+  int64_t ny;
+  if (!numel(y, &ny))
+    return 0;
+  int nk = n->n_in;
+  if (ir_ops[n->op].max_in >= 0 && nk > EC_EXPR_MAX_OPS)
+    return 0;
+  for (int i = 0; i < nk; i++)
+    if (!ir_has_input(n, i) || dtype_bits(n->in[i]->dt) < 8)
+      return 0;
+  if (dtype_bits(y->dt) < 8)
+    return 0;
+  DType compute = ec_ew_compute_type(n);
+  const char *ct = dtype_ctype(compute), *tmpl = ec_ew_template(n, compute);
+  char buf[64];
+  snprintf(buf, sizeof buf, "elementwise %s: one thread per element", n->op_type);
+  open_kernel(k, buf);
+  k->block[0] = EW_THREADS;
+  k->grid[0] = cuda_blocks_for(ny, EW_THREADS);
+  kline(k, "ONNXC_CUDA_FOR(i, %lld) {", LL(ny));
+  Buf src, ld, ex, st;
+  buf_init(&src);
+  buf_init(&ld);
+  buf_init(&ex);
+  buf_init(&st);
+  char names[EC_EXPR_MAX_OPS][16];
+  const char *ops[EC_EXPR_MAX_OPS];
+  bool ok = true;
+  for (int i = 0; i < nk; i++) {
+    src.len = 0;
+    ld.len = 0;
+    buf_printf(&src, "X%d[", i);
+    bcast_offset(&n->in[i]->shape, &y->shape, &src);
+    buf_putc(&src, ']');
+    ec_ew_load(&ld, n->in[i]->dt, compute, src.s);
+    kline(k, "  const %s a%d = %s;", ct, i, ld.s);
+  }
+  if (ir_ops[n->op].max_in < 0) {
+    kline(k, "  %s r = a0;", ct);
+    ops[0] = "r";
+    ops[1] = names[1];
+    for (int i = 1; i < nk && ok; i++) {
+      snprintf(names[1], sizeof names[1], "a%d", i);
+      ex.len = 0;
+      buf_puts(&ex, "");
+      ok = ec_expand_expr(k->d, n, tmpl, ops, 2, compute, &ex);
+      if (ok)
+        kline(k, "  r = %s;", ex.s);
+    }
+    ex.len = 0;
+    buf_puts(&ex, "");
+    if (n->op == OP_Mean)
+      buf_printf(&ex, "r / (%s)%d", ct, nk);
+    else
+      buf_puts(&ex, "r");
+  } else {
+    for (int i = 0; i < nk; i++) {
+      snprintf(names[i], sizeof names[i], "a%d", i);
+      ops[i] = names[i];
+    }
+    ok = ec_expand_expr(k->d, n, tmpl, ops, nk, compute, &ex);
+  }
+  if (ok) {
+    ec_ew_store(&st, compute, y->dt, ex.s);
+    kline(k, "  Y0[i] = %s;", st.s);
+  }
+  kline(k, "}");
+  close_kernel(k);
+  buf_free(&src);
+  buf_free(&ld);
+  buf_free(&ex);
+  buf_free(&st);
+  return ok ? 1 : -1;
+}
+
+/* ---- Gemm, MatMul ------------------------------------------------------------------ */
+
+typedef struct Mm {
+  DType t;
+  int64_t m, n, k, batch;
+  int64_t sai, sak, sbk, sbj;       /* element strides of A[i,k], B[k,j] */
+  const char *ao, *bo;              /* batch offsets of A and B (in bi) */
+  const char *alpha, *beta;         /* literals, NULL for 1 */
+  bool has_c;
+  int64_t c_si, c_sj;
+  const Node *node;                 /* for its fused activation */
+} Mm;
+
+static void emit_tiled(CudaKernel *k, const Mm *p, const char *what) {
+  const char *ct = dtype_ctype(p->t);
+  open_kernel(k, what);
+  k->block[0] = k->block[1] = TILE;
+  k->grid[0] = (p->n + TILE - 1) / TILE;
+  k->grid[1] = (p->m + TILE - 1) / TILE;
+  k->grid[2] = p->batch;
+  kline(k, "__shared__ %s ta[%d][%d], tb[%d][%d];", ct, TILE, TILE + 1, TILE, TILE + 1);
+  kline(k, "const int64_t bi = blockIdx.z;");
+  kline(k, "const int64_t i = (int64_t)blockIdx.y * %d + threadIdx.y, j = (int64_t)blockIdx.x * %d + threadIdx.x;",
+        TILE, TILE);
+  kline(k, "const %s *pa = X0 + %s;", ct, p->ao);
+  kline(k, "const %s *pb = X1 + %s;", ct, p->bo);
+  kline(k, "%s acc = 0;", ct);
+  kline(k, "(void)bi;");
+  kline(k, "for (int64_t k0 = 0; k0 < %lld; k0 += %d) {", LL(p->k), TILE);
+  kline(k, "  const int64_t ka = k0 + threadIdx.x, kb = k0 + threadIdx.y;");
+  kline(k, "  ta[threadIdx.y][threadIdx.x] = (i < %lld && ka < %lld) ? pa[i * %lld + ka * %lld] : (%s)0;", LL(p->m),
+        LL(p->k), LL(p->sai), LL(p->sak), ct);
+  kline(k, "  tb[threadIdx.y][threadIdx.x] = (kb < %lld && j < %lld) ? pb[kb * %lld + j * %lld] : (%s)0;", LL(p->k),
+        LL(p->n), LL(p->sbk), LL(p->sbj), ct);
+  kline(k, "  __syncthreads();");
+  kline(k, "  for (int kk = 0; kk < %d; kk++)", TILE);
+  kline(k, "    acc += ta[threadIdx.y][kk] * tb[kk][threadIdx.x];");
+  kline(k, "  __syncthreads();");
+  kline(k, "}");
+  kline(k, "if (i < %lld && j < %lld) {", LL(p->m), LL(p->n));
+  Buf e;
+  buf_init(&e);
+  if (p->alpha)
+    buf_printf(&e, "%s * acc", p->alpha);
+  else
+    buf_puts(&e, "acc");
+  if (p->has_c)
+    buf_printf(&e, " + %s%sX2[i * %lld + j * %lld]", p->beta ? p->beta : "", p->beta ? " * " : "", LL(p->c_si),
+               LL(p->c_sj));
+  kline(k, "  const %s r = %s;", ct, e.s);
+  Buf act; /* the fused activation, if any (passes/fuse_epilogue.c) */
+  buf_init(&act);
+  gemm_act_expr(p->node, "r", &act);
+  kline(k, "  Y0[bi * %lld + i * %lld + j] = %s;", LL(p->m * p->n), LL(p->n), act.s);
+  buf_free(&act);
+  buf_free(&e);
+  kline(k, "}");
+  close_kernel(k);
+}
+
+static const char *coef_lit(const Node *n, const char *name, DType t, char *buf, size_t len) {
+  double v = ir_attr_float(n, name, 1.0f);
+  if (v == 1.0)
+    return NULL;
+  return ec_literal(t, v, buf, len);
+}
+
+static int emit_gemm(CudaKernel *k, const Node *n) {
+  const Shape *ys = &n->out[0]->shape, *as = &n->in[0]->shape;
+  DType t = n->in[0]->dt;
+  if ((t != DT_F32 && t != DT_F64) || ys->d[0] == 0 || ys->d[1] == 0)
+    return 0;
+  Mm p;
+  memset(&p, 0, sizeof p);
+  p.node = n;
+  p.t = t;
+  p.m = ys->d[0];
+  p.n = ys->d[1];
+  bool ta = ir_attr_int(n, "transA", 0) == 1, tb = ir_attr_int(n, "transB", 0) == 1;
+  p.k = as->d[ta ? 0 : 1];
+  p.sai = ta ? 1 : p.k;
+  p.sak = ta ? p.m : 1;
+  p.sbk = tb ? 1 : p.n;
+  p.sbj = tb ? p.k : 1;
+  p.ao = p.bo = "0";
+  p.batch = 1;
+  if ((p.m + TILE - 1) / TILE > 65535)
+    return 0;
+  char al[64], be[64];
+  p.alpha = coef_lit(n, "alpha", t, al, sizeof al);
+  p.beta = coef_lit(n, "beta", t, be, sizeof be);
+  p.has_c = ir_has_input(n, 2) && ir_attr_float(n, "beta", 1.0f) != 0.0f;
+  if (p.has_c) {
+    const Shape *cs = &n->in[2]->shape;
+    int64_t cm = cs->rank == 2 ? cs->d[0] : 1, cn = cs->rank >= 1 ? cs->d[cs->rank - 1] : 1;
+    p.c_si = cm == 1 ? 0 : cn;
+    p.c_sj = cn == 1 ? 0 : 1;
+  }
+  emit_tiled(k, &p, "Gemm: 16x16 shared-memory tiles");
+  return 1;
+}
+
+/* Offset of one operand's matrix for output batch index bi (see emit_matmul.c). */
+static void batch_offset(const int64_t *dims, int rank, const int64_t *ob, int nb, int64_t mat, Buf *out) {
+  int64_t stride = mat, ostride = 1;
+  bool any = false, plain = true;
+  Buf terms;
+  buf_init(&terms);
+  for (int d = nb - 1; d >= 0; d--) {
+    int ad = d - (nb - rank);
+    int64_t ext = ad >= 0 ? dims[ad] : 1;
+    if (ext == ob[d] && ob[d] != 1) {
+      buf_printf(&terms, "%s(bi / %lld %% %lld) * %lld", any ? " + " : "", LL(ostride), LL(ob[d]), LL(stride));
+      any = true;
+    }
+    if (ext != ob[d])
+      plain = false;
+    stride *= ext;
+    ostride *= ob[d];
+  }
+  if (plain)
+    buf_printf(out, "bi * %lld", LL(mat));
+  else
+    buf_puts(out, any ? terms.s : "0");
+  buf_free(&terms);
+}
+
+static int emit_matmul(CudaKernel *k, const Node *n) {
+  const Shape *as = &n->in[0]->shape, *bs = &n->in[1]->shape, *ys = &n->out[0]->shape;
+  DType t = n->in[0]->dt;
+  int64_t ny;
+  if ((t != DT_F32 && t != DT_F64) || !shape_numel(ys, &ny) || ny == 0)
+    return 0;
+  Mm p;
+  memset(&p, 0, sizeof p);
+  p.node = n;
+  p.t = t;
+  p.m = as->rank >= 2 ? as->d[as->rank - 2] : 1;
+  p.k = as->d[as->rank - 1];
+  p.n = bs->rank >= 2 ? bs->d[bs->rank - 1] : 1;
+  p.sai = p.k;
+  p.sak = 1;
+  p.sbk = p.n;
+  p.sbj = 1;
+  int nb = ys->rank - (as->rank >= 2) - (bs->rank >= 2);
+  p.batch = 1;
+  for (int i = 0; i < nb; i++)
+    p.batch *= ys->d[i];
+  if (p.batch > 65535 || (p.m + TILE - 1) / TILE > 65535)
+    return 0;
+  Buf ao, bo;
+  buf_init(&ao);
+  buf_init(&bo);
+  batch_offset(as->d, as->rank >= 2 ? as->rank - 2 : 0, ys->d, nb, p.m * p.k, &ao);
+  batch_offset(bs->d, bs->rank >= 2 ? bs->rank - 2 : 0, ys->d, nb, p.k * p.n, &bo);
+  p.ao = ao.s;
+  p.bo = bo.s;
+  emit_tiled(k, &p, "MatMul: 16x16 shared-memory tiles, batches on grid z");
+  buf_free(&ao);
+  buf_free(&bo);
+  return 1;
+}
+
+/* ---- Conv -------------------------------------------------------------------------- */
+
+static void ints_or(const Node *n, const char *name, int want, int64_t dflt, int64_t *out) {
+  int cnt;
+  const int64_t *v = ir_attr_ints(n, name, &cnt);
+  for (int i = 0; i < want; i++)
+    out[i] = v && cnt == want ? v[i] : dflt;
+}
+
+static int emit_conv(CudaKernel *k, const Node *n) {
+  const Shape *xs = &n->in[0]->shape, *ws = &n->in[1]->shape, *ys = &n->out[0]->shape;
+  DType t = n->in[0]->dt;
+  int64_t ny;
+  if ((t != DT_F32 && t != DT_F64) || !shape_numel(ys, &ny) || ny == 0 || xs->rank < 3)
+    return 0;
+  int r = xs->rank - 2;
+  int64_t kk[IR_MAX_RANK], s[IR_MAX_RANK], dil[IR_MAX_RANK], pb[IR_MAX_RANK], pads[2 * IR_MAX_RANK];
+  for (int i = 0; i < r; i++)
+    kk[i] = ws->d[2 + i];
+  ints_or(n, "strides", r, 1, s);
+  ints_or(n, "dilations", r, 1, dil);
+  ints_or(n, "pads", 2 * r, 0, pads);
+  const char *ap = ir_attr_str(n, "auto_pad", "NOTSET");
+  bool upper = strcmp(ap, "SAME_UPPER") == 0, lower = strcmp(ap, "SAME_LOWER") == 0;
+  for (int i = 0; i < r; i++) {
+    if (upper || lower) {
+      int64_t total = (ys->d[2 + i] - 1) * s[i] + (kk[i] - 1) * dil[i] + 1 - xs->d[2 + i];
+      if (total < 0)
+        total = 0;
+      pb[i] = upper ? total / 2 : total - total / 2;
+    } else if (strcmp(ap, "VALID") == 0) {
+      pb[i] = 0;
+    } else {
+      pb[i] = pads[i];
+    }
+  }
+  int64_t group = ir_attr_int(n, "group", 1), cg = ws->d[1], mg = ys->d[1] / group;
+  const char *ct = dtype_ctype(t);
+  open_kernel(k, "Conv: direct, one thread per output element");
+  k->block[0] = EW_THREADS;
+  k->grid[0] = cuda_blocks_for(ny, EW_THREADS);
+  kline(k, "ONNXC_CUDA_FOR(i, %lld) {", LL(ny));
+  /* Unravel i into (nb, m, o0..o{r-1}). */
+  kline(k, "  int64_t rest = i;");
+  for (int d = r - 1; d >= 0; d--) {
+    kline(k, "  const int64_t o%d = rest %% %lld;", d, LL(ys->d[2 + d]));
+    kline(k, "  rest /= %lld;", LL(ys->d[2 + d]));
+  }
+  kline(k, "  const int64_t m = rest %% %lld, nb = rest / %lld;", LL(ys->d[1]), LL(ys->d[1]));
+  kline(k, "  const int64_t g = m / %lld;", LL(mg));
+  kline(k, "  %s acc = %s;", ct, ir_has_input(n, 2) ? "X2[m]" : "0");
+  kline(k, "  for (int64_t c = 0; c < %lld; c++) {", LL(cg));
+  int64_t xplane = 1;
+  for (int d = 0; d < r; d++)
+    xplane *= xs->d[2 + d];
+  kline(k, "    const %s *xp = X0 + (nb * %lld + g * %lld + c) * %lld;", ct, LL(xs->d[1]), LL(cg), LL(xplane));
+  int64_t wplane = 1;
+  for (int d = 0; d < r; d++)
+    wplane *= kk[d];
+  kline(k, "    const %s *wp = X1 + (m * %lld + c) * %lld;", ct, LL(cg), LL(wplane));
+  Buf xi, wi;
+  buf_init(&xi);
+  buf_init(&wi);
+  for (int d = 0; d < r; d++) {
+    int ind = 4 + 2 * d;
+    kline(k, "%*sfor (int64_t k%d = 0; k%d < %lld; k%d++) {", ind, "", d, d, LL(kk[d]), d);
+    kline(k, "%*s  const int64_t x%d = o%d * %lld + k%d * %lld - %lld;", ind, "", d, d, LL(s[d]), d, LL(dil[d]),
+          LL(pb[d]));
+    kline(k, "%*s  if (x%d < 0 || x%d >= %lld) continue;", ind, "", d, d, LL(xs->d[2 + d]));
+    if (d == 0) {
+      buf_printf(&xi, "x0");
+      buf_printf(&wi, "k0");
+    } else {
+      Buf t2;
+      buf_init(&t2);
+      buf_printf(&t2, "(%s) * %lld + x%d", xi.s, LL(xs->d[2 + d]), d);
+      buf_free(&xi);
+      xi = t2;
+      buf_init(&t2);
+      buf_printf(&t2, "(%s) * %lld + k%d", wi.s, LL(kk[d]), d);
+      buf_free(&wi);
+      wi = t2;
+    }
+  }
+  kline(k, "%*sacc += xp[%s] * wp[%s];", 6 + 2 * (r - 1), "", xi.s, wi.s);
+  for (int d = r - 1; d >= 0; d--)
+    kline(k, "%*s}", 4 + 2 * d, "");
+  kline(k, "  }");
+  Buf act; /* the fused activation, if any (passes/fuse_epilogue.c) */
+  buf_init(&act);
+  gemm_act_expr(n, "acc", &act);
+  kline(k, "  Y0[i] = %s;", act.s);
+  buf_free(&act);
+  kline(k, "}");
+  close_kernel(k);
+  buf_free(&xi);
+  buf_free(&wi);
+  return 1;
+}
+
+/* ---- Softmax, LogSoftmax ------------------------------------------------------------ */
+
+static int64_t prod(const Shape *s, int from, int to) {
+  int64_t p = 1;
+  for (int i = from; i < to; i++)
+    p *= s->d[i];
+  return p;
+}
+
+static int emit_softmax(CudaKernel *k, const Node *n, bool log) {
+  const Shape *xs = &n->in[0]->shape;
+  DType t = n->in[0]->dt;
+  int64_t nx;
+  if ((t != DT_F32 && t != DT_F64) || !shape_numel(xs, &nx) || nx == 0)
+    return 0;
+  bool opset13 = n->g->opset >= 13;
+  int ax;
+  if (!shape_axis(ir_attr_int(n, "axis", opset13 ? -1 : 1), xs->rank, &ax))
+    return 0;
+  int64_t outer = prod(xs, 0, ax);
+  int64_t len = opset13 ? xs->d[ax] : prod(xs, ax, xs->rank);
+  int64_t inner = opset13 ? prod(xs, ax + 1, xs->rank) : 1;
+  int64_t rows = outer * inner;
+  if (rows > 2147483647)
+    return 0;
+  const char *ct = dtype_ctype(t), *f = t == DT_F64 ? "" : "f";
+  open_kernel(k, log ? "LogSoftmax: one block per row, block reductions"
+                     : "Softmax: one block per row, block reductions");
+  k->block[0] = ROW_THREADS;
+  k->grid[0] = rows;
+  kline(k, "__shared__ %s red[%d];", ct, ROW_THREADS);
+  kline(k, "const int64_t row = blockIdx.x, o = row / %lld, in = row %% %lld;", LL(inner), LL(inner));
+  kline(k, "const %s *x = X0 + o * %lld + in;", ct, LL(len * inner));
+  kline(k, "%s *y = Y0 + o * %lld + in;", ct, LL(len * inner));
+  kline(k, "%s v = -INFINITY;", ct);
+  kline(k, "for (int64_t j = threadIdx.x; j < %lld; j += blockDim.x)", LL(len));
+  kline(k, "  v = fmax%s(v, x[j * %lld]);", f, LL(inner));
+  kline(k, "red[threadIdx.x] = v;");
+  kline(k, "__syncthreads();");
+  kline(k, "for (int h = blockDim.x / 2; h > 0; h /= 2) {");
+  kline(k, "  if ((int)threadIdx.x < h) red[threadIdx.x] = fmax%s(red[threadIdx.x], red[threadIdx.x + h]);", f);
+  kline(k, "  __syncthreads();");
+  kline(k, "}");
+  kline(k, "const %s mx = red[0];", ct);
+  kline(k, "__syncthreads();");
+  kline(k, "v = 0;");
+  kline(k, "for (int64_t j = threadIdx.x; j < %lld; j += blockDim.x)", LL(len));
+  kline(k, "  v += exp%s(x[j * %lld] - mx);", f, LL(inner));
+  kline(k, "red[threadIdx.x] = v;");
+  kline(k, "__syncthreads();");
+  kline(k, "for (int h = blockDim.x / 2; h > 0; h /= 2) {");
+  kline(k, "  if ((int)threadIdx.x < h) red[threadIdx.x] += red[threadIdx.x + h];");
+  kline(k, "  __syncthreads();");
+  kline(k, "}");
+  kline(k, "const %s sum = red[0];", ct);
+  if (log) {
+    kline(k, "const %s ls = log%s(sum);", ct, f);
+    kline(k, "for (int64_t j = threadIdx.x; j < %lld; j += blockDim.x)", LL(len));
+    kline(k, "  y[j * %lld] = x[j * %lld] - mx - ls;", LL(inner), LL(inner));
+  } else {
+    kline(k, "for (int64_t j = threadIdx.x; j < %lld; j += blockDim.x)", LL(len));
+    kline(k, "  y[j * %lld] = exp%s(x[j * %lld] - mx) / sum;", LL(inner), f, LL(inner));
+  }
+  close_kernel(k);
+  return 1;
+}
+
+/* ---- Transpose ----------------------------------------------------------------------- */
+
+static int emit_transpose(CudaKernel *k, const Node *n) {
+  const Shape *xs = &n->in[0]->shape, *ys = &n->out[0]->shape;
+  int64_t ny;
+  int r = xs->rank, cnt;
+  if (dtype_bits(n->in[0]->dt) < 8 || !shape_numel(ys, &ny) || ny == 0 || r == 0)
+    return 0;
+  int64_t perm[IR_MAX_RANK], xstride[IR_MAX_RANK];
+  const int64_t *pa = ir_attr_ints(n, "perm", &cnt);
+  for (int i = 0; i < r; i++)
+    perm[i] = pa && cnt == r ? pa[i] : r - 1 - i;
+  int64_t acc = 1;
+  for (int i = r - 1; i >= 0; i--) {
+    xstride[i] = acc;
+    acc *= xs->d[i];
+  }
+  open_kernel(k, "Transpose: one thread per output element");
+  k->block[0] = EW_THREADS;
+  k->grid[0] = cuda_blocks_for(ny, EW_THREADS);
+  kline(k, "ONNXC_CUDA_FOR(i, %lld) {", LL(ny));
+  kline(k, "  int64_t rest = i, src = 0;");
+  for (int d = r - 1; d >= 0; d--) {
+    if (ys->d[d] == 1)
+      continue;
+    kline(k, "  src += (rest %% %lld) * %lld;", LL(ys->d[d]), LL(xstride[perm[d]]));
+    kline(k, "  rest /= %lld;", LL(ys->d[d]));
+  }
+  kline(k, "  Y0[i] = X0[src];");
+  kline(k, "}");
+  close_kernel(k);
+  return 1;
+}
+
+/* ---- Reduce* (f32/f64): one block per output element ---------------------------------- */
+
+/* Reduced axes as inference found them (see emit_reduce.c); false when not static. */
+static bool reduce_mask(const Node *n, int rank, bool *mask, bool *noop) {
+  int64_t axes[IR_MAX_RANK];
+  int count = 0;
+  bool input_form = ir_has_input(n, 1) || n->g->opset >= (n->op == OP_ReduceSum ? 13 : 18);
+  if (ir_has_input(n, 1)) {
+    const Value *a = n->in[1];
+    if (a->kind != VK_CONST || a->konst->numel > IR_MAX_RANK)
+      return false;
+    for (int64_t i = 0; i < a->konst->numel; i++)
+      axes[count++] = ((const int64_t *)a->konst->data)[i];
+  } else {
+    const int64_t *a = ir_attr_ints(n, "axes", &count);
+    if (count > IR_MAX_RANK)
+      return false;
+    if (count)
+      memcpy(axes, a, (size_t)count * sizeof *axes);
+  }
+  *noop = count == 0 && input_form && ir_attr_int(n, "noop_with_empty_axes", 0) != 0;
+  for (int i = 0; i < rank; i++)
+    mask[i] = count == 0 && !*noop;
+  for (int i = 0; i < count; i++) {
+    int ax;
+    if (!shape_axis(axes[i], rank, &ax))
+      return false;
+    mask[ax] = true;
+  }
+  return true;
+}
+
+static int emit_reduce(CudaKernel *k, const Node *n) {
+  const Shape *xs = &n->in[0]->shape;
+  DType t = n->in[0]->dt;
+  bool mask[IR_MAX_RANK], noop = false;
+  int64_t nx, ny;
+  bool global = n->op == OP_GlobalAveragePool || n->op == OP_GlobalMaxPool;
+  if (global)
+    for (int i = 0; i < xs->rank; i++)
+      mask[i] = i >= 2; /* the spatial dims */
+  if ((t != DT_F32 && t != DT_F64) || !shape_numel(xs, &nx) || !shape_numel(&n->out[0]->shape, &ny) || nx == 0 ||
+      ny == 0 || ny > 2147483647 || (!global && (!reduce_mask(n, xs->rank, mask, &noop) || noop)))
+    return 0;
+  bool mx = n->op == OP_ReduceMax || n->op == OP_GlobalMaxPool, mn = n->op == OP_ReduceMin;
+  const char *term = "v", *fin = "a";
+  switch (n->op) {
+  case OP_ReduceSum: break;
+  case OP_ReduceMax: break;
+  case OP_ReduceMin: break;
+  case OP_GlobalMaxPool: break;
+  case OP_GlobalAveragePool:
+  case OP_ReduceMean: fin = "a / (double)COUNT"; break;
+  case OP_ReduceSumSquare: term = "v * v"; break;
+  case OP_ReduceL1: term = "fabs(v)"; break;
+  case OP_ReduceL2: term = "v * v"; fin = "sqrt(a)"; break;
+  default: return 0;
+  }
+  int64_t count = nx / ny, stride[IR_MAX_RANK], acc = 1;
+  for (int i = xs->rank - 1; i >= 0; i--) {
+    stride[i] = acc;
+    acc *= xs->d[i];
+  }
+  /* Max/Min compare in the input type and keep NaN; the sums accumulate in double. */
+  const char *ct = mx || mn ? dtype_ctype(t) : "double";
+  char init[64];
+  if (mx || mn)
+    snprintf(init, sizeof init, "(%s)(%sINFINITY)", ct, mx ? "-" : "");
+  else
+    snprintf(init, sizeof init, "0.0");
+  char buf[96];
+  snprintf(buf, sizeof buf, "%s: one block per output element, block reduction", n->op_type);
+  open_kernel(k, buf);
+  k->block[0] = ROW_THREADS;
+  k->grid[0] = ny;
+  kline(k, "__shared__ %s red[%d];", ct, ROW_THREADS);
+  kline(k, "int64_t q = blockIdx.x, base = 0;");
+  for (int d = xs->rank - 1; d >= 0; d--)
+    if (!mask[d] && xs->d[d] != 1) {
+      kline(k, "base += (q %% %lld) * %lld;", LL(xs->d[d]), LL(stride[d]));
+      kline(k, "q /= %lld;", LL(xs->d[d]));
+    }
+  kline(k, "%s a = %s;", ct, init);
+  kline(k, "for (int64_t r = threadIdx.x; r < %lld; r += blockDim.x) {", LL(count));
+  kline(k, "  int64_t off = base, t = r;");
+  for (int d = xs->rank - 1; d >= 0; d--)
+    if (mask[d] && xs->d[d] != 1) {
+      kline(k, "  off += (t %% %lld) * %lld;", LL(xs->d[d]), LL(stride[d]));
+      kline(k, "  t /= %lld;", LL(xs->d[d]));
+    }
+  kline(k, "  const %s v = (%s)X0[off];", ct, ct);
+  if (mx || mn)
+    kline(k, "  a = (v %s a || v != v) ? v : a;", mx ? ">" : "<");
+  else
+    kline(k, "  a += %s;", term);
+  kline(k, "}");
+  kline(k, "red[threadIdx.x] = a;");
+  kline(k, "__syncthreads();");
+  kline(k, "for (int h = blockDim.x / 2; h > 0; h /= 2) {");
+  kline(k, "  if ((int)threadIdx.x < h) {");
+  kline(k, "    const %s v = red[threadIdx.x + h];", ct);
+  if (mx || mn)
+    kline(k, "    red[threadIdx.x] = (v %s red[threadIdx.x] || v != v) ? v : red[threadIdx.x];", mx ? ">" : "<");
+  else
+    kline(k, "    red[threadIdx.x] += v;");
+  kline(k, "  }");
+  kline(k, "  __syncthreads();");
+  kline(k, "}");
+  kline(k, "if (threadIdx.x == 0) {");
+  kline(k, "  const %s a0 = red[0];", ct);
+  Buf f;
+  buf_init(&f);
+  for (const char *p = fin; *p; p++) {
+    if (strncmp(p, "COUNT", 5) == 0) {
+      buf_printf(&f, "%lld", LL(count));
+      p += 4;
+    } else if (*p == 'a' && (p == fin || p[-1] == '(') && !isalnum((unsigned char)p[1])) {
+      buf_puts(&f, "a0");
+    } else {
+      buf_putc(&f, *p);
+    }
+  }
+  kline(k, "  Y0[blockIdx.x] = (%s)(%s);", dtype_ctype(t), f.s);
+  buf_free(&f);
+  kline(k, "}");
+  close_kernel(k);
+  return 1;
+}
+
+int cuda_emit_parallel(CudaKernel *k, const Node *n) {
+  if (ir_ops[n->op].expr)
+    return emit_elementwise(k, n);
+  switch (n->op) {
+  case OP_Gemm:
+    return emit_gemm(k, n);
+  case OP_MatMul:
+    return emit_matmul(k, n);
+  case OP_Conv:
+    return emit_conv(k, n);
+  case OP_Softmax:
+    return emit_softmax(k, n, false);
+  case OP_LogSoftmax:
+    return emit_softmax(k, n, true);
+  case OP_Transpose:
+    return emit_transpose(k, n);
+  case OP_ReduceSum:
+  case OP_ReduceMean:
+  case OP_ReduceMax:
+  case OP_ReduceMin:
+  case OP_ReduceSumSquare:
+  case OP_ReduceL1:
+  case OP_ReduceL2:
+  case OP_GlobalAveragePool:
+  case OP_GlobalMaxPool:
+    return emit_reduce(k, n);
+  default:
+    return 0;
+  }
+}

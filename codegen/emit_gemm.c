@@ -1,0 +1,758 @@
+/* emit_gemm.c - packed, register-blocked float32 GEMM for Conv, Gemm and MatMul.
+ *
+ * Goto/BLIS blocking with every extent baked in: jc over N by GEMM_NC, pc
+ * over K by GEMM_KC (the right operand's KC x NC block is packed into
+ * scratch, or was packed at compile time when it is a weight), ic over M by
+ * GEMM_MC (the left block likewise), then MR x NR register tiles computed by
+ * one micro-kernel per model (gemm_prelude). The kernel is chosen by the C
+ * compiler's predefined macros: AVX-512F (8 x 32, 16 zmm accumulators),
+ * AVX2 + FMA (6 x 16, 12 ymm), else portable C (4 x 16), so firmware builds
+ * take the portable path and stay -std=c99 -pedantic clean. Accumulators are
+ * named variables: gcc keeps an accumulator array in memory.
+ * Convolution is an implicit GEMM: Y[M, OH*OW] = W[M, C*KH*KW] x cols, whose
+ * columns are gathered straight from a zero-padded copy of the image through
+ * a table of each output pixel's input offset (no bounds checks); a 1x1,
+ * stride-1, unpadded conv is a plain product with the image. Bias, Gemm's
+ * alpha/beta/C and the fused activation are applied to each finished tile
+ * while it is in L1. Edge tiles go through a small stack buffer.
+ */
+#include "gemm.h"
+
+#include <math.h>
+#include <string.h>
+
+#define LL(x) ((long long)(x))
+
+/* In parts: ISO C99 only promises string literals of 4095 characters. */
+static const char *const prelude[] = {
+    "/* Packed GEMM micro-kernels: C[MR x NR] (+)= A panel (24 floats per k) x\n"
+    " * B panel (32 floats per k); then + rb[row] and + cb[col] when given, and\n"
+    " * act 1: max(x, 0) (NaN -> 0, as Relu), act 2: min(hi, max(lo, x)) (as Clip).\n"
+    " * One is compiled, chosen by the target's macros. */\n"
+    "#if defined(__AVX512F__)\n"
+    "#include <immintrin.h>\n"
+    "#define ONNXC_MR 8\n"
+    "#define ONNXC_NR 32\n"
+    "#define ONNXC_ROW(i) x = _mm512_set1_ps(a[i]); \\\n"
+    "  c##i##0 = _mm512_fmadd_ps(x, b0, c##i##0); c##i##1 = _mm512_fmadd_ps(x, b1, c##i##1)\n"
+    "#define ONNXC_PUT(i) if (acc) { \\\n"
+    "    c##i##0 = _mm512_add_ps(c##i##0, _mm512_loadu_ps(c + (i) * ldc)); \\\n"
+    "    c##i##1 = _mm512_add_ps(c##i##1, _mm512_loadu_ps(c + (i) * ldc + 16)); } \\\n"
+    "  if (rb) { x = _mm512_set1_ps(rb[i]); \\\n"
+    "    c##i##0 = _mm512_add_ps(c##i##0, x); c##i##1 = _mm512_add_ps(c##i##1, x); } \\\n"
+    "  if (cb) { c##i##0 = _mm512_add_ps(c##i##0, _mm512_loadu_ps(cb)); \\\n"
+    "    c##i##1 = _mm512_add_ps(c##i##1, _mm512_loadu_ps(cb + 16)); } \\\n"
+    "  if (act == 1) { c##i##0 = _mm512_max_ps(c##i##0, _mm512_setzero_ps()); \\\n"
+    "    c##i##1 = _mm512_max_ps(c##i##1, _mm512_setzero_ps()); } \\\n"
+    "  else if (act == 2) { c##i##0 = _mm512_min_ps(h, _mm512_max_ps(l, c##i##0)); \\\n"
+    "    c##i##1 = _mm512_min_ps(h, _mm512_max_ps(l, c##i##1)); } \\\n"
+    "  _mm512_storeu_ps(c + (i) * ldc, c##i##0); _mm512_storeu_ps(c + (i) * ldc + 16, c##i##1)\n",
+    "static void onnxc_ukr(long kc, const float *a, const float *b, float *c, long ldc, int acc,\n"
+    "                      const float *rb, const float *cb, int act, float lo, float hi) {\n"
+    "  __m512 c00 = _mm512_setzero_ps(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00,\n"
+    "         c30 = c00, c31 = c00, c40 = c00, c41 = c00, c50 = c00, c51 = c00, c60 = c00,\n"
+    "         c61 = c00, c70 = c00, c71 = c00, x;\n"
+    "  const __m512 l = _mm512_set1_ps(lo), h = _mm512_set1_ps(hi);\n"
+    "  long k;\n"
+    "  for (k = 0; k < kc; k++) {\n"
+    "    const __m512 b0 = _mm512_loadu_ps(b), b1 = _mm512_loadu_ps(b + 16);\n"
+    "    ONNXC_ROW(0); ONNXC_ROW(1); ONNXC_ROW(2); ONNXC_ROW(3);\n"
+    "    ONNXC_ROW(4); ONNXC_ROW(5); ONNXC_ROW(6); ONNXC_ROW(7);\n"
+    "    a += 24;\n"
+    "    b += 32;\n"
+    "  }\n"
+    "  ONNXC_PUT(0); ONNXC_PUT(1); ONNXC_PUT(2); ONNXC_PUT(3);\n"
+    "  ONNXC_PUT(4); ONNXC_PUT(5); ONNXC_PUT(6); ONNXC_PUT(7);\n"
+    "}\n"
+    ,
+    "#elif defined(__AVX2__) && defined(__FMA__)\n"
+    "#include <immintrin.h>\n"
+    "#define ONNXC_MR 6\n"
+    "#define ONNXC_NR 16\n"
+    "#define ONNXC_ROW(i) x = _mm256_broadcast_ss(a + (i)); \\\n"
+    "  c##i##0 = _mm256_fmadd_ps(x, b0, c##i##0); c##i##1 = _mm256_fmadd_ps(x, b1, c##i##1)\n"
+    "#define ONNXC_PUT(i) if (acc) { \\\n"
+    "    c##i##0 = _mm256_add_ps(c##i##0, _mm256_loadu_ps(c + (i) * ldc)); \\\n"
+    "    c##i##1 = _mm256_add_ps(c##i##1, _mm256_loadu_ps(c + (i) * ldc + 8)); } \\\n"
+    "  if (rb) { x = _mm256_broadcast_ss(rb + (i)); \\\n"
+    "    c##i##0 = _mm256_add_ps(c##i##0, x); c##i##1 = _mm256_add_ps(c##i##1, x); } \\\n"
+    "  if (cb) { c##i##0 = _mm256_add_ps(c##i##0, _mm256_loadu_ps(cb)); \\\n"
+    "    c##i##1 = _mm256_add_ps(c##i##1, _mm256_loadu_ps(cb + 8)); } \\\n"
+    "  if (act == 1) { c##i##0 = _mm256_max_ps(c##i##0, _mm256_setzero_ps()); \\\n"
+    "    c##i##1 = _mm256_max_ps(c##i##1, _mm256_setzero_ps()); } \\\n"
+    "  else if (act == 2) { c##i##0 = _mm256_min_ps(h, _mm256_max_ps(l, c##i##0)); \\\n"
+    "    c##i##1 = _mm256_min_ps(h, _mm256_max_ps(l, c##i##1)); } \\\n"
+    "  _mm256_storeu_ps(c + (i) * ldc, c##i##0); _mm256_storeu_ps(c + (i) * ldc + 8, c##i##1)\n",
+    "static void onnxc_ukr(long kc, const float *a, const float *b, float *c, long ldc, int acc,\n"
+    "                      const float *rb, const float *cb, int act, float lo, float hi) {\n"
+    "  __m256 c00 = _mm256_setzero_ps(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00,\n"
+    "         c30 = c00, c31 = c00, c40 = c00, c41 = c00, c50 = c00, c51 = c00, x;\n"
+    "  const __m256 l = _mm256_set1_ps(lo), h = _mm256_set1_ps(hi);\n"
+    "  long k;\n"
+    "  for (k = 0; k < kc; k++) {\n"
+    "    const __m256 b0 = _mm256_loadu_ps(b), b1 = _mm256_loadu_ps(b + 8);\n"
+    "    ONNXC_ROW(0); ONNXC_ROW(1); ONNXC_ROW(2); ONNXC_ROW(3); ONNXC_ROW(4); ONNXC_ROW(5);\n"
+    "    a += 24;\n"
+    "    b += 32;\n"
+    "  }\n"
+    "  ONNXC_PUT(0); ONNXC_PUT(1); ONNXC_PUT(2); ONNXC_PUT(3); ONNXC_PUT(4); ONNXC_PUT(5);\n"
+    "}\n"
+    ,
+    "#else\n"
+    "#define ONNXC_MR 4\n"
+    "#define ONNXC_NR 16\n"
+    "static void onnxc_ukr(long kc, const float *a, const float *b, float *c, long ldc, int acc,\n"
+    "                      const float *rb, const float *cb, int act, float lo, float hi) {\n"
+    "  float t[4][16] = {{0}};\n"
+    "  long k;\n"
+    "  int i, j;\n"
+    "  for (k = 0; k < kc; k++) {\n"
+    "    for (i = 0; i < 4; i++) {\n"
+    "      const float x = a[i];\n"
+    "      for (j = 0; j < 16; j++)\n"
+    "        t[i][j] += x * b[j];\n"
+    "    }\n"
+    "    a += 24;\n"
+    "    b += 32;\n"
+    "  }\n"
+    "  for (i = 0; i < 4; i++)\n"
+    "    for (j = 0; j < 16; j++) {\n"
+    "      float v = acc ? c[i * ldc + j] + t[i][j] : t[i][j];\n"
+    "      if (rb)\n"
+    "        v += rb[i];\n"
+    "      if (cb)\n"
+    "        v += cb[j];\n"
+    "      if (act == 1)\n"
+    "        v = v > 0 ? v : 0.0f;\n"
+    "      else if (act == 2)\n"
+    "        v = (v < lo ? lo : v) > hi ? hi : (v < lo ? lo : v);\n"
+    "      c[i * ldc + j] = v;\n"
+    "    }\n"
+    "}\n"
+    "#endif\n\n",
+    NULL};
+
+void gemm_write_prelude(Buf *out) {
+  for (int i = 0; prelude[i]; i++)
+    buf_puts(out, prelude[i]);
+}
+
+/* ---- the plan of one product ---------------------------------------------------- */
+
+typedef enum Src {
+  SRC_PACKED, /* a weight packed at compile time (gemm.h layouts) */
+  SRC_ROWS,   /* row-major: element (r, k) of A or (k, c) of B at ptr[r*ld + k] / ptr[k*ld + c] */
+  SRC_TRANS,  /* transposed: A(r, k) at ptr[k*ld + r], B(k, c) at ptr[c*ld + k] */
+  SRC_IM2COL, /* B of a conv: xp[koff(k) + pix[c]] */
+} Src;
+
+typedef struct Operand {
+  Src src;
+  const char *ptr;
+  int64_t ld;
+} Operand;
+
+/* Window of a 2-D conv, with the padded image's extents. */
+typedef struct Window {
+  int64_t c, h, w, kh, kw, sh, sw, dh, dw, pt, pl, pb, pr, oh, ow;
+  bool padded;
+} Window;
+
+typedef struct Prod {
+  int64_t m, n, k;
+  Operand a, b;
+  const char *y;
+  int64_t ldy;
+  Buf epi;             /* stored value from v (float), i, j; empty: v */
+  bool fast_epi;       /* the kernel applies all of epi on full tiles: */
+  const char *rb, *cb; /* per-row / per-column bias pointers at the tile, or "0" */
+  int act;             /* 0 none, 1 Relu, 2 Clip(lo, hi) */
+  char lo[64], hi[64];
+  int64_t off_b, off_a, off_pix, off_img; /* scratch offsets, -1 when unused */
+  int64_t bytes;       /* scratch needed */
+} Prod;
+
+static int64_t up(int64_t x, int64_t a) { return (x + a - 1) / a * a; }
+static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
+
+static bool prepacked(const Value *v) {
+  return v->kind == VK_CONST && v->n_uses == 1 && !v->is_output;
+}
+
+/* Lays out the scratch of the product (mirrors passes/memplan_scratch.c). */
+static void layout(Prod *p, const Window *win) {
+  int64_t kc = min64(p->k, GEMM_KC), off = 0;
+  p->off_b = p->off_a = p->off_pix = p->off_img = -1;
+  if (p->b.src != SRC_PACKED) {
+    p->off_b = off;
+    off += up(kc * up(min64(p->n, GEMM_NC), GEMM_NRP) * 4, 64);
+  }
+  if (p->a.src != SRC_PACKED) {
+    p->off_a = off;
+    off += up(up(min64(p->m, GEMM_MC), GEMM_MRP) * kc * 4, 64);
+  }
+  if (p->b.src == SRC_IM2COL) {
+    p->off_pix = off;
+    off += up(up(p->n, GEMM_NRP) * 4, 64);
+    if (win->padded) {
+      p->off_img = off;
+      off += up((win->c * (win->h + win->pt + win->pb) * (win->w + win->pl + win->pr) + 16) * 4, 64);
+    }
+  }
+  p->bytes = off;
+}
+
+static bool scratch_ok(const EmitC *e, const Node *n, const Prod *p) {
+  int64_t have = e->plan && e->plan->scratch_size ? e->plan->scratch_size[n->id] : 0;
+  return p->m > 0 && p->n > 0 && p->k > 0 && have >= p->bytes && p->bytes > 0;
+}
+
+void gemm_act_expr(const Node *n, const char *v, Buf *out) {
+  const char *act = ir_attr_str(n, "activation", "");
+  char lo[64], hi[64];
+  if (strcmp(act, "Relu") == 0) {
+    buf_printf(out, "(%s > 0 ? %s : 0.0f)", v, v);
+  } else if (strcmp(act, "Clip") == 0) {
+    ec_literal(DT_F32, ir_attr_float(n, "activation_min", -INFINITY), lo, sizeof lo);
+    ec_literal(DT_F32, ir_attr_float(n, "activation_max", INFINITY), hi, sizeof hi);
+    buf_printf(out, "((%s < %s ? %s : %s) > %s ? %s : (%s < %s ? %s : %s))", v, lo, lo, v, hi, hi,
+               v, lo, lo, v);
+  } else if (strcmp(act, "LeakyRelu") == 0) {
+    ec_literal(DT_F32, ir_attr_float(n, "activation_alpha", 0.01f), lo, sizeof lo);
+    buf_printf(out, "(%s >= 0 ? %s : %s * %s)", v, v, v, lo);
+  } else {
+    buf_puts(out, v);
+  }
+}
+
+/* ---- emission ------------------------------------------------------------------- */
+
+/* Packs B[pc.., jc..] (kc x nc) into 32-column panels at bb. */
+static void emit_pack_b(EmitC *e, const Prod *p, const Window *win) {
+  const Operand *b = &p->b;
+  ec_line(e, "for (long q = 0; q < nc; q += 32) {");
+  ec_line(e, "const long w = nc - q < 32 ? nc - q : 32;");
+  ec_line(e, "float *d = bb + q * kc;");
+  if (b->src == SRC_ROWS) {
+    ec_line(e, "const float *s = %s + pc * %lld + jc + q;", b->ptr, LL(b->ld));
+    ec_line(e, "for (long kk = 0; kk < kc; kk++) {");
+    ec_line(e, "long x = 0;");
+    ec_line(e, "if (w == 32) {");
+    ec_line(e, "for (x = 0; x < 32; x++) d[kk * 32 + x] = s[kk * %lld + x];", LL(b->ld));
+    ec_line(e, "} else {");
+    ec_line(e, "for (x = 0; x < w; x++) d[kk * 32 + x] = s[kk * %lld + x];", LL(b->ld));
+    ec_line(e, "for (; x < 32; x++) d[kk * 32 + x] = 0;");
+    ec_line(e, "}");
+    ec_line(e, "}");
+  } else if (b->src == SRC_TRANS) {
+    ec_line(e, "for (long x = 0; x < 32; x++) {");
+    ec_line(e, "if (x < w) {");
+    ec_line(e, "const float *s = %s + (jc + q + x) * %lld + pc;", b->ptr, LL(b->ld));
+    ec_line(e, "for (long kk = 0; kk < kc; kk++) d[kk * 32 + x] = s[kk];");
+    ec_line(e, "} else {");
+    ec_line(e, "for (long kk = 0; kk < kc; kk++) d[kk * 32 + x] = 0;");
+    ec_line(e, "}");
+    ec_line(e, "}");
+  } else {
+    int64_t wp = win->w + win->pl + win->pr, plane = (win->h + win->pt + win->pb) * wp;
+    int64_t taps = win->kh * win->kw;
+    ec_line(e, "const int *px = pix + jc + q;");
+    ec_line(e, "const int run = px[31] - px[0] == 31;");
+    ec_line(e, "(void)w;");
+    ec_line(e, "for (long kk = 0; kk < kc; kk++) {");
+    ec_line(e, "const long kg = pc + kk, t = kg %% %lld;", LL(taps));
+    ec_line(e, "const float *s = xp + kg / %lld * %lld + t / %lld * %lld + t %% %lld * %lld;",
+            LL(taps), LL(plane), LL(win->kw), LL(win->dh * wp), LL(win->kw), LL(win->dw));
+    ec_line(e, "float *dk = d + kk * 32;");
+    ec_line(e, "if (run) {");
+    ec_line(e, "const float *s0 = s + px[0];");
+    ec_line(e, "for (long x = 0; x < 32; x++) dk[x] = s0[x];");
+    ec_line(e, "} else {");
+    ec_line(e, "for (long x = 0; x < 32; x++) dk[x] = s[px[x]];");
+    ec_line(e, "}");
+    ec_line(e, "}");
+  }
+  ec_line(e, "}");
+}
+
+/* Packs A[ic.., pc..] (mc x kc) into 24-row panels at ab. */
+static void emit_pack_a(EmitC *e, const Prod *p) {
+  const Operand *a = &p->a;
+  ec_line(e, "for (long r0 = 0; r0 < mc; r0 += 24) {");
+  ec_line(e, "float *d = ab + r0 * kc;");
+  if (a->src == SRC_ROWS) {
+    ec_line(e, "for (long r = 0; r < 24; r++) {");
+    ec_line(e, "if (r0 + r < mc) {");
+    ec_line(e, "const float *s = %s + (ic + r0 + r) * %lld + pc;", a->ptr, LL(a->ld));
+    ec_line(e, "for (long kk = 0; kk < kc; kk++) d[kk * 24 + r] = s[kk];");
+    ec_line(e, "} else {");
+    ec_line(e, "for (long kk = 0; kk < kc; kk++) d[kk * 24 + r] = 0;");
+    ec_line(e, "}");
+    ec_line(e, "}");
+  } else {
+    ec_line(e, "const long h = mc - r0 < 24 ? mc - r0 : 24;");
+    ec_line(e, "for (long kk = 0; kk < kc; kk++) {");
+    ec_line(e, "const float *s = %s + (pc + kk) * %lld + ic + r0;", a->ptr, LL(a->ld));
+    ec_line(e, "long r = 0;");
+    ec_line(e, "for (; r < h; r++) d[kk * 24 + r] = s[r];");
+    ec_line(e, "for (; r < 24; r++) d[kk * 24 + r] = 0;");
+    ec_line(e, "}");
+  }
+  ec_line(e, "}");
+}
+
+/* The blocked product; expects bb/ab/pix/xp declared as the operands need. */
+static void emit_core(EmitC *e, const Prod *p, const Window *win) {
+  int64_t M = p->m, N = p->n, K = p->k;
+  ec_line(e, "for (long jc = 0; jc < %lld; jc += %d) {", LL(N), GEMM_NC);
+  ec_line(e, "const long nc = %lld - jc < %d ? %lld - jc : %d;", LL(N), GEMM_NC, LL(N), GEMM_NC);
+  ec_line(e, "for (long pc = 0; pc < %lld; pc += %d) {", LL(K), GEMM_KC);
+  ec_line(e, "const long kc = %lld - pc < %d ? %lld - pc : %d;", LL(K), GEMM_KC, LL(K), GEMM_KC);
+  if (p->b.src != SRC_PACKED)
+    emit_pack_b(e, p, win);
+  ec_line(e, "for (long ic = 0; ic < %lld; ic += %d) {", LL(M), GEMM_MC);
+  ec_line(e, "const long mc = %lld - ic < %d ? %lld - ic : %d;", LL(M), GEMM_MC, LL(M), GEMM_MC);
+  if (p->a.src != SRC_PACKED)
+    emit_pack_a(e, p);
+  ec_line(e, "for (long jr = 0; jr < nc; jr += ONNXC_NR) {");
+  if (p->b.src == SRC_PACKED)
+    ec_line(e, "const float *b = %s + (jc + jr - jr %% 32) * %lld + pc * 32 + jr %% 32;", p->b.ptr,
+            LL(K));
+  else
+    ec_line(e, "const float *b = bb + (jr - jr %% 32) * kc + jr %% 32;");
+  ec_line(e, "const long cols = nc - jr < ONNXC_NR ? nc - jr : ONNXC_NR;");
+  ec_line(e, "for (long ir = 0; ir < mc; ir += ONNXC_MR) {");
+  if (p->a.src == SRC_PACKED)
+    ec_line(e, "const float *a = %s + (ic + ir - ir %% 24) * %lld + pc * 24 + ir %% 24;", p->a.ptr,
+            LL(K));
+  else
+    ec_line(e, "const float *a = ab + (ir - ir %% 24) * kc + ir %% 24;");
+  ec_line(e, "const long rows = mc - ir < ONNXC_MR ? mc - ir : ONNXC_MR;");
+  ec_line(e, "float *c = %s + (ic + ir) * %lld + jc + jr;", p->y, LL(p->ldy));
+  ec_line(e, "const int full = rows == ONNXC_MR && cols == ONNXC_NR;");
+  ec_line(e, "const int last = pc + kc == %lld;", LL(K));
+  ec_line(e, "(void)last;");
+  ec_line(e, "if (full) {");
+  if (p->fast_epi)
+    ec_line(e, "onnxc_ukr(kc, a, b, c, %lld, pc > 0, last ? %s : (const float *)0, "
+               "last ? %s : (const float *)0, last ? %d : 0, "
+               "%s, %s);", LL(p->ldy), p->rb, p->cb, p->act, p->lo, p->hi);
+  else
+    ec_line(e, "onnxc_ukr(kc, a, b, c, %lld, pc > 0, (const float *)0, (const float *)0, 0, 0.0f, "
+            "0.0f);", LL(p->ldy));
+  ec_line(e, "} else {");
+  ec_line(e, "float t[ONNXC_MR * ONNXC_NR] = {0};");
+  ec_line(e, "long r, x;");
+  ec_line(e, "if (pc > 0)");
+  ec_line(e, "  for (r = 0; r < rows; r++)");
+  ec_line(e, "    for (x = 0; x < cols; x++) t[r * ONNXC_NR + x] = c[r * %lld + x];", LL(p->ldy));
+  ec_line(e, "onnxc_ukr(kc, a, b, t, ONNXC_NR, pc > 0, (const float *)0, (const float *)0, 0, "
+             "0.0f, 0.0f);");
+  ec_line(e, "for (r = 0; r < rows; r++)");
+  ec_line(e, "  for (x = 0; x < cols; x++) c[r * %lld + x] = t[r * ONNXC_NR + x];", LL(p->ldy));
+  ec_line(e, "}");
+  if (p->epi.len) {
+    ec_line(e, "if (last%s) {", p->fast_epi ? " && !full" : "");
+    ec_line(e, "for (long r = 0; r < rows; r++) {");
+    ec_line(e, "const long i = ic + ir + r;");
+    ec_line(e, "float *cr = c + r * %lld;", LL(p->ldy));
+    ec_line(e, "(void)i;");
+    ec_line(e, "for (long x = 0; x < cols; x++) {");
+    ec_line(e, "const long j = jc + jr + x;");
+    ec_line(e, "const float v = cr[x];");
+    ec_line(e, "(void)j;");
+    ec_line(e, "cr[x] = %s;", p->epi.s);
+    ec_line(e, "}");
+    ec_line(e, "}");
+    ec_line(e, "}");
+  }
+  ec_line(e, "}"); /* ir */
+  ec_line(e, "}"); /* jr */
+  ec_line(e, "}"); /* ic */
+  ec_line(e, "}"); /* pc */
+  ec_line(e, "}"); /* jc */
+}
+
+static void declare_scratch(EmitC *e, const Prod *p) {
+  if (p->off_b >= 0)
+    ec_line(e, "float *bb = (float *)(S + %lld);", LL(p->off_b));
+  if (p->off_a >= 0)
+    ec_line(e, "float *ab = (float *)(S + %lld);", LL(p->off_a));
+}
+
+/* Epilogue text: `base` (the value before activation) wrapped in the activation;
+ * rb / cb: the bias the kernel adds itself on full tiles ("0": none), or NULL
+ * when base is more than v plus such a bias (then the generic loop does all). */
+static void set_epilogue(Prod *p, const Node *n, const char *base, const char *rb, const char *cb) {
+  const char *act = ir_attr_str(n, "activation", "");
+  p->act = strcmp(act, "Relu") == 0 ? 1 : strcmp(act, "Clip") == 0 ? 2 : act[0] ? -1 : 0;
+  p->fast_epi = rb && cb && p->act >= 0;
+  p->rb = rb;
+  p->cb = cb;
+  snprintf(p->lo, sizeof p->lo, "0.0f");
+  snprintf(p->hi, sizeof p->hi, "0.0f");
+  if (p->act == 2) {
+    ec_literal(DT_F32, ir_attr_float(n, "activation_min", -INFINITY), p->lo, sizeof p->lo);
+    ec_literal(DT_F32, ir_attr_float(n, "activation_max", INFINITY), p->hi, sizeof p->hi);
+  }
+  buf_init(&p->epi);
+  if (!act[0] && strcmp(base, "v") == 0)
+    return;
+  gemm_act_expr(n, base, &p->epi);
+}
+
+/* ---- Conv ------------------------------------------------------------------------ */
+
+static bool conv_window(const Node *n, Window *w) {
+  const Shape *x = &n->in[0]->shape, *ws = &n->in[1]->shape, *y = &n->out[0]->shape;
+  if (x->rank != 4 || ir_attr_int(n, "group", 1) != 1)
+    return false;
+  memset(w, 0, sizeof *w);
+  w->c = x->d[1];
+  w->h = x->d[2];
+  w->w = x->d[3];
+  w->kh = ws->d[2];
+  w->kw = ws->d[3];
+  w->oh = y->d[2];
+  w->ow = y->d[3];
+  int ns, nd, np;
+  const int64_t *s = ir_attr_ints(n, "strides", &ns), *dl = ir_attr_ints(n, "dilations", &nd);
+  const int64_t *pads = ir_attr_ints(n, "pads", &np);
+  w->sh = s && ns == 2 ? s[0] : 1;
+  w->sw = s && ns == 2 ? s[1] : 1;
+  w->dh = dl && nd == 2 ? dl[0] : 1;
+  w->dw = dl && nd == 2 ? dl[1] : 1;
+  const char *ap = ir_attr_str(n, "auto_pad", "NOTSET");
+  int64_t in[2] = {w->h, w->w}, out[2] = {w->oh, w->ow}, k[2] = {w->kh, w->kw};
+  int64_t st[2] = {w->sh, w->sw}, di[2] = {w->dh, w->dw}, pb[2] = {0, 0}, pe[2] = {0, 0};
+  for (int i = 0; i < 2; i++) {
+    if (strncmp(ap, "SAME", 4) == 0) {
+      int64_t total = (out[i] - 1) * st[i] + (k[i] - 1) * di[i] + 1 - in[i];
+      if (total < 0)
+        total = 0;
+      pb[i] = strcmp(ap, "SAME_UPPER") == 0 ? total / 2 : total - total / 2;
+      pe[i] = total - pb[i];
+    } else if (strcmp(ap, "VALID") != 0 && pads && np == 4) {
+      pb[i] = pads[i];
+      pe[i] = pads[2 + i];
+    }
+    if (pb[i] < 0 || pe[i] < 0)
+      return false;
+  }
+  w->pt = pb[0];
+  w->pl = pb[1];
+  w->pb = pe[0];
+  w->pr = pe[1];
+  w->padded = w->pt || w->pl || w->pb || w->pr;
+  return true;
+}
+
+static bool is_f32(const Node *n) {
+  for (int i = 0; i < n->n_in; i++)
+    if (ir_has_input(n, i) && n->in[i]->dt != DT_F32)
+      return false;
+  return n->out[0]->dt == DT_F32;
+}
+
+/* Product plan of a Conv; false when the fast path does not apply. */
+static bool conv_prod(const Node *n, Prod *p, Window *w) {
+  if (!is_f32(n) || !shape_is_static(&n->in[0]->shape) || !shape_is_static(&n->in[1]->shape) ||
+      !shape_is_static(&n->out[0]->shape) || !conv_window(n, w))
+    return false;
+  const Shape *ws = &n->in[1]->shape;
+  memset(p, 0, sizeof *p);
+  p->m = ws->d[0];
+  p->k = ws->d[1] * ws->d[2] * ws->d[3];
+  p->n = w->oh * w->ow;
+  p->a.src = prepacked(n->in[1]) ? SRC_PACKED : SRC_ROWS;
+  p->a.ptr = "X1";
+  p->a.ld = p->k;
+  bool plain = w->kh == 1 && w->kw == 1 && w->sh == 1 && w->sw == 1 && !w->padded;
+  p->b.src = plain ? SRC_ROWS : SRC_IM2COL;
+  p->b.ptr = "xn";
+  p->b.ld = p->n;
+  p->y = "yn";
+  p->ldy = p->n;
+  layout(p, w);
+  return true;
+}
+
+bool gemm_emit_conv(EmitC *e, const Node *n) {
+  Prod p;
+  Window w;
+  if (!conv_prod(n, &p, &w) || !scratch_ok(e, n, &p))
+    return false;
+  set_epilogue(&p, n, ir_has_input(n, 2) ? "v + X2[i]" : "v",
+               ir_has_input(n, 2) ? "X2 + ic + ir" : "(const float *)0",
+               "(const float *)0");
+  int64_t batch = n->in[0]->shape.d[0], wp = w.w + w.pl + w.pr, hp = w.h + w.pt + w.pb;
+  int64_t img = w.c * w.h * w.w;
+  ec_line(e, "/* implicit GEMM: [%lld x %lld] x [%lld x %lld], %s weights */", LL(p.m), LL(p.k),
+          LL(p.k), LL(p.n), p.a.src == SRC_PACKED ? "packed" : "runtime-packed");
+  declare_scratch(e, &p);
+  if (p.b.src == SRC_IM2COL) {
+    ec_line(e, "int *pix = (int *)(S + %lld);", LL(p.off_pix));
+    ec_line(e, "for (long q = 0; q < %lld; q++)", LL(up(p.n, GEMM_NRP)));
+    ec_line(e, "  pix[q] = q < %lld ? (int)(q / %lld * %lld + q %% %lld * %lld) : 0;", LL(p.n),
+            LL(w.ow), LL(w.sh * wp), LL(w.ow), LL(w.sw));
+    if (w.padded) {
+      ec_line(e, "float *xp = (float *)(S + %lld);", LL(p.off_img));
+      ec_line(e, "for (long q = 0; q < %lld; q++) xp[q] = 0;", LL(w.c * hp * wp + 16));
+    }
+  }
+  ec_line(e, "for (long nb = 0; nb < %lld; nb++) {", LL(batch));
+  ec_line(e, "const float *xn = X0 + nb * %lld;", LL(img));
+  ec_line(e, "float *yn = Y0 + nb * %lld;", LL(p.m * p.n));
+  if (p.b.src == SRC_IM2COL) {
+    if (w.padded) {
+      ec_line(e, "for (long ch = 0; ch < %lld; ch++)", LL(w.c * w.h));
+      ec_line(e, "  for (long x = 0; x < %lld; x++)", LL(w.w));
+      ec_line(e, "    xp[(ch / %lld * %lld + ch %% %lld + %lld) * %lld + %lld + x] = xn[ch * %lld + x];",
+              LL(w.h), LL(hp), LL(w.h), LL(w.pt), LL(wp), LL(w.pl), LL(w.w));
+    } else {
+      ec_line(e, "const float *xp = xn;");
+    }
+  }
+  emit_core(e, &p, &w);
+  ec_line(e, "}");
+  buf_free(&p.epi);
+  return true;
+}
+
+/* ---- MatMul, Gemm ----------------------------------------------------------------- */
+
+/* MatMul whose B is a 2-D weight packed at compile time: A's batch dims fold into M. */
+static bool matmul_prod(const Node *n, Prod *p, int64_t *batch) {
+  const Shape *as = &n->in[0]->shape, *bs = &n->in[1]->shape;
+  if (!is_f32(n) || as->rank < 1 || bs->rank < 2 || !shape_is_static(as) || !shape_is_static(bs) ||
+      !shape_is_static(&n->out[0]->shape))
+    return false;
+  memset(p, 0, sizeof *p);
+  p->m = as->rank >= 2 ? as->d[as->rank - 2] : 1;
+  p->k = as->d[as->rank - 1];
+  p->n = bs->d[bs->rank - 1];
+  p->a.src = SRC_ROWS;
+  p->a.ptr = "pa";
+  p->a.ld = p->k;
+  p->b.src = SRC_ROWS;
+  p->b.ptr = "pb";
+  p->b.ld = p->n;
+  p->y = "py";
+  p->ldy = p->n;
+  *batch = 1;
+  if (bs->rank == 2 && prepacked(n->in[1])) {
+    for (int i = 0; i + 2 < as->rank; i++)
+      p->m *= as->d[i];
+    p->b.src = SRC_PACKED;
+    p->b.ptr = "X1";
+  } else {
+    const Shape *ys = &n->out[0]->shape;
+    for (int i = 0; i < ys->rank - (as->rank >= 2) - 1; i++)
+      *batch *= ys->d[i];
+  }
+  layout(p, NULL);
+  return true;
+}
+
+/* Offset of one operand's matrix for flat output batch index bi (as emit_matmul.c). */
+static void batch_offset(const int64_t *dims, int rank, const int64_t *ob, int nb, int64_t mat,
+                         Buf *out) {
+  int64_t stride = mat, ostride = 1;
+  bool any = false, plain = true;
+  Buf terms;
+  buf_init(&terms);
+  for (int d = nb - 1; d >= 0; d--) {
+    int ad = d - (nb - rank);
+    int64_t ext = ad >= 0 ? dims[ad] : 1;
+    if (ext == ob[d] && ob[d] != 1) {
+      buf_printf(&terms, "%s(bi / %lld %% %lld) * %lld", any ? " + " : "", LL(ostride), LL(ob[d]),
+                 LL(stride));
+      any = true;
+    }
+    if (ext != ob[d])
+      plain = false;
+    stride *= ext;
+    ostride *= ob[d];
+  }
+  if (plain)
+    buf_printf(out, "bi * %lld", LL(mat));
+  else
+    buf_puts(out, any ? terms.s : "0");
+  buf_free(&terms);
+}
+
+bool gemm_emit_matmul(EmitC *e, const Node *n) {
+  Prod p;
+  int64_t batch;
+  if (!matmul_prod(n, &p, &batch) || !scratch_ok(e, n, &p))
+    return false;
+  set_epilogue(&p, n, "v", "(const float *)0", "(const float *)0");
+  declare_scratch(e, &p);
+  const Shape *as = &n->in[0]->shape, *bs = &n->in[1]->shape, *ys = &n->out[0]->shape;
+  if (p.b.src == SRC_PACKED) {
+    ec_line(e, "/* packed GEMM: [%lld x %lld] x packed [%lld x %lld] */", LL(p.m), LL(p.k), LL(p.k),
+            LL(p.n));
+    ec_line(e, "const float *pa = X0;");
+    ec_line(e, "float *py = Y0;");
+    emit_core(e, &p, NULL);
+  } else {
+    int nb = ys->rank - (as->rank >= 2) - 1;
+    Buf ao, bo;
+    buf_init(&ao);
+    buf_init(&bo);
+    batch_offset(as->d, as->rank >= 2 ? as->rank - 2 : 0, ys->d, nb, p.m * p.k, &ao);
+    batch_offset(bs->d, bs->rank - 2, ys->d, nb, p.k * p.n, &bo);
+    ec_line(e, "/* packed GEMM: %lld x [%lld x %lld] x [%lld x %lld] */", LL(batch), LL(p.m), LL(p.k),
+            LL(p.k), LL(p.n));
+    ec_line(e, "for (long bi = 0; bi < %lld; bi++) {", LL(batch));
+    ec_line(e, "const float *pa = X0 + %s;", ao.s);
+    ec_line(e, "const float *pb = X1 + %s;", bo.s);
+    ec_line(e, "float *py = Y0 + bi * %lld;", LL(p.m * p.n));
+    emit_core(e, &p, NULL);
+    ec_line(e, "}");
+    buf_free(&ao);
+    buf_free(&bo);
+  }
+  buf_free(&p.epi);
+  return true;
+}
+
+static bool gemm_prod(const Node *n, Prod *p) {
+  const Shape *as = &n->in[0]->shape, *ys = &n->out[0]->shape;
+  if (!is_f32(n) || !shape_is_static(as) || !shape_is_static(&n->in[1]->shape) ||
+      !shape_is_static(ys))
+    return false;
+  bool ta = ir_attr_int(n, "transA", 0) == 1, tb = ir_attr_int(n, "transB", 0) == 1;
+  memset(p, 0, sizeof *p);
+  p->m = ys->d[0];
+  p->n = ys->d[1];
+  p->k = as->d[ta ? 0 : 1];
+  p->a.src = ta ? SRC_TRANS : SRC_ROWS;
+  p->a.ptr = "X0";
+  p->a.ld = ta ? p->m : p->k;
+  p->b.src = prepacked(n->in[1]) ? SRC_PACKED : tb ? SRC_TRANS : SRC_ROWS;
+  p->b.ptr = "X1";
+  p->b.ld = tb ? p->k : p->n;
+  p->y = "Y0";
+  p->ldy = p->n;
+  layout(p, NULL);
+  return true;
+}
+
+bool gemm_emit_gemm(EmitC *e, const Node *n) {
+  Prod p;
+  if (!gemm_prod(n, &p) || !scratch_ok(e, n, &p))
+    return false;
+  double alpha = ir_attr_float(n, "alpha", 1.0f), beta = ir_attr_float(n, "beta", 1.0f);
+  char al[64], be[64];
+  Buf base;
+  buf_init(&base);
+  const char *rb = "(const float *)0", *cb = rb;
+  if (alpha != 1.0)
+    buf_printf(&base, "%s * ", ec_literal(DT_F32, alpha, al, sizeof al));
+  buf_puts(&base, "v");
+  if (ir_has_input(n, 2) && beta != 0.0) {
+    const Shape *cs = &n->in[2]->shape;
+    int64_t cm = cs->rank == 2 ? cs->d[0] : 1, cn = cs->rank >= 1 ? cs->d[cs->rank - 1] : 1;
+    buf_puts(&base, " + ");
+    if (beta != 1.0)
+      buf_printf(&base, "%s * ", ec_literal(DT_F32, beta, be, sizeof be));
+    if (cm != 1 && cn != 1)
+      buf_printf(&base, "X2[i * %lld + j]", LL(cn));
+    else
+      buf_printf(&base, "X2[%s]", cn != 1 ? "j" : cm != 1 ? "i" : "0");
+    if (beta != 1.0 || (cm != 1 && cn != 1) || (cm == 1 && cn == 1))
+      rb = cb = NULL;
+    else if (cn != 1)
+      cb = "X2 + jc + jr";
+    else
+      rb = "X2 + ic + ir";
+  }
+  if (alpha != 1.0)
+    rb = cb = NULL;
+  set_epilogue(&p, n, base.s, rb, cb);
+  buf_free(&base);
+  ec_line(e, "/* packed GEMM: [%lld x %lld] x %s[%lld x %lld] */", LL(p.m), LL(p.k),
+          p.b.src == SRC_PACKED ? "packed " : "", LL(p.k), LL(p.n));
+  declare_scratch(e, &p);
+  emit_core(e, &p, NULL);
+  buf_free(&p.epi);
+  return true;
+}
+
+/* ---- model-level: prelude and packed weights ------------------------------------- */
+
+static bool node_fast(const Plan *plan, const Node *n, Prod *p) {
+  Window w;
+  int64_t batch;
+  EmitC e;
+  memset(&e, 0, sizeof e);
+  e.plan = plan;
+  bool ok = false;
+  if (n->op == OP_Conv)
+    ok = conv_prod(n, p, &w);
+  else if (n->op == OP_MatMul)
+    ok = matmul_prod(n, p, &batch);
+  else if (n->op == OP_Gemm)
+    ok = gemm_prod(n, p);
+  return ok && scratch_ok(&e, n, p);
+}
+
+bool gemm_used(const Graph *g, const Plan *plan) {
+  Prod p;
+  for (const Node *n = g->first; n; n = n->next)
+    if (!(plan->elided && plan->elided[n->id]) && node_fast(plan, n, &p))
+      return true;
+  return false;
+}
+
+const Tensor *gemm_weight_data(const Plan *plan, const Value *v, Arena *a) {
+  if (!prepacked(v) || v->dt != DT_F32)
+    return v->konst;
+  const Node *n = v->uses[0];
+  Prod p;
+  if (!node_fast(plan, n, &p))
+    return v->konst;
+  const float *src = v->konst->data;
+  int64_t K = p.k;
+  Tensor *t = arena_alloc(a, sizeof *t);
+  t->dt = DT_F32;
+  if (n->op == OP_Conv && n->in[1] == v && p.a.src == SRC_PACKED) {
+    /* A panels: (i / 24) * 24K + k * 24 + i % 24 */
+    int64_t rows = up(p.m, GEMM_MRP);
+    float *d = arena_alloc(a, (size_t)(rows * K) * sizeof(float));
+    for (int64_t i = 0; i < p.m; i++)
+      for (int64_t k = 0; k < K; k++)
+        d[(i / GEMM_MRP) * GEMM_MRP * K + k * GEMM_MRP + i % GEMM_MRP] = src[i * K + k];
+    t->numel = rows * K;
+    t->data = d;
+  } else if ((n->op == OP_MatMul || n->op == OP_Gemm) && n->in[1] == v && p.b.src == SRC_PACKED) {
+    /* B panels: (j / 32) * 32K + k * 32 + j % 32 */
+    bool tb = n->op == OP_Gemm && ir_attr_int(n, "transB", 0) == 1;
+    int64_t cols = up(p.n, GEMM_NRP);
+    float *d = arena_alloc(a, (size_t)(cols * K) * sizeof(float));
+    for (int64_t k = 0; k < K; k++)
+      for (int64_t j = 0; j < p.n; j++)
+        d[(j / GEMM_NRP) * GEMM_NRP * K + k * GEMM_NRP + j % GEMM_NRP] =
+            tb ? src[j * K + k] : src[k * p.n + j];
+    t->numel = cols * K;
+    t->data = d;
+  } else {
+    return v->konst;
+  }
+  t->nbytes = t->numel * 4;
+  t->shape = shape_make(1, &t->numel);
+  return t;
+}
+
+int64_t gemm_weight_numel(const Plan *plan, const Value *v) {
+  Prod p;
+  if (!prepacked(v) || v->dt != DT_F32 || !node_fast(plan, v->uses[0], &p))
+    return 0;
+  const Node *n = v->uses[0];
+  if (n->op == OP_Conv && n->in[1] == v && p.a.src == SRC_PACKED)
+    return up(p.m, GEMM_MRP) * p.k;
+  if ((n->op == OP_MatMul || n->op == OP_Gemm) && n->in[1] == v && p.b.src == SRC_PACKED)
+    return up(p.n, GEMM_NRP) * p.k;
+  return 0;
+}

@@ -1,0 +1,418 @@
+/* emit_rnn.c - C kernels of the recurrent ops RNN, GRU and LSTM (opsj).
+ *
+ * Each batch item runs its own sequence (the recurrences of different items
+ * never meet), so the state is one row: scratch S holds H and C (hidden and
+ * cell state), the gate pre-activations Gt (G*hid) and a temporary row T.
+ * Per time step the gates are Wb + Rb + W x_t + R h_{t-1}, one dot product
+ * per gate row, then the op's update (ONNX equations, gate orders RNN i, GRU
+ * zrh, LSTM iofc). Directions are emitted one after the other, each with its
+ * own activations; reverse walks t = len - 1 .. 0 where len is the item's
+ * sequence_lens entry (clamped to [0, S]), and Y rows at t >= len are zero.
+ * clip bounds every activation's input. activation_alpha/beta are consumed in
+ * order by the activations that take them (Affine, LeakyRelu,
+ * ThresholdedRelu, ScaledTanh, HardSigmoid, Elu), defaults as in the
+ * corresponding ONNX ops. f16/bf16 compute in float, f64 in double.
+ */
+#include "codegen.h"
+
+#include <string.h>
+
+#define LL(x) ((long long)(x))
+
+/* Case-insensitive equality of ASCII names. */
+static bool name_eq(const char *a, const char *b) {
+  for (; *a && *b; a++, b++) {
+    char x = *a >= 'A' && *a <= 'Z' ? (char)(*a + 32) : *a;
+    char y = *b >= 'A' && *b <= 'Z' ? (char)(*b + 32) : *b;
+    if (x != y)
+      return false;
+  }
+  return *a == *b;
+}
+
+/* One activation: its name, alpha and beta defaults and whether it takes them. */
+typedef struct Act {
+  const char *name;
+  bool alpha, beta;
+  double da, db;
+} Act;
+
+static const Act acts[] = {
+    {"Relu", false, false, 0, 0},         {"Tanh", false, false, 0, 0},
+    {"Sigmoid", false, false, 0, 0},      {"Affine", true, true, 1.0, 0.0},
+    {"LeakyRelu", true, false, 0.01, 0},  {"ThresholdedRelu", true, false, 1.0, 0},
+    {"ScaledTanh", true, true, 1.0, 1.0}, {"HardSigmoid", true, true, 0.2, 0.5},
+    {"Elu", true, false, 1.0, 0},         {"Softsign", false, false, 0, 0},
+    {"Softplus", false, false, 0, 0},
+};
+
+/* A resolved activation of one gate: which function and its parameters. */
+typedef struct Fn {
+  const Act *act;
+  double alpha, beta;
+} Fn;
+
+/* The node's activations (acts_per_dir * nd of them) with their parameters. */
+static bool read_fns(EmitC *e, const Node *n, int per_dir, int nd, Fn *fns) {
+  const char *def_rnn[1] = {"Tanh"}, *def_gru[2] = {"Sigmoid", "Tanh"},
+             *def_lstm[3] = {"Sigmoid", "Tanh", "Tanh"};
+  const char *const *defs = per_dir == 3 ? def_lstm : per_dir == 2 ? def_gru : def_rnn;
+  const Attr *a = ir_attr(n, "activations");
+  const Attr *al = ir_attr(n, "activation_alpha"), *be = ir_attr(n, "activation_beta");
+  int ia = 0, ib = 0;
+  for (int i = 0; i < per_dir * nd; i++) {
+    const char *name = a && a->kind == AT_STRINGS && i < a->n ? a->u.ss[i] : defs[i % per_dir];
+    fns[i].act = NULL;
+    for (size_t k = 0; k < sizeof acts / sizeof acts[0]; k++)
+      if (name_eq(name, acts[k].name))
+        fns[i].act = &acts[k];
+    if (!fns[i].act)
+      return diag_error(e->d, n, "activation '%s' is not supported", name);
+    fns[i].alpha = fns[i].act->da;
+    fns[i].beta = fns[i].act->db;
+    if (fns[i].act->alpha && al && al->kind == AT_FLOATS && ia < al->n)
+      fns[i].alpha = al->u.fs[ia++];
+    if (fns[i].act->beta && be && be->kind == AT_FLOATS && ib < be->n)
+      fns[i].beta = be->u.fs[ib++];
+  }
+  return true;
+}
+
+/* Per-node facts shared by the emitters below. */
+typedef struct Rnn {
+  const Node *n;
+  DType t;
+  const char *CT, *f;          /* compute type and math suffix */
+  int g, nd;
+  int64_t seq, batch, in, hid;
+  bool bfirst, has_clip;
+  double clip;
+  Fn fns[6];
+} Rnn;
+
+/* Load of element `idx` of array `arr` in the compute type. */
+static void ld(Buf *b, const Rnn *r, const char *arr, const char *idx) {
+  if (r->t == DT_F16)
+    buf_printf(b, "onnxc_f16_to_f32(%s[%s])", arr, idx);
+  else if (r->t == DT_BF16)
+    buf_printf(b, "onnxc_bf16_to_f32(%s[%s])", arr, idx);
+  else
+    buf_printf(b, "%s[%s]", arr, idx);
+}
+
+static const char *st(const Rnn *r) {
+  return r->t == DT_F16 ? "onnxc_f32_to_f16" : r->t == DT_BF16 ? "onnxc_f32_to_bf16" : "";
+}
+
+/* Emits `const CT out = fn(clip(in));`. */
+static void emit_act(EmitC *e, const Rnn *r, const Fn *fn, const char *out, const char *in) {
+  char lit[64], lit2[64];
+  const char *CT = r->CT, *f = r->f;
+  if (r->has_clip) {
+    ec_line(e, "const %s %s_a = %s < -%s ? -%s : %s > %s ? %s : %s;", CT, out, in,
+            ec_literal(r->t == DT_F64 ? DT_F64 : DT_F32, r->clip, lit, sizeof lit), lit, in, lit, lit,
+            in);
+  } else {
+    ec_line(e, "const %s %s_a = %s;", CT, out, in);
+  }
+  DType lt = r->t == DT_F64 ? DT_F64 : DT_F32;
+  ec_literal(lt, fn->alpha, lit, sizeof lit);
+  ec_literal(lt, fn->beta, lit2, sizeof lit2);
+  const char *nm = fn->act->name, *x = out;
+  char a[80];
+  snprintf(a, sizeof a, "%s_a", x);
+  if (!strcmp(nm, "Relu"))
+    ec_line(e, "const %s %s = %s > 0 ? %s : (%s)0;", CT, out, a, a, CT);
+  else if (!strcmp(nm, "Tanh"))
+    ec_line(e, "const %s %s = tanh%s(%s);", CT, out, f, a);
+  else if (!strcmp(nm, "Sigmoid"))
+    ec_line(e, "const %s %s = (%s)1 / ((%s)1 + exp%s(-%s));", CT, out, CT, CT, f, a);
+  else if (!strcmp(nm, "Affine"))
+    ec_line(e, "const %s %s = %s * %s + %s;", CT, out, lit, a, lit2);
+  else if (!strcmp(nm, "LeakyRelu"))
+    ec_line(e, "const %s %s = %s >= 0 ? %s : %s * %s;", CT, out, a, a, lit, a);
+  else if (!strcmp(nm, "ThresholdedRelu"))
+    ec_line(e, "const %s %s = %s > %s ? %s : (%s)0;", CT, out, a, lit, a, CT);
+  else if (!strcmp(nm, "ScaledTanh"))
+    ec_line(e, "const %s %s = %s * tanh%s(%s * %s);", CT, out, lit, f, lit2, a);
+  else if (!strcmp(nm, "HardSigmoid"))
+    ec_line(e, "const %s %s = fmax%s((%s)0, fmin%s((%s)1, %s * %s + %s));", CT, out, f, CT, f, CT,
+            lit, a, lit2);
+  else if (!strcmp(nm, "Elu"))
+    ec_line(e, "const %s %s = %s >= 0 ? %s : %s * (exp%s(%s) - (%s)1);", CT, out, a, a, lit, f, a,
+            CT);
+  else if (!strcmp(nm, "Softsign"))
+    ec_line(e, "const %s %s = %s / ((%s)1 + fabs%s(%s));", CT, out, a, CT, f, a);
+  else
+    ec_line(e, "const %s %s = log%s((%s)1 + exp%s(%s));", CT, out, f, CT, f, a);
+}
+
+/* Index expressions of X, Y and the states for the layout. */
+static void x_index(const Rnn *r, char *buf, size_t len) {
+  if (r->bfirst)
+    snprintf(buf, len, "(b * %lld + t) * %lld", LL(r->seq), LL(r->in));
+  else
+    snprintf(buf, len, "(t * %lld + b) * %lld", LL(r->batch), LL(r->in));
+}
+
+static void y_index(const Rnn *r, int d, const char *t, char *buf, size_t len) {
+  if (r->bfirst)
+    snprintf(buf, len, "((b * %lld + %s) * %d + %d) * %lld", LL(r->seq), t, r->nd, d, LL(r->hid));
+  else
+    snprintf(buf, len, "((%s * %d + %d) * %lld + b) * %lld", t, r->nd, d, LL(r->batch), LL(r->hid));
+}
+
+static void h_index(const Rnn *r, int d, char *buf, size_t len) {
+  if (r->bfirst)
+    snprintf(buf, len, "(b * %d + %d) * %lld", r->nd, d, LL(r->hid));
+  else
+    snprintf(buf, len, "(%d * %lld + b) * %lld", d, LL(r->batch), LL(r->hid));
+}
+
+/* Gt[j] for rows [lo, hi) of direction d: biases + W x_t (+ R h when with_r). */
+static void emit_gates(EmitC *e, const Rnn *r, int d, int64_t lo, int64_t hi, bool with_r) {
+  const Node *n = r->n;
+  int64_t gh = r->g * r->hid;
+  Buf w, x, rr, bw, br;
+  buf_init(&w);
+  buf_init(&x);
+  buf_init(&rr);
+  buf_init(&bw);
+  buf_init(&br);
+  ld(&w, r, "wr", "k");
+  ld(&x, r, "xt", "k");
+  ld(&rr, r, "rr", "k");
+  ec_line(e, "for (ptrdiff_t j = %lld; j < %lld; j++) {", LL(lo), LL(hi));
+  if (ir_has_input(n, 3)) {
+    char i1[64], i2[64];
+    snprintf(i1, sizeof i1, "%lld + j", LL(d * 2 * gh));
+    snprintf(i2, sizeof i2, "%lld + j", LL(d * 2 * gh + gh));
+    ld(&bw, r, "X3", i1);
+    ld(&br, r, "X3", i2);
+    if (with_r)
+      ec_line(e, "%s acc = %s + %s;", r->CT, bw.s, br.s);
+    else
+      ec_line(e, "%s acc = %s;", r->CT, bw.s);
+  } else {
+    ec_line(e, "%s acc = 0;", r->CT);
+  }
+  ec_line(e, "const %s *wr = X1 + (%lld + j) * %lld;", dtype_ctype(r->t), LL(d * gh), LL(r->in));
+  ec_line(e, "for (ptrdiff_t k = 0; k < %lld; k++) acc += %s * %s;", LL(r->in), x.s, w.s);
+  if (with_r) {
+    ec_line(e, "const %s *rr = X2 + (%lld + j) * %lld;", dtype_ctype(r->t), LL(d * gh), LL(r->hid));
+    ec_line(e, "for (ptrdiff_t k = 0; k < %lld; k++) acc += H[k] * %s;", LL(r->hid), rr.s);
+  }
+  ec_line(e, "Gt[j] = acc;");
+  ec_line(e, "}");
+  buf_free(&w);
+  buf_free(&x);
+  buf_free(&rr);
+  buf_free(&bw);
+  buf_free(&br);
+}
+
+/* Loads `dst[j]` from state input `slot` (or zero) for direction d. */
+static void emit_state_init(EmitC *e, const Rnn *r, int d, int slot, const char *dst) {
+  if (!ir_has_input(r->n, slot)) {
+    ec_line(e, "for (ptrdiff_t j = 0; j < %lld; j++) %s[j] = 0;", LL(r->hid), dst);
+    return;
+  }
+  char hi[96], idx[128], arr[8];
+  h_index(r, d, hi, sizeof hi);
+  snprintf(idx, sizeof idx, "%s + j", hi);
+  snprintf(arr, sizeof arr, "X%d", slot);
+  Buf b;
+  buf_init(&b);
+  ld(&b, r, arr, idx);
+  ec_line(e, "for (ptrdiff_t j = 0; j < %lld; j++) %s[j] = %s;", LL(r->hid), dst, b.s);
+  buf_free(&b);
+}
+
+/* The update of one time step: H (and C) from Gt. */
+static void emit_update(EmitC *e, const Rnn *r, int d) {
+  const Node *n = r->n;
+  int64_t h = r->hid;
+  const Fn *fn = &r->fns[d * (r->g == 4 ? 3 : r->g == 3 ? 2 : 1)];
+  if (r->g == 1) {
+    emit_gates(e, r, d, 0, h, true);
+    ec_line(e, "for (ptrdiff_t j = 0; j < %lld; j++) {", LL(h));
+    emit_act(e, r, &fn[0], "hn", "Gt[j]");
+    ec_line(e, "H[j] = hn;");
+    ec_line(e, "}");
+  } else if (r->g == 3) {
+    /* z and r from full gates, the h gate's W part first; then its R part. */
+    bool lbr = ir_attr_int(n, "linear_before_reset", 0) != 0;
+    emit_gates(e, r, d, 0, 2 * h, true);
+    emit_gates(e, r, d, 2 * h, 3 * h, false);
+    ec_line(e, "for (ptrdiff_t j = 0; j < %lld; j++) {", LL(2 * h));
+    emit_act(e, r, &fn[0], "gv", "Gt[j]");
+    ec_line(e, "Gt[j] = gv;");
+    ec_line(e, "}");
+    Buf rh, rb;
+    buf_init(&rh);
+    buf_init(&rb);
+    ld(&rh, r, "rr", "k");
+    char bi[64];
+    snprintf(bi, sizeof bi, "%lld + j", LL(d * 6 * h + 5 * h));
+    if (ir_has_input(n, 3))
+      ld(&rb, r, "X3", bi);
+    else
+      buf_puts(&rb, "0");
+    if (!lbr)
+      ec_line(e, "for (ptrdiff_t k = 0; k < %lld; k++) T[k] = Gt[%lld + k] * H[k];", LL(h), LL(h));
+    ec_line(e, "for (ptrdiff_t j = 0; j < %lld; j++) {", LL(h));
+    ec_line(e, "const %s *rr = X2 + (%lld + j) * %lld;", dtype_ctype(r->t), LL(d * 3 * h + 2 * h), LL(h));
+    ec_line(e, "%s acc = %s;", r->CT, rb.s);
+    ec_line(e, "for (ptrdiff_t k = 0; k < %lld; k++) acc += %s * %s;", LL(h), lbr ? "H[k]" : "T[k]",
+            rh.s);
+    if (lbr)
+      ec_line(e, "Gt[%lld + j] += Gt[%lld + j] * acc;", LL(2 * h), LL(h));
+    else
+      ec_line(e, "Gt[%lld + j] += acc;", LL(2 * h));
+    ec_line(e, "}");
+    ec_line(e, "for (ptrdiff_t j = 0; j < %lld; j++) {", LL(h));
+    char hin[48];
+    snprintf(hin, sizeof hin, "Gt[%lld + j]", LL(2 * h));
+    emit_act(e, r, &fn[1], "hh", hin);
+    ec_line(e, "H[j] = ((%s)1 - Gt[j]) * hh + Gt[j] * H[j];", r->CT);
+    ec_line(e, "}");
+    buf_free(&rh);
+    buf_free(&rb);
+  } else {
+    bool peep = ir_has_input(n, 7), coupled = ir_attr_int(n, "input_forget", 0) != 0;
+    emit_gates(e, r, d, 0, 4 * h, true);
+    Buf pi, po, pf;
+    buf_init(&pi);
+    buf_init(&po);
+    buf_init(&pf);
+    char ii[64];
+    snprintf(ii, sizeof ii, "%lld + j", LL(d * 3 * h));
+    ld(&pi, r, "X7", ii);
+    snprintf(ii, sizeof ii, "%lld + j", LL(d * 3 * h + h));
+    ld(&po, r, "X7", ii);
+    snprintf(ii, sizeof ii, "%lld + j", LL(d * 3 * h + 2 * h));
+    ld(&pf, r, "X7", ii);
+    ec_line(e, "for (ptrdiff_t j = 0; j < %lld; j++) {", LL(h));
+    ec_line(e, "const %s cp = C[j];", r->CT);
+    if (peep) {
+      ec_line(e, "const %s gi_in = Gt[j] + %s * cp;", r->CT, pi.s);
+      ec_line(e, "const %s gf_in = Gt[%lld + j] + %s * cp;", r->CT, LL(2 * h), pf.s);
+    } else {
+      ec_line(e, "const %s gi_in = Gt[j];", r->CT);
+      ec_line(e, "const %s gf_in = Gt[%lld + j];", r->CT, LL(2 * h));
+    }
+    emit_act(e, r, &fn[0], "gi", "gi_in");
+    if (coupled) {
+      ec_line(e, "(void)gf_in;");
+      ec_line(e, "const %s gf = (%s)1 - gi;", r->CT, r->CT);
+    } else {
+      emit_act(e, r, &fn[0], "gf", "gf_in");
+    }
+    char gc_in[48];
+    snprintf(gc_in, sizeof gc_in, "Gt[%lld + j]", LL(3 * h));
+    emit_act(e, r, &fn[1], "gc", gc_in);
+    ec_line(e, "const %s cn = gf * cp + gi * gc;", r->CT);
+    if (peep)
+      ec_line(e, "const %s go_in = Gt[%lld + j] + %s * cn;", r->CT, LL(h), po.s);
+    else
+      ec_line(e, "const %s go_in = Gt[%lld + j];", r->CT, LL(h));
+    emit_act(e, r, &fn[0], "go", "go_in");
+    /* h(C) takes no clip: clip bounds the gate inputs. */
+    Rnn noclip = *r;
+    noclip.has_clip = false;
+    emit_act(e, &noclip, &fn[2], "hc", "cn");
+    ec_line(e, "C[j] = cn;");
+    ec_line(e, "H[j] = go * hc;");
+    ec_line(e, "}");
+    buf_free(&pi);
+    buf_free(&po);
+    buf_free(&pf);
+  }
+}
+
+/* One direction over every batch item. */
+static void emit_direction(EmitC *e, const Rnn *r, int d, bool rev) {
+  const Node *n = r->n;
+  const char *T = dtype_ctype(r->t), *S = st(r);
+  char xi[96], yi[128], hi[96];
+  x_index(r, xi, sizeof xi);
+  h_index(r, d, hi, sizeof hi);
+  ec_line(e, "for (ptrdiff_t b = 0; b < %lld; b++) {", LL(r->batch));
+  if (ir_has_input(n, 4))
+    ec_line(e, "const ptrdiff_t len = X4[b] < 0 ? 0 : X4[b] > %lld ? %lld : (ptrdiff_t)X4[b];",
+            LL(r->seq), LL(r->seq));
+  else
+    ec_line(e, "const ptrdiff_t len = %lld;", LL(r->seq));
+  emit_state_init(e, r, d, 5, "H");
+  if (r->g == 4)
+    emit_state_init(e, r, d, 6, "C");
+  ec_line(e, "for (ptrdiff_t s = 0; s < len; s++) {");
+  ec_line(e, "const ptrdiff_t t = %s;", rev ? "len - 1 - s" : "s");
+  ec_line(e, "const %s *xt = X0 + %s;", T, xi);
+  emit_update(e, r, d);
+  if (ec_has_output(n, 0)) {
+    y_index(r, d, "t", yi, sizeof yi);
+    ec_line(e, "for (ptrdiff_t j = 0; j < %lld; j++) Y0[%s + j] = %s(H[j]);", LL(r->hid), yi, S);
+  }
+  ec_line(e, "}");
+  if (ec_has_output(n, 0)) {
+    y_index(r, d, "t", yi, sizeof yi);
+    ec_line(e, "for (ptrdiff_t t = len; t < %lld; t++)", LL(r->seq));
+    ec_line(e, "  for (ptrdiff_t j = 0; j < %lld; j++) Y0[%s + j] = %s(0);", LL(r->hid), yi, S);
+  }
+  if (ec_has_output(n, 1))
+    ec_line(e, "for (ptrdiff_t j = 0; j < %lld; j++) Y1[%s + j] = %s(H[j]);", LL(r->hid), hi, S);
+  if (r->g == 4 && ec_has_output(n, 2))
+    ec_line(e, "for (ptrdiff_t j = 0; j < %lld; j++) Y2[%s + j] = %s(C[j]);", LL(r->hid), hi, S);
+  ec_line(e, "}");
+}
+
+static bool emit_recurrent(EmitC *e, const Node *n, int g) {
+  Rnn r;
+  memset(&r, 0, sizeof r);
+  r.n = n;
+  r.t = n->in[0]->dt;
+  r.CT = r.t == DT_F64 ? "double" : "float";
+  r.f = r.t == DT_F64 ? "" : "f";
+  r.g = g;
+  const char *dir = ir_attr_str(n, "direction", "forward");
+  r.nd = !strcmp(dir, "bidirectional") ? 2 : 1;
+  r.bfirst = n->g->opset >= 14 && ir_attr_int(n, "layout", 0) == 1;
+  const Shape *xs = &n->in[0]->shape;
+  r.seq = xs->d[r.bfirst ? 1 : 0];
+  r.batch = xs->d[r.bfirst ? 0 : 1];
+  r.in = xs->d[2];
+  r.hid = n->in[2]->shape.d[2];
+  const Attr *clip = ir_attr(n, "clip");
+  r.has_clip = clip && clip->kind == AT_FLOAT;
+  r.clip = r.has_clip ? clip->u.f : 0;
+  int per_dir = g == 4 ? 3 : g == 3 ? 2 : 1;
+  if (!read_fns(e, n, per_dir, r.nd, r.fns))
+    return false;
+  int64_t need = (g + 3) * r.hid * (r.t == DT_F64 ? 8 : 4);
+  if (need == 0 || r.batch == 0) {  /* no state: only empty outputs */
+    for (int i = 0; i < n->n_out; i++)
+      if (ec_has_output(n, i))
+        ec_line(e, "(void)Y%d;", i);
+    if (e->plan->scratch_size[n->id] > 0)
+      ec_line(e, "(void)S;");
+    return true;
+  }
+  if (e->plan->scratch_size[n->id] < need)
+    return diag_error(e->d, n, "internal: scratch of %lld bytes, expected %lld",
+                      LL(e->plan->scratch_size[n->id]), LL(need));
+  ec_line(e, "%s *H = (%s *)(void *)S;", r.CT, r.CT);
+  ec_line(e, "%s *C = H + %lld;", r.CT, LL(r.hid));
+  ec_line(e, "%s *Gt = C + %lld;", r.CT, LL(r.hid));
+  ec_line(e, "%s *T = Gt + %lld;", r.CT, LL(g * r.hid));
+  ec_line(e, "(void)C;");
+  ec_line(e, "(void)T;");
+  bool reverse = !strcmp(dir, "reverse");
+  for (int d = 0; d < r.nd; d++)
+    emit_direction(e, &r, d, reverse || d == 1);
+  return true;
+}
+
+bool emitc_RNN(EmitC *e, const Node *n) { return emit_recurrent(e, n, 1); }
+bool emitc_GRU(EmitC *e, const Node *n) { return emit_recurrent(e, n, 3); }
+bool emitc_LSTM(EmitC *e, const Node *n) { return emit_recurrent(e, n, 4); }

@@ -1,0 +1,45 @@
+/* gemm.h - the packed, register-blocked float32 GEMM behind Conv, Gemm and MatMul.
+ *
+ * emit_gemm.c decides per node whether the fast path applies (float32,
+ * static shapes, the scratch the plan gave it), writes the kernels once per
+ * model (gemm_prelude) and packs weights at compile time (gemm_pack_weight).
+ * Packed layouts do not depend on the instruction set the generated code is
+ * built for, so one weights blob serves the AVX-512, AVX2 and portable paths:
+ *   left operand  (A, M x K): panels of GEMM_MRP rows, k-major (24 floats per k)
+ *   right operand (B, K x N): panels of GEMM_NRP columns, k-major (32 floats per k)
+ * Every micro-kernel's MR divides 24 and its NR divides 32. Block sizes must
+ * match passes/memplan_scratch.c, which sizes the scratch.
+ */
+#ifndef ONNXC_GEMM_H
+#define ONNXC_GEMM_H
+
+#include "codegen.h"
+
+#define GEMM_KC 256 /* depth of one packed block */
+#define GEMM_MC 96  /* rows of A per block (a multiple of GEMM_MRP) */
+#define GEMM_NC 512 /* columns of B per block (a multiple of GEMM_NRP) */
+#define GEMM_MRP 24
+#define GEMM_NRP 32
+
+/* The kernels and their #if selection, for the top of NAME.c; needed when
+ * gemm_used says some node takes the fast path. */
+void gemm_write_prelude(Buf *out);
+bool gemm_used(const Graph *g, const Plan *plan);
+
+/* The tensor the weights file holds for constant v: its packed form when the
+ * one node reading it packs it at compile time, else v->konst. */
+const Tensor *gemm_weight_data(const Plan *plan, const Value *v, Arena *a);
+/* Elements of that packed form; 0 when v is written as it is. */
+int64_t gemm_weight_numel(const Plan *plan, const Value *v);
+
+/* Fast-path emitters: false (having written nothing) when the node does not
+ * qualify, so the caller emits its generic loops. */
+bool gemm_emit_conv(EmitC *e, const Node *n);
+bool gemm_emit_matmul(EmitC *e, const Node *n);
+bool gemm_emit_gemm(EmitC *e, const Node *n);
+
+/* The fused activation of a Conv/Gemm/MatMul (attribute `activation`, set by
+ * passes/fuse_epilogue.c) applied to the float expression v, into out. */
+void gemm_act_expr(const Node *n, const char *v, Buf *out);
+
+#endif

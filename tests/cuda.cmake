@@ -1,0 +1,48 @@
+# Tests of the CUDA target (docs/cuda.md).
+#   unit.emit_cuda   the emitter's text and error paths (no toolkit needed)
+#   cuda.build_ci    a fixed representative subset of the conformance cases the
+#                    C target passes (tests/cuda/ci_subset.txt): NVRTC compiles
+#                    every kernel, the host code builds, the harness links
+#                    against the driver stub. No GPU needed; skipped, with the
+#                    reason, when CMake found no CUDA toolkit.
+#   cuda.build_full  the same over all of tests/conformance/passing.txt (label
+#                    cuda_full; registered with -DONNXC_CUDA_FULL_TESTS=ON)
+#   gpu.conformance  runs those cases on device 0 and compares (label gpu);
+#                    registered only with -DONNXC_CUDA_GPU_TESTS=ON.
+add_executable(test_emit_cuda ${CMAKE_CURRENT_LIST_DIR}/cuda/test_emit_cuda.c)
+target_link_libraries(test_emit_cuda PRIVATE onnxc_codegen onnxc_passes onnxc_ir cmocka)
+add_test(NAME unit.emit_cuda COMMAND test_emit_cuda)
+set_tests_properties(unit.emit_cuda PROPERTIES LABELS unit)
+
+option(ONNXC_CUDA_GPU_TESTS "Register the CUDA GPU test suite (label gpu; needs a GPU)" OFF)
+option(ONNXC_CUDA_FULL_TESTS "Register cuda.build_full (all C-target passing cases; ~10 min CPU)" OFF)
+set(ONNXC_CUDA_CASES ${CMAKE_CURRENT_LIST_DIR}/cuda/cuda_cases.py)
+if(DEFINED ONNXC_PYTHON)
+  set(ONNXC_CUDA_PY ${ONNXC_PYTHON})
+else()
+  set(ONNXC_CUDA_PY python3)
+endif()
+if(ONNXC_CUDA_HOME)
+  add_test(NAME cuda.build_ci
+    COMMAND ${ONNXC_CUDA_PY} ${ONNXC_CUDA_CASES} --onnxc $<TARGET_FILE:onnxc> --mode build --jobs 2
+            --cases ${CMAKE_CURRENT_LIST_DIR}/cuda/ci_subset.txt)
+  set_tests_properties(cuda.build_ci PROPERTIES LABELS cuda TIMEOUT 1800
+    ENVIRONMENT "ONNXC_CUDA_HOME=${ONNXC_CUDA_HOME}")
+  if(ONNXC_CUDA_FULL_TESTS)
+    add_test(NAME cuda.build_full
+      COMMAND ${ONNXC_CUDA_PY} ${ONNXC_CUDA_CASES} --onnxc $<TARGET_FILE:onnxc> --mode build --jobs 2)
+    set_tests_properties(cuda.build_full PROPERTIES LABELS cuda_full TIMEOUT 7200
+      ENVIRONMENT "ONNXC_CUDA_HOME=${ONNXC_CUDA_HOME}")
+  endif()
+  if(ONNXC_CUDA_GPU_TESTS)
+    add_test(NAME gpu.conformance
+      COMMAND ${ONNXC_CUDA_PY} ${ONNXC_CUDA_CASES} --onnxc $<TARGET_FILE:onnxc> --mode run --jobs 2)
+    set_tests_properties(gpu.conformance PROPERTIES LABELS gpu TIMEOUT 7200
+      ENVIRONMENT "ONNXC_CUDA_HOME=${ONNXC_CUDA_HOME}")
+  endif()
+else()
+  # Visible in the CTest summary as skipped, with the reason in its output.
+  add_test(NAME cuda.build_ci
+    COMMAND ${CMAKE_COMMAND} -E echo "SKIPPED: no CUDA toolkit found by CMake (find_package(CUDAToolkit)); the CUDA target is not tested")
+  set_tests_properties(cuda.build_ci PROPERTIES LABELS cuda SKIP_REGULAR_EXPRESSION "SKIPPED:")
+endif()

@@ -1,0 +1,87 @@
+/* cuda_emu.h - runs onnxc's generated NAME.cu on the CPU, for tests without a GPU.
+ *
+ * Force-included (g++ -include) when compiling NAME.cu as C++: kernels become
+ * plain functions; emu_launch runs one launch with one POSIX thread per CUDA
+ * thread of a block, the threads walking the grid's blocks in step, with a
+ * barrier for __syncthreads and between blocks, so __shared__ (a static here)
+ * behaves as on the device. tests/cuda/emu/cuda_emu.c is the matching driver
+ * API (libcuda) on the host side; tests/cuda/emu_check.py drives both.
+ */
+#ifndef ONNXC_CUDA_EMU_H
+#define ONNXC_CUDA_EMU_H
+#include <pthread.h>
+#include <string.h>
+
+struct emu_dim3 {
+  unsigned x, y, z;
+};
+static thread_local emu_dim3 threadIdx, blockIdx;
+static emu_dim3 blockDim, gridDim;
+static pthread_barrier_t emu_bar;
+
+#define __global__
+#define __device__
+#define __host__
+#define __shared__ static
+static inline void __syncthreads(void) { pthread_barrier_wait(&emu_bar); }
+static inline int atomicCAS(int *p, int cmp, int val) { return __sync_val_compare_and_swap(p, cmp, val); }
+
+typedef void (*emu_fn)(void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *,
+                       void *, void *, void *, void *, void *);
+struct emu_launch_args {
+  emu_fn fn;
+  void *p[16];
+  unsigned tx, ty, tz;
+};
+
+static void *emu_thread(void *arg) {
+  emu_launch_args *a = (emu_launch_args *)arg;
+  threadIdx.x = a->tx;
+  threadIdx.y = a->ty;
+  threadIdx.z = a->tz;
+  for (unsigned z = 0; z < gridDim.z; z++)
+    for (unsigned y = 0; y < gridDim.y; y++)
+      for (unsigned x = 0; x < gridDim.x; x++) {
+        blockIdx.x = x;
+        blockIdx.y = y;
+        blockIdx.z = z;
+        a->fn(a->p[0], a->p[1], a->p[2], a->p[3], a->p[4], a->p[5], a->p[6], a->p[7], a->p[8], a->p[9], a->p[10],
+              a->p[11], a->p[12], a->p[13], a->p[14], a->p[15]);
+        pthread_barrier_wait(&emu_bar);
+      }
+  return 0;
+}
+
+/* Every kernel parameter of onnxc's kernels is a pointer. */
+extern "C" int emu_launch(void *fn, int nparams, void **params, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
+                          unsigned by, unsigned bz) {
+  unsigned nt = bx * by * bz;
+  gridDim.x = gx;
+  gridDim.y = gy;
+  gridDim.z = gz;
+  blockDim.x = bx;
+  blockDim.y = by;
+  blockDim.z = bz;
+  emu_launch_args *args = new emu_launch_args[nt];
+  pthread_t *th = new pthread_t[nt];
+  pthread_barrier_init(&emu_bar, 0, nt);
+  for (unsigned t = 0; t < nt; t++) {
+    args[t].fn = (emu_fn)fn;
+    for (int i = 0; i < 16; i++)
+      args[t].p[i] = i < nparams ? *(void **)params[i] : 0;
+    args[t].tx = t % bx;
+    args[t].ty = t / bx % by;
+    args[t].tz = t / (bx * by);
+  }
+  int rc = 0;
+  for (unsigned t = 0; t < nt; t++)
+    if (pthread_create(&th[t], 0, emu_thread, &args[t]) != 0)
+      rc = 1;
+  for (unsigned t = 0; t < nt && rc == 0; t++)
+    pthread_join(th[t], 0);
+  pthread_barrier_destroy(&emu_bar);
+  delete[] args;
+  delete[] th;
+  return rc;
+}
+#endif
