@@ -156,7 +156,54 @@ def build(root):
     c(gemm_case(root, rng, "gemm_ta_alpha", 26, 33, 20, ta=1, alpha=0.5, beta=2.0, cshape=(26, 1)))
     c(gemm_case(root, rng, "gemm_full_c", 9, 10, 11, cshape=(9, 10), const_b=False, tb=1))
     c(gemm_case(root, rng, "gemm_scalar_c", 100, 31, 7, cshape=(1,), beta=0.0))
+    # large enough (>= 2^20 multiply-adds, >= 2^16 elements) for --threads' parallel paths
+    c(conv_case(root, rng, "par_conv3x3", 1, 40, 30, 33, 100, (3, 3), pads=[1, 1, 1, 1], act="Relu"))
+    c(conv_case(root, rng, "par_conv_batch2", 2, 24, 20, 21, 50, (3, 3), pads=[0, 1, 1, 0]))
+    c(conv_case(root, rng, "par_conv1x1_wide", 1, 64, 40, 41, 700, (1, 1)))
+    c(conv_case(root, rng, "par_conv_w_input", 1, 32, 24, 24, 40, (3, 3), weights_const=False,
+                pads=[1, 1, 1, 1]))
+    c(conv_case(root, rng, "par_dw3x3", 1, 96, 40, 40, 96, (3, 3), group=96, pads=[1, 1, 1, 1],
+                act="Clip"))
+    c(matmul_case(root, rng, "par_mm_const", (1, 130, 300), (300, 1100), act="Relu"))
+    c(matmul_case(root, rng, "par_mm_batched", (3, 200, 90), (3, 90, 260), const_b=False))
+    c(gemm_case(root, rng, "par_gemm_tb", 200, 150, 260, tb=1, cshape=(150,)))
     return cases
+
+
+def check_threads(onnxc, d, threads, cpu, env):
+    """Builds case d as a library with --threads and compares its outputs (rtol 1e-3, atol 1e-5)."""
+    import ctypes
+    import glob
+    import json
+    import numpy as np
+    from onnx import numpy_helper, load_tensor
+    name = "k"
+    lib, rep = os.path.join(d, f"t{threads}.so"), os.path.join(d, f"t{threads}.json")
+    r = subprocess.run([onnxc, d + "/model.onnx", "-o", lib, "--name", name, "--cpu", cpu,
+                        "--threads", str(threads), "--memory-report", rep],
+                       capture_output=True, text=True, env=env)
+    if r.returncode != 0:
+        return (r.stdout + r.stderr).strip()[-600:]
+    ins = [numpy_helper.to_array(load_tensor(f))
+           for f in sorted(glob.glob(d + "/test_data_set_0/input_*.pb"))]
+    refs = [numpy_helper.to_array(load_tensor(f))
+            for f in sorted(glob.glob(d + "/test_data_set_0/output_*.pb"))]
+    with open(rep) as f:
+        arena = json.load(f)["arena_bytes"]
+    raw = np.zeros(arena + 64, np.uint8)
+    off = (-raw.ctypes.data) % 64
+    outs = [np.empty_like(a) for a in refs]
+    ins = [np.ascontiguousarray(a) for a in ins]
+    fn = getattr(ctypes.CDLL(os.path.abspath(lib)), f"{name}_run_v")
+    ip = (ctypes.c_void_p * max(1, len(ins)))(*[a.ctypes.data for a in ins])
+    op = (ctypes.c_void_p * max(1, len(outs)))(*[a.ctypes.data for a in outs])
+    for _ in range(3):  # repeated runs: the pool is reused
+        if fn(ctypes.c_void_p(raw.ctypes.data + off), ip, op) != 0:
+            return "run_v failed"
+        for o, ref in zip(outs, refs):
+            if not np.allclose(o, ref, rtol=1e-3, atol=1e-5):
+                return f"mismatch: max abs diff {np.max(np.abs(o - ref)):.3g}"
+    return None
 
 
 def main():
@@ -166,6 +213,8 @@ def main():
     ap.add_argument("--cpu", default="native,haswell,generic")
     ap.add_argument("--sanitize", action="store_true")
     ap.add_argument("--cc", default=None)
+    ap.add_argument("--threads", type=int, default=0,
+                    help="also build each case with --threads N and check its outputs")
     a = ap.parse_args()
     cases = build(a.out)
     env = dict(os.environ)
@@ -181,6 +230,11 @@ def main():
             if r.returncode != 0:
                 bad += 1
                 print(f"FAIL [{cpu}] {os.path.basename(d)}: {(r.stdout + r.stderr).strip()[-600:]}")
+            if a.threads > 1:
+                why = check_threads(a.onnxc, d, a.threads, cpu, env)
+                if why:
+                    bad += 1
+                    print(f"FAIL [{cpu}, --threads {a.threads}] {os.path.basename(d)}: {why}")
         print(f"--cpu {cpu}: {len(cases)} cases run")
     print("all passed" if not bad else f"{bad} failures")
     return 1 if bad else 0

@@ -47,6 +47,20 @@ typedef struct EmitC {
   const char *prefix;       /* name prefix of the generated symbols */
 } EmitC;
 
+/* ---- threads (--threads, docs/abi.md) -----------------------------------------
+ * codegen_set_threads(n) before codegen_c: n > 1 makes NAME.c carry a pthreads
+ * pool (host builds; firmware builds see sequential stubs). ec_threads() is
+ * that count for hooks (0 or 1: write single-threaded code). A hook whose body
+ * splits its work by `onnxc_th` (this thread) and `onnxc_nt` (the thread
+ * count; 1 when the pool is busy) calls ec_set_parallel(e): the framework adds
+ * those two parameters and runs the function on every thread. The body takes
+ * work items with `onnxc_nt > 1 ? onnxc_claim() : own++` (each item once, in
+ * any thread) and may publish tables from thread 0 with onnxc_ready_set /
+ * onnxc_ready_wait (codegen/emit_gemm.c writes the pool). The C target only. */
+void codegen_set_threads(int threads);
+int ec_threads(void);
+void ec_set_parallel(EmitC *e);
+
 /* Writes one indented line (a newline is appended). A line ending with '{'
  * indents what follows, one starting with '}' dedents. */
 void ec_line(EmitC *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -55,6 +69,23 @@ bool ec_has_output(const Node *n, int i);
 const char *ec_literal(DType t, double v, char *buf, size_t n);
 /* Row-major strides of a static shape (elements). */
 void ec_strides(const Shape *s, int64_t *strides);
+/* Element count of a value of static shape (asserted). */
+int64_t ec_numel(const Value *v);
+/* Product of dims [lo, hi) of a static shape. */
+int64_t ec_prod(const Shape *s, int lo, int hi);
+/* Appends element `idx` of array `arr` (type t) as a plain C value: float for
+ * f16/bf16 and the float8/float4 types (decoded exactly), int for the packed
+ * 2- and 4-bit integers, else the element itself. */
+void ec_load_elem(Buf *b, DType t, const char *arr, const char *idx);
+/* Writes `dst = expr;` with expr of compute type ct stored as `to` (ec_ew_store). */
+void ec_store_line(EmitC *e, const char *dst, DType ct, DType to, const char *expr);
+/* Float compute type of a float storage type: f64 for f64, else f32. */
+DType ec_float_ct(DType t);
+/* Suffix of the <math.h> functions for compute type ct: "" for f64, else "f". */
+const char *ec_fsuf(DType ct);
+/* The axis held by constant input 1 of n (CumSum, CumProd) resolved against
+ * `rank` into *axis; false after a diag error when not constant or out of range. */
+bool ec_axis_input(EmitC *e, const Node *n, int rank, int *axis);
 
 /* ---- elementwise templates (emit_elementwise.c) ------------------------------
  * Shared with fusion and the CUDA emitter: one place decides how an EW row's
@@ -81,6 +112,9 @@ bool ec_expand_expr(Diag *d, const Node *n, const char *expr, const char *const 
 void ec_ew_load(Buf *out, DType from, DType compute, const char *src);
 /* Appends the C expression converting `expr` (of type compute) for storing as `to`. */
 void ec_ew_store(Buf *out, DType compute, DType to, const char *expr);
+/* ec_ew_load / ec_ew_store written into buf (n bytes, asserted large enough); return buf. */
+const char *ec_ew_load_str(char *buf, size_t n, DType from, DType compute, const char *src);
+const char *ec_ew_store_str(char *buf, size_t n, DType compute, DType to, const char *expr);
 
 /* Window geometry of a Conv-like node (emit_conv.c): per spatial dim of the
  * static data shape x and output shape y, the kernel extent (kernel_shape, else

@@ -20,9 +20,6 @@
 
 #define LL(x) ((long long)(x))
 
-static DType comp(DType t) { return t == DT_F64 ? DT_F64 : DT_F32; }
-static const char *fsuf(DType ct) { return ct == DT_F64 ? "" : "f"; }
-
 /* A C expression text. */
 typedef struct Expr {
   char s[512];
@@ -30,22 +27,12 @@ typedef struct Expr {
 
 /* src (an element of type `from`) converted to compute type ct. */
 static const char *ld(Expr *x, DType from, DType ct, const char *src) {
-  Buf b;
-  buf_init(&b);
-  ec_ew_load(&b, from, ct, src);
-  snprintf(x->s, sizeof x->s, "%s", b.s);
-  buf_free(&b);
-  return x->s;
+  return ec_ew_load_str(x->s, sizeof x->s, from, ct, src);
 }
 
 /* expr (of compute type ct) converted for storing as `to`. */
 static const char *st(Expr *x, DType ct, DType to, const char *expr) {
-  Buf b;
-  buf_init(&b);
-  ec_ew_store(&b, ct, to, expr);
-  snprintf(x->s, sizeof x->s, "%s", b.s);
-  buf_free(&b);
-  return x->s;
+  return ec_ew_store_str(x->s, sizeof x->s, ct, to, expr);
 }
 
 static const char *lit(Expr *x, DType ct, double v) { return ec_literal(ct, v, x->s, sizeof x->s); }
@@ -152,7 +139,7 @@ static void qk_store(EmitC *e, const Node *n, const Attn *a, int64_t mode, int64
 /* The scores of one query row into sc[j], with their maximum in mx. */
 static void attn_scores(EmitC *e, const Node *n, const Attn *a, DType t, DType ct) {
   Expr x, y, z;
-  const char *T = dtype_ctype(ct), *f = fsuf(ct);
+  const char *T = dtype_ctype(ct), *f = ec_fsuf(ct);
   int64_t mode = ir_attr_int(n, "qk_matmul_output_mode", 0);
   float cap = ir_attr_float(n, "softcap", 0.0f);
   double scale = ir_attr(n, "scale") ? (double)ir_attr_float(n, "scale", 1.0f)
@@ -211,8 +198,8 @@ static void attn_scores(EmitC *e, const Node *n, const Attn *a, DType t, DType c
 bool emitc_Attention(EmitC *e, const Node *n) {
   Attn a;
   attn_geom(n, &a);
-  DType t = n->in[0]->dt, ct = comp(t);
-  const char *T = dtype_ctype(ct), *f = fsuf(ct);
+  DType t = n->in[0]->dt, ct = ec_float_ct(t);
+  const char *T = dtype_ctype(ct), *f = ec_fsuf(ct);
   Expr x;
   char src[64];
   if (n->n_out > 1 && ec_has_output(n, 1))
@@ -279,7 +266,7 @@ bool emitc_FlexAttention(EmitC *e, const Node *n) { return emitc_Attention(e, n)
 
 bool emitc_RotaryEmbedding(EmitC *e, const Node *n) {
   const Shape *xs = &n->in[0]->shape;
-  DType t = n->in[0]->dt, ct = comp(t);
+  DType t = n->in[0]->dt, ct = ec_float_ct(t);
   const char *T = dtype_ctype(ct), *E = dtype_ctype(t);
   int64_t b = xs->d[0], h, s, d, sb, sh, ss;
   if (xs->rank == 4) {
@@ -356,8 +343,8 @@ static void ccs_padded(Buf *out, const Node *n, DType ct, int64_t km1, int64_t l
 
 bool emitc_CausalConvWithState(EmitC *e, const Node *n) {
   const Shape *xs = &n->in[0]->shape;
-  DType t = n->in[0]->dt, ct = comp(t);
-  const char *T = dtype_ctype(ct), *E = dtype_ctype(t), *f = fsuf(ct);
+  DType t = n->in[0]->dt, ct = ec_float_ct(t);
+  const char *T = dtype_ctype(ct), *E = dtype_ctype(t), *f = ec_fsuf(ct);
   int64_t b = xs->d[0], c = xs->d[1], len = xs->d[2], k = n->in[1]->shape.d[2], km1 = k - 1;
   bool silu = strcmp(ir_attr_str(n, "activation", "none"), "none") != 0;
   Expr a, w, y;
@@ -412,8 +399,8 @@ bool emitc_CausalConvWithState(EmitC *e, const Node *n) {
 
 bool emitc_LinearAttention(EmitC *e, const Node *n) {
   const Shape *qs = &n->in[0]->shape;
-  DType t = n->in[0]->dt, ct = comp(t);
-  const char *T = dtype_ctype(ct), *E = dtype_ctype(t), *f = fsuf(ct);
+  DType t = n->in[0]->dt, ct = ec_float_ct(t);
+  const char *T = dtype_ctype(ct), *E = dtype_ctype(t), *f = ec_fsuf(ct);
   int64_t hq = ir_attr_int(n, "q_num_heads", 1), hkv = ir_attr_int(n, "kv_num_heads", 1);
   int64_t b = qs->d[0], tl = qs->d[1], dk = qs->d[2] / hq, dv = n->in[2]->shape.d[2] / hkv;
   int64_t grp = hq / hkv;
@@ -518,7 +505,7 @@ bool emitc_Einsum(EmitC *e, const Node *n) {
   IR_ASSERT(arrow != NULL);
   DType t = n->out[0]->dt;
   /* integers accumulate in u64: wraps without UB, the low bits equal the signed result */
-  DType ct = dtype_is_float(t) ? comp(t) : DT_U64;
+  DType ct = dtype_is_float(t) ? ec_float_ct(t) : DT_U64;
   const char *T = dtype_ctype(ct);
   int64_t ext[EIN_LABELS];
   bool in_out[EIN_LABELS] = {false}, used[EIN_LABELS] = {false};

@@ -205,6 +205,19 @@ static void emit_elided(CGen *cg, Arena *a, const Node *n, Buf *run) {
   buf_puts(run, ", no code */\n");
 }
 
+/* --threads (codegen.h): the count, whether the node being emitted runs on
+ * every thread, and how many such nodes the model has (perf2). */
+static int threads_opt;
+static bool node_parallel;
+static int n_parallel;
+
+void codegen_set_threads(int threads) { threads_opt = threads; }
+int ec_threads(void) { return threads_opt; }
+void ec_set_parallel(EmitC *e) {
+  (void)e;
+  node_parallel = threads_opt > 1;
+}
+
 static bool emit_node(CGen *cg, Arena *a, const Node *n, int step, Buf *fns, Buf *run) {
   if (!check_types(cg, n))
     return false;
@@ -220,7 +233,11 @@ static bool emit_node(CGen *cg, Arena *a, const Node *n, int step, Buf *fns, Buf
   for (int i = 0; i < n->n_in; i++)
     if (ir_has_input(n, i))
       ec_line(&e, "(void)X%d;", i);
+  node_parallel = false;
   bool ok = n->op == OP_Equal && n->in[0]->dt == DT_STRING ? emitc_string_equal(&e, n) : emit_tab[n->op](&e, n);
+  bool par = ok && node_parallel;
+  /* Whether the body returns an error status (else only the appended ONNXC_OK). */
+  bool can_fail = ok && body.s && strstr(body.s, "return") != NULL;
   if (!ok) {
     buf_free(&body);
     if (cg->d->n_errors == 0)
@@ -249,22 +266,51 @@ static bool emit_node(CGen *cg, Arena *a, const Node *n, int step, Buf *fns, Buf
     buf_printf(fns, "%sunsigned char *S", first ? "" : ", ");
     first = false;
   }
-  buf_printf(fns, "%s) {\n%s%s  return ONNXC_OK;\n}\n\n", first ? "void" : "",
-             scratch > 0 ? "  (void)S;\n" : "", body.s ? body.s : "");
+  if (par) /* this thread, the thread count (codegen.h) */
+    buf_printf(fns, "%sint onnxc_th, int onnxc_nt", first ? "" : ", ");
+  buf_printf(fns, "%s) {\n%s%s%s  return ONNXC_OK;\n}\n\n", first && !par ? "void" : "",
+             scratch > 0 ? "  (void)S;\n" : "", par ? "  (void)onnxc_th;\n  (void)onnxc_nt;\n" : "",
+             body.s ? body.s : "");
   buf_free(&body);
 
   buf_puts(run, "  /* '");
   comment_safe(run, n->name);
-  buf_printf(run, "' (%s) */\n  if ((st = %s(", n->op_type, fn);
+  if (par) {
+    /* Run on every thread of the pool: a task taking the arguments as void pointers. */
+    int k = 0;
+    n_parallel++;
+    buf_printf(fns, "static void %s_task(void *const *p, int th, int nt) {\n  (void)%s(", fn, fn);
+    for (int i = 0; i < n->n_in; i++)
+      if (ir_has_input(n, i))
+        buf_printf(fns, "(const %s *)p[%d], ", ctype_of(n->in[i]), k++);
+    for (int i = 0; i < n->n_out; i++)
+      if (ec_has_output(n, i))
+        buf_printf(fns, "(%s *)p[%d], ", ctype_of(n->out[i]), k++);
+    for (int i = 0; i < n->n_out; i++)
+      if (ec_has_output(n, i) && n->out[i]->dyn_dims)
+        buf_printf(fns, "(int64_t *)p[%d], ", k++);
+    if (scratch > 0)
+      buf_printf(fns, "(unsigned char *)p[%d], ", k++);
+    buf_puts(fns, "th, nt);\n}\n\n");
+    buf_printf(run, "' (%s), on every thread */\n  {\n    void *const p[] = {", n->op_type);
+  } else if (!can_fail) {
+    /* No error path: a plain call. (A status check after every node made gcc
+     * guess that the last nodes of a long model are rarely reached, so it
+     * compiled them for size, unvectorized.) */
+    buf_printf(run, "' (%s) */\n  (void)%s(", n->op_type, fn);
+  } else {
+    buf_printf(run, "' (%s) */\n  if ((st = %s(", n->op_type, fn);
+  }
   first = true;
+  const char *cast = par ? "(void *)" : "";
   for (int i = 0; i < n->n_in; i++)
     if (ir_has_input(n, i)) {
-      buf_printf(run, "%s%s", first ? "" : ", ", arg_expr(cg, a, n->in[i], true));
+      buf_printf(run, "%s%s%s", first ? "" : ", ", cast, arg_expr(cg, a, n->in[i], true));
       first = false;
     }
   for (int i = 0; i < n->n_out; i++)
     if (ec_has_output(n, i)) {
-      buf_printf(run, "%s%s", first ? "" : ", ", arg_expr(cg, a, n->out[i], false));
+      buf_printf(run, "%s%s%s", first ? "" : ", ", cast, arg_expr(cg, a, n->out[i], false));
       first = false;
     }
   for (int i = 0; i < n->n_out; i++) {
@@ -272,13 +318,19 @@ static bool emit_node(CGen *cg, Arena *a, const Node *n, int step, Buf *fns, Buf
     if (!ec_has_output(n, i) || !n->out[i]->dyn_dims)
       continue;
     if (first_output_slot(cg->g, n->out[i], &slot))
-      buf_printf(run, ", %s_dims", cg->out_param[slot]);
+      buf_printf(run, ", %s%s_dims", cast, cg->out_param[slot]);
     else /* not a graph output (unused): the extent goes nowhere */
-      buf_printf(run, ", (int64_t[%d]){0}", IR_MAX_RANK);
+      buf_printf(run, ", %s(int64_t[%d]){0}", cast, IR_MAX_RANK);
   }
   if (scratch > 0)
-    buf_printf(run, "%sa + %lld", first ? "" : ", ", (long long)cg->plan->scratch_offset[n->id]);
-  buf_puts(run, ")) != ONNXC_OK)\n    return st;\n");
+    buf_printf(run, par ? "%s%s(a + %lld)" : "%s%sa + %lld", first ? "" : ", ", cast,
+               (long long)cg->plan->scratch_offset[n->id]);
+  if (par)
+    buf_printf(run, "};\n    onnxc_parallel(%s_task, p);\n  }\n", fn);
+  else if (!can_fail)
+    buf_puts(run, ");\n");
+  else
+    buf_puts(run, ")) != ONNXC_OK)\n    return st;\n");
   return true;
 }
 
@@ -344,8 +396,14 @@ static void write_header(CGen *cg, Buf *h) {
                g->outputs[i]->dyn_dims ? ", int64_t *" : "",
                g->outputs[i]->dyn_dims ? cg->out_param[i] : "", g->outputs[i]->dyn_dims ? "_dims" : "");
   buf_printf(h, ");\n\n/* Same, with inputs and outputs as arrays in graph order (for generic callers). */\n"
-                "int %s_run_v(void *arena, const void *const *inputs, void *const *outputs);\n\n"
-                "#ifdef __cplusplus\n}\n#endif\n\n#endif\n", nm);
+                "int %s_run_v(void *arena, const void *const *inputs, void *const *outputs);\n\n", nm);
+  if (threads_opt > 1) /* --threads (docs/abi.md) */
+    buf_printf(h, "/* Built with --threads %d: %s_run starts a pool of %d threads on its first\n"
+                  " * call (pthreads; firmware builds stay sequential). %s_free_threads stops\n"
+                  " * and joins them (call it before unloading the library); a later run\n"
+                  " * starts them again. */\nvoid %s_free_threads(void);\n\n",
+               threads_opt, nm, threads_opt - 1, nm, nm);
+  buf_puts(h, "#ifdef __cplusplus\n}\n#endif\n\n#endif\n");
 }
 
 static void write_run(CGen *cg, Buf *c, const Buf *run, int n_calls) {
@@ -363,7 +421,7 @@ static void write_run(CGen *cg, Buf *c, const Buf *run, int n_calls) {
   if (cg->plan->arena_bytes > 0)
     buf_puts(c, "  unsigned char *a = (unsigned char *)arena;\n");
   if (n_calls > 0)
-    buf_puts(c, "  int st;\n");
+    buf_puts(c, "  int st;\n  (void)st; /* unused when no node can fail */\n");
   buf_printf(c, "  if (%s", cg->plan->arena_bytes > 0 ? "!arena" : "0");
   for (int i = 0; i < g->n_inputs; i++)
     if (numel_of(g->inputs[i]) > 0)
@@ -519,6 +577,7 @@ bool codegen_c(const Graph *g, const Plan *plan, const CodegenOpts *o, const cha
   buf_init(&c);
   buf_init(&h);
   int step = 0, calls = 0;
+  n_parallel = 0;
   for (const Node *n = g->first; ok && n; n = n->next) {
     calls += !(plan->elided && plan->elided[n->id]);
     ok = emit_node(&cg, a, n, step++, &fns, &run);
@@ -530,6 +589,8 @@ bool codegen_c(const Graph *g, const Plan *plan, const CodegenOpts *o, const cha
                o->model_path ? o->model_path : "a model", o->name, o->name);
     if (op_used(g, OP_ImageDecoder))
       buf_puts(&c, "#include \"onnxc_image.h\"\n\n");
+    if (threads_opt > 1)
+      gemm_write_threads(&c, o->name, threads_opt, n_parallel > 0);
     if (gemm_used(g, plan))
       gemm_write_prelude(&c);
     if (string_used(g)) {

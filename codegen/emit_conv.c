@@ -223,17 +223,31 @@ static bool emit_depthwise(EmitC *e, const Node *n) {
   geom_read(n, xs, ys, &ws->d[2], &g);
   bool padded = g.pb[0] || g.pb[1] || g.pe[0] || g.pe[1];
   int64_t hp = g.in[0] + g.pb[0] + g.pe[0], wp = g.in[1] + g.pb[1] + g.pe[1];
-  int64_t need = padded ? ((hp * wp + 16) * 4 + 63) / 64 * 64 : 0;
+  int64_t plane = ((hp * wp + 16) * 4 + 63) / 64 * 64;
+  int64_t need = padded ? 2 * plane * (ec_threads() > 1 ? ec_threads() : 1) : 0;
   int64_t have = e->plan && e->plan->scratch_size ? e->plan->scratch_size[n->id] : 0;
   if (have < need || g.pb[0] < 0 || g.pb[1] < 0 || g.pe[0] < 0 || g.pe[1] < 0)
     return false;
   int64_t kh = g.k[0], kw = g.k[1], taps = kh * kw;
   ec_line(e, "/* depthwise: %lld channels, %lldx%lld taps */", LL(group), LL(kh), LL(kw));
+  /* --threads: channels claimed one at a time, a padded plane per thread */
+  bool par = ec_threads() > 1 && ec_numel(n->out[0]) * taps >= (1 << 18);
+  if (par)
+    ec_set_parallel(e);
   if (padded) {
-    ec_line(e, "float *xp = (float *)S;");
+    if (par)
+      ec_line(e, "float *xp = (float *)(S + (long)onnxc_th * %lld);", LL(2 * plane));
+    else
+      ec_line(e, "float *xp = (float *)S;");
     ec_line(e, "for (long q = 0; q < %lld; q++) xp[q] = 0;", LL(hp * wp + 16));
   }
-  ec_line(e, "for (long nc = 0; nc < %lld; nc++) {", LL(xs->d[0] * group));
+  if (par) {
+    ec_line(e, "long own = 0, nc;");
+    ec_line(e, "(void)own;");
+    ec_line(e, "while ((nc = onnxc_nt > 1 ? onnxc_claim() : own++) < %lld) {", LL(xs->d[0] * group));
+  } else {
+    ec_line(e, "for (long nc = 0; nc < %lld; nc++) {", LL(xs->d[0] * group));
+  }
   ec_line(e, "const long c = nc %% %lld;", LL(group));
   ec_line(e, "const float *xc = X0 + nc * %lld;", LL(g.in_plane));
   ec_line(e, "float *yc = Y0 + nc * %lld;", LL(g.out_plane));
@@ -247,6 +261,29 @@ static bool emit_depthwise(EmitC *e, const Node *n) {
   for (int64_t t = 0; t < taps; t++)
     ec_line(e, "const float w%lld = X1[c * %lld + %lld];", LL(t), LL(taps), LL(t));
   ec_line(e, "const float bias = %s;", ir_has_input(n, 2) ? "X2[c]" : "0.0f");
+  if (padded && g.s[0] == 1 && g.s[1] == 1) {
+    /* stride 1 (perf2): the rows computed as one run over the padded plane's
+     * pitch (so short rows still fill the vectors) into the second plane,
+     * then the valid columns copied out */
+    int64_t run = (g.out[0] - 1) * wp + g.out[1];
+    ec_line(e, "float *yt = xp + %lld;", LL(plane / 4));
+    ec_line(e, "for (long q = 0; q < %lld; q++) {", LL(run));
+    ec_line(e, "float acc = bias;");
+    for (int64_t i = 0; i < kh; i++)
+      for (int64_t j = 0; j < kw; j++)
+        ec_line(e, "acc += w%lld * xp[q + %lld];", LL(i * kw + j), LL(i * g.dil[0] * wp + j * g.dil[1]));
+    Buf act;
+    buf_init(&act);
+    gemm_act_expr(n, "acc", &act);
+    ec_line(e, "yt[q] = %s;", act.s);
+    buf_free(&act);
+    ec_line(e, "}");
+    ec_line(e, "for (long oh = 0; oh < %lld; oh++)", LL(g.out[0]));
+    ec_line(e, "  for (long ow = 0; ow < %lld; ow++) yc[oh * %lld + ow] = yt[oh * %lld + ow];",
+            LL(g.out[1]), LL(g.out[1]), LL(wp));
+    ec_line(e, "}");
+    return true;
+  }
   ec_line(e, "for (long oh = 0; oh < %lld; oh++) {", LL(g.out[0]));
   for (int64_t i = 0; i < kh; i++)
     ec_line(e, "const float *r%lld = xp + (oh * %lld + %lld) * %lld;", LL(i), LL(g.s[0]),

@@ -185,6 +185,9 @@ static void comment_safe(Buf *b, const char *s) {
 }
 
 static bool check_types(const CudaGen *cu, const Node *n) {
+  /* Its C body needs the host image decoder (onnxc_image.h). */
+  if (n->op == OP_ImageDecoder)
+    return diag_error(cu->cg.d, n, "the CUDA target does not support ImageDecoder yet");
   for (int i = 0; i < n->n_in; i++)
     if (n->in[i]->kind != VK_NONE && !dtype_ctype(n->in[i]->dt)[0])
       return diag_error(cu->cg.d, n, "input %d has element type %s, which the CUDA target does not support",

@@ -9,7 +9,9 @@
  *   Conv          direct convolution, one thread per output element (any
  *                 spatial rank, groups, dilations, pads); f32 and f64
  *   Softmax, LogSoftmax  one block per row: block reductions (max, then sum)
- *   Transpose     one thread per output element
+ *   LayerNormalization, RMSNormalization  one block per row, sums in double
+ *   Transpose, Expand, Concat, Gather  one thread per output element (Gather
+ *                 reports an index out of range through onnxc_status)
  *   ReduceSum/Mean/Max/Min/SumSquare/L1/L2, GlobalAveragePool/MaxPool
  *                 one block per output element, block reduction (sums in
  *                 double); f32 and f64
@@ -50,6 +52,13 @@ static void open_kernel(CudaKernel *k, const char *what) {
 static void close_kernel(CudaKernel *k) { buf_puts(k->cu, "}\n\n"); }
 
 static bool numel(const Value *v, int64_t *n) { return shape_numel(&v->shape, n); }
+
+static int64_t prod(const Shape *s, int from, int to) {
+  int64_t p = 1;
+  for (int i = from; i < to; i++)
+    p *= s->d[i];
+  return p;
+}
 
 /* ---- elementwise ------------------------------------------------------------------- */
 
@@ -437,12 +446,6 @@ static int emit_conv(CudaKernel *k, const Node *n) {
 
 /* ---- Softmax, LogSoftmax ------------------------------------------------------------ */
 
-static int64_t prod(const Shape *s, int from, int to) {
-  int64_t p = 1;
-  for (int i = from; i < to; i++)
-    p *= s->d[i];
-  return p;
-}
 
 static int emit_softmax(CudaKernel *k, const Node *n, bool log) {
   const Shape *xs = &n->in[0]->shape;
@@ -536,6 +539,166 @@ static int emit_transpose(CudaKernel *k, const Node *n) {
   return 1;
 }
 
+/* ---- Expand, Concat, Gather: one thread per output element ----------------------------- */
+
+static int emit_expand(CudaKernel *k, const Node *n) {
+  int64_t ny;
+  if (dtype_bits(n->in[0]->dt) < 8 || !numel(n->out[0], &ny) || ny == 0)
+    return 0;
+  open_kernel(k, "Expand: one thread per output element");
+  k->block[0] = EW_THREADS;
+  k->grid[0] = cuda_blocks_for(ny, EW_THREADS);
+  Buf src;
+  buf_init(&src);
+  bcast_offset(&n->in[0]->shape, &n->out[0]->shape, &src);
+  kline(k, "(void)X1;");
+  kline(k, "ONNXC_CUDA_FOR(i, %lld)", LL(ny));
+  kline(k, "  Y0[i] = X0[%s];", src.s);
+  buf_free(&src);
+  close_kernel(k);
+  return 1;
+}
+
+static int emit_concat(CudaKernel *k, const Node *n) {
+  const Shape *ys = &n->out[0]->shape;
+  int64_t ny;
+  int ax;
+  if (dtype_bits(n->out[0]->dt) < 8 || !shape_numel(ys, &ny) || ny == 0 ||
+      !shape_axis(ir_attr_int(n, "axis", 0), ys->rank, &ax))
+    return 0;
+  for (int i = 0; i < n->n_in; i++)
+    if (!ir_has_input(n, i))
+      return 0;
+  int64_t inner = prod(ys, ax + 1, ys->rank), total = ys->d[ax];
+  open_kernel(k, "Concat: one thread per output element");
+  k->block[0] = EW_THREADS;
+  k->grid[0] = cuda_blocks_for(ny, EW_THREADS);
+  kline(k, "ONNXC_CUDA_FOR(i, %lld) {", LL(ny));
+  kline(k, "  const int64_t o = i / %lld, a = i / %lld %% %lld, r = i %% %lld;", LL(total * inner), LL(inner),
+        LL(total), LL(inner));
+  kline(k, "  (void)o;");
+  int64_t off = 0;
+  bool first = true;
+  for (int i = 0; i < n->n_in; i++) {
+    int64_t len = n->in[i]->shape.d[ax];
+    if (len == 0)
+      continue;
+    kline(k, "  %sif (a < %lld)", first ? "" : "else ", LL(off + len));
+    kline(k, "    Y0[i] = X%d[(o * %lld + a - %lld) * %lld + r];", i, LL(len), LL(off), LL(inner));
+    first = false;
+    off += len;
+  }
+  kline(k, "}");
+  close_kernel(k);
+  return 1;
+}
+
+static int emit_gather(CudaKernel *k, const Node *n) {
+  const Shape *xs = &n->in[0]->shape;
+  int64_t ny, ni;
+  int ax;
+  DType it = n->in[1]->dt;
+  if (dtype_bits(n->in[0]->dt) < 8 || (it != DT_I32 && it != DT_I64) || !numel(n->out[0], &ny) || ny == 0 ||
+      !numel(n->in[1], &ni) || ni == 0 || !shape_axis(ir_attr_int(n, "axis", 0), xs->rank, &ax))
+    return 0;
+  int64_t inner = prod(xs, ax + 1, xs->rank), dim = xs->d[ax];
+  open_kernel(k, "Gather: one thread per output element; an index out of range reports ONNXC_ERR_BAD_INDEX");
+  k->block[0] = EW_THREADS;
+  k->grid[0] = cuda_blocks_for(ny, EW_THREADS);
+  kline(k, "ONNXC_CUDA_FOR(i, %lld) {", LL(ny));
+  kline(k, "  const int64_t o = i / %lld, j = i / %lld %% %lld, r = i %% %lld;", LL(ni * inner), LL(inner), LL(ni),
+        LL(inner));
+  kline(k, "  int64_t idx = (int64_t)X1[j];");
+  kline(k, "  if (idx < 0)");
+  kline(k, "    idx += %lld;", LL(dim));
+  kline(k, "  if (idx < 0 || idx >= %lld) {", LL(dim));
+  kline(k, "    onnxc_cuda_report(onnxc_status, ONNXC_ERR_BAD_INDEX);");
+  kline(k, "    continue;");
+  kline(k, "  }");
+  kline(k, "  Y0[i] = X0[(o * %lld + idx) * %lld + r];", LL(dim), LL(inner));
+  kline(k, "}");
+  close_kernel(k);
+  return 1;
+}
+
+/* ---- LayerNormalization, RMSNormalization: one block per row ------------------------------ */
+
+/* Sums `var` (a double) over the block into every thread's `var`. */
+static void block_sum(CudaKernel *k, const char *var) {
+  kline(k, "red[threadIdx.x] = %s;", var);
+  kline(k, "__syncthreads();");
+  kline(k, "for (int h = blockDim.x / 2; h > 0; h /= 2) {");
+  kline(k, "  if ((int)threadIdx.x < h) red[threadIdx.x] += red[threadIdx.x + h];");
+  kline(k, "  __syncthreads();");
+  kline(k, "}");
+  kline(k, "%s = red[0];", var);
+  kline(k, "__syncthreads();");
+}
+
+static int emit_layer_rms(CudaKernel *k, const Node *n, bool centered) {
+  const Shape *xs = &n->in[0]->shape;
+  DType tx = n->in[0]->dt, ty = n->out[0]->dt;
+  int64_t nx, np, nb = 0;
+  int ax;
+  if (dtype_bits(tx) < 16 || !dtype_is_float(tx) || !shape_numel(xs, &nx) || nx == 0 ||
+      !shape_axis(ir_attr_int(n, "axis", -1), xs->rank, &ax) || !numel(n->in[1], &np))
+    return 0;
+  int64_t outer = prod(xs, 0, ax), len = prod(xs, ax, xs->rank);
+  bool bias = centered && ir_has_input(n, 2);
+  if (np != len || (bias && (!numel(n->in[2], &nb) || nb != len)) || outer > 2147483647)
+    return 0; /* parameters broadcast over part of a row: the fallback handles it */
+  char eps[64];
+  ec_literal(DT_F64, ir_attr_float(n, "epsilon", 1e-5f), eps, sizeof eps);
+  open_kernel(k, centered ? "LayerNormalization: one block per row, block reductions (double)"
+                          : "RMSNormalization: one block per row, block reduction (double)");
+  k->block[0] = ROW_THREADS;
+  k->grid[0] = outer;
+  Buf ld, st, ex;
+  buf_init(&ld);
+  buf_init(&st);
+  buf_init(&ex);
+  kline(k, "__shared__ double red[%d];", ROW_THREADS);
+  kline(k, "const int64_t o = blockIdx.x;");
+  kline(k, "const %s *x = X0 + o * %lld;", dtype_ctype(tx), LL(len));
+  kline(k, "%s *y = Y0 + o * %lld;", dtype_ctype(ty), LL(len));
+  ec_ew_load(&ld, tx, DT_F64, "x[j]");
+  kline(k, "double mean = 0, ss = 0;");
+  if (centered) {
+    kline(k, "for (int64_t j = threadIdx.x; j < %lld; j += blockDim.x)", LL(len));
+    kline(k, "  mean += %s;", ld.s);
+    block_sum(k, "mean");
+    kline(k, "mean /= %lld;", LL(len));
+  }
+  kline(k, "for (int64_t j = threadIdx.x; j < %lld; j += blockDim.x) {", LL(len));
+  kline(k, "  const double d = %s - mean;", ld.s);
+  kline(k, "  ss += d * d;");
+  kline(k, "}");
+  block_sum(k, "ss");
+  kline(k, "const double inv = 1.0 / sqrt(ss / %lld + %s);", LL(len), eps);
+  buf_printf(&ex, "(%s - mean) * inv * ", ld.s);
+  ec_ew_load(&ex, n->in[1]->dt, DT_F64, "X1[j]");
+  if (bias) {
+    buf_puts(&ex, " + ");
+    ec_ew_load(&ex, n->in[2]->dt, DT_F64, "X2[j]");
+  }
+  ec_ew_store(&st, DT_F64, ty, ex.s);
+  kline(k, "for (int64_t j = threadIdx.x; j < %lld; j += blockDim.x)", LL(len));
+  kline(k, "  y[j] = %s;", st.s);
+  for (int i = 1; centered && i <= 2; i++)
+    if (ec_has_output(n, i)) {
+      st.len = 0;
+      buf_puts(&st, "");
+      ec_ew_store(&st, DT_F64, n->out[i]->dt, i == 1 ? "mean" : "inv");
+      kline(k, "if (threadIdx.x == 0)");
+      kline(k, "  Y%d[o] = %s;", i, st.s);
+    }
+  close_kernel(k);
+  buf_free(&ld);
+  buf_free(&st);
+  buf_free(&ex);
+  return 1;
+}
+
 /* ---- Reduce* (f32/f64): one block per output element ---------------------------------- */
 
 /* Reduced axes as inference found them (see emit_reduce.c); false when not static. */
@@ -613,6 +776,7 @@ static int emit_reduce(CudaKernel *k, const Node *n) {
   k->grid[0] = ny;
   kline(k, "__shared__ %s red[%d];", ct, ROW_THREADS);
   kline(k, "int64_t q = blockIdx.x, base = 0;");
+  kline(k, "(void)q;");
   for (int d = xs->rank - 1; d >= 0; d--)
     if (!mask[d] && xs->d[d] != 1) {
       kline(k, "base += (q %% %lld) * %lld;", LL(xs->d[d]), LL(stride[d]));
@@ -681,6 +845,16 @@ int cuda_emit_parallel(CudaKernel *k, const Node *n) {
     return emit_softmax(k, n, true);
   case OP_Transpose:
     return emit_transpose(k, n);
+  case OP_Expand:
+    return emit_expand(k, n);
+  case OP_LayerNormalization:
+    return emit_layer_rms(k, n, true);
+  case OP_RMSNormalization:
+    return emit_layer_rms(k, n, false);
+  case OP_Concat:
+    return emit_concat(k, n);
+  case OP_Gather:
+    return emit_gather(k, n);
   case OP_ReduceSum:
   case OP_ReduceMean:
   case OP_ReduceMax:

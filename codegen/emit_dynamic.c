@@ -202,6 +202,22 @@ bool emitc_Unique(EmitC *e, const Node *n) {
   return true;
 }
 
+/* Corners <x>0 <= <x>1, <y>0 <= <y>1 of the box b[4]: [x_center, y_center,
+ * width, height] when center_point_box, else two corners [y, x, y, x] in either order. */
+static void emit_corners(EmitC *e, bool center, const char *b, const char *x, const char *y) {
+  if (center) {
+    ec_line(e, "%s0 = %s[0] - %s[2] / 2;", x, b, b);
+    ec_line(e, "%s1 = %s[0] + %s[2] / 2;", x, b, b);
+    ec_line(e, "%s0 = %s[1] - %s[3] / 2;", y, b, b);
+    ec_line(e, "%s1 = %s[1] + %s[3] / 2;", y, b, b);
+  } else {
+    ec_line(e, "%s0 = %s[1] < %s[3] ? %s[1] : %s[3];", x, b, b, b, b);
+    ec_line(e, "%s1 = %s[1] < %s[3] ? %s[3] : %s[1];", x, b, b, b, b);
+    ec_line(e, "%s0 = %s[0] < %s[2] ? %s[0] : %s[2];", y, b, b, b, b);
+    ec_line(e, "%s1 = %s[0] < %s[2] ? %s[2] : %s[0];", y, b, b, b, b);
+  }
+}
+
 bool emitc_NonMaxSuppression(EmitC *e, const Node *n) {
   const Shape *b = &n->in[0]->shape, *sc = &n->in[1]->shape;
   int64_t nb = b->d[0], nbox = b->d[1], ncls = sc->d[1];
@@ -276,34 +292,14 @@ bool emitc_NonMaxSuppression(EmitC *e, const Node *n) {
   ec_line(e, "const ptrdiff_t bk = bb + order[i] * 4;");
   ec_line(e, "a[k] = %s;", lb);
   ec_line(e, "}");
-  if (center) {
-    ec_line(e, "ax0 = a[0] - a[2] / 2;");
-    ec_line(e, "ax1 = a[0] + a[2] / 2;");
-    ec_line(e, "ay0 = a[1] - a[3] / 2;");
-    ec_line(e, "ay1 = a[1] + a[3] / 2;");
-  } else {
-    ec_line(e, "ax0 = a[1] < a[3] ? a[1] : a[3];");
-    ec_line(e, "ax1 = a[1] < a[3] ? a[3] : a[1];");
-    ec_line(e, "ay0 = a[0] < a[2] ? a[0] : a[2];");
-    ec_line(e, "ay1 = a[0] < a[2] ? a[2] : a[0];");
-  }
+  emit_corners(e, center, "a", "ax", "ay");
   ec_line(e, "for (j = start; j < total && keep; j++) {");
   ec_line(e, "%s q[4], bx0, bx1, by0, by1, ix0, ix1, iy0, iy1, inter, ua, ub;", cty);
   ec_line(e, "for (k = 0; k < 4; k++) {");
   ec_line(e, "const ptrdiff_t bk = bb + Y0[j * 3 + 2] * 4;");
   ec_line(e, "q[k] = %s;", lb);
   ec_line(e, "}");
-  if (center) {
-    ec_line(e, "bx0 = q[0] - q[2] / 2;");
-    ec_line(e, "bx1 = q[0] + q[2] / 2;");
-    ec_line(e, "by0 = q[1] - q[3] / 2;");
-    ec_line(e, "by1 = q[1] + q[3] / 2;");
-  } else {
-    ec_line(e, "bx0 = q[1] < q[3] ? q[1] : q[3];");
-    ec_line(e, "bx1 = q[1] < q[3] ? q[3] : q[1];");
-    ec_line(e, "by0 = q[0] < q[2] ? q[0] : q[2];");
-    ec_line(e, "by1 = q[0] < q[2] ? q[2] : q[0];");
-  }
+  emit_corners(e, center, "q", "bx", "by");
   ec_line(e, "ix0 = ax0 > bx0 ? ax0 : bx0;");
   ec_line(e, "ix1 = ax1 < bx1 ? ax1 : bx1;");
   ec_line(e, "iy0 = ay0 > by0 ? ay0 : by0;");

@@ -154,6 +154,29 @@ void ec_ew_store(Buf *out, DType compute, DType to, const char *expr) {
     buf_printf(out, "(%s)(%s)", dtype_ctype(to), expr);
 }
 
+/* Copies a finished expression into the caller's buffer; the whole text must fit. */
+static const char *copy_out(char *buf, size_t n, Buf *b) {
+  size_t len = b->len;
+  IR_ASSERT(len < n);
+  memcpy(buf, b->s, len + 1);
+  buf_free(b);
+  return buf;
+}
+
+const char *ec_ew_load_str(char *buf, size_t n, DType from, DType compute, const char *src) {
+  Buf b;
+  buf_init(&b);
+  ec_ew_load(&b, from, compute, src);
+  return copy_out(buf, n, &b);
+}
+
+const char *ec_ew_store_str(char *buf, size_t n, DType compute, DType to, const char *expr) {
+  Buf b;
+  buf_init(&b);
+  ec_ew_store(&b, compute, to, expr);
+  return copy_out(buf, n, &b);
+}
+
 /* ---- broadcast loop nest -------------------------------------------------- */
 
 typedef struct Nest {
@@ -258,6 +281,16 @@ static void buf_clear(Buf *b) {
 /* The innermost body: the template (folded for variadic rows) and the store. */
 static bool emit_body(EmitC *e, const Node *n, const Nest *ns, DType compute) {
   const char *tmpl = ec_ew_template(n, compute);
+  /* perf2: float32 exp/erf/tanh/sigmoid through onnxc_rt.h's branch-free
+   * versions, so the loop vectorizes (the templates stay libm for CUDA). */
+  if (compute == DT_F32 && n->op == OP_Exp)
+    tmpl = "onnxc_expf(%0)";
+  else if (compute == DT_F32 && n->op == OP_Erf)
+    tmpl = "onnxc_erff(%0)";
+  else if (compute == DT_F32 && n->op == OP_Tanh)
+    tmpl = "onnxc_tanhf(%0)";
+  else if (compute == DT_F32 && n->op == OP_Sigmoid)
+    tmpl = "(1.0f / (1.0f + onnxc_expf(-%0)))";
   const char *ct = dtype_ctype(compute);
   int nk = ns->n_ops;
   char names[EC_EXPR_MAX_OPS][16];
@@ -326,14 +359,30 @@ bool emitc_elementwise(EmitC *e, const Node *n) {
   for (int k = 0; k < nk; k++)
     if (ns.depth[k] < 0)
       emit_load(e, n, &ns, k, compute);
+  /* --threads (perf2): from 2^16 elements the outer loop is cut into chunks
+   * that the threads claim one at a time (codegen.h) */
+  int64_t chunks = 0;
+  if (ec_threads() > 1 && numel >= (1 << 16) && ns.rank >= 1) {
+    chunks = ns.ext[0] < 8 * ec_threads() ? ns.ext[0] : 8 * ec_threads();
+    ec_set_parallel(e);
+    ec_line(e, "long own = 0, it;");
+    ec_line(e, "(void)own;");
+    ec_line(e, "while ((it = onnxc_nt > 1 ? onnxc_claim() : own++) < %lld) {", (long long)chunks);
+  }
   for (int m = 0; m < ns.rank; m++) {
-    ec_line(e, "for (ptrdiff_t i%d = 0; i%d < %lld; i%d++) {", m, m, (long long)ns.ext[m], m);
+    if (m == 0 && chunks)
+      ec_line(e, "for (ptrdiff_t i0 = it * %lld / %lld; i0 < (it + 1) * %lld / %lld; i0++) {",
+              (long long)ns.ext[0], (long long)chunks, (long long)ns.ext[0], (long long)chunks);
+    else
+      ec_line(e, "for (ptrdiff_t i%d = 0; i%d < %lld; i%d++) {", m, m, (long long)ns.ext[m], m);
     for (int k = 0; k < nk; k++)
       if (ns.depth[k] == m)
         emit_load(e, n, &ns, k, compute);
   }
   bool ok = emit_body(e, n, &ns, compute);
   for (int m = 0; m < ns.rank; m++)
+    ec_line(e, "}");
+  if (chunks)
     ec_line(e, "}");
   free(ns.stride);
   free(ns.depth);

@@ -12,9 +12,11 @@
  * Convolution is an implicit GEMM: Y[M, OH*OW] = W[M, C*KH*KW] x cols, whose
  * columns are gathered straight from a zero-padded copy of the image through
  * a table of each output pixel's input offset (no bounds checks); a 1x1,
- * stride-1, unpadded conv is a plain product with the image. Bias, Gemm's
- * alpha/beta/C and the fused activation are applied to each finished tile
- * while it is in L1. Edge tiles go through a small stack buffer.
+ * stride-1, unpadded conv is a plain product with the image. A per-row or
+ * per-column bias and a fused Relu/Clip are applied by the kernel in
+ * registers before its one store; other epilogues (Gemm's alpha, beta, a
+ * full C, LeakyRelu) run over each finished tile while it is in L1. Edge
+ * tiles go through a small stack buffer.
  */
 #include "gemm.h"
 
@@ -132,6 +134,164 @@ static const char *const prelude[] = {
     "#endif\n\n",
     NULL};
 
+/* The thread pool of --threads (generated text; see its comment). In parts:
+ * ISO C99 only promises string literals of 4095 characters. */
+static const char *const pool_text[] = {
+    "/* Thread pool (--threads, docs/abi.md): ONNXC_NT - 1 workers started by the\n"
+    " * first parallel node. A node runs as a task on every thread; its work is cut\n"
+    " * into items that the threads claim one at a time from a shared counter, so\n"
+    " * a worker that wakes late (or is preempted) takes fewer and nobody waits for\n"
+    " * it: a worker joins a task only while the caller still works on it, and the\n"
+    " * caller waits only for workers that joined. One NAME_run at a time uses the\n"
+    " * pool; a concurrent run (another arena) runs its nodes on its own thread. */\n"
+    "typedef void (*onnxc_task)(void *const *p, int th, int nt);\n"
+    "#if defined(__GNUC__) && (defined(__unix__) || defined(__APPLE__)) && __STDC_HOSTED__ && \\\n"
+    "    !defined(ONNXC_NO_THREADS)\n"
+    "#include <pthread.h>\n"
+    "#include <sched.h>\n"
+    "#define ONNXC_SPIN 200000L /* about 0.1 ms of polling before sleeping */\n"
+    "#define ONNXC_CLOSED 0x40000000\n"
+    "static struct onnxc_pool_s {\n"
+    "  pthread_mutex_t busy, mu;\n"
+    "  pthread_cond_t cv;\n"
+    "  onnxc_task fn;\n"
+    "  void *const *p;\n"
+    "  unsigned gen, gen0;\n"
+    "  long next;         /* the task's next unclaimed item */\n"
+    "  int state;         /* workers in the task, | ONNXC_CLOSED once the caller is done */\n"
+    "  int ready, started, stop;\n"
+    "  pthread_t t[ONNXC_NT - 1];\n"
+    "} onnxc_pool = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER,\n"
+    "                0, 0, 0, 0, 0, 0, 0, 0, 0, {0}};\n"
+    "\n"
+    "/* The next work item of the running task. */\n"
+    "static inline long onnxc_claim(void) {\n"
+    "  return __atomic_fetch_add(&onnxc_pool.next, 1L, __ATOMIC_RELAXED);\n"
+    "}\n"
+    "/* Thread 0 says the task's shared tables are written; the others wait for that. */\n"
+    "static inline void onnxc_ready_set(int nt) {\n"
+    "  if (nt > 1)\n"
+    "    __atomic_store_n(&onnxc_pool.ready, 1, __ATOMIC_RELEASE);\n"
+    "}\n"
+    "static inline void onnxc_ready_wait(void) {\n"
+    "  long s = 0;\n"
+    "  while (!__atomic_load_n(&onnxc_pool.ready, __ATOMIC_ACQUIRE))\n"
+    "    if (++s > ONNXC_SPIN)\n"
+    "      sched_yield();\n"
+    "}\n"
+    "\n"
+    "static void *onnxc_worker(void *arg) {\n"
+    "  const int th = (int)(size_t)arg;\n"
+    "  unsigned seen = onnxc_pool.gen0, g;\n"
+    "  for (;;) {\n"
+    "    long s = 0;\n"
+    "    int st;\n"
+    "    while ((g = __atomic_load_n(&onnxc_pool.gen, __ATOMIC_ACQUIRE)) == seen)\n"
+    "      if (++s > ONNXC_SPIN) {\n"
+    "        pthread_mutex_lock(&onnxc_pool.mu);\n"
+    "        while (__atomic_load_n(&onnxc_pool.gen, __ATOMIC_ACQUIRE) == seen)\n"
+    "          pthread_cond_wait(&onnxc_pool.cv, &onnxc_pool.mu);\n"
+    "        pthread_mutex_unlock(&onnxc_pool.mu);\n"
+    "      }\n"
+    "    seen = g;\n"
+    "    if (__atomic_load_n(&onnxc_pool.stop, __ATOMIC_ACQUIRE))\n"
+    "      return (void *)0;\n"
+    "    st = __atomic_load_n(&onnxc_pool.state, __ATOMIC_ACQUIRE);\n"
+    "    while (!(st & ONNXC_CLOSED) &&\n"
+    "           !__atomic_compare_exchange_n(&onnxc_pool.state, &st, st + 1, 0, __ATOMIC_ACQ_REL,\n"
+    "                                        __ATOMIC_ACQUIRE))\n"
+    "      ;\n"
+    "    if (st & ONNXC_CLOSED)\n"
+    "      continue; /* the caller finished it alone */\n"
+    "    onnxc_pool.fn(onnxc_pool.p, th, ONNXC_NT);\n"
+    "    __atomic_sub_fetch(&onnxc_pool.state, 1, __ATOMIC_ACQ_REL);\n"
+    "  }\n"
+    "}\n",
+    "\n"
+    "/* Wakes the workers (a new generation) and, with stop, joins the first n. */\n"
+    "static void onnxc_pool_post(int stop, int n) {\n"
+    "  int i;\n"
+    "  __atomic_store_n(&onnxc_pool.stop, stop, __ATOMIC_RELAXED);\n"
+    "  pthread_mutex_lock(&onnxc_pool.mu);\n"
+    "  __atomic_add_fetch(&onnxc_pool.gen, 1u, __ATOMIC_RELEASE);\n"
+    "  pthread_cond_broadcast(&onnxc_pool.cv);\n"
+    "  pthread_mutex_unlock(&onnxc_pool.mu);\n"
+    "  for (i = 0; stop && i < n; i++)\n"
+    "    pthread_join(onnxc_pool.t[i], (void **)0);\n"
+    "  onnxc_pool.stop = 0;\n"
+    "}\n"
+    "\n"
+    "static void onnxc_parallel(onnxc_task fn, void *const *p) {\n"
+    "  long s = 0;\n"
+    "  int i;\n"
+    "  (void)onnxc_claim; /* not every model uses every helper */\n"
+    "  (void)onnxc_ready_set;\n"
+    "  (void)onnxc_ready_wait;\n"
+    "  if (pthread_mutex_trylock(&onnxc_pool.busy) != 0) {\n"
+    "    fn(p, 0, 1);\n"
+    "    return;\n"
+    "  }\n"
+    "  if (onnxc_pool.started == 0) {\n"
+    "    onnxc_pool.gen0 = onnxc_pool.gen;\n"
+    "    for (i = 0; i < ONNXC_NT - 1; i++)\n"
+    "      if (pthread_create(&onnxc_pool.t[i], (const pthread_attr_t *)0, onnxc_worker,\n"
+    "                         (void *)(size_t)(i + 1)) != 0)\n"
+    "        break;\n"
+    "    onnxc_pool.started = i == ONNXC_NT - 1 ? 1 : -1;\n"
+    "    if (i < ONNXC_NT - 1)\n"
+    "      onnxc_pool_post(1, i);\n"
+    "  }\n"
+    "  if (onnxc_pool.started < 0) {\n"
+    "    pthread_mutex_unlock(&onnxc_pool.busy);\n"
+    "    fn(p, 0, 1);\n"
+    "    return;\n"
+    "  }\n"
+    "  onnxc_pool.fn = fn;\n"
+    "  onnxc_pool.p = p;\n"
+    "  onnxc_pool.next = 0;\n"
+    "  onnxc_pool.ready = 0;\n"
+    "  __atomic_store_n(&onnxc_pool.state, 0, __ATOMIC_RELEASE); /* after fn, p, next, ready */\n"
+    "  onnxc_pool_post(0, 0);\n"
+    "  fn(p, 0, ONNXC_NT);\n"
+    "  __atomic_fetch_or(&onnxc_pool.state, ONNXC_CLOSED, __ATOMIC_ACQ_REL);\n"
+    "  while (__atomic_load_n(&onnxc_pool.state, __ATOMIC_ACQUIRE) != ONNXC_CLOSED)\n"
+    "    if (++s > ONNXC_SPIN)\n"
+    "      sched_yield();\n"
+    "  pthread_mutex_unlock(&onnxc_pool.busy);\n"
+    "}\n"
+    "\n"
+    "ONNXC_API void ONNXC_FREE_THREADS(void) {\n"
+    "  pthread_mutex_lock(&onnxc_pool.busy);\n"
+    "  if (onnxc_pool.started > 0)\n"
+    "    onnxc_pool_post(1, ONNXC_NT - 1);\n"
+    "  onnxc_pool.started = 0;\n"
+    "  pthread_mutex_unlock(&onnxc_pool.busy);\n"
+    "}\n"
+    "#else /* no threads: every node runs on the calling thread */\n"
+    "static inline long onnxc_claim(void) { return 0; }\n"
+    "static inline void onnxc_ready_set(int nt) { (void)nt; }\n"
+    "static inline void onnxc_ready_wait(void) {}\n"
+    "static void onnxc_parallel(onnxc_task fn, void *const *p) {\n"
+    "  (void)onnxc_claim;\n"
+    "  (void)onnxc_ready_set;\n"
+    "  (void)onnxc_ready_wait;\n"
+    "  fn(p, 0, 1);\n"
+    "}\n"
+    "ONNXC_API void ONNXC_FREE_THREADS(void) {}\n"
+    "#endif\n"
+    "\n",
+    NULL};
+
+void gemm_write_threads(Buf *out, const char *name, int threads, bool pool) {
+  buf_printf(out, "#define ONNXC_NT %d\n#define ONNXC_FREE_THREADS %s_free_threads\n", threads, name);
+  if (!pool) {
+    buf_puts(out, "ONNXC_API void ONNXC_FREE_THREADS(void) {}\n\n");
+    return;
+  }
+  for (int i = 0; pool_text[i]; i++)
+    buf_puts(out, pool_text[i]);
+}
+
 void gemm_write_prelude(Buf *out) {
   for (int i = 0; prelude[i]; i++)
     buf_puts(out, prelude[i]);
@@ -164,16 +324,23 @@ typedef struct Prod {
   const char *y;
   int64_t ldy;
   Buf epi;             /* stored value from v (float), i, j; empty: v */
-  bool fast_epi;       /* the kernel applies all of epi on full tiles: */
-  const char *rb, *cb; /* per-row / per-column bias pointers at the tile, or "0" */
-  int act;             /* 0 none, 1 Relu, 2 Clip(lo, hi) */
+  bool fast_epi;       /* the kernel applies all of epi itself on full tiles, from: */
+  const char *rb, *cb; /* per-row / per-column bias at the tile, or a null pointer */
+  int act;             /* 0 none, 1 Relu, 2 Clip(lo, hi); -1 another activation */
   char lo[64], hi[64];
   int64_t off_b, off_a, off_pix, off_img; /* scratch offsets, -1 when unused */
   int64_t bytes;       /* scratch needed */
+  bool par;            /* runs on every thread (--threads): items of GEMM_MC x GEMM_NCW */
+  int64_t slot;        /* then: bytes of one thread's packing buffers (at off_b / off_a) */
 } Prod;
 
 static int64_t up(int64_t x, int64_t a) { return (x + a - 1) / a * a; }
 static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
+
+/* Columns of one parallel item (as passes/memplan_scratch.c). */
+static int64_t par_ncw(int64_t m, int64_t n) {
+  return (m + GEMM_MC - 1) / GEMM_MC * ((n + 511) / 512) >= 4 * ec_threads() ? 512 : 128;
+}
 
 static bool prepacked(const Value *v) {
   return v->kind == VK_CONST && v->n_uses == 1 && !v->is_output;
@@ -183,11 +350,24 @@ static bool prepacked(const Value *v) {
 static void layout(Prod *p, const Window *win) {
   int64_t kc = min64(p->k, GEMM_KC), off = 0;
   p->off_b = p->off_a = p->off_pix = p->off_img = -1;
-  if (p->b.src != SRC_PACKED) {
+  p->par = ec_threads() > 1 && p->m * p->n * p->k >= GEMM_PAR_MACS;
+  p->slot = 0;
+  if (p->par) { /* one thread's buffers, then the next thread's */
+    if (p->b.src != SRC_PACKED) {
+      p->off_b = off;
+      off += up(kc * up(min64(p->n, par_ncw(p->m, p->n)), GEMM_NRP) * 4, 64);
+    }
+    if (p->a.src != SRC_PACKED) {
+      p->off_a = off;
+      off += up(up(min64(p->m, GEMM_MC), GEMM_MRP) * kc * 4, 64);
+    }
+    p->slot = off;
+    off *= ec_threads();
+  } else if (p->b.src != SRC_PACKED) {
     p->off_b = off;
     off += up(kc * up(min64(p->n, GEMM_NC), GEMM_NRP) * 4, 64);
   }
-  if (p->a.src != SRC_PACKED) {
+  if (p->a.src != SRC_PACKED && !p->par) {
     p->off_a = off;
     off += up(up(min64(p->m, GEMM_MC), GEMM_MRP) * kc * 4, 64);
   }
@@ -301,19 +481,10 @@ static void emit_pack_a(EmitC *e, const Prod *p) {
   ec_line(e, "}");
 }
 
-/* The blocked product; expects bb/ab/pix/xp declared as the operands need. */
-static void emit_core(EmitC *e, const Prod *p, const Window *win) {
-  int64_t M = p->m, N = p->n, K = p->k;
-  ec_line(e, "for (long jc = 0; jc < %lld; jc += %d) {", LL(N), GEMM_NC);
-  ec_line(e, "const long nc = %lld - jc < %d ? %lld - jc : %d;", LL(N), GEMM_NC, LL(N), GEMM_NC);
-  ec_line(e, "for (long pc = 0; pc < %lld; pc += %d) {", LL(K), GEMM_KC);
-  ec_line(e, "const long kc = %lld - pc < %d ? %lld - pc : %d;", LL(K), GEMM_KC, LL(K), GEMM_KC);
-  if (p->b.src != SRC_PACKED)
-    emit_pack_b(e, p, win);
-  ec_line(e, "for (long ic = 0; ic < %lld; ic += %d) {", LL(M), GEMM_MC);
-  ec_line(e, "const long mc = %lld - ic < %d ? %lld - ic : %d;", LL(M), GEMM_MC, LL(M), GEMM_MC);
-  if (p->a.src != SRC_PACKED)
-    emit_pack_a(e, p);
+/* The MR x NR tiles of one packed block (expects jc, nc, pc, kc, ic, mc and
+ * bb/ab as the operands need). */
+static void emit_tiles(EmitC *e, const Prod *p) {
+  int64_t K = p->k;
   ec_line(e, "for (long jr = 0; jr < nc; jr += ONNXC_NR) {");
   if (p->b.src == SRC_PACKED)
     ec_line(e, "const float *b = %s + (jc + jr - jr %% 32) * %lld + pc * 32 + jr %% 32;", p->b.ptr,
@@ -368,9 +539,73 @@ static void emit_core(EmitC *e, const Prod *p, const Window *win) {
   }
   ec_line(e, "}"); /* ir */
   ec_line(e, "}"); /* jr */
+}
+
+/* The blocked product; expects bb/ab/pix/xp declared as the operands need. */
+static void emit_core(EmitC *e, const Prod *p, const Window *win) {
+  int64_t M = p->m, N = p->n, K = p->k;
+  ec_line(e, "for (long jc = 0; jc < %lld; jc += %d) {", LL(N), GEMM_NC);
+  ec_line(e, "const long nc = %lld - jc < %d ? %lld - jc : %d;", LL(N), GEMM_NC, LL(N), GEMM_NC);
+  ec_line(e, "for (long pc = 0; pc < %lld; pc += %d) {", LL(K), GEMM_KC);
+  ec_line(e, "const long kc = %lld - pc < %d ? %lld - pc : %d;", LL(K), GEMM_KC, LL(K), GEMM_KC);
+  if (p->b.src != SRC_PACKED)
+    emit_pack_b(e, p, win);
+  ec_line(e, "for (long ic = 0; ic < %lld; ic += %d) {", LL(M), GEMM_MC);
+  ec_line(e, "const long mc = %lld - ic < %d ? %lld - ic : %d;", LL(M), GEMM_MC, LL(M), GEMM_MC);
+  if (p->a.src != SRC_PACKED)
+    emit_pack_a(e, p);
+  emit_tiles(e, p);
   ec_line(e, "}"); /* ic */
   ec_line(e, "}"); /* pc */
   ec_line(e, "}"); /* jc */
+}
+
+/* The product on every thread (p->par): `batch` x (row blocks of GEMM_MC,
+ * or all rows when A is packed and there are columns enough, x column
+ * blocks of par_ncw) items, claimed one at a time (onnxc_claim: the pool's
+ * counter, so a thread that starts late or is preempted takes fewer), each
+ * packed by its thread into that thread's buffers; no barriers. `setup` (or
+ * NULL) declares pa/pb/py of matrix bi. `shared`: the function runs on every
+ * thread (else on one, in the same layout). */
+static void emit_core_par(EmitC *e, const Prod *p, const Window *win, int64_t batch,
+                          const char *const *setup, bool shared) {
+  int64_t M = p->m, N = p->n, K = p->k, ncw = par_ncw(M, N);
+  int64_t nib = (M + GEMM_MC - 1) / GEMM_MC, njb = (N + ncw - 1) / ncw;
+  bool all_rows = p->a.src == SRC_PACKED && njb >= 4 * ec_threads();
+  if (all_rows)
+    nib = 1;
+  ec_line(e, "long own = 0, it;");
+  if (p->off_b >= 0)
+    ec_line(e, "float *bb = (float *)(S + %lld + (long)onnxc_th * %lld);", LL(p->off_b), LL(p->slot));
+  if (p->off_a >= 0)
+    ec_line(e, "float *ab = (float *)(S + %lld + (long)onnxc_th * %lld);", LL(p->off_a), LL(p->slot));
+  ec_line(e, "(void)own;");
+  if (shared)
+    ec_line(e, "while ((it = onnxc_nt > 1 ? onnxc_claim() : own++) < %lld) {", LL(batch * nib * njb));
+  else
+    ec_line(e, "while ((it = own++) < %lld) {", LL(batch * nib * njb));
+  for (int i = 0; setup && setup[i]; i++)
+    ec_line(e, "%s", setup[i]);
+  if (all_rows)
+    ec_line(e, "const long jc = it %% %lld * %lld;", LL(njb), LL(ncw));
+  else
+    ec_line(e, "const long ic = it %% %lld / %lld * %d, jc = it %% %lld * %lld;", LL(nib * njb),
+            LL(njb), GEMM_MC, LL(njb), LL(ncw));
+  ec_line(e, "const long nc = %lld - jc < %lld ? %lld - jc : %lld;", LL(N), LL(ncw), LL(N), LL(ncw));
+  ec_line(e, "for (long pc = 0; pc < %lld; pc += %d) {", LL(K), GEMM_KC);
+  ec_line(e, "const long kc = %lld - pc < %d ? %lld - pc : %d;", LL(K), GEMM_KC, LL(K), GEMM_KC);
+  if (p->b.src != SRC_PACKED)
+    emit_pack_b(e, p, win);
+  if (all_rows)
+    ec_line(e, "for (long ic = 0; ic < %lld; ic += %d) {", LL(M), GEMM_MC);
+  ec_line(e, "const long mc = %lld - ic < %d ? %lld - ic : %d;", LL(M), GEMM_MC, LL(M), GEMM_MC);
+  if (p->a.src != SRC_PACKED)
+    emit_pack_a(e, p);
+  emit_tiles(e, p);
+  if (all_rows)
+    ec_line(e, "}"); /* ic */
+  ec_line(e, "}"); /* pc */
+  ec_line(e, "}"); /* items */
 }
 
 static void declare_scratch(EmitC *e, const Prod *p) {
@@ -477,6 +712,15 @@ static bool conv_prod(const Node *n, Prod *p, Window *w) {
   return true;
 }
 
+/* Marks the node's function as running on every thread (true), unless the
+ * thread count is 1. */
+static bool want_par(EmitC *e) {
+  if (ec_threads() <= 1)
+    return false;
+  ec_set_parallel(e);
+  return true;
+}
+
 bool gemm_emit_conv(EmitC *e, const Node *n) {
   Prod p;
   Window w;
@@ -487,9 +731,17 @@ bool gemm_emit_conv(EmitC *e, const Node *n) {
                "(const float *)0");
   int64_t batch = n->in[0]->shape.d[0], wp = w.w + w.pl + w.pr, hp = w.h + w.pt + w.pb;
   int64_t img = w.c * w.h * w.w;
+  /* --threads: on every thread when there is one image (else on this thread,
+   * in the same per-thread layout the plan sized) */
+  bool shared = p.par && batch == 1 && want_par(e);
   ec_line(e, "/* implicit GEMM: [%lld x %lld] x [%lld x %lld], %s weights */", LL(p.m), LL(p.k),
           LL(p.k), LL(p.n), p.a.src == SRC_PACKED ? "packed" : "runtime-packed");
-  declare_scratch(e, &p);
+  if (p.par && !shared)
+    ec_line(e, "const int onnxc_th = 0;");
+  if (!p.par)
+    declare_scratch(e, &p);
+  if (shared && p.b.src == SRC_IM2COL) /* one thread builds the tables, the others wait */
+    ec_line(e, "if (onnxc_th == 0) {");
   if (p.b.src == SRC_IM2COL) {
     ec_line(e, "int *pix = (int *)(S + %lld);", LL(p.off_pix));
     ec_line(e, "for (long q = 0; q < %lld; q++)", LL(up(p.n, GEMM_NRP)));
@@ -498,7 +750,35 @@ bool gemm_emit_conv(EmitC *e, const Node *n) {
     if (w.padded) {
       ec_line(e, "float *xp = (float *)(S + %lld);", LL(p.off_img));
       ec_line(e, "for (long q = 0; q < %lld; q++) xp[q] = 0;", LL(w.c * hp * wp + 16));
+      if (shared) {
+        ec_line(e, "for (long ch = 0; ch < %lld; ch++)", LL(w.c * w.h));
+        ec_line(e, "  for (long x = 0; x < %lld; x++)", LL(w.w));
+        ec_line(e, "    xp[(ch / %lld * %lld + ch %% %lld + %lld) * %lld + %lld + x] = X0[ch * %lld + x];",
+                LL(w.h), LL(hp), LL(w.h), LL(w.pt), LL(wp), LL(w.pl), LL(w.w));
+      }
     }
+  }
+  if (shared) {
+    if (p.b.src == SRC_IM2COL) {
+      ec_line(e, "onnxc_ready_set(onnxc_nt);");
+      ec_line(e, "} else {");
+      ec_line(e, "onnxc_ready_wait();");
+      ec_line(e, "}");
+      ec_line(e, "{");
+      ec_line(e, "const int *pix = (const int *)(S + %lld);", LL(p.off_pix));
+      if (w.padded)
+        ec_line(e, "const float *xp = (const float *)(S + %lld);", LL(p.off_img));
+      else
+        ec_line(e, "const float *xp = X0;");
+    }
+    ec_line(e, "const float *xn = X0;");
+    ec_line(e, "float *yn = Y0;");
+    ec_line(e, "(void)xn;");
+    emit_core_par(e, &p, &w, 1, NULL, true);
+    if (p.b.src == SRC_IM2COL)
+      ec_line(e, "}");
+    buf_free(&p.epi);
+    return true;
   }
   ec_line(e, "for (long nb = 0; nb < %lld; nb++) {", LL(batch));
   ec_line(e, "const float *xn = X0 + nb * %lld;", LL(img));
@@ -513,7 +793,10 @@ bool gemm_emit_conv(EmitC *e, const Node *n) {
       ec_line(e, "const float *xp = xn;");
     }
   }
-  emit_core(e, &p, &w);
+  if (p.par)
+    emit_core_par(e, &p, &w, 1, NULL, false);
+  else
+    emit_core(e, &p, &w);
   ec_line(e, "}");
   buf_free(&p.epi);
   return true;
@@ -587,14 +870,20 @@ bool gemm_emit_matmul(EmitC *e, const Node *n) {
   if (!matmul_prod(n, &p, &batch) || !scratch_ok(e, n, &p))
     return false;
   set_epilogue(&p, n, "v", "(const float *)0", "(const float *)0");
-  declare_scratch(e, &p);
+  if (!p.par)
+    declare_scratch(e, &p);
+  else if (!want_par(e))
+    ec_line(e, "const int onnxc_th = 0;");
   const Shape *as = &n->in[0]->shape, *bs = &n->in[1]->shape, *ys = &n->out[0]->shape;
   if (p.b.src == SRC_PACKED) {
     ec_line(e, "/* packed GEMM: [%lld x %lld] x packed [%lld x %lld] */", LL(p.m), LL(p.k), LL(p.k),
             LL(p.n));
     ec_line(e, "const float *pa = X0;");
     ec_line(e, "float *py = Y0;");
-    emit_core(e, &p, NULL);
+    if (p.par)
+      emit_core_par(e, &p, NULL, 1, NULL, true);
+    else
+      emit_core(e, &p, NULL);
   } else {
     int nb = ys->rank - (as->rank >= 2) - 1;
     Buf ao, bo;
@@ -604,12 +893,24 @@ bool gemm_emit_matmul(EmitC *e, const Node *n) {
     batch_offset(bs->d, bs->rank - 2, ys->d, nb, p.k * p.n, &bo);
     ec_line(e, "/* packed GEMM: %lld x [%lld x %lld] x [%lld x %lld] */", LL(batch), LL(p.m), LL(p.k),
             LL(p.k), LL(p.n));
-    ec_line(e, "for (long bi = 0; bi < %lld; bi++) {", LL(batch));
-    ec_line(e, "const float *pa = X0 + %s;", ao.s);
-    ec_line(e, "const float *pb = X1 + %s;", bo.s);
-    ec_line(e, "float *py = Y0 + bi * %lld;", LL(p.m * p.n));
-    emit_core(e, &p, NULL);
-    ec_line(e, "}");
+    if (p.par) {
+      int64_t ncw = par_ncw(p.m, p.n);
+      int64_t per = ((p.m + GEMM_MC - 1) / GEMM_MC) * ((p.n + ncw - 1) / ncw);
+      char l0[64], l1[512], l2[512], l3[128];
+      const char *setup[] = {l0, l1, l2, l3, NULL};
+      snprintf(l0, sizeof l0, "const long bi = it / %lld;", LL(per));
+      snprintf(l1, sizeof l1, "const float *pa = X0 + %s;", ao.s);
+      snprintf(l2, sizeof l2, "const float *pb = X1 + %s;", bo.s);
+      snprintf(l3, sizeof l3, "float *py = Y0 + bi * %lld;", LL(p.m * p.n));
+      emit_core_par(e, &p, NULL, batch, setup, true);
+    } else {
+      ec_line(e, "for (long bi = 0; bi < %lld; bi++) {", LL(batch));
+      ec_line(e, "const float *pa = X0 + %s;", ao.s);
+      ec_line(e, "const float *pb = X1 + %s;", bo.s);
+      ec_line(e, "float *py = Y0 + bi * %lld;", LL(p.m * p.n));
+      emit_core(e, &p, NULL);
+      ec_line(e, "}");
+    }
     buf_free(&ao);
     buf_free(&bo);
   }
@@ -674,8 +975,14 @@ bool gemm_emit_gemm(EmitC *e, const Node *n) {
   buf_free(&base);
   ec_line(e, "/* packed GEMM: [%lld x %lld] x %s[%lld x %lld] */", LL(p.m), LL(p.k),
           p.b.src == SRC_PACKED ? "packed " : "", LL(p.k), LL(p.n));
-  declare_scratch(e, &p);
-  emit_core(e, &p, NULL);
+  if (p.par) {
+    if (!want_par(e))
+      ec_line(e, "const int onnxc_th = 0;");
+    emit_core_par(e, &p, NULL, 1, NULL, true);
+  } else {
+    declare_scratch(e, &p);
+    emit_core(e, &p, NULL);
+  }
   buf_free(&p.epi);
   return true;
 }

@@ -17,26 +17,12 @@
 
 #define LL(x) ((long long)(x))
 
-static int64_t numel_of(const Value *v) {
-  int64_t n = 0;
-  IR_ASSERT(shape_numel(&v->shape, &n));
-  return n;
-}
-
 /* Appends src (an element of type `from`) converted to `to`. */
 static const char *conv(Buf *b, DType from, DType to, const char *src) {
   b->len = 0;
   buf_puts(b, "");
   ec_ew_load(b, from, to, src);
   return b->s;
-}
-
-static void store(EmitC *e, const char *dst, DType ct, DType to, const char *expr) {
-  Buf b;
-  buf_init(&b);
-  ec_ew_store(&b, ct, to, expr);
-  ec_line(e, "%s = %s;", dst, b.s);
-  buf_free(&b);
 }
 
 /* ---- losses ------------------------------------------------------------------- */
@@ -83,7 +69,7 @@ static bool emit_nll(EmitC *e, const Node *n, bool softmax) {
       buf_printf(&b2, "%s - lse", conv(&b, t, ct, xc));
       char lpc[64];
       snprintf(lpc, sizeof lpc, "lp[c * %lld + d]", LL(D));
-      store(e, lpc, ct, t, b2.s);
+      ec_store_line(e, lpc, ct, t, b2.s);
       ec_line(e, "}");
     }
   } else if (logp) {
@@ -93,7 +79,7 @@ static bool emit_nll(EmitC *e, const Node *n, bool softmax) {
   if (has_ii) {
     ec_line(e, "if (c == INT64_C(%lld)) {", LL(ii));
     if (none)
-      store(e, yd, DT_F64, t, "0.0");
+      ec_store_line(e, yd, DT_F64, t, "0.0");
     ec_line(e, "continue;");
     ec_line(e, "}");
   }
@@ -104,7 +90,7 @@ static bool emit_nll(EmitC *e, const Node *n, bool softmax) {
     ec_line(e, "const double w = 1.0;");
   ec_line(e, "const double l = -(double)(%s%s) * w;", conv(&b, t, ct, xc), lse ? " - lse" : "");
   if (none) {
-    store(e, yd, DT_F64, t, "l");
+    ec_store_line(e, yd, DT_F64, t, "l");
   } else {
     ec_line(e, "num += l;");
     ec_line(e, "den += w;");
@@ -112,7 +98,7 @@ static bool emit_nll(EmitC *e, const Node *n, bool softmax) {
   ec_line(e, "}");
   ec_line(e, "}");
   if (!none)
-    store(e, "Y0[0]", DT_F64, t, mean ? "num / den" : "num");
+    ec_store_line(e, "Y0[0]", DT_F64, t, mean ? "num / den" : "num");
   buf_free(&b);
   buf_free(&b2);
   return true;
@@ -135,7 +121,7 @@ static void open_tensor(EmitC *e, const Node *n, int i, int nt, int k) {
   DType t = n->in[2 + i]->dt;
   Buf b;
   buf_init(&b);
-  ec_line(e, "for (ptrdiff_t j = 0; j < %lld; j++) {", LL(numel_of(n->in[2 + i])));
+  ec_line(e, "for (ptrdiff_t j = 0; j < %lld; j++) {", LL(ec_numel(n->in[2 + i])));
   static const char *const names[] = {"x", "g", "s1", "s2"};
   for (int j = 0; j < k; j++) {
     char src[32];
@@ -151,7 +137,7 @@ static void out_elem(EmitC *e, const Node *n, int slot, const char *expr) {
     return;
   char dst[32];
   snprintf(dst, sizeof dst, "Y%d[j]", slot);
-  store(e, dst, DT_F64, n->out[slot]->dt, expr);
+  ec_store_line(e, dst, DT_F64, n->out[slot]->dt, expr);
 }
 
 /* r and t: the scalar inputs R and T as doubles. */

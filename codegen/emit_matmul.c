@@ -22,7 +22,7 @@
 #define LL(x) ((long long)(x))
 #define ACC_BYTES 4096 /* stack accumulators of the i-k-j tile */
 #define ROW_BLOCK 4    /* rows of A per tile */
-#define DOT_LANES 8    /* partial sums of a dot product (emit_dot_tile adds 8) */
+#define DOT_LANES 32   /* partial sums of a dot product (emit_dot_tile adds them up) */
 
 /* Compute type: f16/bf16 widen to float, signed ints use their unsigned twin. */
 static const char *ctype(DType t) {
@@ -139,9 +139,8 @@ static void emit_dot_tile(EmitC *e, const Product *p, int rows) {
   for (int r = 0; r < rows; r++) {
     ec_line(e, "{");
     ec_line(e, "const long i = i0 + %d;", r);
-    ec_line(e, "%s acc = ((part%d[0] + part%d[1]) + (part%d[2] + part%d[3])) + "
-               "((part%d[4] + part%d[5]) + (part%d[6] + part%d[7]));",
-            CT, r, r, r, r, r, r, r, r);
+    ec_line(e, "%s acc = 0;", CT);
+    ec_line(e, "for (long u = 0; u < %d; u++) acc += part%d[u];", DOT_LANES, r);
     ec_line(e, "for (long kk = k; kk < %lld; kk++) acc += %s(%s) * %s(br[kk]);", LL(p->k), L, a_el,
             L);
     ec_line(e, "%s[i * %lld + j] = %s;", p->y, LL(p->n), epi.s);

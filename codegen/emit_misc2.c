@@ -22,36 +22,11 @@
 
 /* ---- helpers --------------------------------------------------------------- */
 
-static int64_t numel_of(const Value *v) {
-  int64_t n = 0;
-  IR_ASSERT(shape_numel(&v->shape, &n));
-  return n;
-}
-
-static int64_t prod(const Shape *s, int lo, int hi) {
-  int64_t p = 1;
-  for (int i = lo; i < hi; i++)
-    p *= s->d[i];
-  return p;
-}
-
 static int64_t prod_of(const int64_t *v, int lo, int hi) {
   int64_t p = 1;
   for (int i = lo; i < hi; i++)
     p *= v[i];
   return p;
-}
-
-/* Float compute type of a float storage type. */
-static DType float_ct(DType t) { return t == DT_F64 ? DT_F64 : DT_F32; }
-
-/* `dst = expr;` with expr of type ct stored as `to` (half types converted). */
-static void store(EmitC *e, const char *dst, DType ct, DType to, const char *expr) {
-  Buf b;
-  buf_init(&b);
-  ec_ew_store(&b, ct, to, expr);
-  ec_line(e, "%s = %s;", dst, b.s);
-  buf_free(&b);
 }
 
 /* `const CT name = src;` with src of type `from` loaded as ct. */
@@ -67,22 +42,18 @@ static void load(EmitC *e, const char *name, DType from, DType ct, const char *s
 
 bool emitc_CumProd(EmitC *e, const Node *n) {
   const Shape *xs = &n->in[0]->shape;
-  const Value *av = n->in[1];
   DType t = n->in[0]->dt;
-  if (av->kind != VK_CONST || av->konst->numel != 1)
-    return diag_error(e->d, n, "input 1 (axis) must be a compile-time constant");
   int axis;
-  if (!shape_axis(tensor_get_i64(av->konst, 0), xs->rank, &axis))
-    return diag_error(e->d, n, "axis %lld is out of range for an input of rank %d",
-                      LL(tensor_get_i64(av->konst, 0)), xs->rank);
-  if (numel_of(n->out[0]) == 0) {
+  if (!ec_axis_input(e, n, xs->rank, &axis))
+    return false;
+  if (ec_numel(n->out[0]) == 0) {
     ec_line(e, "(void)Y0;");
     return true;
   }
   bool exclusive = ir_attr_int(n, "exclusive", 0) != 0, reverse = ir_attr_int(n, "reverse", 0) != 0;
-  int64_t outer = prod(xs, 0, axis), len = xs->d[axis], inner = prod(xs, axis + 1, xs->rank);
+  int64_t outer = ec_prod(xs, 0, axis), len = xs->d[axis], inner = ec_prod(xs, axis + 1, xs->rank);
   int64_t bw = inner < BLOCK ? inner : BLOCK;
-  DType ct = dtype_is_float(t) ? float_ct(t) : dtype_bits(t) > 32 ? DT_U64 : DT_U32;
+  DType ct = dtype_is_float(t) ? ec_float_ct(t) : dtype_bits(t) > 32 ? DT_U64 : DT_U32;
   const char *CT = dtype_ctype(ct);
   ec_line(e, "for (ptrdiff_t o = 0; o < %lld; o++) {", LL(outer));
   ec_line(e, "for (ptrdiff_t c0 = 0; c0 < %lld; c0 += %lld) {", LL(inner), LL(bw));
@@ -100,7 +71,7 @@ bool emitc_CumProd(EmitC *e, const Node *n) {
   load(e, "v", t, ct, "X0[k]");
   if (!exclusive)
     ec_line(e, "acc[c] *= v;");
-  store(e, "Y0[k]", ct, t, "acc[c]");
+  ec_store_line(e, "Y0[k]", ct, t, "acc[c]");
   if (exclusive)
     ec_line(e, "acc[c] *= v;");
   ec_line(e, "}");
@@ -115,7 +86,7 @@ bool emitc_CumProd(EmitC *e, const Node *n) {
 bool emitc_Det(EmitC *e, const Node *n) {
   const Shape *xs = &n->in[0]->shape;
   DType t = n->in[0]->dt;
-  int64_t m = xs->d[xs->rank - 1], batch = prod(xs, 0, xs->rank - 2);
+  int64_t m = xs->d[xs->rank - 1], batch = ec_prod(xs, 0, xs->rank - 2);
   int64_t scratch = e->plan->scratch_size ? e->plan->scratch_size[n->id] : 0;
   if (batch == 0) {
     ec_line(e, "(void)Y0;");
@@ -124,10 +95,10 @@ bool emitc_Det(EmitC *e, const Node *n) {
   if (m > DET_STACK_M && scratch < m * m * (int64_t)sizeof(double))
     return diag_error(e->d, n, "internal: Det of %lldx%lld matrices needs %lld bytes of scratch, the plan gives %lld",
                       LL(m), LL(m), LL(m * m * 8), LL(scratch));
-  DType ct = float_ct(t);
+  DType ct = ec_float_ct(t);
   if (m == 0) {   /* the determinant of an empty matrix is 1 */
     ec_line(e, "for (ptrdiff_t b = 0; b < %lld; b++) {", LL(batch));
-    store(e, "Y0[b]", DT_F64, t, "1.0");
+    ec_store_line(e, "Y0[b]", DT_F64, t, "1.0");
     ec_line(e, "}");
     return true;
   }
@@ -163,7 +134,7 @@ bool emitc_Det(EmitC *e, const Node *n) {
           LL(m));
   ec_line(e, "}");
   ec_line(e, "}");
-  store(e, "Y0[b]", DT_F64, t, "det");
+  ec_store_line(e, "Y0[b]", DT_F64, t, "det");
   ec_line(e, "}");
   return true;
 }
@@ -172,7 +143,7 @@ bool emitc_Det(EmitC *e, const Node *n) {
 
 bool emitc_BitCast(EmitC *e, const Node *n) {
   int64_t bytes;
-  if (!dtype_bytes(n->in[0]->dt, numel_of(n->in[0]), &bytes))
+  if (!dtype_bytes(n->in[0]->dt, ec_numel(n->in[0]), &bytes))
     return diag_error(e->d, n, "input 0 is too large");
   if (bytes == 0) {
     ec_line(e, "(void)Y0;");
@@ -190,7 +161,7 @@ bool emitc_BitCast(EmitC *e, const Node *n) {
 bool emitc_CenterCropPad(EmitC *e, const Node *n) {
   const Shape *xs = &n->in[0]->shape, *ys = &n->out[0]->shape;
   int r = xs->rank;
-  if (numel_of(n->out[0]) == 0) {
+  if (ec_numel(n->out[0]) == 0) {
     ec_line(e, "(void)Y0;");
     return true;
   }
@@ -257,13 +228,13 @@ bool emitc_Col2Im(EmitC *e, const Node *n) {
     L *= grid[i];
   }
   IR_ASSERT(L == xs->d[2]);
-  int64_t total = numel_of(n->out[0]), img = prod(ys, 2, ys->rank);
+  int64_t total = ec_numel(n->out[0]), img = ec_prod(ys, 2, ys->rank);
   if (total == 0) {
     ec_line(e, "(void)Y0;");
     return true;
   }
   bool half = t == DT_F16 || t == DT_BF16;
-  DType ct = dtype_is_float(t) ? float_ct(t) : t;
+  DType ct = dtype_is_float(t) ? ec_float_ct(t) : t;
   /* Integer sums wrap in the unsigned type of the same width (no UB). */
   const char *UT = dtype_is_signed(t) && !dtype_is_float(t) ? (dtype_bits(t) > 32 ? "uint64_t" : "uint32_t") : NULL;
   ec_line(e, "for (ptrdiff_t i = 0; i < %lld; i++) Y0[i] = 0;", LL(total));
@@ -286,7 +257,7 @@ bool emitc_Col2Im(EmitC *e, const Node *n) {
     ec_line(e, "const ptrdiff_t p%d = g%d * %lld - %lld + k%d * %lld;", i, i, LL(strides[i]), LL(pads[i]), i,
             LL(dil[i]));
     /* Row-major flat indices as sums of index * stride. */
-    int64_t ks = prod_of(blk, i + 1, k), gs = prod_of(grid, i + 1, k), ps = prod(ys, 3 + i, ys->rank);
+    int64_t ks = prod_of(blk, i + 1, k), gs = prod_of(grid, i + 1, k), ps = ec_prod(ys, 3 + i, ys->rank);
     buf_printf(&kf, " + k%d * %lld", i, LL(ks));
     buf_printf(&gf, " + g%d * %lld", i, LL(gs));
     buf_printf(&yi, " + p%d * %lld", i, LL(ps));
@@ -300,7 +271,7 @@ bool emitc_Col2Im(EmitC *e, const Node *n) {
   } else if (half) {
     load(e, "acc", t, ct, "y[yi]");
     load(e, "v", t, ct, "x[xi]");
-    store(e, "y[yi]", ct, t, "acc + v");
+    ec_store_line(e, "y[yi]", ct, t, "acc + v");
   } else {
     ec_line(e, "y[yi] = (%s)(y[yi] + x[xi]);", dtype_ctype(t));
   }
@@ -322,16 +293,16 @@ bool emitc_TensorScatter(EmitC *e, const Node *n) {
   int axis;
   IR_ASSERT(shape_axis(ir_attr_int(n, "axis", -2), ps->rank, &axis));
   bool circular = strcmp(ir_attr_str(n, "mode", "linear"), "circular") == 0;
-  int64_t total = numel_of(n->out[0]);
+  int64_t total = ec_numel(n->out[0]);
   if (total == 0) {
     ec_line(e, "(void)Y0;");
     return true;
   }
-  int64_t batch = ps->d[0], mid = prod(ps, 1, axis), max_seq = ps->d[axis], seq = us->d[axis];
-  int64_t inner = prod(ps, axis + 1, ps->rank);
+  int64_t batch = ps->d[0], mid = ec_prod(ps, 1, axis), max_seq = ps->d[axis], seq = us->d[axis];
+  int64_t inner = ec_prod(ps, axis + 1, ps->rank);
   /* In place X0 == Y0 and the copy is a no-op; either way each element is read first. */
   ec_line(e, "for (ptrdiff_t i = 0; i < %lld; i++) Y0[i] = X0[i];", LL(total));
-  if (numel_of(n->in[1]) == 0)
+  if (ec_numel(n->in[1]) == 0)
     return true;
   ec_line(e, "for (ptrdiff_t b = 0; b < %lld; b++) {", LL(batch));
   if (ir_has_input(n, 2))

@@ -16,16 +16,10 @@
 #include <math.h>
 #include <string.h>
 
-static int64_t numel(const Value *v) {
-  int64_t k = 0;
-  IR_ASSERT(shape_numel(&v->shape, &k));
-  return k;
-}
-
 bool emitc_Binarizer(EmitC *e, const Node *n) {
   DType t = n->in[0]->dt;
   char lit[64];
-  ec_line(e, "for (ptrdiff_t i = 0; i < %lld; i++)", (long long)numel(n->out[0]));
+  ec_line(e, "for (ptrdiff_t i = 0; i < %lld; i++)", (long long)ec_numel(n->out[0]));
   ec_line(e, "  Y0[i] = X0[i] > %s ? (%s)1 : (%s)0;",
           ec_literal(t, ir_attr_float(n, "threshold", 0.0f), lit, sizeof lit), dtype_ctype(t),
           dtype_ctype(t));
@@ -34,7 +28,7 @@ bool emitc_Binarizer(EmitC *e, const Node *n) {
 
 bool emitc_ArrayFeatureExtractor(EmitC *e, const Node *n) {
   const Shape *xs = &n->in[0]->shape;
-  int64_t last = xs->d[xs->rank - 1], outer = 1, k = numel(n->in[1]);
+  int64_t last = xs->d[xs->rank - 1], outer = 1, k = ec_numel(n->in[1]);
   for (int i = 0; i + 1 < xs->rank; i++)
     outer *= xs->d[i];
   if (outer * k == 0)

@@ -20,19 +20,6 @@
 
 /* ---- helpers --------------------------------------------------------------- */
 
-static int64_t numel_of(const Value *v) {
-  int64_t n = 0;
-  IR_ASSERT(shape_numel(&v->shape, &n));
-  return n;
-}
-
-static int64_t prod(const Shape *s, int lo, int hi) {
-  int64_t p = 1;
-  for (int i = lo; i < hi; i++)
-    p *= s->d[i];
-  return p;
-}
-
 /* Kernels here index elements; packed sub-byte types have no element address. */
 static bool byte_elems(EmitC *e, const Node *n, const Value *v) {
   if (dtype_bits(v->dt) >= 8)
@@ -228,7 +215,7 @@ static void walk_from(Walk *w, const Shape *out, const int64_t *istr) {
 }
 
 static bool empty_out(EmitC *e, const Node *n, int i) {
-  if (numel_of(n->out[i]) != 0)
+  if (ec_numel(n->out[i]) != 0)
     return false;
   ec_line(e, "(void)Y%d;", i);
   return true;
@@ -377,11 +364,11 @@ bool emitc_Pad(EmitC *e, const Node *n) {
     if (b[j] != 0 || en[j] != 0)
       L = j;
   if (L < 0) {
-    copy_all(e, "Y0", "X0", numel_of(y));
+    copy_all(e, "Y0", "X0", ec_numel(y));
     buf_free(&val);
     return true;
   }
-  int64_t t = prod(xs, L + 1, r), xstr[IR_MAX_RANK], ystr[IR_MAX_RANK];
+  int64_t t = ec_prod(xs, L + 1, r), xstr[IR_MAX_RANK], ystr[IR_MAX_RANK];
   ec_strides(xs, xstr);
   ec_strides(ys, ystr);
   if (mode == PAD_CONSTANT) {
@@ -507,7 +494,7 @@ bool emitc_Split(EmitC *e, const Node *n) {
     return false;
   int axis;
   IR_ASSERT(shape_axis(ir_attr_int(n, "axis", 0), xs->rank, &axis));
-  int64_t outer = prod(xs, 0, axis), inner = prod(xs, axis + 1, xs->rank), dim = xs->d[axis], off = 0;
+  int64_t outer = ec_prod(xs, 0, axis), inner = ec_prod(xs, axis + 1, xs->rank), dim = xs->d[axis], off = 0;
   if (ir_has_input(n, 1) && n->in[1]->kind != VK_CONST)
     return need_const(e, n, 1, "split");
   for (int i = 0; i < n->n_out; i++) {
@@ -579,7 +566,7 @@ bool emitc_ConstantOfShape(EmitC *e, const Node *n) {
     elem_literal(&v, a->u.t, 0);
   else
     buf_puts(&v, "0.0f");
-  ec_line(e, "for (ptrdiff_t i = 0; i < %lld; i++) Y0[i] = %s;", (long long)numel_of(n->out[0]), v.s);
+  ec_line(e, "for (ptrdiff_t i = 0; i < %lld; i++) Y0[i] = %s;", (long long)ec_numel(n->out[0]), v.s);
   buf_free(&v);
   return true;
 }
@@ -588,7 +575,7 @@ bool emitc_Range(EmitC *e, const Node *n) {
   DType dt = n->out[0]->dt;
   if (empty_out(e, n, 0))
     return true;
-  int64_t count = numel_of(n->out[0]);
+  int64_t count = ec_numel(n->out[0]);
   ec_line(e, "for (ptrdiff_t i = 0; i < %lld; i++)", (long long)count);
   if (dtype_is_int(dt)) {
     /* start + i * delta, wrapping in uint64 rather than overflowing. */
@@ -605,7 +592,7 @@ bool emitc_Range(EmitC *e, const Node *n) {
 }
 
 bool emitc_Size(EmitC *e, const Node *n) {
-  ec_line(e, "Y0[0] = %lldLL;", (long long)numel_of(n->in[0]));
+  ec_line(e, "Y0[0] = %lldLL;", (long long)ec_numel(n->in[0]));
   return true;
 }
 
@@ -638,7 +625,7 @@ bool emitc_Trilu(EmitC *e, const Node *n) {
   if (empty_out(e, n, 0))
     return true;
   int r = xs->rank;
-  int64_t rows = xs->d[r - 2], cols = xs->d[r - 1], batch = prod(xs, 0, r - 2);
+  int64_t rows = xs->d[r - 2], cols = xs->d[r - 1], batch = ec_prod(xs, 0, r - 2);
   bool upper = ir_attr_int(n, "upper", 1) != 0;
   /* k may be a run-time scalar; clamped first so that i + k cannot overflow. */
   if (ir_has_input(n, 1)) {
@@ -688,7 +675,7 @@ bool emitc_GatherElements(EmitC *e, const Node *n) {
   IR_ASSERT(shape_axis(ir_attr_int(n, "axis", 0), xs->rank, &axis));
   int64_t dim = xs->d[axis], xstr[IR_MAX_RANK];
   ec_strides(xs, xstr);
-  check_indices(e, 1, numel_of(n->in[1]), dim);
+  check_indices(e, 1, ec_numel(n->in[1]), dim);
   if (empty_out(e, n, 0))
     return true;
   Walk w = {0};
@@ -739,8 +726,8 @@ bool emitc_GatherND(EmitC *e, const Node *n) {
     return false;
   int b = (int)(n->g->opset >= 12 ? ir_attr_int(n, "batch_dims", 0) : 0), q = is->rank, r = xs->rank;
   int64_t k = is->d[q - 1];
-  int64_t batches = prod(is, 0, b), per = prod(is, b, q - 1), slice = prod(xs, b + (int)k, r);
-  int64_t bstride = prod(xs, b, r);
+  int64_t batches = ec_prod(is, 0, b), per = ec_prod(is, b, q - 1), slice = ec_prod(xs, b + (int)k, r);
+  int64_t bstride = ec_prod(xs, b, r);
   check_tuples(e, xs, b, k, batches * per);
   if (empty_out(e, n, 0))
     return true;
@@ -794,9 +781,9 @@ static bool scatter_elements(EmitC *e, const Node *n) {
   IR_ASSERT(shape_axis(ir_attr_int(n, "axis", 0), xs->rank, &axis));
   int64_t dim = xs->d[axis], xstr[IR_MAX_RANK];
   ec_strides(xs, xstr);
-  check_indices(e, 1, numel_of(n->in[1]), dim);
-  copy_all(e, "Y0", "X0", numel_of(n->out[0]));
-  if (numel_of(n->in[1]) == 0)
+  check_indices(e, 1, ec_numel(n->in[1]), dim);
+  copy_all(e, "Y0", "X0", ec_numel(n->out[0]));
+  if (ec_numel(n->in[1]) == 0)
     return true;
   Walk w = {0};
   elements_walk(&w, xs, is, axis);
@@ -829,9 +816,9 @@ bool emitc_ScatterND(EmitC *e, const Node *n) {
   if (empty_out(e, n, 0))
     return true;
   int q = is->rank;
-  int64_t k = is->d[q - 1], tuples = prod(is, 0, q - 1), slice = prod(xs, (int)k, xs->rank);
+  int64_t k = is->d[q - 1], tuples = ec_prod(is, 0, q - 1), slice = ec_prod(xs, (int)k, xs->rank);
   check_tuples(e, xs, 0, k, tuples);
-  copy_all(e, "Y0", "X0", numel_of(n->out[0]));
+  copy_all(e, "Y0", "X0", ec_numel(n->out[0]));
   if (tuples == 0 || slice == 0)
     return true;
   char upd[64];
@@ -859,8 +846,8 @@ bool emitc_OneHot(EmitC *e, const Node *n) {
     return true;
   int axis;
   IR_ASSERT(shape_axis(ir_attr_int(n, "axis", -1), ys->rank, &axis));
-  int64_t depth = ys->d[axis], outer = prod(is, 0, axis), inner = prod(is, axis, is->rank);
-  ec_line(e, "for (ptrdiff_t i = 0; i < %lld; i++) Y0[i] = X2[0];", (long long)numel_of(n->out[0]));
+  int64_t depth = ys->d[axis], outer = ec_prod(is, 0, axis), inner = ec_prod(is, axis, is->rank);
+  ec_line(e, "for (ptrdiff_t i = 0; i < %lld; i++) Y0[i] = X2[0];", (long long)ec_numel(n->out[0]));
   if (outer * inner == 0)
     return true;
   ec_line(e, "for (ptrdiff_t o = 0; o < %lld; o++) {", (long long)outer);
@@ -900,7 +887,7 @@ bool emitc_ReverseSequence(EmitC *e, const Node *n) {
   if (!byte_elems(e, n, n->in[0]))
     return false;
   int ba = (int)ir_attr_int(n, "batch_axis", 1), ta = (int)ir_attr_int(n, "time_axis", 0);
-  int64_t xstr[IR_MAX_RANK], T = xs->d[ta], B = xs->d[ba], run = prod(xs, 2, xs->rank);
+  int64_t xstr[IR_MAX_RANK], T = xs->d[ta], B = xs->d[ba], run = ec_prod(xs, 2, xs->rank);
   ec_strides(xs, xstr);
   if (B > 0) {
     ec_line(e, "for (ptrdiff_t b = 0; b < %lld; b++)", (long long)B);
@@ -935,11 +922,11 @@ bool emitc_Compress(EmitC *e, const Node *n) {
   int64_t outer = 1, dim, inner = 1;
   if (aa) {
     IR_ASSERT(shape_axis(aa->u.i, xs->rank, &axis));
-    outer = prod(xs, 0, axis);
+    outer = ec_prod(xs, 0, axis);
     dim = xs->d[axis];
-    inner = prod(xs, axis + 1, xs->rank);
+    inner = ec_prod(xs, axis + 1, xs->rank);
   } else {
-    dim = numel_of(n->in[0]);
+    dim = ec_numel(n->in[0]);
   }
   /* The selected indices become a constant table. */
   Buf tab;

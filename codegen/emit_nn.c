@@ -30,10 +30,7 @@
 
 /* ---- types and small helpers ------------------------------------------------------ */
 
-/* Compute type of a float element type: f64 stays, the rest widen to f32. */
-static DType comp(DType t) { return t == DT_F64 ? DT_F64 : DT_F32; }
 static const char *cty(DType ct) { return dtype_ctype(ct); }
-static const char *fsuf(DType ct) { return ct == DT_F64 ? "" : "f"; }
 
 /* A C expression text: one operand or one statement's right-hand side. */
 typedef struct Expr {
@@ -52,32 +49,15 @@ static const char *fmt(Expr *x, const char *f, ...) {
 
 /* src (an element of type `from`) converted to compute type ct. */
 static const char *ld(Expr *x, DType from, DType ct, const char *src) {
-  Buf b;
-  buf_init(&b);
-  ec_ew_load(&b, from, ct, src);
-  fmt(x, "%s", b.s);
-  buf_free(&b);
-  return x->s;
+  return ec_ew_load_str(x->s, sizeof x->s, from, ct, src);
 }
 
 /* expr (of compute type ct) converted for storing as `to`. */
 static const char *st(Expr *x, DType ct, DType to, const char *expr) {
-  Buf b;
-  buf_init(&b);
-  ec_ew_store(&b, ct, to, expr);
-  fmt(x, "%s", b.s);
-  buf_free(&b);
-  return x->s;
+  return ec_ew_store_str(x->s, sizeof x->s, ct, to, expr);
 }
 
 static const char *lit(Expr *x, DType ct, double v) { return ec_literal(ct, v, x->s, sizeof x->s); }
-
-static int64_t prod(const Shape *s, int from, int to) {
-  int64_t p = 1;
-  for (int i = from; i < to; i++)
-    p *= s->d[i];
-  return p;
-}
 
 /* (void)s for the outputs of a kernel with nothing to compute. */
 static bool emit_nothing(EmitC *e, const Node *n) {
@@ -151,7 +131,7 @@ static void param_part(Buf *out, const Shape *ps, const Shape *xs, int a, int b,
     while (j1 + 1 < b && j1 + 1 - lead >= 0 && ps->d[j1 + 1 - lead] != 1 &&
            pst[j1 - lead] == pst[j1 + 1 - lead] * ps->d[j1 + 1 - lead])
       j1++;
-    int64_t below = prod(xs, j1 + 1, b), ext = prod(xs, j, j1 + 1), pstride = pst[j1 - lead];
+    int64_t below = ec_prod(xs, j1 + 1, b), ext = ec_prod(xs, j, j1 + 1), pstride = pst[j1 - lead];
     Buf t;
     buf_init(&t);
     if (below == 1)
@@ -219,7 +199,7 @@ static bool emit_layer_rms(EmitC *e, const Node *n, bool centered) {
   DType tx = n->in[0]->dt, tp = n->in[1]->dt, ty = n->out[0]->dt;
   DType ct = DT_F64;  /* at least as precise as any stash_type */
   int ax = norm_axis(n, xs->rank);
-  int64_t outer = prod(xs, 0, ax), len = prod(xs, ax, xs->rank);
+  int64_t outer = ec_prod(xs, 0, ax), len = ec_prod(xs, ax, xs->rank);
   Expr a;
   ec_line(e, "for (long o = 0; o < %lld; o++) {", LL(outer));
   ec_line(e, "const %s *x = X0 + o * %lld;", dtype_ctype(tx), LL(len));
@@ -296,7 +276,7 @@ bool emitc_InstanceNormalization(EmitC *e, const Node *n) {
   const Shape *xs = &n->in[0]->shape;
   if (is_empty(n->in[0]))
     return emit_nothing(e, n);
-  emit_group_rows(e, n, xs->d[1], 1, prod(xs, 2, xs->rank), false);
+  emit_group_rows(e, n, xs->d[1], 1, ec_prod(xs, 2, xs->rank), false);
   return true;
 }
 
@@ -305,7 +285,7 @@ bool emitc_GroupNormalization(EmitC *e, const Node *n) {
   if (is_empty(n->in[0]))
     return emit_nothing(e, n);
   int64_t groups = ir_attr_int(n, "num_groups", 1);
-  emit_group_rows(e, n, groups, xs->d[1] / groups, prod(xs, 2, xs->rank),
+  emit_group_rows(e, n, groups, xs->d[1] / groups, ec_prod(xs, 2, xs->rank),
                   n->g->opset >= 21);
   return true;
 }
@@ -320,7 +300,7 @@ bool emitc_LpNormalization(EmitC *e, const Node *n) {
   const char *T = dtype_ctype(t), *CT = cty(ct);
   int ax = norm_axis(n, xs->rank);
   bool l1 = ir_attr_int(n, "p", 2) == 1;
-  int64_t outer = prod(xs, 0, ax), len = xs->d[ax], inner = prod(xs, ax + 1, xs->rank);
+  int64_t outer = ec_prod(xs, 0, ax), len = xs->d[ax], inner = ec_prod(xs, ax + 1, xs->rank);
   Expr a, b, c;
   /* acc: sum of |x| or x^2 over the axis, then 1 / norm (0 for a zero norm). */
   const char *term = l1 ? "fabs(v)" : "v * v";
@@ -469,9 +449,9 @@ bool emitc_LRN(EmitC *e, const Node *n) {
   const Shape *xs = &n->in[0]->shape;
   if (is_empty(n->in[0]))
     return emit_nothing(e, n);
-  DType t = n->in[0]->dt, ct = comp(t);
-  const char *T = dtype_ctype(t), *CT = cty(ct), *f = fsuf(ct);
-  int64_t size = ir_attr_int(n, "size", 1), c = xs->d[1], plane = prod(xs, 2, xs->rank);
+  DType t = n->in[0]->dt, ct = ec_float_ct(t);
+  const char *T = dtype_ctype(t), *CT = cty(ct), *f = ec_fsuf(ct);
+  int64_t size = ir_attr_int(n, "size", 1), c = xs->d[1], plane = ec_prod(xs, 2, xs->rank);
   int64_t before = (size - 1) / 2, after = size / 2;  /* floor and ceil of (size - 1) / 2 */
   int64_t cb = plane < COL_BLOCK ? plane : COL_BLOCK;
   Expr a, b, k0, k1, k2;
@@ -522,16 +502,16 @@ static const char *pow_p(Expr *x, DType ct, double p, const char *v) {
   if (p == 4)
     return fmt(x, "%s * %s * %s * %s", v, v, v, v);
   Expr l;
-  return fmt(x, "pow%s(%s, %s)", fsuf(ct), v, lit(&l, ct, p));
+  return fmt(x, "pow%s(%s, %s)", ec_fsuf(ct), v, lit(&l, ct, p));
 }
 
 static const char *root_p(Expr *x, DType ct, double p, const char *v) {
   if (p == 1)
     return fmt(x, "%s", v);
   if (p == 2)
-    return fmt(x, "sqrt%s(%s)", fsuf(ct), v);
+    return fmt(x, "sqrt%s(%s)", ec_fsuf(ct), v);
   Expr l;
-  return fmt(x, "pow%s(%s, %s)", fsuf(ct), v, lit(&l, ct, 1.0 / p));
+  return fmt(x, "pow%s(%s, %s)", ec_fsuf(ct), v, lit(&l, ct, 1.0 / p));
 }
 
 static int64_t ints_at(const Node *n, const char *name, int want, int i, int64_t dflt) {
@@ -544,14 +524,14 @@ bool emitc_LpPool(EmitC *e, const Node *n) {
   const Shape *xs = &n->in[0]->shape, *ys = &n->out[0]->shape;
   if (is_empty(n->out[0]) || is_empty(n->in[0]))
     return emit_nothing(e, n);
-  DType t = n->in[0]->dt, ct = comp(t);
+  DType t = n->in[0]->dt, ct = ec_float_ct(t);
   const char *T = dtype_ctype(t), *CT = cty(ct);
   double p = ir_attr_float(n, "p", 2.0f);
   int r = xs->rank - 2;
   const char *ap = ir_attr_str(n, "auto_pad", "NOTSET");
   bool upper = strcmp(ap, "SAME_UPPER") == 0, lower = strcmp(ap, "SAME_LOWER") == 0;
   bool valid = strcmp(ap, "VALID") == 0;
-  int64_t in_plane = prod(xs, 2, xs->rank), out_plane = prod(ys, 2, ys->rank);
+  int64_t in_plane = ec_prod(xs, 2, xs->rank), out_plane = ec_prod(ys, 2, ys->rank);
   Expr a, b, c;
   ec_line(e, "for (long nc = 0; nc < %lld; nc++) {", LL(xs->d[0] * xs->d[1]));
   ec_line(e, "const %s *x = X0 + nc * %lld;", T, LL(in_plane));
@@ -599,7 +579,7 @@ bool emitc_LpPool(EmitC *e, const Node *n) {
     ec_line(e, "for (long k%d = lo%d; k%d < hi%d; k%d++) {", i, i, i, i, i);
     ec_line(e, "const long i%d = s%d + k%d * %lld;", i, i, i, LL(dl));
   }
-  ec_line(e, "const %s v = fabs%s(%s);", CT, fsuf(ct), ld(&a, t, ct, fmt(&b, "x[%s]", xi.s)));
+  ec_line(e, "const %s v = fabs%s(%s);", CT, ec_fsuf(ct), ld(&a, t, ct, fmt(&b, "x[%s]", xi.s)));
   ec_line(e, "acc += %s;", pow_p(&a, ct, p, "v"));
   close_loops(e, r);
   ec_line(e, "y[%s] = %s;", yi.s, st(&c, ct, t, root_p(&a, ct, p, "acc")));
@@ -614,16 +594,16 @@ bool emitc_GlobalLpPool(EmitC *e, const Node *n) {
   const Shape *xs = &n->in[0]->shape;
   if (is_empty(n->in[0]))
     return emit_nothing(e, n);
-  DType t = n->in[0]->dt, ct = comp(t);
+  DType t = n->in[0]->dt, ct = ec_float_ct(t);
   const char *T = dtype_ctype(t), *CT = cty(ct);
   double p = ir_attr_float(n, "p", 2.0f);
-  int64_t plane = prod(xs, 2, xs->rank);
+  int64_t plane = ec_prod(xs, 2, xs->rank);
   Expr a, b;
   ec_line(e, "for (long nc = 0; nc < %lld; nc++) {", LL(xs->d[0] * xs->d[1]));
   ec_line(e, "const %s *x = X0 + nc * %lld;", T, LL(plane));
   ec_line(e, "%s acc = 0;", CT);
   ec_line(e, "for (long i = 0; i < %lld; i++) {", LL(plane));
-  ec_line(e, "const %s v = fabs%s(%s);", CT, fsuf(ct), ld(&a, t, ct, "x[i]"));
+  ec_line(e, "const %s v = fabs%s(%s);", CT, ec_fsuf(ct), ld(&a, t, ct, "x[i]"));
   ec_line(e, "acc += %s;", pow_p(&a, ct, p, "v"));
   ec_line(e, "}");
   ec_line(e, "Y0[nc] = %s;", st(&b, ct, t, root_p(&a, ct, p, "acc")));
@@ -637,8 +617,8 @@ bool emitc_Gelu(EmitC *e, const Node *n) {
   int64_t numel;
   if (!shape_numel(&n->out[0]->shape, &numel) || numel == 0)
     return emit_nothing(e, n);
-  DType t = n->in[0]->dt, ct = comp(t);
-  const char *CT = cty(ct), *f = fsuf(ct);
+  DType t = n->in[0]->dt, ct = ec_float_ct(t);
+  const char *CT = cty(ct), *f = ec_fsuf(ct);
   bool tanh_form = strcmp(ir_attr_str(n, "approximate", "none"), "tanh") == 0;
   Expr a, b, k0, k1;
   ec_line(e, "for (long i = 0; i < %lld; i++) {", LL(numel));
@@ -704,7 +684,7 @@ static void tgeom_read(const Node *n, TGeom *g) {
 /* Output channels m0 .. m0 + rows - 1 of one group, for batch item nb; xg
  * points at the group's first input channel, wm at weight (0, m0 local). */
 static void emit_convt_tile(EmitC *e, const Node *n, const TGeom *g, int rows) {
-  DType t = n->in[0]->dt, ct = comp(t);
+  DType t = n->in[0]->dt, ct = ec_float_ct(t);
   const char *T = dtype_ctype(t), *CT = cty(ct);
   int r = g->r, last = r - 1;
   int64_t ow = g->out[last], sl = g->s[last], il = g->in[last];

@@ -32,15 +32,6 @@ static const char *ld(DType t) {
 static const char *st(DType t) {
   return t == DT_F16 ? "onnxc_f32_to_f16" : t == DT_BF16 ? "onnxc_f32_to_bf16" : "";
 }
-/* Suffix of the <math.h> functions for the compute type. */
-static const char *fsuf(DType t) { return t == DT_F64 ? "" : "f"; }
-
-static int64_t prod(const Shape *s, int from, int to) {
-  int64_t p = 1;
-  for (int i = from; i < to; i++)
-    p *= s->d[i];
-  return p;
-}
 
 /* ---- BatchNormalization ----------------------------------------------------------- */
 
@@ -49,7 +40,7 @@ static int64_t prod(const Shape *s, int from, int to) {
 static void batchnorm_training(EmitC *e, const Node *n, int64_t batch, int64_t nch, int64_t plane,
                                const char *eps) {
   DType t = n->in[0]->dt;
-  const char *T = dtype_ctype(t), *CT = ctype(t), *L = ld(t), *f = fsuf(t);
+  const char *T = dtype_ctype(t), *CT = ctype(t), *L = ld(t), *f = ec_fsuf(t);
   int64_t count = batch * plane;
   char div[64], mom[64], rest[64];
   float momentum = ir_attr_float(n, "momentum", 0.9f);
@@ -108,8 +99,8 @@ bool emitc_BatchNormalization(EmitC *e, const Node *n) {
   ec_literal(t == DT_F64 ? DT_F64 : DT_F32, ir_attr_float(n, "epsilon", 1e-5f), eps, sizeof eps);
   bool spatial = n->g->opset >= 9 || ir_attr_int(n, "spatial", 1) != 0;
   /* Per parameter "channel": a channel (spatial) or an element of [C, D...]. */
-  int64_t batch = xs->d[0], nch = spatial ? xs->d[1] : prod(xs, 1, xs->rank);
-  int64_t plane = spatial ? prod(xs, 2, xs->rank) : 1;
+  int64_t batch = xs->d[0], nch = spatial ? xs->d[1] : ec_prod(xs, 1, xs->rank);
+  int64_t plane = spatial ? ec_prod(xs, 2, xs->rank) : 1;
   if (numel == 0)
     ec_line(e, "(void)Y0;");
   if (training) {
@@ -133,7 +124,7 @@ bool emitc_BatchNormalization(EmitC *e, const Node *n) {
     p[i] = pbuf[i];
   }
   ec_line(e, "for (long c = 0; c < %lld; c++) {", LL(nch));
-  ec_line(e, "const %s a = %s / sqrt%s(%s + %s);", CT, p[1], fsuf(t), p[4], eps);
+  ec_line(e, "const %s a = %s / sqrt%s(%s + %s);", CT, p[1], ec_fsuf(t), p[4], eps);
   ec_line(e, "const %s mean = %s, b = %s;", CT, p[3], p[2]);
   ec_line(e, "for (long n = 0; n < %lld; n++) {", LL(batch));
   ec_line(e, "const %s *x = X0 + (n * %lld + c) * %lld;", T, LL(nch), LL(plane));
@@ -149,11 +140,33 @@ bool emitc_BatchNormalization(EmitC *e, const Node *n) {
 
 /* Rows of L contiguous elements (inner == 1). */
 static void softmax_rows(EmitC *e, DType t, bool log, int64_t outer, int64_t len) {
-  const char *T = dtype_ctype(t), *CT = ctype(t), *L = ld(t), *S = st(t), *f = fsuf(t);
+  const char *T = dtype_ctype(t), *CT = ctype(t), *L = ld(t), *S = st(t), *f = ec_fsuf(t);
   bool narrow = t == DT_F16 || t == DT_BF16;
   ec_line(e, "for (long o = 0; o < %lld; o++) {", LL(outer));
   ec_line(e, "const %s *x = X0 + o * %lld;", T, LL(len));
   ec_line(e, "%s *y = Y0 + o * %lld;", T, LL(len));
+  if (t == DT_F32 && !log && len >= 16) {
+    /* perf2: vectorizable exp (onnxc_rt.h) and 8 partial max/sum chains */
+    int64_t l8 = len / 8 * 8;
+    ec_line(e, "float m8[8], s8[8], mx, sum;");
+    ec_line(e, "long l, q;");
+    ec_line(e, "for (q = 0; q < 8; q++) m8[q] = x[q];");
+    ec_line(e, "for (l = 8; l < %lld; l += 8)", LL(l8));
+    ec_line(e, "  for (q = 0; q < 8; q++) m8[q] = x[l + q] > m8[q] ? x[l + q] : m8[q];");
+    ec_line(e, "mx = m8[0];");
+    ec_line(e, "for (q = 1; q < 8; q++) mx = m8[q] > mx ? m8[q] : mx;");
+    ec_line(e, "for (l = %lld; l < %lld; l++) mx = x[l] > mx ? x[l] : mx;", LL(l8), LL(len));
+    ec_line(e, "for (l = 0; l < %lld; l++) y[l] = onnxc_expf(x[l] - mx);", LL(len));
+    ec_line(e, "for (q = 0; q < 8; q++) s8[q] = y[q];");
+    ec_line(e, "for (l = 8; l < %lld; l += 8)", LL(l8));
+    ec_line(e, "  for (q = 0; q < 8; q++) s8[q] += y[l + q];");
+    ec_line(e, "sum = ((s8[0] + s8[1]) + (s8[2] + s8[3])) + ((s8[4] + s8[5]) + (s8[6] + s8[7]));");
+    ec_line(e, "for (l = %lld; l < %lld; l++) sum += y[l];", LL(l8), LL(len));
+    ec_line(e, "sum = 1 / sum;");
+    ec_line(e, "for (l = 0; l < %lld; l++) y[l] *= sum;", LL(len));
+    ec_line(e, "}");
+    return;
+  }
   ec_line(e, "%s mx = %s(x[0]);", CT, L);
   ec_line(e, "for (long l = 1; l < %lld; l++) {", LL(len));
   ec_line(e, "const %s v = %s(x[l]);", CT, L);
@@ -186,7 +199,7 @@ static void softmax_rows(EmitC *e, DType t, bool log, int64_t outer, int64_t len
 /* Rows at stride inner > 1, ROW_BLOCK adjacent rows at a time. */
 static void softmax_strided(EmitC *e, DType t, bool log, int64_t outer, int64_t len,
                             int64_t inner) {
-  const char *T = dtype_ctype(t), *CT = ctype(t), *L = ld(t), *S = st(t), *f = fsuf(t);
+  const char *T = dtype_ctype(t), *CT = ctype(t), *L = ld(t), *S = st(t), *f = ec_fsuf(t);
   bool narrow = t == DT_F16 || t == DT_BF16;
   int64_t ib = inner < ROW_BLOCK ? inner : ROW_BLOCK;
   ec_line(e, "for (long o = 0; o < %lld; o++) {", LL(outer));
@@ -246,9 +259,9 @@ static bool emit_softmax(EmitC *e, const Node *n, bool log) {
   int ax;
   if (!shape_axis(ir_attr_int(n, "axis", opset13 ? -1 : 1), xs->rank, &ax))
     return diag_error(e->d, n, "axis is out of range");
-  int64_t outer = prod(xs, 0, ax);
-  int64_t len = opset13 ? xs->d[ax] : prod(xs, ax, xs->rank);
-  int64_t inner = opset13 ? prod(xs, ax + 1, xs->rank) : 1;
+  int64_t outer = ec_prod(xs, 0, ax);
+  int64_t len = opset13 ? xs->d[ax] : ec_prod(xs, ax, xs->rank);
+  int64_t inner = opset13 ? ec_prod(xs, ax + 1, xs->rank) : 1;
   if (inner == 1)
     softmax_rows(e, t, log, outer, len);
   else

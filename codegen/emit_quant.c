@@ -21,25 +21,6 @@
 #define LL(x) ((long long)(x))
 #define ROW_BLOCK 256 /* QLinearMatMul accumulators kept on the stack per row */
 
-/* C expression loading element `idx` of array `arr` of type t: float for the
- * float types (minifloats decoded), int for packed integers, else the element. */
-static void q_load(Buf *b, DType t, const char *arr, const char *idx) {
-  const char *dec = t == DT_F16 ? "onnxc_f16_to_f32" : t == DT_BF16 ? "onnxc_bf16_to_f32"
-                  : t == DT_F8E4M3FN ? "onnxc_f8e4m3fn_to_f32" : t == DT_F8E4M3FNUZ ? "onnxc_f8e4m3fnuz_to_f32"
-                  : t == DT_F8E5M2 ? "onnxc_f8e5m2_to_f32" : t == DT_F8E5M2FNUZ ? "onnxc_f8e5m2fnuz_to_f32"
-                  : t == DT_F8E8M0 ? "onnxc_f8e8m0_to_f32" : NULL;
-  if (dec)
-    buf_printf(b, "%s(%s[%s])", dec, arr, idx);
-  else if (t == DT_F4E2M1)
-    buf_printf(b, "onnxc_f4e2m1_to_f32((uint8_t)onnxc_u4_get(%s, %s))", arr, idx);
-  else if (t == DT_I4 || t == DT_I2)
-    buf_printf(b, "onnxc_i%d_get(%s, %s)", dtype_bits(t), arr, idx);
-  else if (t == DT_U4 || t == DT_U2)
-    buf_printf(b, "(int)onnxc_u%d_get(%s, %s)", dtype_bits(t), arr, idx);
-  else
-    buf_printf(b, "%s[%s]", arr, idx);
-}
-
 /* `expr` (a float) rounded to t when t is a half type, as numpy computes in it. */
 static void round_to(Buf *b, DType t, const char *expr) {
   if (t == DT_F16)
@@ -157,6 +138,16 @@ static DType quant_div_type(const Node *n) {
   return DT_F32;
 }
 
+/* Appends `(CT)arr[idx]` (an element of type t), rounded to dt when that is a half type. */
+static void div_operand(Buf *out, const char *CT, DType dt, DType t, const char *arr, const char *idx) {
+  Buf tmp;
+  buf_init(&tmp);
+  buf_printf(&tmp, "(%s)", CT);
+  ec_load_elem(&tmp, t, arr, idx);
+  round_to(out, dt, tmp.s);
+  buf_free(&tmp);
+}
+
 bool emitc_QuantizeLinear(EmitC *e, const Node *n) {
   const Value *y = n->out[0];
   DType yt = y->dt, xt = n->in[0]->dt, st = n->in[1]->dt, dt = quant_div_type(n);
@@ -177,23 +168,8 @@ bool emitc_QuantizeLinear(EmitC *e, const Node *n) {
   buf_init(&q);
   /* Operands converted to the division type (rounded to a half type when that
    * is the precision), then the quotient rounded to it. */
-  Buf tmp;
-  buf_init(&tmp);
-  buf_printf(&tmp, "(%s)", CT);
-  q_load(&tmp, xt, "X0", "i");
-  if (dt == DT_F16 || dt == DT_BF16)
-    round_to(&xv, dt, tmp.s);
-  else
-    buf_puts(&xv, tmp.s);
-  buf_free(&tmp);
-  buf_init(&tmp);
-  buf_printf(&tmp, "(%s)", CT);
-  q_load(&tmp, st, "X1", "p");
-  if (dt == DT_F16 || dt == DT_BF16)
-    round_to(&sv, dt, tmp.s);
-  else
-    buf_puts(&sv, tmp.s);
-  buf_free(&tmp);
+  div_operand(&xv, CT, dt, xt, "X0", "i");
+  div_operand(&sv, CT, dt, st, "X1", "p");
   ec_line(e, "const %s xs = %s;", CT, xv.s);
   ec_line(e, "const %s ss = %s;", CT, sv.s);
   round_to(&q, dt, "xs / ss");
@@ -204,7 +180,7 @@ bool emitc_QuantizeLinear(EmitC *e, const Node *n) {
     Buf z;
     buf_init(&z);
     if (zp)
-      q_load(&z, yt, "X2", "p");
+      ec_load_elem(&z, yt, "X2", "p");
     else
       buf_puts(&z, "0");
     /* NaN fails both compares and takes the low bound, as the reference's
@@ -224,7 +200,7 @@ bool emitc_QuantizeLinear(EmitC *e, const Node *n) {
     Buf z;
     buf_init(&z);
     if (zp)
-      q_load(&z, yt, "X2", "p");
+      ec_load_elem(&z, yt, "X2", "p");
     else
       buf_puts(&z, "0.0f");
     ec_line(e, "const unsigned c = onnxc_f32_to_f4e2m1((float)q + %s);", z.s);
@@ -259,10 +235,10 @@ bool emitc_DequantizeLinear(EmitC *e, const Node *n) {
   buf_init(&xv);
   buf_init(&zv);
   buf_init(&sv);
-  q_load(&xv, xt, "X0", "i");
-  q_load(&sv, st, "X1", "p");
+  ec_load_elem(&xv, xt, "X0", "i");
+  ec_load_elem(&sv, st, "X1", "p");
   if (zp)
-    q_load(&zv, xt, "X2", "p");
+    ec_load_elem(&zv, xt, "X2", "p");
   if (dbl)  /* the reference converts i32 data to f32 first */
     ec_line(e, "const double dx = (double)(float)%s%s%s;", xv.s, zp ? " - (double)" : "",
             zp ? zv.s : "");
@@ -410,11 +386,11 @@ static void emit_ratio(EmitC *e, const Node *n, int s1, const char *i1, int s2, 
   buf_init(&r);
   char arr[8];
   snprintf(arr, sizeof arr, "X%d", s1);
-  q_load(&a, n->in[s1]->dt, arr, numel_of(n->in[s1]) > 1 ? i1 : "0");
+  ec_load_elem(&a, n->in[s1]->dt, arr, numel_of(n->in[s1]) > 1 ? i1 : "0");
   snprintf(arr, sizeof arr, "X%d", s2);
-  q_load(&b, n->in[s2]->dt, arr, numel_of(n->in[s2]) > 1 ? i2 : "0");
+  ec_load_elem(&b, n->in[s2]->dt, arr, numel_of(n->in[s2]) > 1 ? i2 : "0");
   snprintf(arr, sizeof arr, "X%d", s3);
-  q_load(&c, n->in[s3]->dt, arr, "0");
+  ec_load_elem(&c, n->in[s3]->dt, arr, "0");
   Buf prod;
   buf_init(&prod);
   buf_printf(&prod, "(float)%s * (float)%s", a.s, b.s);

@@ -33,19 +33,6 @@
 
 /* ---- helpers --------------------------------------------------------------- */
 
-static int64_t prod(const Shape *s, int lo, int hi) {
-  int64_t p = 1;
-  for (int i = lo; i < hi; i++)
-    p *= s->d[i];
-  return p;
-}
-
-static int64_t numel_of(const Value *v) {
-  int64_t n = 0;
-  IR_ASSERT(shape_numel(&v->shape, &n));
-  return n;
-}
-
 static bool is_half(DType t) { return t == DT_F16 || t == DT_BF16; }
 
 /* Appends the element `src` of type `from` converted to `ct`. */
@@ -76,11 +63,7 @@ static void emit_store(EmitC *e, const char *dst, DType ct, DType to, const char
     ec_line(e, "  %s = !(r_ > %.1f) ? (%s)%s : r_ >= %.1f ? (%s)%s : (%s)r_; }", dst, dlo, T, lo, dhi, T, hi, T);
     return;
   }
-  Buf b;
-  buf_init(&b);
-  ec_ew_store(&b, ct, to, expr);
-  ec_line(e, "%s = %s;", dst, b.s);
-  buf_free(&b);
+  ec_store_line(e, dst, ct, to, expr);
 }
 
 /* ---- Reduce*: the operation ---------------------------------------------------- */
@@ -527,7 +510,7 @@ static bool emit_reduce(EmitC *e, const Node *n) {
   bool mask[IR_MAX_RANK], noop;
   if (!reduce_mask(n, xs->rank, mask, &noop))
     return diag_error(e->d, n, "input 1 (axes) must be a compile-time constant");
-  int64_t n_out = numel_of(n->out[0]), n_in = numel_of(n->in[0]);
+  int64_t n_out = ec_numel(n->out[0]), n_in = ec_numel(n->in[0]);
   if (n_out == 0) {
     ec_line(e, "(void)Y0;");
     return true;
@@ -567,9 +550,9 @@ bool emitc_ReduceSumSquare(EmitC *e, const Node *n) { return emit_reduce(e, n); 
 
 /* Extents of x viewed as [outer, len, inner] around `axis`. */
 static void split3(const Shape *s, int axis, int64_t *outer, int64_t *len, int64_t *inner) {
-  *outer = prod(s, 0, axis);
+  *outer = ec_prod(s, 0, axis);
   *len = s->d[axis];
-  *inner = prod(s, axis + 1, s->rank);
+  *inner = ec_prod(s, axis + 1, s->rank);
 }
 
 static DType float_ct(DType t) { return is_half(t) ? DT_F32 : t; }
@@ -659,7 +642,7 @@ static bool emit_arg(EmitC *e, const Node *n, bool is_max) {
   bool last = ir_attr_int(n, "select_last_index", 0) != 0;
   int64_t outer, len, inner, bw;
   split3(xs, axis, &outer, &len, &inner);
-  if (numel_of(n->out[0]) == 0) {
+  if (ec_numel(n->out[0]) == 0) {
     ec_line(e, "(void)Y0;");
     return true;
   }
@@ -686,10 +669,10 @@ bool emitc_Hardmax(EmitC *e, const Node *n) {
   int64_t outer, len, inner, bw;
   split3(xs, axis, &outer, &len, &inner);
   if (coerce) {  /* before opset 13: the input as 2-D [outer, rest] */
-    len = prod(xs, axis, xs->rank);
+    len = ec_prod(xs, axis, xs->rank);
     inner = 1;
   }
-  if (numel_of(n->out[0]) == 0) {
+  if (ec_numel(n->out[0]) == 0) {
     ec_line(e, "(void)Y0;");
     return true;
   }
@@ -720,18 +703,14 @@ bool emitc_Hardmax(EmitC *e, const Node *n) {
 
 bool emitc_CumSum(EmitC *e, const Node *n) {
   const Shape *xs = &n->in[0]->shape;
-  const Value *av = n->in[1];
   DType t = n->in[0]->dt;
-  if (av->kind != VK_CONST || av->konst->numel != 1)
-    return diag_error(e->d, n, "input 1 (axis) must be a compile-time constant");
   int axis;
-  if (!shape_axis(tensor_get_i64(av->konst, 0), xs->rank, &axis))
-    return diag_error(e->d, n, "axis %lld is out of range for an input of rank %d",
-                      (long long)tensor_get_i64(av->konst, 0), xs->rank);
+  if (!ec_axis_input(e, n, xs->rank, &axis))
+    return false;
   bool exclusive = ir_attr_int(n, "exclusive", 0) != 0, reverse = ir_attr_int(n, "reverse", 0) != 0;
   int64_t outer, len, inner, bw;
   split3(xs, axis, &outer, &len, &inner);
-  if (numel_of(n->out[0]) == 0) {
+  if (ec_numel(n->out[0]) == 0) {
     ec_line(e, "(void)Y0;");
     return true;
   }
@@ -913,7 +892,7 @@ bool emitc_TopK(EmitC *e, const Node *n) {
   split3(xs, axis, &outer, &len, &inner);
   int64_t k = n->out[0]->shape.d[axis];
   bool has_idx = ec_has_output(n, 1);
-  if (numel_of(n->out[0]) == 0) {
+  if (ec_numel(n->out[0]) == 0) {
     ec_line(e, has_idx ? "(void)Y0, (void)Y1;" : "(void)Y0;");
     return true;
   }

@@ -26,29 +26,16 @@
 #define LL(x) ((long long)(x))
 #define MAX_TAPS 64  /* taps of one output position along one axis (antialias) */
 
-static DType comp(DType t) { return t == DT_F64 ? DT_F64 : DT_F32; }
-static const char *fsuf(DType ct) { return ct == DT_F64 ? "" : "f"; }
-
 typedef struct Expr {
   char s[512];
 } Expr;
 
 static const char *ld(Expr *x, DType from, DType ct, const char *src) {
-  Buf b;
-  buf_init(&b);
-  ec_ew_load(&b, from, ct, src);
-  snprintf(x->s, sizeof x->s, "%s", b.s);
-  buf_free(&b);
-  return x->s;
+  return ec_ew_load_str(x->s, sizeof x->s, from, ct, src);
 }
 
 static const char *st(Expr *x, DType ct, DType to, const char *expr) {
-  Buf b;
-  buf_init(&b);
-  ec_ew_store(&b, ct, to, expr);
-  snprintf(x->s, sizeof x->s, "%s", b.s);
-  buf_free(&b);
-  return x->s;
+  return ec_ew_store_str(x->s, sizeof x->s, ct, to, expr);
 }
 
 static bool is_empty(const Value *v) {
@@ -414,7 +401,7 @@ static bool emit_resize(EmitC *e, const Node *n) {
   if (!resize_geom(e, n, &g))
     return false;
   int r = g.rank;
-  DType dt = n->in[0]->dt, ct = comp(dt);
+  DType dt = n->in[0]->dt, ct = ec_float_ct(dt);
   bool num = dtype_is_float(dt) || dtype_is_int(dt);
   int64_t xst[IR_MAX_RANK];
   ec_strides(&n->in[0]->shape, xst);
@@ -516,7 +503,7 @@ static bool emit_resize(EmitC *e, const Node *n) {
       ec_literal(dt, mn, lo_t, sizeof lo_t);
       ec_literal(dt, mx, hi_t, sizeof hi_t);
       const char *ty = dtype_ctype(dt);
-      ec_line(e, "acc = rint%s(acc);", fsuf(ct));
+      ec_line(e, "acc = rint%s(acc);", ec_fsuf(ct));
       ec_line(e, "Y0[y++] = acc <= %s ? (%s)%s : acc >= %s ? (%s)%s : (%s)acc;", lo, ty, lo_t, hi, ty,
               hi_t, ty);
     } else {
@@ -556,8 +543,8 @@ bool emitc_GridSample(EmitC *e, const Node *n) {
     ec_line(e, "(void)Y0;");
     return true;
   }
-  DType dt = n->in[0]->dt, gt = n->in[1]->dt, ct = comp(dt);
-  const char *T = dtype_ctype(ct), *f = fsuf(ct);
+  DType dt = n->in[0]->dt, gt = n->in[1]->dt, ct = ec_float_ct(dt);
+  const char *T = dtype_ctype(ct), *f = ec_fsuf(ct);
   int nd = xs->rank - 2;
   const char *mode = ir_attr_str(n, "mode", n->g->opset >= 20 ? "linear" : "bilinear");
   const char *pad = ir_attr_str(n, "padding_mode", "zeros");

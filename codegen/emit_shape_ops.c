@@ -19,27 +19,13 @@
 
 /* ---- helpers --------------------------------------------------------------- */
 
-static int64_t numel_of(const Value *v) {
-  int64_t n = 0;
-  IR_ASSERT(shape_numel(&v->shape, &n));
-  return n;
-}
-
 /* Elements of the C array holding v (sub-byte types are packed in bytes). */
 static int64_t storage_of(const Value *v) {
-  int64_t n = numel_of(v), bytes = 0;
+  int64_t n = ec_numel(v), bytes = 0;
   if (dtype_bits(v->dt) >= 8)
     return n;
   IR_ASSERT(dtype_bytes(v->dt, n, &bytes));
   return bytes;
-}
-
-/* Product of dims [lo, hi) of a static shape. */
-static int64_t prod(const Shape *s, int lo, int hi) {
-  int64_t p = 1;
-  for (int i = lo; i < hi; i++)
-    p *= s->d[i];
-  return p;
 }
 
 static void emit_copy(EmitC *e, const char *dst, const char *src, int64_t count) {
@@ -97,7 +83,7 @@ bool emitc_Dropout(EmitC *e, const Node *n) {
   if (!ec_has_output(n, 1))
     return true;
   const Value *m = n->out[1];
-  int64_t count = numel_of(m);
+  int64_t count = ec_numel(m);
   Buf one;
   buf_init(&one);
   ec_ew_store(&one, DT_F32, m->dt, "1.0f");
@@ -119,7 +105,7 @@ bool emitc_Transpose(EmitC *e, const Node *n) {
   const int64_t *perm = ir_attr_ints(n, "perm", &count);
   if (dtype_bits(n->in[0]->dt) < 8)
     return diag_error(e->d, n, "Transpose of packed %s data is not supported", dtype_name(n->in[0]->dt));
-  if (numel_of(n->out[0]) == 0) {
+  if (ec_numel(n->out[0]) == 0) {
     ec_line(e, "(void)Y0;");
     return true;
   }
@@ -155,7 +141,7 @@ bool emitc_Transpose(EmitC *e, const Node *n) {
     ng++;
   }
   if (ng <= 1) {
-    emit_copy(e, "Y0", "X0", numel_of(n->out[0]));
+    emit_copy(e, "Y0", "X0", ec_numel(n->out[0]));
     return true;
   }
   acc = 1;
@@ -215,7 +201,7 @@ bool emitc_Concat(EmitC *e, const Node *n) {
     return diag_error(e->d, n, "Concat of packed %s data is not supported", dtype_name(n->out[0]->dt));
   int axis;
   IR_ASSERT(shape_axis(ir_attr_int(n, "axis", 0), ys->rank, &axis));
-  int64_t outer = prod(ys, 0, axis), total = prod(ys, axis, ys->rank);
+  int64_t outer = ec_prod(ys, 0, axis), total = ec_prod(ys, axis, ys->rank);
   if (outer == 0 || total == 0) {
     ec_line(e, "(void)Y0;");
     return true;
@@ -225,7 +211,7 @@ bool emitc_Concat(EmitC *e, const Node *n) {
   int64_t off = 0;
   for (int k = 0; k < n->n_in; k++) {
     const Shape *s = &n->in[k]->shape;
-    int64_t inner = prod(s, axis, s->rank);
+    int64_t inner = ec_prod(s, axis, s->rank);
     if (inner == 0)
       continue;
     if (outer > 1)
@@ -262,8 +248,8 @@ bool emitc_Gather(EmitC *e, const Node *n) {
     return diag_error(e->d, n, "Gather of packed %s data is not supported", dtype_name(n->in[0]->dt));
   int axis;
   IR_ASSERT(shape_axis(ir_attr_int(n, "axis", 0), xs->rank, &axis));
-  int64_t outer = prod(xs, 0, axis), dim = xs->d[axis], inner = prod(xs, axis + 1, xs->rank);
-  int64_t count = numel_of(n->in[1]);
+  int64_t outer = ec_prod(xs, 0, axis), dim = xs->d[axis], inner = ec_prod(xs, axis + 1, xs->rank);
+  int64_t count = ec_numel(n->in[1]);
   if (count > 0) {
     ec_line(e, "for (ptrdiff_t j = 0; j < %lld; j++)", (long long)count);
     ec_line(e, "  if (X1[j] < -%lld || X1[j] >= %lld)", (long long)dim, (long long)dim);
@@ -312,24 +298,6 @@ static DType cast_mid(DType t) {
   if (dtype_is_float(t))
     return DT_F32;
   return packed(t) ? DT_I32 : t;
-}
-
-/* Element `j` of X0 (type t) as its middle value. */
-static void cast_load(Buf *b, DType t, const char *j) {
-  const char *dec = t == DT_F16 ? "onnxc_f16_to_f32" : t == DT_BF16 ? "onnxc_bf16_to_f32"
-                  : t == DT_F8E4M3FN ? "onnxc_f8e4m3fn_to_f32" : t == DT_F8E4M3FNUZ ? "onnxc_f8e4m3fnuz_to_f32"
-                  : t == DT_F8E5M2 ? "onnxc_f8e5m2_to_f32" : t == DT_F8E5M2FNUZ ? "onnxc_f8e5m2fnuz_to_f32"
-                  : t == DT_F8E8M0 ? "onnxc_f8e8m0_to_f32" : NULL;
-  if (dec)
-    buf_printf(b, "%s(X0[%s])", dec, j);
-  else if (t == DT_F4E2M1)
-    buf_printf(b, "onnxc_f4e2m1_to_f32((uint8_t)onnxc_u4_get(X0, %s))", j);
-  else if (t == DT_I4 || t == DT_I2)
-    buf_printf(b, "onnxc_i%d_get(X0, %s)", dtype_bits(t), j);
-  else if (t == DT_U4 || t == DT_U2)
-    buf_printf(b, "(int)onnxc_u%d_get(X0, %s)", dtype_bits(t), j);
-  else
-    buf_printf(b, "X0[%s]", j);
 }
 
 /* C expression for `v` (an element already converted to mid, a float or
@@ -398,7 +366,7 @@ bool emitc_Cast(EmitC *e, const Node *n) {
   if (!dtype_ctype(from)[0] || !dtype_ctype(to)[0])
     return diag_error(e->d, n, "Cast from %s to %s is not supported by the C target", dtype_name(from),
                       dtype_name(to));
-  int64_t count = numel_of(n->out[0]);
+  int64_t count = ec_numel(n->out[0]);
   if (count == 0) {
     ec_line(e, "(void)Y0;");
     return true;
@@ -417,7 +385,7 @@ bool emitc_Cast(EmitC *e, const Node *n) {
   buf_init(&ex);
   cast_store(&ex, mid, to, "v", sat, round_mode);
   if (!packed(to)) {
-    cast_load(&ld, from, "i");
+    ec_load_elem(&ld, from, "X0", "i");
     ec_line(e, "for (ptrdiff_t i = 0; i < %lld; i++) {", (long long)count);
     ec_line(e, "const %s v = %s;", dtype_ctype(mid), ld.s);
     ec_line(e, "Y0[i] = %s;", ex.s);
@@ -426,7 +394,7 @@ bool emitc_Cast(EmitC *e, const Node *n) {
     char tail[48] = "";  /* the last byte may be partial */
     if (count % k)
       snprintf(tail, sizeof tail, " && j < %lld", (long long)count);
-    cast_load(&ld, from, "j");
+    ec_load_elem(&ld, from, "X0", "j");
     ec_line(e, "for (ptrdiff_t i = 0; i < %lld; i++) {", (long long)storage_of(n->out[0]));
     ec_line(e, "unsigned byte = 0;");
     ec_line(e, "for (ptrdiff_t j = i * %d; j < i * %d + %d%s; j++) {", k, k, k, tail);

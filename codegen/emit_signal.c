@@ -26,21 +26,11 @@ typedef struct Txt {
 } Txt;
 
 static const char *ld(Txt *x, DType from, const char *src) {
-  Buf b;
-  buf_init(&b);
-  ec_ew_load(&b, from, DT_F64, src);
-  snprintf(x->s, sizeof x->s, "%s", b.s);
-  buf_free(&b);
-  return x->s;
+  return ec_ew_load_str(x->s, sizeof x->s, from, DT_F64, src);
 }
 
 static const char *st(Txt *x, DType to, const char *expr) {
-  Buf b;
-  buf_init(&b);
-  ec_ew_store(&b, DT_F64, to, expr);
-  snprintf(x->s, sizeof x->s, "%s", b.s);
-  buf_free(&b);
-  return x->s;
+  return ec_ew_store_str(x->s, sizeof x->s, DT_F64, to, expr);
 }
 
 /* static const double tw[2n]: cos and sin of 2 pi k / n. */

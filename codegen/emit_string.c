@@ -14,7 +14,6 @@
  */
 #include "codegen_internal.h"
 
-#include <math.h>
 #include <string.h>
 
 /* Opcodes of passes/regex.h (kept equal by hand): 0 CHAR, 1 ANY, 2 ANYNL,
@@ -295,11 +294,18 @@ bool emitc_StringSplit(EmitC *e, const Node *n) {
   Buf lit;
   buf_init(&lit);
   c_string(&lit, ir_attr_str(n, "delimiter", ""));
-  ec_line(e, "long long kmax = 0, cnt;");
-  ec_line(e, "int st;");
+  ec_line(e, "long long kmax = 0, cnt = 0;");
+  ec_line(e, "int st = ONNXC_OK;");
+  ec_line(e, "(void)cnt;");
+  ec_line(e, "(void)st;");
+  for (int i = 0; i < 2; i++)
+    if (ec_has_output(n, i))
+      ec_line(e, "(void)Y%d;", i);
   if (want_y) {
     IR_ASSERT(cap > 0);
     ec_line(e, "char *c = (char *)S, *end = (char *)S + %lld;", (long long)cap);
+    ec_line(e, "(void)c;");
+    ec_line(e, "(void)end;");
   }
   /* Pass 1: the pieces of each element, and the largest count. */
   if (count > 0) {
@@ -332,7 +338,6 @@ bool emitc_StringSplit(EmitC *e, const Node *n) {
     ec_line(e, "D0[%d] = (int64_t)kmax;", x->shape.rank);
   } else {
     ec_line(e, "(void)kmax;");
-    ec_line(e, "(void)st;");
   }
   buf_free(&lit);
   return true;
@@ -352,6 +357,9 @@ bool emitc_StringNormalizer(EmitC *e, const Node *n) {
     IR_ASSERT(cap > 0);
     ec_line(e, "char *c = (char *)S, *end = (char *)S + %lld;", (long long)cap);
     ec_line(e, "int st;");
+    ec_line(e, "(void)c;");
+    ec_line(e, "(void)end;");
+    ec_line(e, "(void)st;");
   }
   if (n_stop)
     body_table(e, "stop", sw->u.ss, n_stop);
@@ -408,8 +416,10 @@ bool emitc_RegexFullMatch(EmitC *e, const Node *n) {
   const int64_t *rng = ir_attr_ints(n, "onnxc.re_rng", &n_rng);
   IR_ASSERT(op && n_op > 0 && n_x == n_op && n_y == n_op && cls && n_cls >= 1);
   int64_t total = numel(n->out[0]);
-  if (total == 0)
+  if (total == 0) {
+    ec_line(e, "(void)Y0;");
     return true;
+  }
   IR_ASSERT(scratch(e, n) >= 16 * (int64_t)n_op);
   int_table(e, "unsigned char", "re_op", op, n_op);
   int_table(e, "int32_t", "re_x", x, n_op);

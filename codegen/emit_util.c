@@ -63,3 +63,55 @@ void ec_strides(const Shape *s, int64_t *strides) {
     acc *= s->d[i];
   }
 }
+
+int64_t ec_numel(const Value *v) {
+  int64_t n = 0;
+  IR_ASSERT(shape_numel(&v->shape, &n));
+  return n;
+}
+
+int64_t ec_prod(const Shape *s, int lo, int hi) {
+  int64_t p = 1;
+  for (int i = lo; i < hi; i++)
+    p *= s->d[i];
+  return p;
+}
+
+void ec_load_elem(Buf *b, DType t, const char *arr, const char *idx) {
+  const char *dec = t == DT_F16 ? "onnxc_f16_to_f32" : t == DT_BF16 ? "onnxc_bf16_to_f32"
+                  : t == DT_F8E4M3FN ? "onnxc_f8e4m3fn_to_f32" : t == DT_F8E4M3FNUZ ? "onnxc_f8e4m3fnuz_to_f32"
+                  : t == DT_F8E5M2 ? "onnxc_f8e5m2_to_f32" : t == DT_F8E5M2FNUZ ? "onnxc_f8e5m2fnuz_to_f32"
+                  : t == DT_F8E8M0 ? "onnxc_f8e8m0_to_f32" : NULL;
+  if (dec)
+    buf_printf(b, "%s(%s[%s])", dec, arr, idx);
+  else if (t == DT_F4E2M1)
+    buf_printf(b, "onnxc_f4e2m1_to_f32((uint8_t)onnxc_u4_get(%s, %s))", arr, idx);
+  else if (t == DT_I4 || t == DT_I2)
+    buf_printf(b, "onnxc_i%d_get(%s, %s)", dtype_bits(t), arr, idx);
+  else if (t == DT_U4 || t == DT_U2)
+    buf_printf(b, "(int)onnxc_u%d_get(%s, %s)", dtype_bits(t), arr, idx);
+  else
+    buf_printf(b, "%s[%s]", arr, idx);
+}
+
+void ec_store_line(EmitC *e, const char *dst, DType ct, DType to, const char *expr) {
+  Buf b;
+  buf_init(&b);
+  ec_ew_store(&b, ct, to, expr);
+  ec_line(e, "%s = %s;", dst, b.s);
+  buf_free(&b);
+}
+
+DType ec_float_ct(DType t) { return t == DT_F64 ? DT_F64 : DT_F32; }
+
+const char *ec_fsuf(DType ct) { return ct == DT_F64 ? "" : "f"; }
+
+bool ec_axis_input(EmitC *e, const Node *n, int rank, int *axis) {
+  const Value *av = n->in[1];
+  if (av->kind != VK_CONST || av->konst->numel != 1)
+    return diag_error(e->d, n, "input 1 (axis) must be a compile-time constant");
+  if (!shape_axis(tensor_get_i64(av->konst, 0), rank, axis))
+    return diag_error(e->d, n, "axis %lld is out of range for an input of rank %d",
+                      (long long)tensor_get_i64(av->konst, 0), rank);
+  return true;
+}

@@ -20,10 +20,18 @@
 #define GEMM_NC 512 /* columns of B per block (a multiple of GEMM_NRP) */
 #define GEMM_MRP 24
 #define GEMM_NRP 32
+/* --threads > 1: products of at least GEMM_PAR_MACS multiply-adds run on every
+ * thread, in items of GEMM_MC rows (or all rows) x NCW columns claimed one at
+ * a time, each thread packing into its own buffers (passes/memplan_scratch.c
+ * mirrors the sizes: NCW is 512 when that leaves 4 items per thread, else 128). */
+#define GEMM_PAR_MACS (1 << 20)
 
 /* The kernels and their #if selection, for the top of NAME.c; needed when
  * gemm_used says some node takes the fast path. */
 void gemm_write_prelude(Buf *out);
+/* --threads n > 1: the thread pool (onnxc_parallel, onnxc_barrier) when `pool`
+ * (some node runs on every thread), and NAME_free_threads (docs/abi.md). */
+void gemm_write_threads(Buf *out, const char *name, int threads, bool pool);
 bool gemm_used(const Graph *g, const Plan *plan);
 
 /* The tensor the weights file holds for constant v: its packed form when the

@@ -7,6 +7,10 @@
  *   apply while storing each output tile (codegen/emit_gemm.c, gemm.h):
  *     activation = "Relu" | "LeakyRelu" | "Clip"
  *     activation_alpha (LeakyRelu), activation_min / activation_max (Clip)
+ *   Also (perf2): MatMul(A, W) + Add(bias), with W a 2-D float32 constant that
+ *   only this MatMul reads and bias a constant [N], becomes Gemm(A, W, bias)
+ *   (through Reshapes to and from [M, K] when A has batch dims), so the GEMM
+ *   kernel adds the column bias in registers and W is packed at compile time.
  * invalidates: schedule positions (the activation nodes go).
  * The producer's output takes the place of the activation's, so the tensor
  * is written once instead of written, read and written again. An activation
@@ -53,9 +57,67 @@ static void try_fuse(Node *n, const Captured *cap) {
   rewrite_forward(n, x);
 }
 
+/* MatMul + Add(constant bias [N]) -> [Reshape] Gemm(A, W, bias) [Reshape]. */
+static bool try_bias(Graph *g, Node *n, const Captured *cap, Diag *d) {
+  Value *y = n->out[0];
+  if (n->n_in != 2 || y->is_output || rewrite_is_captured(cap, y) || y->dt != DT_F32)
+    return true;
+  for (int side = 0; side < 2; side++) {
+    Value *x = n->in[side], *b = n->in[1 - side];
+    if (x->kind != VK_NODE || !x->producer || x->producer->op != OP_MatMul || x->n_uses != 1 ||
+        x->is_output || rewrite_is_captured(cap, x) || x->dt != DT_F32)
+      continue;
+    Node *mm = x->producer;
+    Value *a = mm->in[0], *w = mm->in[1];
+    const Shape *as = &a->shape, *xs = &x->shape;
+    if (ir_attr(mm, "activation") || a->dt != DT_F32 || w->kind != VK_CONST || w->dt != DT_F32 ||
+        w->n_uses != 1 || w->is_output || w->shape.rank != 2 || as->rank < 2 ||
+        !shape_is_static(as) || !shape_is_static(xs) || !rewrite_same_shape(xs, &y->shape))
+      continue;
+    int64_t k = w->shape.d[0], nn = w->shape.d[1], m = 1;
+    if (b->kind != VK_CONST || b->dt != DT_F32 || b->shape.rank != 1 || b->shape.d[0] != nn ||
+        as->d[as->rank - 1] != k)
+      continue;
+    for (int i = 0; i + 1 < as->rank; i++)
+      m *= as->d[i];
+    Value *ga = a;
+    if (as->rank != 2) {
+      int64_t mk[2] = {m, k};
+      Value *in[2] = {a, rewrite_const_i64(g, arena_printf(g->arena, "%s_mk", mm->name), mk, 2)};
+      Node *r = ir_node_insert(g, n, OP_Reshape, "Reshape",
+                               arena_printf(g->arena, "%s_2d", mm->name), 2, in, 1);
+      if (!infer_node(r, d))
+        return false;
+      ga = r->out[0];
+    }
+    Value *gin[3] = {ga, w, b};
+    Node *gm = ir_node_insert(g, n, OP_Gemm, "Gemm", mm->name, 3, gin, 1);
+    if (!infer_node(gm, d))
+      return false;
+    Value *out = gm->out[0];
+    if (as->rank != 2) {
+      Value *in[2] = {out, rewrite_const_i64(g, arena_printf(g->arena, "%s_shape", mm->name),
+                                             xs->d, xs->rank)};
+      Node *r = ir_node_insert(g, n, OP_Reshape, "Reshape",
+                               arena_printf(g->arena, "%s_nd", mm->name), 2, in, 1);
+      if (!infer_node(r, d))
+        return false;
+      out = r->out[0];
+    }
+    rewrite_forward(n, out);
+    ir_node_remove(mm);
+    return true;
+  }
+  return true;
+}
+
 bool pass_fuse_epilogue(Graph *g, Diag *d) {
-  (void)d;
   Captured cap = rewrite_captured(g);
+  for (Node *n = g->first, *next; n; n = next) {
+    next = n->next;
+    if (n->op == OP_Add && !try_bias(g, n, &cap, d))
+      return false;
+  }
   for (Node *n = g->first, *next; n; n = next) {
     next = n->next;
     if (n->op == OP_Relu || n->op == OP_LeakyRelu || n->op == OP_Clip)

@@ -32,6 +32,19 @@ void infer_set(Node *n, int i, DType dt, const Shape *s) {
   v->shape = s ? *s : shape_unknown();
 }
 
+Shape infer_unknown_dims(int rank) {
+  Shape s = shape_scalar();
+  s.rank = rank;
+  for (int i = 0; i < rank; i++)
+    s.d[i] = DIM_UNKNOWN;
+  return s;
+}
+
+void infer_copy_dim(Shape *b, int j, const Shape *a, int i) {
+  b->d[j] = a->d[i];
+  b->sym[j] = a->sym[i];
+}
+
 bool infer_const_ints(const Node *n, int i, int64_t *dims, int *count, int max) {
   if (!ir_has_input(n, i) || n->in[i]->kind != VK_CONST)
     return false;

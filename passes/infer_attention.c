@@ -208,12 +208,17 @@ bool infer_Attention(Node *n, Diag *d) {
 }
 
 /* ---- FlexAttention (ai.onnx.preview) -------------------------------------------------
- * Rank-4 scaled dot-product attention with GQA; the score_mod / prob_mod
- * subgraphs are not supported yet (they need lowering into the graph). */
+ * Rank-4 scaled dot-product attention with GQA; a node with score_mod /
+ * prob_mod subgraphs is lowered into plain dataflow before inference
+ * (lower_flex.c), which checks it here first. */
 
 bool infer_FlexAttention(Node *n, Diag *d) {
   if (ir_attr(n, "score_mod") || ir_attr(n, "prob_mod"))
-    return infer_fail(d, n, "score_mod / prob_mod subgraphs are not supported yet");
+    return infer_fail(d, n, "score_mod / prob_mod subgraphs must be lowered before inference");
+  return flex_attention_check(n, d);
+}
+
+bool flex_attention_check(Node *n, Diag *d) {
   if (!want_float(n, d, 0, "Q") || !want_type(n, d, 1, "K", n->in[0]->dt) ||
       !want_type(n, d, 2, "V", n->in[0]->dt))
     return false;

@@ -15,14 +15,6 @@
 
 static bool is_float_type(DType t) { return t == DT_F16 || t == DT_BF16 || t == DT_F32 || t == DT_F64; }
 
-static Shape unknown_dims(int rank) {
-  Shape s = shape_scalar();
-  s.rank = rank;
-  for (int i = 0; i < rank; i++)
-    s.d[i] = DIM_UNKNOWN;
-  return s;
-}
-
 static bool flag01(Diag *d, const Node *n, const char *name) {
   int64_t v = ir_attr_int(n, name, 0);
   if (v != 0 && v != 1)
@@ -197,7 +189,7 @@ bool infer_Col2Im(Node *n, Diag *d) {
   if (!infer_attr_ints(n, d, "strides", k, 1, 1, strides) || !infer_attr_ints(n, d, "dilations", k, 1, 1, dil) ||
       !infer_attr_ints(n, d, "pads", 2 * k, 0, 0, pads))
     return false;
-  Shape out = unknown_dims(k + 2);
+  Shape out = infer_unknown_dims(k + 2);
   if (xs->rank == 3)
     out.d[0] = xs->d[0], out.sym[0] = xs->sym[0];
   int64_t img[IR_MAX_RANK], blk[IR_MAX_RANK];

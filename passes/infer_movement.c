@@ -24,19 +24,6 @@
 
 enum { OPND_ABSENT = 2 };
 
-static Shape unknown_dims(int rank) {
-  Shape s = shape_scalar();
-  s.rank = rank;
-  for (int i = 0; i < rank; i++)
-    s.d[i] = DIM_UNKNOWN;
-  return s;
-}
-
-static void copy_dim(Shape *b, int j, const Shape *a, int i) {
-  b->d[j] = a->d[i];
-  b->sym[j] = a->sym[i];
-}
-
 static bool is_index_type(DType t) { return t == DT_I32 || t == DT_I64; }
 
 /* Types with arithmetic in generated code (reductions, Range, OneHot). */
@@ -308,7 +295,7 @@ bool infer_Pad(Node *n, Diag *d) {
   if (got == MV_ERROR)
     return false;
   if (got == MV_DYNAMIC) {
-    Shape u = unknown_dims(xs->rank);
+    Shape u = infer_unknown_dims(xs->rank);
     infer_set(n, 0, x->dt, &u);
     return true;
   }
@@ -358,22 +345,22 @@ bool infer_Expand(Node *n, Diag *d) {
     }
     /* Dims of the input other than 1 survive whatever the shape says. */
     int r = len > xs->rank ? len : xs->rank;
-    Shape o = unknown_dims(r);
+    Shape o = infer_unknown_dims(r);
     for (int j = 0; j < xs->rank; j++)
       if (xs->d[j] > 1)
-        copy_dim(&o, j + r - xs->rank, xs, j);
+        infer_copy_dim(&o, j + r - xs->rank, xs, j);
     infer_set(n, 0, x->dt, &o);
     return true;
   }
   int r = k > xs->rank ? k : xs->rank;
-  Shape o = unknown_dims(r);
+  Shape o = infer_unknown_dims(r);
   for (int j = 0; j < r; j++) {
     int ia = j - (r - xs->rank), ib = j - (r - k);
     int64_t a = ia >= 0 ? xs->d[ia] : 1, s = ib >= 0 ? sh[ib] : 1;
     if (s < 0)
       return diag_error(d, n, "shape entry %d is %lld; extents cannot be negative", ib, (long long)s);
     if (s == 1 && ia >= 0)
-      copy_dim(&o, j, xs, ia);
+      infer_copy_dim(&o, j, xs, ia);
     else if (s == 1 || a == 1 || a < 0 || a == s)
       o.d[j] = s;  /* an unknown input extent must be s or 1 */
     else
@@ -400,7 +387,7 @@ bool infer_Tile(Node *n, Diag *d) {
   if (got == MV_ERROR)
     return false;
   if (got != MV_KNOWN) {
-    Shape u = unknown_dims(xs->rank);
+    Shape u = infer_unknown_dims(xs->rank);
     infer_set(n, 0, x->dt, &u);
     return true;
   }
@@ -450,7 +437,7 @@ bool infer_ConstantOfShape(Node *n, Diag *d) {
     return false;
   if (got != MV_KNOWN) {
     const Shape *ss = &s->shape;
-    Shape u = ss->rank == 1 && ss->d[0] >= 0 && ss->d[0] <= IR_MAX_RANK ? unknown_dims((int)ss->d[0]) : shape_unknown();
+    Shape u = ss->rank == 1 && ss->d[0] >= 0 && ss->d[0] <= IR_MAX_RANK ? infer_unknown_dims((int)ss->d[0]) : shape_unknown();
     infer_set(n, 0, dt, &u);
     return true;
   }
@@ -528,7 +515,7 @@ bool infer_EyeLike(Node *n, Diag *d) {
   }
   if (!is_number(dt) && dt != DT_BOOL)
     return diag_error(d, n, "output type %s is not supported", dtype_name(dt));
-  Shape o = x->shape.rank < 0 ? unknown_dims(2) : x->shape;
+  Shape o = x->shape.rank < 0 ? infer_unknown_dims(2) : x->shape;
   infer_set(n, 0, dt, &o);
   return true;
 }
@@ -611,7 +598,7 @@ bool infer_Split(Node *n, Diag *d) {
     o.d[axis] = got == MV_KNOWN ? sizes[i] : DIM_UNKNOWN;
     o.sym[axis] = NULL;
     if (n->n_out == 1 && got == MV_KNOWN)
-      copy_dim(&o, axis, xs, axis);
+      infer_copy_dim(&o, axis, xs, axis);
     infer_set(n, i, x->dt, &o);
   }
   return true;
@@ -684,9 +671,9 @@ bool infer_GatherND(Node *n, Diag *d) {
     return diag_error(d, n, "result rank %d exceeds the supported %d", orank, IR_MAX_RANK);
   Shape o = shape_scalar();
   for (int j = 0; j < q - 1; j++)
-    copy_dim(&o, o.rank++, j < b && xs->d[j] >= 0 ? xs : is, j);
+    infer_copy_dim(&o, o.rank++, j < b && xs->d[j] >= 0 ? xs : is, j);
   for (int j = (int)(b + k); j < r; j++)
-    copy_dim(&o, o.rank++, xs, j);
+    infer_copy_dim(&o, o.rank++, xs, j);
   infer_set(n, 0, n->in[0]->dt, &o);
   return true;
 }
@@ -815,7 +802,7 @@ bool infer_OneHot(Node *n, Diag *d) {
       o.d[j] = depth;
       o.sym[j] = NULL;
     } else {
-      copy_dim(&o, j, is, i++);
+      infer_copy_dim(&o, j, is, i++);
     }
   }
   infer_set(n, 0, vals->dt, &o);
@@ -854,14 +841,14 @@ static bool space_depth(Node *n, Diag *d, bool to_space) {
       return diag_error(d, n, "mode '%s' is not DCR or CRD", m);
   }
   if (xs->rank < 0) {
-    Shape u = unknown_dims(4);
+    Shape u = infer_unknown_dims(4);
     infer_set(n, 0, x->dt, &u);
     return true;
   }
   if (xs->rank != 4)
     return diag_error(d, n, "input 0 has rank %d, expected 4 (N, C, H, W)", xs->rank);
-  Shape o = unknown_dims(4);
-  copy_dim(&o, 0, xs, 0);
+  Shape o = infer_unknown_dims(4);
+  infer_copy_dim(&o, 0, xs, 0);
   int64_t c = xs->d[1], h = xs->d[2], w = xs->d[3];
   if (to_space) {
     if (c >= 0 && c % (bs * bs) != 0)

@@ -345,15 +345,6 @@ bool infer_GlobalLpPool(Node *n, Diag *d) {
 
 /* ---- ConvTranspose ------------------------------------------------------------------- */
 
-/* A shape of `rank` unknown dims. */
-static void unknown_dims(Shape *s, int rank) {
-  s->rank = rank;
-  for (int i = 0; i < rank; i++) {
-    s->d[i] = DIM_UNKNOWN;
-    s->sym[i] = NULL;
-  }
-}
-
 bool infer_ConvTranspose(Node *n, Diag *d) {
   const Value *x = n->in[0], *wt = n->in[1];
   if (!want_float(n, d, 0, "X") || !want_same_type(n, d, 1, "W") ||
@@ -372,9 +363,9 @@ bool infer_ConvTranspose(Node *n, Diag *d) {
                       rank);
   Shape xs = x->shape, ws = wt->shape;
   if (xs.rank < 0)
-    unknown_dims(&xs, rank);
+    xs = infer_unknown_dims(rank);
   if (ws.rank < 0)
-    unknown_dims(&ws, rank);
+    ws = infer_unknown_dims(rank);
   int64_t group = ir_attr_int(n, "group", 1), c = xs.d[1];
   if (group < 1)
     return infer_fail(d, n, "group is %lld, expected >= 1", (long long)group);

@@ -21,14 +21,6 @@ static bool is_float_dtype(DType t) { return t == DT_F16 || t == DT_BF16 || t ==
 /* Numeric element types the kernels compute with (integers of 8 bits or more). */
 static bool is_numeric(DType t) { return is_float_dtype(t) || (dtype_is_int(t) && dtype_bits(t) >= 8); }
 
-static Shape unknown_dims(int rank) {
-  Shape s = shape_scalar();
-  s.rank = rank;
-  for (int i = 0; i < rank; i++)
-    s.d[i] = DIM_UNKNOWN;
-  return s;
-}
-
 /* Opset from which a Reduce* op takes its axes as input 1. */
 static int64_t axes_input_since(OpKind op) { return op == OP_ReduceSum ? 13 : 18; }
 
@@ -92,13 +84,13 @@ static bool reduce_type_ok(OpKind op, DType t) {
  * length when that is known. */
 static Shape reduce_unknown_axes(const Shape *xs, bool keepdims, int count) {
   if (keepdims) {
-    Shape o = unknown_dims(xs->rank);
+    Shape o = infer_unknown_dims(xs->rank);
     for (int i = 0; i < xs->rank; i++)
       if (xs->d[i] == 1)
         o.d[i] = 1;
     return o;
   }
-  return count >= 0 && count <= xs->rank ? unknown_dims(xs->rank - count) : shape_unknown();
+  return count >= 0 && count <= xs->rank ? infer_unknown_dims(xs->rank - count) : shape_unknown();
 }
 
 static bool infer_reduce(Node *n, Diag *d) {

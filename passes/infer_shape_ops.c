@@ -17,20 +17,6 @@
 
 /* ---- helpers --------------------------------------------------------------- */
 
-static Shape unknown_dims(int rank) {
-  Shape s = shape_scalar();
-  s.rank = rank;
-  for (int i = 0; i < rank; i++)
-    s.d[i] = DIM_UNKNOWN;
-  return s;
-}
-
-/* Copies dim i of a into dim j of b (static extent or symbol). */
-static void copy_dim(Shape *b, int j, const Shape *a, int i) {
-  b->d[j] = a->d[i];
-  b->sym[j] = a->sym[i];
-}
-
 /* Product of dims [lo, hi) of s: static, or the lone symbolic dim, or unknown. */
 static void dim_product(const Shape *s, int lo, int hi, Shape *out, int j) {
   int64_t p = 1;
@@ -47,7 +33,7 @@ static void dim_product(const Shape *s, int lo, int hi, Shape *out, int j) {
   if (n_unknown == 0)
     out->d[j] = p < 0 ? DIM_UNKNOWN : p;
   else if (n_unknown == 1 && p == 1)
-    copy_dim(out, j, s, which);
+    infer_copy_dim(out, j, s, which);
   else
     out->d[j] = DIM_UNKNOWN;
 }
@@ -132,13 +118,13 @@ bool infer_Reshape(Node *n, Diag *d) {
     const Shape *ss = &n->in[1]->shape;
     if (ss->rank == 1 && ss->d[0] > IR_MAX_RANK)
       return diag_error(d, n, "target rank %lld exceeds the supported %d", (long long)ss->d[0], IR_MAX_RANK);
-    Shape o = (ss->rank == 1 && ss->d[0] >= 0) ? unknown_dims((int)ss->d[0]) : shape_unknown();
+    Shape o = (ss->rank == 1 && ss->d[0] >= 0) ? infer_unknown_dims((int)ss->d[0]) : shape_unknown();
     infer_set(n, 0, x->dt, &o);
     return true;
   }
   bool allowzero = n->g->opset >= 14 && ir_attr_int(n, "allowzero", 0) != 0;
   const Shape *xs = &x->shape;
-  Shape o = unknown_dims(k);
+  Shape o = infer_unknown_dims(k);
   bool copied[IR_MAX_RANK] = {false};
   int neg = -1;
   for (int j = 0; j < k; j++) {
@@ -146,7 +132,7 @@ bool infer_Reshape(Node *n, Diag *d) {
       if (xs->rank >= 0 && j >= xs->rank)
         return diag_error(d, n, "shape entry %d is 0 (copy) but the input has rank %d", j, xs->rank);
       if (xs->rank >= 0) {
-        copy_dim(&o, j, xs, j);
+        infer_copy_dim(&o, j, xs, j);
         copied[j] = true;
       }
     } else if (sh[j] == -1) {
@@ -184,7 +170,7 @@ bool infer_Reshape(Node *n, Diag *d) {
 bool infer_Flatten(Node *n, Diag *d) {
   const Shape *xs = &n->in[0]->shape;
   int64_t axis = ir_attr_int(n, "axis", 1);
-  Shape o = unknown_dims(2);
+  Shape o = infer_unknown_dims(2);
   if (xs->rank >= 0) {
     int r = xs->rank;
     if (axis < -r || axis > r)
@@ -213,7 +199,7 @@ bool infer_Squeeze(Node *n, Diag *d) {
   Shape o = shape_scalar();
   if (got < 0) {
     const Shape *as = &n->in[1]->shape;
-    Shape u = (as->rank == 1 && as->d[0] >= 0 && as->d[0] <= xs->rank) ? unknown_dims(xs->rank - (int)as->d[0])
+    Shape u = (as->rank == 1 && as->d[0] >= 0 && as->d[0] <= xs->rank) ? infer_unknown_dims(xs->rank - (int)as->d[0])
                                                                          : shape_unknown();
     infer_set(n, 0, n->in[0]->dt, &u);
     return true;
@@ -235,7 +221,7 @@ bool infer_Squeeze(Node *n, Diag *d) {
   }
   for (int i = 0; i < xs->rank; i++)
     if (!drop[i])
-      copy_dim(&o, o.rank++, xs, i);
+      infer_copy_dim(&o, o.rank++, xs, i);
   infer_set(n, 0, n->in[0]->dt, &o);
   return true;
 }
@@ -252,7 +238,7 @@ bool infer_Unsqueeze(Node *n, Diag *d) {
   if (got < 0 || xs->rank < 0) {
     const Shape *as = got < 0 ? &n->in[1]->shape : NULL;
     int add = got > 0 ? k : (as->rank == 1 && as->d[0] >= 0) ? (int)as->d[0] : -1;
-    Shape u = (xs->rank >= 0 && add >= 0 && xs->rank + add <= IR_MAX_RANK) ? unknown_dims(xs->rank + add)
+    Shape u = (xs->rank >= 0 && add >= 0 && xs->rank + add <= IR_MAX_RANK) ? infer_unknown_dims(xs->rank + add)
                                                                            : shape_unknown();
     infer_set(n, 0, n->in[0]->dt, &u);
     return true;
@@ -272,7 +258,7 @@ bool infer_Unsqueeze(Node *n, Diag *d) {
     if (ins[j])
       o.d[j] = 1;
     else
-      copy_dim(&o, j, xs, i++);
+      infer_copy_dim(&o, j, xs, i++);
   }
   infer_set(n, 0, n->in[0]->dt, &o);
   return true;
@@ -331,7 +317,7 @@ bool infer_Transpose(Node *n, Diag *d) {
   if (!perm && ir_attr(n, "perm") && ir_attr(n, "perm")->kind != AT_INTS)
     return diag_error(d, n, "attribute 'perm' must be a list of ints");
   if (xs->rank < 0) {
-    Shape u = perm && count <= IR_MAX_RANK ? unknown_dims(count) : shape_unknown();
+    Shape u = perm && count <= IR_MAX_RANK ? infer_unknown_dims(count) : shape_unknown();
     infer_set(n, 0, n->in[0]->dt, &u);
     return true;
   }
@@ -346,7 +332,7 @@ bool infer_Transpose(Node *n, Diag *d) {
     if (p < 0 || p >= r || seen[p])
       return diag_error(d, n, "perm is not a permutation of 0..%d", r - 1);
     seen[p] = true;
-    copy_dim(&o, j, xs, (int)p);
+    infer_copy_dim(&o, j, xs, (int)p);
   }
   infer_set(n, 0, n->in[0]->dt, &o);
   return true;
@@ -358,7 +344,7 @@ static bool merge_dim(Diag *d, const Node *n, Shape *o, int j, const Shape *s, i
     return diag_error(d, n, "input %d has extent %lld on axis %d, expected %lld", input,
                       (long long)s->d[j], j, (long long)o->d[j]);
   if (o->d[j] < 0 && (s->d[j] >= 0 || !o->sym[j]))
-    copy_dim(o, j, s, j);
+    infer_copy_dim(o, j, s, j);
   return true;
 }
 
@@ -460,11 +446,11 @@ bool infer_Gather(Node *n, Diag *d) {
     }
   Shape o = shape_scalar();
   for (int j = 0; j < axis; j++)
-    copy_dim(&o, o.rank++, xs, j);
+    infer_copy_dim(&o, o.rank++, xs, j);
   for (int j = 0; j < q; j++)
-    copy_dim(&o, o.rank++, is, j);
+    infer_copy_dim(&o, o.rank++, is, j);
   for (int j = axis + 1; j < r; j++)
-    copy_dim(&o, o.rank++, xs, j);
+    infer_copy_dim(&o, o.rank++, xs, j);
   infer_set(n, 0, n->in[0]->dt, &o);
   return true;
 }

@@ -263,6 +263,10 @@ static bool inline_graph(Lower *L, Graph *sub, Node *pos, Value *const *args, Va
   return ok && lower_flush(L, pos);
 }
 
+bool lower_inline(Lower *L, Graph *sub, Node *pos, Value *const *args, Value **res, const char *suffix) {
+  return inline_graph(L, sub, pos, args, res, suffix);
+}
+
 static Graph *graph_attr(Lower *L, Node *n, const char *name) {
   const Attr *a = ir_attr(n, name);
   if (!a || a->kind != AT_GRAPH || !a->u.g) {
@@ -666,6 +670,7 @@ static bool lower_one(Lower *L, Node *n) {
   case OP_Loop: return lower_loop(L, n);
   case OP_Scan: return lower_scan(L, n);
   case OP_SequenceMap: return lower_sequence_map(L, n);
+  case OP_FlexAttention: return lower_flex(L, n);
   default: return lower_sequence_node(L, n);
   }
 }
@@ -697,7 +702,7 @@ bool lower_walk(Lower *L, Node *from, Node *stop) {
     bool seq_in = false;
     for (int i = 0; i < n->n_in; i++)
       seq_in |= lower_seq(L, n->in[i]) != NULL;
-    if (is_control(n->op) || (n->op == OP_Identity && seq_in)) {
+    if (is_control(n->op) || lower_flex_wanted(n) || (n->op == OP_Identity && seq_in)) {
       L->lowered[n->id] = 1;
       if (!lower_one(L, n))
         return false;   /* later nodes would only repeat the error */
@@ -730,7 +735,7 @@ bool lower_flush(Lower *L, Node *n) {
 
 static bool needs_lowering(const Graph *g) {
   for (const Node *n = g->first; n; n = n->next)
-    if (is_control(n->op))
+    if (is_control(n->op) || lower_flex_wanted(n))
       return true;
   for (int i = 0; i < g->n_inputs; i++)
     if (g->inputs[i]->vt != VT_TENSOR)

@@ -1,6 +1,7 @@
 /* lower_internal.h - state shared by the control-flow lowering files
  * (lower_control.c: the walk, If/Loop/Scan/SequenceMap, subgraph inlining;
- * lower_sequence.c: sequence and optional ops, graph inputs and outputs).
+ * lower_sequence.c: sequence and optional ops, graph inputs and outputs;
+ * lower_flex.c: FlexAttention with modifier subgraphs).
  */
 #ifndef ONNXC_LOWER_INTERNAL_H
 #define ONNXC_LOWER_INTERNAL_H
@@ -51,6 +52,17 @@ Value *lower_const_i64(Lower *L, const char *name, int64_t v);
 Value *lower_const_bool(Lower *L, const char *name, bool v);
 /* A constant with exactly one integer or bool element. */
 bool lower_const_scalar(Value *v, int64_t *out);
+
+/* Inlines subgraph sub before pos, its inputs bound to args; res receives
+ * the values of its outputs (the nodes are inferred and folded). */
+bool lower_inline(Lower *L, Graph *sub, Node *pos, Value *const *args, Value **res, const char *suffix);
+
+/* ---- lower_flex.c ---- */
+
+/* A FlexAttention node with score_mod or prob_mod, which lower_flex replaces
+ * by MatMul / Softmax dataflow with the subgraphs inlined. */
+bool lower_flex_wanted(const Node *n);
+bool lower_flex(Lower *L, Node *n);
 
 /* ---- lower_sequence.c ---- */
 

@@ -38,10 +38,27 @@ static bool prepacked(const Value *v) {
  * saves. Given no scratch, the emitter never takes the packed path. */
 enum { MIN_MACS = 16384 };
 
+/* --threads (perf2): a product of at least PAR_MACS multiply-adds runs on
+ * every thread, in items of MC rows (or all) x NCW columns, each thread
+ * packing into its own buffers (KC x NCW of B, MC x KC of A); NCW is 512
+ * when that still gives 4 items per thread, else 128 (narrower items were
+ * slower on BERT-tiny): codegen/emit_gemm.c (par_ncw) decides the same. */
+enum { PAR_MACS = 1 << 20 };
+static int scratch_threads = 1;
+void plan_set_threads(int threads) { scratch_threads = threads > 1 ? threads : 1; }
+
 static int64_t gemm_bytes(int64_t m, int64_t n, int64_t k, bool a_packed, bool b_packed) {
   int64_t kc = min64(k, KC), bytes = 0;
   if (m < 4 || m * n * k < MIN_MACS)
     return 0;
+  if (scratch_threads > 1 && m * n * k >= PAR_MACS) {
+    int64_t ncw = (m + MC - 1) / MC * ((n + 511) / 512) >= 4 * scratch_threads ? 512 : 128;
+    if (!b_packed)
+      bytes += up(kc * up(min64(n, ncw), NRP) * 4, 64);
+    if (!a_packed)
+      bytes += up(up(min64(m, MC), MRP) * kc * 4, 64);
+    return bytes * scratch_threads;
+  }
   if (!b_packed)
     bytes += up(kc * up(min64(n, NC), NRP) * 4, 64);
   if (!a_packed)
@@ -81,8 +98,10 @@ static int64_t conv_bytes(const Node *n) {
     padded = padded || total[i] != 0;
     unit = unit && si == 1;
   }
-  if (depthwise) /* one zero-padded plane (codegen/emit_conv.c) */
-    return padded ? up(((x->d[2] + total[0]) * (x->d[3] + total[1]) + 16) * 4, 64) : 0;
+  if (depthwise) /* per thread a zero-padded plane and one for the output rows (emit_conv.c) */
+    return padded ? 2 * up(((x->d[2] + total[0]) * (x->d[3] + total[1]) + 16) * 4, 64) *
+                        scratch_threads
+                  : 0;
   int64_t bytes = gemm_bytes(w->d[0], npix, k, prepacked(n->in[1]), false);
   if (bytes == 0 || (unit && !padded))
     return bytes;
@@ -114,11 +133,13 @@ static int64_t gemm_node_bytes(const Node *n) {
 /* ONNXC_IMAGE_SCRATCH(h, w, n) of runtime/onnxc_image.h (kept equal by hand). */
 static int64_t image_scratch_bytes(int64_t h, int64_t w, int64_t n) {
   int64_t png = h * (4 * w + 1) + n, jpeg = 3 * (w + 16) * (h + 16);
-  return (png > jpeg ? png : jpeg) + 64;
+  int64_t j2k = 20 * h * w + n + 16 * (h + w) + 65536;   /* ONNXC_J2K_SCRATCH (onnxc_j2k.h) */
+  return (png > jpeg ? png : jpeg) + 64 > j2k ? (png > jpeg ? png : jpeg) + 64 : j2k;
 }
 
 int64_t plan_scratch_bytes(const Node *n) {
-  if (n->n_in < 2 || !ir_has_input(n, 0) || !ir_has_input(n, 1) || n->n_out < 1)
+  bool gemm_family = n->op == OP_Conv || n->op == OP_MatMul || n->op == OP_Gemm;
+  if (gemm_family && (n->n_in < 2 || !ir_has_input(n, 0) || !ir_has_input(n, 1) || n->n_out < 1))
     return 0;
   switch (n->op) {
   case OP_Conv:

@@ -65,6 +65,9 @@ bool pass_memplan(Graph *g, Plan *plan, Diag *d);
 bool plan_validate(const Graph *g, const Plan *plan, Diag *d);
 /* Scratch bytes the kernel of n needs during its step (memplan_scratch.c). */
 int64_t plan_scratch_bytes(const Node *n);
+/* --threads: > 1 gives each thread of a parallel GEMM its own packing
+ * buffers (memplan_scratch.c, codegen/emit_gemm.c); set before planning. */
+void plan_set_threads(int threads);
 /* True when n's scratch holds the characters of strings it outputs: the plan
  * keeps it from n's step to the end of the run (docs/strings.md). */
 bool plan_scratch_persists(const Node *n);
@@ -74,6 +77,9 @@ int64_t string_char_bytes(const Node *n);
 void infer_string_capacity(Graph *g, int64_t bytes);
 /* Scratch of the attention family's kernels (infer_attention.c). */
 int64_t attn_scratch_bytes(const Node *n);
+/* FlexAttention's checks and output type, its modifier subgraphs aside
+ * (infer_attention.c; lower_flex.c lowers those before inference). */
+bool flex_attention_check(Node *n, Diag *d);
 
 /* Inference of one node (used by pass_infer and by passes that create nodes). */
 bool infer_node(Node *n, Diag *d);
@@ -106,6 +112,10 @@ bool infer_attr_ints(const Node *n, Diag *d, const char *name, int want, int64_t
                      int64_t *out);
 /* Errors with node context; return value false for tail calls. */
 bool infer_fail(Diag *d, const Node *n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* A shape of `rank` unknown dims (no symbols). */
+Shape infer_unknown_dims(int rank);
+/* Copies dim i of a into dim j of b (static extent or symbol). */
+void infer_copy_dim(Shape *b, int j, const Shape *a, int i);
 /* Reduce* nodes (infer_reduce.c): mask[i] is set for each reduced axis of an
  * input of rank `rank`; *noop when the node is the identity (empty axes with
  * noop_with_empty_axes). False when the axes are not constant or invalid. */

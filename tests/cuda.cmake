@@ -5,6 +5,8 @@
 #                    every kernel, the host code builds, the harness links
 #                    against the driver stub. No GPU needed; skipped, with the
 #                    reason, when CMake found no CUDA toolkit.
+#   cuda.emu_ci      the subset run on the CPU emulation of tests/cuda/emu and
+#                    compared with the expected outputs (label cuda_emu)
 #   cuda.build_full  the same over all of tests/conformance/passing.txt (label
 #                    cuda_full; registered with -DONNXC_CUDA_FULL_TESTS=ON)
 #   gpu.conformance  runs those cases on device 0 and compares (label gpu);
@@ -27,6 +29,11 @@ if(ONNXC_CUDA_HOME)
     COMMAND ${ONNXC_CUDA_PY} ${ONNXC_CUDA_CASES} --onnxc $<TARGET_FILE:onnxc> --mode build --jobs 2
             --cases ${CMAKE_CURRENT_LIST_DIR}/cuda/ci_subset.txt)
   set_tests_properties(cuda.build_ci PROPERTIES LABELS cuda TIMEOUT 1800
+    ENVIRONMENT "ONNXC_CUDA_HOME=${ONNXC_CUDA_HOME}")
+  add_test(NAME cuda.emu_ci
+    COMMAND ${ONNXC_CUDA_PY} ${CMAKE_CURRENT_LIST_DIR}/cuda/emu_check.py --onnxc $<TARGET_FILE:onnxc> --jobs 2
+            --cases ${CMAKE_CURRENT_LIST_DIR}/cuda/ci_subset.txt)
+  set_tests_properties(cuda.emu_ci PROPERTIES LABELS cuda_emu TIMEOUT 3600
     ENVIRONMENT "ONNXC_CUDA_HOME=${ONNXC_CUDA_HOME}")
   if(ONNXC_CUDA_FULL_TESTS)
     add_test(NAME cuda.build_full

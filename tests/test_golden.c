@@ -25,6 +25,7 @@ static bool run_pass(const char *name, Graph *g, Diag *d) {
   if (strcmp(name, "topo-order") == 0) return ir_toposort(g, d);
   if (strcmp(name, "canonicalize") == 0) return pass_canonicalize(g, d);
   if (strcmp(name, "lower-control") == 0) return pass_lower_control(g, d);
+  if (strcmp(name, "lower-gradient") == 0) return pass_lower_gradient(g, d);
   if (strcmp(name, "infer") == 0) return pass_infer(g, d);
   if (strcmp(name, "simplify") == 0) return pass_simplify(g, d);
   if (strcmp(name, "fuse-bn") == 0) return pass_fuse_bn(g, d);

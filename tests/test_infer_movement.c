@@ -6,20 +6,6 @@
  * folders compute. Error paths check the message. */
 #include "test_util.h"
 
-/* Infers then folds n; returns its (former) output i when it folded, else NULL. */
-static Value *fold_out(Node *n, int i) {
-  Value *v = n->out[i];
-  Diag d;
-  diag_init(&d, "t.onnx", NULL);
-  if (!infer_node(n, &d))
-    fail_msg("inference failed: %s", diag_last(&d));
-  bool done = false;
-  if (!fold_node(n, &done, &d))
-    fail_msg("fold failed: %s", diag_last(&d));
-  diag_free(&d);
-  return done ? v : NULL;
-}
-
 static void assert_values(const Value *v, int count, const int64_t *want) {
   assert_non_null(v);
   assert_int_equal(v->kind, VK_CONST);
@@ -125,7 +111,7 @@ static void test_slice_fold(void **state) {
   Graph *g = gnew(13);
   Value *x = iota(g, "x", 10);
   Node *n = slice4(g, x, 1, (int64_t[]){8}, (int64_t[]){1}, NULL, (int64_t[]){-3});
-  assert_values(fold_out(n, 0), 3, (int64_t[]){8, 5, 2});
+  assert_values(infer_fold(n, 0), 3, (int64_t[]){8, 5, 2});
   ir_graph_free(g);
 }
 
@@ -185,7 +171,7 @@ static void test_pad_fold_modes(void **state) {
     Value *in[2] = {x, ints_const(g, "p", 2, (int64_t[]){3, 2})};
     Node *n = op(g, OP_Pad, 2, in, 1);
     ir_attr_add(n, "mode", AT_STRING)->u.s = modes[m];
-    assert_values(fold_out(n, 0), 8, want[m]);
+    assert_values(infer_fold(n, 0), 8, want[m]);
   }
   ir_graph_free(g);
 }
@@ -211,7 +197,7 @@ static void test_expand(void **state) {
   /* Folding broadcasts the values. */
   Value *c = iota(g, "c", 2);
   Value *fi[2] = {c, ints_const(g, "f", 2, (int64_t[]){2, 2})};
-  assert_values(fold_out(op(g, OP_Expand, 2, fi, 1), 0), 4, (int64_t[]){0, 1, 0, 1});
+  assert_values(infer_fold(op(g, OP_Expand, 2, fi, 1), 0), 4, (int64_t[]){0, 1, 0, 1});
   ir_graph_free(g);
 }
 
@@ -229,7 +215,7 @@ static void test_tile(void **state) {
   expect_error(op(g, OP_Tile, 2, in, 1), "negative");
   Value *c = iota(g, "c", 3);
   Value *fi[2] = {c, ints_const(g, "f", 1, (int64_t[]){2})};
-  assert_values(fold_out(op(g, OP_Tile, 2, fi, 1), 0), 6, (int64_t[]){0, 1, 2, 0, 1, 2});
+  assert_values(infer_fold(op(g, OP_Tile, 2, fi, 1), 0), 6, (int64_t[]){0, 1, 2, 0, 1, 2});
   ir_graph_free(g);
 }
 
@@ -244,7 +230,7 @@ static void test_constant_of_shape(void **state) {
   Tensor *t = ir_tensor_new(g, DT_I32, &one, NULL);
   tensor_set_i64(t, 0, 7);
   ir_attr_add(n, "value", AT_TENSOR)->u.t = t;
-  Value *v = fold_out(n, 0);
+  Value *v = infer_fold(n, 0);
   assert_non_null(v);
   assert_int_equal(v->dt, DT_I32);
   assert_values(v, 6, (int64_t[]){7, 7, 7, 7, 7, 7});
@@ -264,7 +250,7 @@ static void test_range(void **state) {
   Shape sc = shape_scalar();
   Value *in[3] = {num_const(g, "a", DT_I32, 0, NULL, (double[]){10}), num_const(g, "b", DT_I32, 0, NULL, (double[]){4}),
                   num_const(g, "c", DT_I32, 0, NULL, (double[]){-2})};
-  assert_values(fold_out(op(g, OP_Range, 3, in, 1), 0), 3, (int64_t[]){10, 8, 6});
+  assert_values(infer_fold(op(g, OP_Range, 3, in, 1), 0), 3, (int64_t[]){10, 8, 6});
   Value *f[3] = {num_const(g, "fa", DT_F32, 0, NULL, (double[]){0}), num_const(g, "fb", DT_F32, 0, NULL, (double[]){1}),
                  num_const(g, "fc", DT_F32, 0, NULL, (double[]){0.3})};
   Node *n = op(g, OP_Range, 3, f, 1);
@@ -286,10 +272,10 @@ static void test_size_folds_from_shape(void **state) {
   (void)state;
   Graph *g = gnew(13);
   Value *x = tin(g, "x", DT_F32, 3, (int64_t[]){2, 3, 4});
-  assert_values(fold_out(op(g, OP_Size, 1, &x, 1), 0), 1, (int64_t[]){24});
+  assert_values(infer_fold(op(g, OP_Size, 1, &x, 1), 0), 1, (int64_t[]){24});
   Value *y = tin(g, "y", DT_F32, 2, (int64_t[]){DIM_UNKNOWN, 3});
   Node *n = op(g, OP_Size, 1, &y, 1);
-  assert_null(fold_out(n, 0));
+  assert_null(infer_fold(n, 0));
   assert_int_equal(n->out[0]->shape.rank, 0);
   ir_graph_free(g);
 }
@@ -324,7 +310,7 @@ static void test_split(void **state) {
   Node *f = op(g, OP_Split, 1, &c, 2);
   ir_attr_set_ints(f, "split", (int64_t[]){2, 3}, 2);
   Value *b = f->out[1];
-  assert_values(fold_out(f, 0), 2, (int64_t[]){0, 1});
+  assert_values(infer_fold(f, 0), 2, (int64_t[]){0, 1});
   assert_values(b, 3, (int64_t[]){2, 3, 4});
   ir_graph_free(g);
 }

@@ -3,91 +3,17 @@
  * keepdims, noop_with_empty_axes, run-time axes, symbolic dims; ArgMax/ArgMin,
  * CumSum, TopK (k attribute and input) and Hardmax; the error paths; and the
  * Reduce{Sum,Prod,Max,Min} folders of passes/fold.c. */
-#include <setjmp.h>
-#include <stdarg.h>
-#include <stddef.h>
-#include <stdint.h>
-#include <cmocka.h>
-#include <math.h>
-#include <string.h>
+#include "test_util.h"
 
-#include "passes.h"
+#include <math.h>
 
 /* ---- graph builders ----------------------------------------------------------- */
-
-static Graph *gnew(int64_t opset) {
-  Graph *g = ir_graph_new("t.onnx");
-  g->opset = opset;
-  return g;
-}
-
-static Value *tin(Graph *g, const char *name, DType dt, int rank, const int64_t *dims) {
-  Shape s = shape_make(rank, dims);
-  return ir_input_add(g, name, dt, &s);
-}
-
-/* Constant of type dt and shape (rank, dims) holding vals. */
-static Value *konst(Graph *g, const char *name, DType dt, int rank, const int64_t *dims, const double *vals) {
-  Shape s = shape_make(rank, dims);
-  Tensor *t = ir_tensor_new(g, dt, &s, NULL);
-  for (int64_t i = 0; i < t->numel; i++)
-    tensor_set_f64(t, i, vals[i]);
-  return ir_const_new(g, name, t);
-}
-
-static Value *axes_const(Graph *g, int count, const int64_t *axes) {
-  int64_t len[1] = {count};
-  Shape s = shape_make(1, len);
-  Tensor *t = ir_tensor_new(g, DT_I64, &s, NULL);
-  for (int i = 0; i < count; i++)
-    tensor_set_i64(t, i, axes[i]);
-  return ir_const_new(g, "axes", t);
-}
 
 static Node *node1(Graph *g, OpKind k, Value *x) { return ir_node_new(g, k, NULL, NULL, 1, &x, 1); }
 
 static Node *node2(Graph *g, OpKind k, Value *x, Value *y, int n_out) {
   Value *in[2] = {x, y};
   return ir_node_new(g, k, NULL, NULL, 2, in, n_out);
-}
-
-static void expect_ok(Node *n) {
-  Diag d;
-  diag_init(&d, "t.onnx", NULL);
-  if (!infer_node(n, &d))
-    fail_msg("unexpected error: %s", diag_last(&d));
-  diag_free(&d);
-}
-
-/* Inference must fail with one error containing `what`. */
-static void expect_error(Node *n, const char *what) {
-  Diag d;
-  diag_init(&d, "t.onnx", NULL);
-  assert_false(infer_node(n, &d));
-  assert_int_equal(d.n_errors, 1);
-  if (!strstr(diag_last(&d), what))
-    fail_msg("message '%s' lacks '%s'", diag_last(&d), what);
-  diag_free(&d);
-}
-
-static void assert_shape(const Value *v, int rank, const int64_t *dims) {
-  assert_int_equal(v->shape.rank, rank);
-  for (int i = 0; i < rank; i++)
-    assert_int_equal(v->shape.d[i], dims[i]);
-}
-
-/* Infers and folds n; returns its former output 0 when it folded, else NULL. */
-static Value *fold1(Node *n) {
-  Value *v = n->out[0];
-  Diag d;
-  diag_init(&d, "t.onnx", NULL);
-  if (!infer_node(n, &d))
-    fail_msg("inference failed: %s", diag_last(&d));
-  bool done = false;
-  if (!fold_node(n, &done, &d))
-    fail_msg("fold failed: %s", diag_last(&d));
-  diag_free(&d);
-  return done ? v : NULL;
 }
 
 /* ---- Reduce* -------------------------------------------------------------------- */
@@ -117,18 +43,18 @@ static void test_reduce_input_axes(void **state) {
   (void)state;
   Graph *g = gnew(18);
   Value *x = tin(g, "x", DT_F16, 3, (int64_t[]){2, 3, 4});
-  Node *n = node2(g, OP_ReduceLogSumExp, x, axes_const(g, 1, (int64_t[]){-2}), 1);
+  Node *n = node2(g, OP_ReduceLogSumExp, x, ints_const(g, "axes", 1, (int64_t[]){-2}), 1);
   expect_ok(n);
   assert_shape(n->out[0], 3, (int64_t[]){2, 1, 4});
-  Node *s = node2(g, OP_ReduceSum, x, axes_const(g, 2, (int64_t[]){0, 2}), 1);
+  Node *s = node2(g, OP_ReduceSum, x, ints_const(g, "axes", 2, (int64_t[]){0, 2}), 1);
   ir_attr_set_int(s, "keepdims", 0);
   expect_ok(s);
   assert_shape(s->out[0], 1, (int64_t[]){3});
   /* Empty axes: every axis, or the identity with noop_with_empty_axes. */
-  Node *e = node2(g, OP_ReduceProd, x, axes_const(g, 0, NULL), 1);
+  Node *e = node2(g, OP_ReduceProd, x, ints_const(g, "axes", 0, NULL), 1);
   expect_ok(e);
   assert_shape(e->out[0], 3, (int64_t[]){1, 1, 1});
-  Node *noop = node2(g, OP_ReduceProd, x, axes_const(g, 0, NULL), 1);
+  Node *noop = node2(g, OP_ReduceProd, x, ints_const(g, "axes", 0, NULL), 1);
   ir_attr_set_int(noop, "noop_with_empty_axes", 1);
   expect_ok(noop);
   assert_shape(noop->out[0], 3, (int64_t[]){2, 3, 4});
@@ -169,7 +95,7 @@ static void test_reduce_symbolic_dims(void **state) {
   Graph *g = gnew(18);
   Value *x = tin(g, "x", DT_F32, 3, (int64_t[]){DIM_UNKNOWN, 3, 4});
   x->shape.sym[0] = "N";
-  Node *n = node2(g, OP_ReduceL1, x, axes_const(g, 1, (int64_t[]){-1}), 1);
+  Node *n = node2(g, OP_ReduceL1, x, ints_const(g, "axes", 1, (int64_t[]){-1}), 1);
   ir_attr_set_int(n, "keepdims", 0);
   expect_ok(n);
   assert_int_equal(n->out[0]->shape.rank, 2);
@@ -205,14 +131,14 @@ static void test_reduce_errors(void **state) {
   ir_attr_set_ints(rep, "axes", (int64_t[]){1, -1}, 2);
   expect_error(rep, "repeated");
   /* ReduceMean takes axes as input only from opset 18, ReduceSum from 13. */
-  expect_error(node2(g, OP_ReduceMean, x, axes_const(g, 1, (int64_t[]){0}), 1), "needs opset 18");
-  expect_ok(node2(g, OP_ReduceSum, x, axes_const(g, 1, (int64_t[]){0}), 1));
+  expect_error(node2(g, OP_ReduceMean, x, ints_const(g, "axes", 1, (int64_t[]){0}), 1), "needs opset 18");
+  expect_ok(node2(g, OP_ReduceSum, x, ints_const(g, "axes", 1, (int64_t[]){0}), 1));
   Node *kd = node1(g, OP_ReduceMax, x);
   ir_attr_set_int(kd, "keepdims", 2);
   expect_error(kd, "expected 0 or 1");
-  Value *fa = konst(g, "fa", DT_F32, 1, (int64_t[]){1}, (double[]){0});
+  Value *fa = num_const(g, "fa", DT_F32, 1, (int64_t[]){1}, (double[]){0});
   expect_error(node2(g, OP_ReduceSum, x, fa, 1), "expected int64");
-  Node *both = node2(g, OP_ReduceSum, x, axes_const(g, 1, (int64_t[]){0}), 1);
+  Node *both = node2(g, OP_ReduceSum, x, ints_const(g, "axes", 1, (int64_t[]){0}), 1);
   ir_attr_set_ints(both, "axes", (int64_t[]){0}, 1);
   expect_error(both, "both as attribute and as input");
   ir_graph_free(g);
@@ -258,18 +184,18 @@ static void test_cumsum(void **state) {
   (void)state;
   Graph *g = gnew(14);
   Value *x = tin(g, "x", DT_I32, 2, (int64_t[]){2, 3});
-  Node *n = node2(g, OP_CumSum, x, konst(g, "ax", DT_I32, 0, NULL, (double[]){-1}), 1);
+  Node *n = node2(g, OP_CumSum, x, num_const(g, "ax", DT_I32, 0, NULL, (double[]){-1}), 1);
   ir_attr_set_int(n, "exclusive", 1);
   expect_ok(n);
   assert_int_equal(n->out[0]->dt, DT_I32);
   assert_shape(n->out[0], 2, (int64_t[]){2, 3});
   expect_ok(node2(g, OP_CumSum, x, tin(g, "rt", DT_I64, 0, NULL), 1));  /* run-time axis: shape still known */
-  expect_error(node2(g, OP_CumSum, x, konst(g, "big", DT_I64, 1, (int64_t[]){1}, (double[]){2}), 1),
+  expect_error(node2(g, OP_CumSum, x, num_const(g, "big", DT_I64, 1, (int64_t[]){1}, (double[]){2}), 1),
                "out of range");
-  expect_error(node2(g, OP_CumSum, x, konst(g, "f", DT_F32, 0, NULL, (double[]){0}), 1), "int32 or int64");
-  expect_error(node2(g, OP_CumSum, x, konst(g, "two", DT_I64, 1, (int64_t[]){2}, (double[]){0, 1}), 1),
+  expect_error(node2(g, OP_CumSum, x, num_const(g, "f", DT_F32, 0, NULL, (double[]){0}), 1), "int32 or int64");
+  expect_error(node2(g, OP_CumSum, x, num_const(g, "two", DT_I64, 1, (int64_t[]){2}, (double[]){0, 1}), 1),
                "single value");
-  Node *rev = node2(g, OP_CumSum, x, konst(g, "z", DT_I64, 0, NULL, (double[]){0}), 1);
+  Node *rev = node2(g, OP_CumSum, x, num_const(g, "z", DT_I64, 0, NULL, (double[]){0}), 1);
   ir_attr_set_int(rev, "reverse", 3);
   expect_error(rev, "expected 0 or 1");
   ir_graph_free(g);
@@ -281,7 +207,7 @@ static void test_topk(void **state) {
   (void)state;
   Graph *g = gnew(11);
   Value *x = tin(g, "x", DT_F32, 3, (int64_t[]){2, 10, 4});
-  Node *n = node2(g, OP_TopK, x, konst(g, "k", DT_I64, 1, (int64_t[]){1}, (double[]){3}), 2);
+  Node *n = node2(g, OP_TopK, x, num_const(g, "k", DT_I64, 1, (int64_t[]){1}, (double[]){3}), 2);
   ir_attr_set_int(n, "axis", 1);
   ir_attr_set_int(n, "largest", 0);
   expect_ok(n);
@@ -292,13 +218,13 @@ static void test_topk(void **state) {
   Node *rt = node2(g, OP_TopK, x, tin(g, "kr", DT_I64, 1, (int64_t[]){1}), 2);
   expect_ok(rt);  /* k at run time: the last axis is unknown */
   assert_shape(rt->out[0], 3, (int64_t[]){2, 10, DIM_UNKNOWN});
-  expect_error(node2(g, OP_TopK, x, konst(g, "k5", DT_I64, 1, (int64_t[]){1}, (double[]){5}), 2), "exceeds");
-  expect_error(node2(g, OP_TopK, x, konst(g, "kn", DT_I64, 1, (int64_t[]){1}, (double[]){-1}), 2),
+  expect_error(node2(g, OP_TopK, x, num_const(g, "k5", DT_I64, 1, (int64_t[]){1}, (double[]){5}), 2), "exceeds");
+  expect_error(node2(g, OP_TopK, x, num_const(g, "kn", DT_I64, 1, (int64_t[]){1}, (double[]){-1}), 2),
                "non-negative");
-  expect_error(node2(g, OP_TopK, x, konst(g, "ki", DT_I32, 1, (int64_t[]){1}, (double[]){1}), 2),
+  expect_error(node2(g, OP_TopK, x, num_const(g, "ki", DT_I32, 1, (int64_t[]){1}, (double[]){1}), 2),
                "expected int64");
   Value *b = tin(g, "b", DT_BOOL, 1, (int64_t[]){4});
-  expect_error(node2(g, OP_TopK, b, konst(g, "k1", DT_I64, 1, (int64_t[]){1}, (double[]){1}), 2),
+  expect_error(node2(g, OP_TopK, b, num_const(g, "k1", DT_I64, 1, (int64_t[]){1}, (double[]){1}), 2),
                "does not support");
   ir_graph_free(g);
 }
@@ -314,7 +240,7 @@ static void test_topk_old_opsets(void **state) {
   expect_error(ir_node_new(g, OP_TopK, NULL, NULL, 1, &x, 2), "attribute 'k' is required");
   Graph *g10 = gnew(10);
   Value *y = tin(g10, "y", DT_I32, 1, (int64_t[]){6});
-  expect_error(node2(g10, OP_TopK, y, konst(g10, "k", DT_I64, 1, (int64_t[]){1}, (double[]){1}), 2),
+  expect_error(node2(g10, OP_TopK, y, num_const(g10, "k", DT_I64, 1, (int64_t[]){1}, (double[]){1}), 2),
                "before opset 11");
   Value *z = tin(g10, "z", DT_F32, 1, (int64_t[]){6});
   expect_error(ir_node_new(g10, OP_TopK, NULL, NULL, 1, &z, 2), "input 1 (K) is required");
@@ -346,30 +272,30 @@ static void test_fold_reduce_ints(void **state) {
   (void)state;
   Graph *g = gnew(18);
   /* Shape arithmetic: the product of a shape's dims. */
-  Value *dims = konst(g, "dims", DT_I64, 1, (int64_t[]){3}, (double[]){2, 3, 4});
+  Value *dims = num_const(g, "dims", DT_I64, 1, (int64_t[]){3}, (double[]){2, 3, 4});
   Node *p = node1(g, OP_ReduceProd, dims);
   ir_attr_set_int(p, "keepdims", 0);
-  Value *pv = fold1(p);
+  Value *pv = infer_fold(p, 0);
   assert_non_null(pv);
   assert_int_equal(pv->kind, VK_CONST);
   assert_int_equal(pv->konst->numel, 1);
   assert_int_equal(tensor_get_i64(pv->konst, 0), 24);
-  Value *m = konst(g, "m", DT_I32, 2, (int64_t[]){2, 3}, (double[]){1, -5, 3, 7, 2, -1});
-  Node *mx = node2(g, OP_ReduceMax, m, axes_const(g, 1, (int64_t[]){1}), 1);
-  Value *mxv = fold1(mx);
+  Value *m = num_const(g, "m", DT_I32, 2, (int64_t[]){2, 3}, (double[]){1, -5, 3, 7, 2, -1});
+  Node *mx = node2(g, OP_ReduceMax, m, ints_const(g, "axes", 1, (int64_t[]){1}), 1);
+  Value *mxv = infer_fold(mx, 0);
   assert_non_null(mxv);
   assert_shape(mxv, 2, (int64_t[]){2, 1});
   assert_int_equal(tensor_get_i64(mxv->konst, 0), 3);
   assert_int_equal(tensor_get_i64(mxv->konst, 1), 7);
-  Node *mn = node2(g, OP_ReduceMin, m, axes_const(g, 1, (int64_t[]){0}), 1);
+  Node *mn = node2(g, OP_ReduceMin, m, ints_const(g, "axes", 1, (int64_t[]){0}), 1);
   ir_attr_set_int(mn, "keepdims", 0);
-  Value *mnv = fold1(mn);
+  Value *mnv = infer_fold(mn, 0);
   assert_non_null(mnv);
   assert_int_equal(tensor_get_i64(mnv->konst, 1), -5);
   assert_int_equal(tensor_get_i64(mnv->konst, 2), -1);
   /* Sums saturate like the generated code instead of wrapping. */
-  Value *big = konst(g, "big", DT_I32, 1, (int64_t[]){2}, (double[]){2147483647.0, 2});
-  Value *sv = fold1(node1(g, OP_ReduceSum, big));
+  Value *big = num_const(g, "big", DT_I32, 1, (int64_t[]){2}, (double[]){2147483647.0, 2});
+  Value *sv = infer_fold(node1(g, OP_ReduceSum, big), 0);
   assert_non_null(sv);
   assert_int_equal(tensor_get_i64(sv->konst, 0), 2147483647);
   ir_graph_free(g);
@@ -378,20 +304,20 @@ static void test_fold_reduce_ints(void **state) {
 static void test_fold_reduce_floats(void **state) {
   (void)state;
   Graph *g = gnew(18);
-  Value *x = konst(g, "x", DT_F32, 2, (int64_t[]){2, 2}, (double[]){1.5, 2.5, NAN, 4});
-  Value *s = fold1(node2(g, OP_ReduceSum, x, axes_const(g, 1, (int64_t[]){1}), 1));
+  Value *x = num_const(g, "x", DT_F32, 2, (int64_t[]){2, 2}, (double[]){1.5, 2.5, NAN, 4});
+  Value *s = infer_fold(node2(g, OP_ReduceSum, x, ints_const(g, "axes", 1, (int64_t[]){1}), 1), 0);
   assert_non_null(s);
   assert_true(tensor_get_f64(s->konst, 0) == 4.0);
   assert_true(isnan(tensor_get_f64(s->konst, 1)));
-  Node *noop = node2(g, OP_ReduceMax, x, axes_const(g, 0, NULL), 1);
+  Node *noop = node2(g, OP_ReduceMax, x, ints_const(g, "axes", 0, NULL), 1);
   ir_attr_set_int(noop, "noop_with_empty_axes", 1);
-  Value *nv = fold1(noop);  /* the identity folds too */
+  Value *nv = infer_fold(noop, 0);  /* the identity folds too */
   assert_non_null(nv);
   assert_true(tensor_get_f64(nv->konst, 3) == 4.0);
   /* Runtime data does not fold; other Reduce ops have no folder. */
   Value *rt = tin(g, "rt", DT_F32, 1, (int64_t[]){3});
-  assert_null(fold1(node1(g, OP_ReduceSum, rt)));
-  assert_null(fold1(node1(g, OP_ReduceMean, x)));
+  assert_null(infer_fold(node1(g, OP_ReduceSum, rt), 0));
+  assert_null(infer_fold(node1(g, OP_ReduceMean, x), 0));
   ir_graph_free(g);
 }
 

@@ -520,7 +520,8 @@ static void test_memplan_codegen_passes_scratch(void **state) {
   char *c = generated_c(g, &p);
   char call[64];
   assert_non_null(strstr(c, "float *Y0, unsigned char *S) {"));
-  snprintf(call, sizeof call, ", a + %lld)) != ONNXC_OK)", (long long)p.scratch_offset[b->id]);
+  /* (a node that cannot fail is called without a status check: `(void)f(...);`) */
+  snprintf(call, sizeof call, ", a + %lld)", (long long)p.scratch_offset[b->id]);
   assert_non_null(strstr(c, call));
   free(c);
   ir_graph_free(g);

@@ -73,4 +73,19 @@ static inline void expect_ok(Node *n) {
   diag_free(&d);
 }
 
+/* Infers then folds n; returns its (former) output i when it folded, else
+ * NULL. Folding moves the value off the node, which keeps a dead stand-in. */
+static inline Value *infer_fold(Node *n, int i) {
+  Value *v = n->out[i];
+  Diag d;
+  diag_init(&d, "t.onnx", NULL);
+  if (!infer_node(n, &d))
+    fail_msg("inference failed: %s", diag_last(&d));
+  bool done = false;
+  if (!fold_node(n, &done, &d))
+    fail_msg("fold failed: %s", diag_last(&d));
+  diag_free(&d);
+  return done ? v : NULL;
+}
+
 #endif

@@ -90,6 +90,8 @@ static bool same_input_shapes(const DataSet *a, const DataSet *b) {
  * vectors (shapes, axes, pads, conditions), scalars of any type (Range
  * bounds, OneHot depth) and short float vectors (Resize scales and roi). */
 static bool bindable(const Tensor *t) {
+  if (t->dt == DT_STRING) /* never shape-like; their pointers cannot be compiled in */
+    return false;
   return ((dtype_is_int(t->dt) || t->dt == DT_BOOL) && t->shape.rank <= 1) || t->shape.rank == 0 ||
          (dtype_is_float(t->dt) && t->shape.rank == 1 && t->numel <= 2 * 8);
 }
@@ -202,12 +204,6 @@ static void emit_harness(Buf *h, const Graph *g, const char *name, int64_t arena
     for (int i = 0; i < g->n_outputs; i++)
       buf_printf(h, "%d, ", g->outputs[i]->dt == DT_STRING);
     buf_puts(h, "0};\n");
-    for (int i = 0; i < g->n_inputs; i++)
-      if (g->inputs[i]->dt == DT_STRING) {
-        int64_t n = 0;
-        shape_numel(&g->inputs[i]->shape, &n);
-        buf_printf(h, "  free((void *)((const char **)in[%d])[%lld]);\n", i, (long long)n);
-      }
   }
   buf_printf(h, "  for (i = 0; i < %d; i++) {\n", g->n_outputs);
   if (strs)
@@ -218,6 +214,12 @@ static void emit_harness(Buf *h, const Graph *g, const char *name, int64_t arena
                 "    if (!rc && (!f || fwrite(out[i], 1, out_bytes[i], f) != out_bytes[i])) rc = -1;\n"
                 "    if (f) fclose(f);\n    free(out[i]);\n  }\n",
              g->n_inputs);
+  for (int i = 0; i < g->n_inputs; i++) /* after the outputs, which may point into them */
+    if (g->inputs[i]->dt == DT_STRING) {
+      int64_t n = 0;
+      shape_numel(&g->inputs[i]->shape, &n);
+      buf_printf(h, "  free((void *)((const char **)in[%d])[%lld]);\n", i, (long long)n);
+    }
   buf_printf(h, "  for (i = 0; i < %d; i++) free((void *)in[i]);\n  free(arena);\n"
                 "  return rc == 0 ? 0 : rc < 0 ? 3 : 4;\n}\n", g->n_inputs);
 }
@@ -272,6 +274,7 @@ static Graph *build_runner(const char *model, const DataSet *ds, const Options *
       }
     }
   }
+  infer_string_capacity(g, o->string_bytes);
   Plan plan;
   PipelineOpts po = {o->opt_level, o->pins, o->n_pins, o->dump_after, stderr, true};
   if (!passes_run(g, &po, &plan, d)) {
@@ -642,7 +645,8 @@ int check_case(const char *case_dir, const Options *o) {
       status = rc;
   }
   if (status == 0 && o->verbose)
-    printf("%s: %d data set(s) match\n", case_dir, n_sets);
+    printf(o->build_only ? "%s: built for %d data set(s), not run (--build-only)\n" : "%s: %d data set(s) match\n",
+           case_dir, n_sets);
   if (dir) {
     if (o->keep_temps)
       fprintf(stderr, "onnxc check: kept %s\n", dir);

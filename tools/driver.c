@@ -73,6 +73,7 @@ Graph *driver_compile(const Options *o, Plan *plan, Diag *d) {
     ir_graph_free(g);
     return NULL;
   }
+  infer_string_capacity(g, o->string_bytes);
   PipelineOpts po = {o->opt_level, o->pins, o->n_pins, o->dump_after, stderr, o->verify_ir};
   if (!passes_run(g, &po, plan, d)) {
     ir_graph_free(g);
@@ -129,6 +130,8 @@ static bool cc_one(const char *dir, const char *src, const char *obj, const Opti
     arg(&a, "-fPIC");
     arg(&a, "-fvisibility=hidden");
   }
+  if (o->threads > 1)
+    arg(&a, "-pthread");
   arg_words(&a, extra);
   arg_words(&a, getenv("ONNXC_CFLAGS"));
   arg(&a, "-c");
@@ -170,7 +173,10 @@ bool driver_cc(const char *dir, const char *name, const Options *o, const char *
 static bool generate(const Graph *g, const Plan *plan, const Options *o, const char *name,
                      const char *dir, bool blob, Diag *d) {
   CodegenOpts co = {name, o->model, blob ? WEIGHTS_BLOB : WEIGHTS_C, o->weights_section};
-  return codegen_c(g, plan, &co, dir, d);
+  codegen_set_threads(o->threads);
+  bool ok = codegen_c(g, plan, &co, dir, d);
+  codegen_set_threads(0);
+  return ok;
 }
 
 /* Moves every file of `from` into `to` (created if needed). */
@@ -201,6 +207,8 @@ static bool link_output(const Options *o, const char *dir, const Buf *objects, c
     for (char *t = strtok(list, "\n"); t; t = strtok(NULL, "\n"))
       arg(&a, t);
     arg(&a, "-lm");
+    if (o->threads > 1)
+      arg(&a, "-pthread");
   } else if (o->kind == OUT_A) {
     const char *ar = getenv("AR");
     arg(&a, ar && *ar ? ar : "ar");
@@ -232,7 +240,10 @@ static bool link_output(const Options *o, const char *dir, const Buf *objects, c
 
 bool driver_build(const Options *o, Diag *d) {
   Plan plan;
+  bool cuda = o->target && strcmp(o->target, "cuda") == 0;
+  plan_set_threads(cuda ? 1 : o->threads); /* --threads: the C target only */
   Graph *g = driver_compile(o, &plan, d);
+  plan_set_threads(1);
   if (!g)
     return false;
   char nbuf[256];

@@ -28,6 +28,8 @@ static void usage(FILE *f) {
           "  -D DIM=VALUE           pin the symbolic dimension DIM (repeatable)\n"
           "  --elements NAME=N      sequence input NAME holds N tensors; NAME=none: the\n"
           "                         optional input NAME is empty (docs/abi.md)\n"
+          "  --string-bytes N       characters each string-making node may write\n"
+          "                         (default 4096; docs/strings.md)\n"
           "  -O0 -O1 -O2 -O3        optimization level (default -O2)\n"
           "  --memory-report FILE   write the memory plan as JSON\n"
           "  --memory-svg FILE      draw the arena over time as SVG\n"
@@ -37,6 +39,8 @@ static void usage(FILE *f) {
           "  --weights-section SEC  place weights in linker section SEC\n"
           "  --keep-temps           keep the temporary build folder\n"
           "  --cpu native|generic|ARCH  -march for host-built code (default native)\n"
+          "  --threads N            generated code splits its large kernels over N\n"
+          "                         threads (pthreads; default 1: no threads)\n"
           "  --cuda-arch sm_XX      CUDA target: cubin architecture (repeatable;\n"
           "                         default sm_90; PTX of the lowest is added)\n"
           "  --help, --version\n"
@@ -132,6 +136,13 @@ static int parse(int argc, char **argv, Options *o, bool check, const char **pos
       NEED_ARG();
       if (!parse_elements(o, next))
         return bad_usage("bad --elements '%s' (expected NAME=N or NAME=none)", next);
+    } else if (strcmp(a, "--string-bytes") == 0) {
+      NEED_ARG();
+      char *end = NULL;
+      long long v = strtoll(next, &end, 10);
+      if (!end || *end || v < 1 || v > (1LL << 40))
+        return bad_usage("bad --string-bytes '%s' (expected a positive byte count)", next);
+      o->string_bytes = v;
     } else if (strncmp(a, "-O", 2) == 0 && a[2] >= '0' && a[2] <= '3' && !a[3]) {
       o->opt_level = a[2] - '0';
     } else if (strcmp(a, "-O") == 0) {
@@ -155,6 +166,13 @@ static int parse(int argc, char **argv, Options *o, bool check, const char **pos
     } else if (strcmp(a, "--weights-section") == 0) {
       NEED_ARG();
       o->weights_section = next;
+    } else if (strcmp(a, "--threads") == 0) {
+      NEED_ARG();
+      char *end = NULL;
+      long v = strtol(next, &end, 10);
+      if (!end || *end || v < 1 || v > 256)
+        return bad_usage("bad --threads '%s' (expected 1 to 256)", next);
+      o->threads = (int)v;
     } else if (strcmp(a, "--keep-temps") == 0) {
       o->keep_temps = true;
     } else if (o->footprint && strcmp(a, "--cc") == 0) {

@@ -38,6 +38,8 @@ typedef struct Options {
   const char *cuda_arch[16];   /* --cuda-arch sm_XX (repeatable; none: sm_90) */
   int n_cuda_arch;
   bool build_only;             /* check: build (and link) but do not run */
+  int64_t string_bytes;        /* --string-bytes (0: the default; docs/strings.md) */
+  int threads;                 /* --threads N (0, 1: single-threaded code; docs/abi.md) */
 } Options;
 
 /* ---- driver.c ---- */

@@ -81,6 +81,14 @@ def main(out):
     recursive.opset_import.append(helper.make_opsetid("loop.dom", 1))
     open(os.path.join(out, "recursive_function.onnx"), "wb").write(recursive.SerializeToString())
 
+    # Gradient through an op without a derivative rule: one error naming it.
+    grad = model([helper.make_node("Floor", ["x"], ["f"], name="floor"),
+                  helper.make_node("Gradient", ["x"], ["dx"], domain="ai.onnx.preview.training",
+                                   name="grad", xs=["x"], y="f")],
+                 [vi("x", [2])], [vi("dx", [2])])
+    grad.opset_import.append(helper.make_opsetid("ai.onnx.preview.training", 1))
+    onnx.save(grad, os.path.join(out, "gradient_floor.onnx"))
+
 
 if __name__ == "__main__":
     main(sys.argv[1])

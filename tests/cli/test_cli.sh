@@ -39,6 +39,7 @@ expect_fail overflow.onnx 1 "overflow.onnx: " "too large"
 expect_fail external_escape.onnx 1 "external_escape.onnx: " "outside"
 expect_fail bad_shape.onnx 1 "node 'mm' (MatMul): "
 expect_fail recursive_function.onnx 1 "node 'call_rec' (Rec): " "recursive function"
+expect_fail gradient_floor.onnx 1 "node 'grad' (Gradient): " "cannot differentiate node 'floor' (Floor)"
 expect_fail does_not_exist.onnx 1 "does_not_exist.onnx: "
 
 # Usage errors.

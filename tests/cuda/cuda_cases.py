@@ -64,9 +64,10 @@ def main():
     ap.add_argument("--cases", default=os.path.join(ROOT, "tests", "conformance", "passing.txt"))
     ap.add_argument("--data", default=rc.default_data_dir())
     ap.add_argument("--jobs", type=int, default=2)
-    ap.add_argument("--timeout", type=float, default=300.0)
+    ap.add_argument("--timeout", type=float, default=900.0)
     ap.add_argument("--cuda-arch", action="append", default=[])
     ap.add_argument("--filter", help="only cases whose category/case contains this text")
+    ap.add_argument("-v", "--verbose", action="store_true", help="print each passing case too")
     args = ap.parse_args()
 
     keys = read_list(args.cases)
@@ -82,6 +83,8 @@ def main():
                 if not ok:
                     failures.append((key, out))
                     print(f"FAIL {key}", flush=True)
+                elif args.verbose:
+                    print(f"ok   {key} ({secs:.1f} s)", flush=True)
     wall = time.time() - t0
     slowest.sort(reverse=True)
     print(f"\n{len(keys) - len(failures)}/{len(keys)} cases pass ({args.mode} mode, {wall:.0f} s wall, "

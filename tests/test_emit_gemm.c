@@ -1,0 +1,183 @@
+/* test_emit_gemm.c - the packed GEMM's contract between the memory plan
+ * (passes/memplan_scratch.c) and the emitter (codegen/emit_gemm.c): the plan
+ * gives a node the scratch the emitter needs, weights are packed in the
+ * kernels' panel layout exactly when the fast path reads them, and small or
+ * shared cases fall back. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "gemm.h"
+#include "plan_util.h"
+
+static void plan_of(Graph *g, Plan *p) {
+  assert_true(pu_infer(g));
+  Diag d;
+  diag_init(&d, "t.onnx", stderr);
+  assert_true(pass_memplan(g, p, &d));
+  diag_free(&d);
+}
+
+/* Fills a constant with its own flat index. */
+static void iota(Value *w) {
+  float *f = w->konst->data;
+  for (int64_t i = 0; i < w->konst->numel; i++)
+    f[i] = (float)i;
+}
+
+static char *generated_c(const Graph *g, const Plan *p) {
+  char dir[] = "/tmp/onnxc-gemm-XXXXXX";
+  assert_non_null(mkdtemp(dir));
+  Diag d;
+  diag_init(&d, "t.onnx", stderr);
+  CodegenOpts co = {"m", "t.onnx", WEIGHTS_C, NULL};
+  assert_true(codegen_c(g, p, &co, dir, &d));
+  diag_free(&d);
+  char path[4096];
+  snprintf(path, sizeof path, "%s/m.c", dir);
+  FILE *f = fopen(path, "rb");
+  assert_non_null(f);
+  fseek(f, 0, SEEK_END);
+  long n = ftell(f);
+  fseek(f, 0, SEEK_SET);
+  char *c = calloc(1, (size_t)n + 1);
+  assert_int_equal(fread(c, 1, (size_t)n, f), (size_t)n);
+  fclose(f);
+  const char *files[] = {"m.c", "m.h", "m_weights.c", "m_weights.h", "onnxc_rt.h"};
+  for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+    snprintf(path, sizeof path, "%s/%s", dir, files[i]);
+    unlink(path);
+  }
+  rmdir(dir);
+  return c;
+}
+
+/* [64,300] x W[300,70]: scratch for A's block, W packed in 32-column panels. */
+static void test_emit_gemm_matmul_weight_packed_in_column_panels(void **state) {
+  (void)state;
+  Graph *g = pu_graph();
+  Value *w = pu_weight(g, "w", 300, 70);
+  iota(w);
+  Value *y = pu_op2(g, OP_MatMul, "y", pu_input(g, "x", 64, 300), w);
+  ir_output_add(g, y);
+  Plan p;
+  plan_of(g, &p);
+  /* A block: 72 (64 rounded to 24) rows x 256 deep, floats */
+  assert_int_equal(p.scratch_size[y->producer->id], 72 * 256 * 4);
+  assert_true(gemm_used(g, &p));
+  assert_int_equal(gemm_weight_numel(&p, w), 96 * 300);
+  Arena *a = arena_new();
+  const Tensor *t = gemm_weight_data(&p, w, a);
+  const float *pk = t->data;
+  assert_int_equal(t->numel, 96 * 300);
+  /* (k, j) of W sits at panel j / 32, row k, lane j % 32; lanes past N are 0 */
+  assert_true(pk[(69 / 32) * 32 * 300 + 5 * 32 + 69 % 32] == (float)(5 * 70 + 69));
+  assert_true(pk[0 * 32 * 300 + 299 * 32 + 1] == (float)(299 * 70 + 1));
+  assert_true(pk[2 * 32 * 300 + 7 * 32 + 31] == 0.0f);
+  arena_free(a);
+  char *c = generated_c(g, &p);
+  assert_non_null(strstr(c, "#if defined(__AVX512F__)"));
+  assert_non_null(strstr(c, "onnxc_ukr(kc, a, b, c, 70"));
+  free(c);
+  ir_graph_free(g);
+}
+
+/* Conv weights [30,3,3,3] go to 24-row panels of the left operand. */
+static void test_emit_gemm_conv_weight_packed_in_row_panels(void **state) {
+  (void)state;
+  Graph *g = pu_graph();
+  int64_t xd[4] = {1, 3, 10, 10}, wd[4] = {30, 3, 3, 3};
+  Shape xs = shape_make(4, xd), ws = shape_make(4, wd);
+  Value *in[2] = {ir_input_add(g, "x", DT_F32, &xs),
+                  ir_const_new(g, "w", ir_tensor_new(g, DT_F32, &ws, NULL))};
+  iota(in[1]);
+  Node *conv = ir_node_new(g, OP_Conv, NULL, "conv", 2, in, 1);
+  int64_t pads[4] = {1, 1, 1, 1};
+  ir_attr_set_ints(conv, "pads", pads, 4);
+  ir_output_add(g, conv->out[0]);
+  Plan p;
+  plan_of(g, &p);
+  /* B block 27 x 128 + pixel table 128 ints + padded image 3 x 12 x 12 (+16) */
+  int64_t want = (27 * 128 * 4 + 63) / 64 * 64 + 512 + ((3 * 12 * 12 + 16) * 4 + 63) / 64 * 64;
+  assert_int_equal(p.scratch_size[conv->id], want);
+  assert_int_equal(gemm_weight_numel(&p, in[1]), 48 * 27);
+  Arena *a = arena_new();
+  const float *pk = gemm_weight_data(&p, in[1], a)->data;
+  /* (i, k) at panel i / 24, row k, lane i % 24 */
+  assert_true(pk[1 * 24 * 27 + 26 * 24 + 29 % 24] == (float)(29 * 27 + 26));
+  assert_true(pk[1 * 24 * 27 + 3 * 24 + 23] == 0.0f);
+  arena_free(a);
+  ir_graph_free(g);
+}
+
+/* Under 16384 multiply-adds, or one row: no scratch, plain loops, weights as they are. */
+static void test_emit_gemm_small_products_stay_generic(void **state) {
+  (void)state;
+  Graph *g = pu_graph();
+  Value *w1 = pu_weight(g, "w1", 16, 32), *w2 = pu_weight(g, "w2", 512, 512);
+  Value *y1 = pu_op2(g, OP_MatMul, "y1", pu_input(g, "x1", 4, 16), w1);
+  Value *y2 = pu_op2(g, OP_MatMul, "y2", pu_input(g, "x2", 1, 512), w2);
+  ir_output_add(g, y1);
+  ir_output_add(g, y2);
+  Plan p;
+  plan_of(g, &p);
+  assert_int_equal(p.scratch_size[y1->producer->id], 0);
+  assert_int_equal(p.scratch_size[y2->producer->id], 0);
+  assert_false(gemm_used(g, &p));
+  assert_int_equal(gemm_weight_numel(&p, w1), 0);
+  Arena *a = arena_new();
+  assert_ptr_equal(gemm_weight_data(&p, w2, a), w2->konst);
+  arena_free(a);
+  char *c = generated_c(g, &p);
+  assert_null(strstr(c, "onnxc_ukr"));
+  free(c);
+  ir_graph_free(g);
+}
+
+/* A weight two nodes read is packed at run time by each, never in the blob. */
+static void test_emit_gemm_shared_weight_packed_at_run_time(void **state) {
+  (void)state;
+  Graph *g = pu_graph();
+  Value *w = pu_weight(g, "w", 64, 64);
+  Value *x = pu_input(g, "x", 32, 64);
+  Value *y1 = pu_op2(g, OP_MatMul, "y1", x, w), *y2 = pu_op2(g, OP_MatMul, "y2", x, w);
+  ir_output_add(g, y1);
+  ir_output_add(g, y2);
+  Plan p;
+  plan_of(g, &p);
+  /* both blocks: B 64 x 64, A 48 x 64 */
+  assert_int_equal(p.scratch_size[y1->producer->id], 64 * 64 * 4 + 48 * 64 * 4);
+  assert_true(gemm_used(g, &p));
+  assert_int_equal(gemm_weight_numel(&p, w), 0);
+  ir_graph_free(g);
+}
+
+/* The plan's scratch is the emitter's precondition: with less, generic code. */
+static void test_emit_gemm_without_scratch_falls_back(void **state) {
+  (void)state;
+  Graph *g = pu_graph();
+  Value *y = pu_op2(g, OP_MatMul, "y", pu_input(g, "x", 64, 300), pu_weight(g, "w", 300, 70));
+  ir_output_add(g, y);
+  Plan p;
+  plan_of(g, &p);
+  p.scratch_size[y->producer->id] -= 64;
+  assert_false(gemm_used(g, &p));
+  assert_int_equal(gemm_weight_numel(&p, ir_value_find(g, "w")), 0);
+  ir_graph_free(g);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_emit_gemm_matmul_weight_packed_in_column_panels),
+      cmocka_unit_test(test_emit_gemm_conv_weight_packed_in_row_panels),
+      cmocka_unit_test(test_emit_gemm_small_products_stay_generic),
+      cmocka_unit_test(test_emit_gemm_shared_weight_packed_at_run_time),
+      cmocka_unit_test(test_emit_gemm_without_scratch_falls_back),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
