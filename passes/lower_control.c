@@ -48,13 +48,13 @@ static void grow_nodes(Lower *L) {
 }
 
 Value *lower_resolve(Lower *L, Value *v) {
-  while (v && v->g == L->g && v->id < L->cap_v && L->repl[v->id])
+  while (v && v->g == L->g && v->id >= 0 && v->id < L->cap_v && L->repl[v->id])
     v = L->repl[v->id];
   return v;
 }
 
 Seq *lower_seq(Lower *L, Value *v) {
-  for (; v && v->g == L->g && v->id < L->cap_v; v = L->repl[v->id])
+  for (; v && v->g == L->g && v->id >= 0 && v->id < L->cap_v; v = L->repl[v->id])
     if (L->seq[v->id])
       return L->seq[v->id];
   return NULL;

@@ -364,7 +364,8 @@ bool pass_expand_inputs(Graph *g, const SeqLen *lens, int n_lens, Diag *d) {
       define_by(g, pos, OP_Optional, v, 1, sq->out);
     }
   }
-  memcpy(g->inputs, neu, (size_t)n_new * sizeof *neu);
+  if (n_new)
+    memcpy(g->inputs, neu, (size_t)n_new * sizeof *neu);
   g->n_inputs = n_new;
   free(elems);
   free(old);
