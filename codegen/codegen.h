@@ -69,6 +69,15 @@ bool ec_has_output(const Node *n, int i);
 const char *ec_literal(DType t, double v, char *buf, size_t n);
 /* Row-major strides of a static shape (elements). */
 void ec_strides(const Shape *s, int64_t *strides);
+/* C expression of the element offset of one MatMul operand's matrix for the
+ * flat output batch index `bi`: dims/rank are the operand's batch dims,
+ * ob/nb the output's, mat the matrix size (numpy broadcasting; emit_matmul.c). */
+void ec_batch_offset(const int64_t *dims, int rank, const int64_t *ob, int nb, int64_t mat,
+                     Buf *out);
+/* Reduce* axes of n as a mask over an input of rank `rank` (constant axes input
+ * or attribute, noop_with_empty_axes); false when they are not static
+ * (emit_reduce.c). */
+bool ec_reduce_mask(const Node *n, int rank, bool *mask, bool *noop);
 /* Element count of a value of static shape (asserted). */
 int64_t ec_numel(const Value *v);
 /* Product of dims [lo, hi) of a static shape. */

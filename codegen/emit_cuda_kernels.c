@@ -283,31 +283,6 @@ static int emit_gemm(CudaKernel *k, const Node *n) {
   return 1;
 }
 
-/* Offset of one operand's matrix for output batch index bi (see emit_matmul.c). */
-static void batch_offset(const int64_t *dims, int rank, const int64_t *ob, int nb, int64_t mat, Buf *out) {
-  int64_t stride = mat, ostride = 1;
-  bool any = false, plain = true;
-  Buf terms;
-  buf_init(&terms);
-  for (int d = nb - 1; d >= 0; d--) {
-    int ad = d - (nb - rank);
-    int64_t ext = ad >= 0 ? dims[ad] : 1;
-    if (ext == ob[d] && ob[d] != 1) {
-      buf_printf(&terms, "%s(bi / %lld %% %lld) * %lld", any ? " + " : "", LL(ostride), LL(ob[d]), LL(stride));
-      any = true;
-    }
-    if (ext != ob[d])
-      plain = false;
-    stride *= ext;
-    ostride *= ob[d];
-  }
-  if (plain)
-    buf_printf(out, "bi * %lld", LL(mat));
-  else
-    buf_puts(out, any ? terms.s : "0");
-  buf_free(&terms);
-}
-
 static int emit_matmul(CudaKernel *k, const Node *n) {
   const Shape *as = &n->in[0]->shape, *bs = &n->in[1]->shape, *ys = &n->out[0]->shape;
   DType t = n->in[0]->dt;
@@ -334,8 +309,8 @@ static int emit_matmul(CudaKernel *k, const Node *n) {
   Buf ao, bo;
   buf_init(&ao);
   buf_init(&bo);
-  batch_offset(as->d, as->rank >= 2 ? as->rank - 2 : 0, ys->d, nb, p.m * p.k, &ao);
-  batch_offset(bs->d, bs->rank >= 2 ? bs->rank - 2 : 0, ys->d, nb, p.k * p.n, &bo);
+  ec_batch_offset(as->d, as->rank >= 2 ? as->rank - 2 : 0, ys->d, nb, p.m * p.k, &ao);
+  ec_batch_offset(bs->d, bs->rank >= 2 ? bs->rank - 2 : 0, ys->d, nb, p.k * p.n, &bo);
   p.ao = ao.s;
   p.bo = bo.s;
   emit_tiled(k, &p, "MatMul: 16x16 shared-memory tiles, batches on grid z");
@@ -701,36 +676,6 @@ static int emit_layer_rms(CudaKernel *k, const Node *n, bool centered) {
 
 /* ---- Reduce* (f32/f64): one block per output element ---------------------------------- */
 
-/* Reduced axes as inference found them (see emit_reduce.c); false when not static. */
-static bool reduce_mask(const Node *n, int rank, bool *mask, bool *noop) {
-  int64_t axes[IR_MAX_RANK];
-  int count = 0;
-  bool input_form = ir_has_input(n, 1) || n->g->opset >= (n->op == OP_ReduceSum ? 13 : 18);
-  if (ir_has_input(n, 1)) {
-    const Value *a = n->in[1];
-    if (a->kind != VK_CONST || a->konst->numel > IR_MAX_RANK)
-      return false;
-    for (int64_t i = 0; i < a->konst->numel; i++)
-      axes[count++] = ((const int64_t *)a->konst->data)[i];
-  } else {
-    const int64_t *a = ir_attr_ints(n, "axes", &count);
-    if (count > IR_MAX_RANK)
-      return false;
-    if (count)
-      memcpy(axes, a, (size_t)count * sizeof *axes);
-  }
-  *noop = count == 0 && input_form && ir_attr_int(n, "noop_with_empty_axes", 0) != 0;
-  for (int i = 0; i < rank; i++)
-    mask[i] = count == 0 && !*noop;
-  for (int i = 0; i < count; i++) {
-    int ax;
-    if (!shape_axis(axes[i], rank, &ax))
-      return false;
-    mask[ax] = true;
-  }
-  return true;
-}
-
 static int emit_reduce(CudaKernel *k, const Node *n) {
   const Shape *xs = &n->in[0]->shape;
   DType t = n->in[0]->dt;
@@ -741,7 +686,7 @@ static int emit_reduce(CudaKernel *k, const Node *n) {
     for (int i = 0; i < xs->rank; i++)
       mask[i] = i >= 2; /* the spatial dims */
   if ((t != DT_F32 && t != DT_F64) || !shape_numel(xs, &nx) || !shape_numel(&n->out[0]->shape, &ny) || nx == 0 ||
-      ny == 0 || ny > 2147483647 || (!global && (!reduce_mask(n, xs->rank, mask, &noop) || noop)))
+      ny == 0 || ny > 2147483647 || (!global && (!ec_reduce_mask(n, xs->rank, mask, &noop) || noop)))
     return 0;
   bool mx = n->op == OP_ReduceMax || n->op == OP_GlobalMaxPool, mn = n->op == OP_ReduceMin;
   const char *term = "v", *fin = "a";

@@ -837,33 +837,6 @@ static bool matmul_prod(const Node *n, Prod *p, int64_t *batch) {
   return true;
 }
 
-/* Offset of one operand's matrix for flat output batch index bi (as emit_matmul.c). */
-static void batch_offset(const int64_t *dims, int rank, const int64_t *ob, int nb, int64_t mat,
-                         Buf *out) {
-  int64_t stride = mat, ostride = 1;
-  bool any = false, plain = true;
-  Buf terms;
-  buf_init(&terms);
-  for (int d = nb - 1; d >= 0; d--) {
-    int ad = d - (nb - rank);
-    int64_t ext = ad >= 0 ? dims[ad] : 1;
-    if (ext == ob[d] && ob[d] != 1) {
-      buf_printf(&terms, "%s(bi / %lld %% %lld) * %lld", any ? " + " : "", LL(ostride), LL(ob[d]),
-                 LL(stride));
-      any = true;
-    }
-    if (ext != ob[d])
-      plain = false;
-    stride *= ext;
-    ostride *= ob[d];
-  }
-  if (plain)
-    buf_printf(out, "bi * %lld", LL(mat));
-  else
-    buf_puts(out, any ? terms.s : "0");
-  buf_free(&terms);
-}
-
 bool gemm_emit_matmul(EmitC *e, const Node *n) {
   Prod p;
   int64_t batch;
@@ -889,8 +862,8 @@ bool gemm_emit_matmul(EmitC *e, const Node *n) {
     Buf ao, bo;
     buf_init(&ao);
     buf_init(&bo);
-    batch_offset(as->d, as->rank >= 2 ? as->rank - 2 : 0, ys->d, nb, p.m * p.k, &ao);
-    batch_offset(bs->d, bs->rank - 2, ys->d, nb, p.k * p.n, &bo);
+    ec_batch_offset(as->d, as->rank >= 2 ? as->rank - 2 : 0, ys->d, nb, p.m * p.k, &ao);
+    ec_batch_offset(bs->d, bs->rank - 2, ys->d, nb, p.k * p.n, &bo);
     ec_line(e, "/* packed GEMM: %lld x [%lld x %lld] x [%lld x %lld] */", LL(batch), LL(p.m), LL(p.k),
             LL(p.k), LL(p.n));
     if (p.par) {

@@ -269,10 +269,10 @@ bool emitc_Gemm(EmitC *e, const Node *n) {
   return true;
 }
 
-/* Offset expression of one operand's matrix for flat output batch index bi.
- * `dims`/`rank` are the operand's batch dims; `ob`/`nb` the output's. */
-static void batch_offset(const int64_t *dims, int rank, const int64_t *ob, int nb, int64_t mat,
-                         Buf *out) {
+/* Offset expression of one operand's matrix for flat output batch index bi
+ * (codegen.h). */
+void ec_batch_offset(const int64_t *dims, int rank, const int64_t *ob, int nb, int64_t mat,
+                     Buf *out) {
   int64_t stride = mat, ostride = 1;
   bool any = false, plain = true;
   Buf terms;
@@ -325,8 +325,8 @@ bool emitc_MatMul(EmitC *e, const Node *n) {
   Buf ao, bo;
   buf_init(&ao);
   buf_init(&bo);
-  batch_offset(as->d, as->rank >= 2 ? as->rank - 2 : 0, ys->d, nb, p.m * p.k, &ao);
-  batch_offset(bs->d, bs->rank >= 2 ? bs->rank - 2 : 0, ys->d, nb, p.k * p.n, &bo);
+  ec_batch_offset(as->d, as->rank >= 2 ? as->rank - 2 : 0, ys->d, nb, p.m * p.k, &ao);
+  ec_batch_offset(bs->d, bs->rank >= 2 ? bs->rank - 2 : 0, ys->d, nb, p.k * p.n, &bo);
   ec_line(e, "for (long bi = 0; bi < %lld; bi++) {", LL(batch));
   ec_line(e, "const %s *pa = X0 + %s;", dtype_ctype(p.t), ao.s);
   ec_line(e, "const %s *pb = X1 + %s;", dtype_ctype(p.t), bo.s);

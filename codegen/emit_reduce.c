@@ -471,7 +471,7 @@ static void reduce_by_rows(EmitC *e, const Red *r, const Groups *g) {
 
 /* Reduced axes, as inference found them (the axes input is constant here,
  * or a run-time input known to be empty). */
-static bool reduce_mask(const Node *n, int rank, bool *mask, bool *noop) {
+bool ec_reduce_mask(const Node *n, int rank, bool *mask, bool *noop) {
   int64_t axes[IR_MAX_RANK];
   int count = 0;
   bool input_form = ir_has_input(n, 1) || n->g->opset >= (n->op == OP_ReduceSum ? 13 : 18);
@@ -508,7 +508,7 @@ static bool reduce_mask(const Node *n, int rank, bool *mask, bool *noop) {
 static bool emit_reduce(EmitC *e, const Node *n) {
   const Shape *xs = &n->in[0]->shape;
   bool mask[IR_MAX_RANK], noop;
-  if (!reduce_mask(n, xs->rank, mask, &noop))
+  if (!ec_reduce_mask(n, xs->rank, mask, &noop))
     return diag_error(e->d, n, "input 1 (axes) must be a compile-time constant");
   int64_t n_out = ec_numel(n->out[0]), n_in = ec_numel(n->in[0]);
   if (n_out == 0) {
