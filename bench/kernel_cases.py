@@ -52,8 +52,20 @@ def rnd(rng, *shape):
     return rng.standard_normal(shape).astype(np.float32)
 
 
+def conv_out_shape(n, c, h, w, m, k, group, attrs):
+    """The Conv's output shape, by ONNX shape inference of the Conv alone."""
+    node = helper.make_node("Conv", ["x", "w"], ["y"], group=group, kernel_shape=list(k), **attrs)
+    g = helper.make_graph([node], "s", [helper.make_tensor_value_info("x", F, [n, c, h, w]),
+                                        helper.make_tensor_value_info("w", F, [m, c // group, *k])],
+                          [helper.make_tensor_value_info("y", F, None)])
+    inferred = onnx.shape_inference.infer_shapes(helper.make_model(g), strict_mode=True)
+    return [d.dim_value for d in inferred.graph.output[0].type.tensor_type.shape.dim]
+
+
 def conv_case(root, rng, name, n, c, h, w, m, k, group=1, act=None, weights_const=True, bias=True,
-              **attrs):
+              residual=None, **attrs):
+    """residual "left" / "right": Add(r, conv) / Add(conv, r) before the activation,
+    r a graph input of the output's shape (fused into the conv's store)."""
     x = rnd(rng, n, c, h, w)
     wt = rnd(rng, m, c // group, k[0], k[1]) * 0.3
     b = rnd(rng, m)
@@ -68,8 +80,15 @@ def conv_case(root, rng, name, n, c, h, w, m, k, group=1, act=None, weights_cons
     if bias:
         inits.append(numpy_helper.from_array(b, "b"))
     conv_in = ["x", "w"] + (["b"] if bias else [])
-    nodes = [helper.make_node("Conv", conv_in, ["y" if act else "z"], group=group,
+    conv_out = "c" if residual else "y" if act else "z"
+    nodes = [helper.make_node("Conv", conv_in, [conv_out], group=group,
                               kernel_shape=list(k), **attrs)]
+    if residual:
+        r = rnd(rng, *conv_out_shape(n, c, h, w, m, k, group, attrs))
+        ins.append(helper.make_tensor_value_info("r", F, list(r.shape)))
+        feeds["r"] = r
+        add_in = ["r", "c"] if residual == "left" else ["c", "r"]
+        nodes.append(helper.make_node("Add", add_in, ["y" if act else "z"]))
     nodes += act_nodes(act, "y", "z", inits)
     outs = [helper.make_tensor_value_info("z", F, None)]
     return write_case(root, name, nodes, ins, inits, outs, feeds)
@@ -156,10 +175,21 @@ def build(root):
     c(gemm_case(root, rng, "gemm_ta_alpha", 26, 33, 20, ta=1, alpha=0.5, beta=2.0, cshape=(26, 1)))
     c(gemm_case(root, rng, "gemm_full_c", 9, 10, 11, cshape=(9, 10), const_b=False, tb=1))
     c(gemm_case(root, rng, "gemm_scalar_c", 100, 31, 7, cshape=(1,), beta=0.0))
+    # Conv + Add(residual) [+ activation] fused into the conv's store
+    c(conv_case(root, rng, "res_conv3x3", 1, 9, 10, 13, 30, (3, 3), pads=[1, 1, 1, 1],
+                residual="left", act="Relu"))
+    c(conv_case(root, rng, "res_conv1x1_batch2", 2, 40, 7, 7, 50, (1, 1), residual="right",
+                bias=False, act="LeakyRelu"))
+    c(conv_case(root, rng, "res_conv_s2_clip", 1, 12, 15, 15, 33, (1, 1), strides=[2, 2],
+                residual="right", act="Clip"))
     # large enough (>= 2^20 multiply-adds, >= 2^16 elements) for --threads' parallel paths
     c(conv_case(root, rng, "par_conv3x3", 1, 40, 30, 33, 100, (3, 3), pads=[1, 1, 1, 1], act="Relu"))
     c(conv_case(root, rng, "par_conv_batch2", 2, 24, 20, 21, 50, (3, 3), pads=[0, 1, 1, 0]))
     c(conv_case(root, rng, "par_conv1x1_wide", 1, 64, 40, 41, 700, (1, 1)))
+    c(conv_case(root, rng, "par_res_conv3x3", 1, 48, 28, 29, 70, (3, 3), pads=[1, 1, 1, 1],
+                residual="left", act="Relu"))
+    c(conv_case(root, rng, "par_res_conv7x7_map", 1, 300, 7, 7, 520, (3, 3), pads=[1, 1, 1, 1],
+                residual="right", act="Relu"))
     c(conv_case(root, rng, "par_conv_w_input", 1, 32, 24, 24, 40, (3, 3), weights_const=False,
                 pads=[1, 1, 1, 1]))
     c(conv_case(root, rng, "par_dw3x3", 1, 96, 40, 40, 96, (3, 3), group=96, pads=[1, 1, 1, 1],

@@ -417,7 +417,19 @@ static bool emit_pool(EmitC *e, const Node *n, bool is_max) {
   bool with_ix = is_max && ec_has_output(n, 1);
   bool col_major = ir_attr_int(n, "storage_order", 0) == 1;
   bool cip = !is_max && ir_attr_int(n, "count_include_pad", 0) == 1;
-  ec_line(e, "for (long nc = 0; nc < %lld; nc++) {", LL(xs->d[0] * xs->d[1]));
+  int64_t taps = 1;
+  for (int i = 0; i < g.r; i++)
+    taps *= g.k[i];
+  /* --threads: planes claimed one at a time */
+  if (ec_threads() > 1 && ny * taps >= (1 << 18) && xs->d[0] * xs->d[1] > 1) {
+    ec_set_parallel(e);
+    ec_line(e, "long own = 0, nc;");
+    ec_line(e, "(void)own;");
+    ec_line(e, "while ((nc = onnxc_nt > 1 ? onnxc_claim() : own++) < %lld) {",
+            LL(xs->d[0] * xs->d[1]));
+  } else {
+    ec_line(e, "for (long nc = 0; nc < %lld; nc++) {", LL(xs->d[0] * xs->d[1]));
+  }
   ec_line(e, "const %s *x = X0 + nc * %lld;", T, LL(g.in_plane));
   ec_line(e, "%s *y = Y0 + nc * %lld;", T, LL(g.out_plane));
   if (with_ix)

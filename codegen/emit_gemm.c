@@ -28,7 +28,8 @@
 /* In parts: ISO C99 only promises string literals of 4095 characters. */
 static const char *const prelude[] = {
     "/* Packed GEMM micro-kernels: C[MR x NR] (+)= A panel (24 floats per k) x\n"
-    " * B panel (32 floats per k); then + rb[row] and + cb[col] when given, and\n"
+    " * B panel (32 floats per k); then + R[row][col] (a residual with C's row\n"
+    " * stride), + rb[row] and + cb[col] when given, and\n"
     " * act 1: max(x, 0) (NaN -> 0, as Relu), act 2: min(hi, max(lo, x)) (as Clip).\n"
     " * One is compiled, chosen by the target's macros. */\n"
     "#if defined(__AVX512F__)\n"
@@ -40,6 +41,9 @@ static const char *const prelude[] = {
     "#define ONNXC_PUT(i) if (acc) { \\\n"
     "    c##i##0 = _mm512_add_ps(c##i##0, _mm512_loadu_ps(c + (i) * ldc)); \\\n"
     "    c##i##1 = _mm512_add_ps(c##i##1, _mm512_loadu_ps(c + (i) * ldc + 16)); } \\\n"
+    "  if (r) { \\\n"
+    "    c##i##0 = _mm512_add_ps(c##i##0, _mm512_loadu_ps(r + (i) * ldc)); \\\n"
+    "    c##i##1 = _mm512_add_ps(c##i##1, _mm512_loadu_ps(r + (i) * ldc + 16)); } \\\n"
     "  if (rb) { x = _mm512_set1_ps(rb[i]); \\\n"
     "    c##i##0 = _mm512_add_ps(c##i##0, x); c##i##1 = _mm512_add_ps(c##i##1, x); } \\\n"
     "  if (cb) { c##i##0 = _mm512_add_ps(c##i##0, _mm512_loadu_ps(cb)); \\\n"
@@ -50,7 +54,8 @@ static const char *const prelude[] = {
     "    c##i##1 = _mm512_min_ps(h, _mm512_max_ps(l, c##i##1)); } \\\n"
     "  _mm512_storeu_ps(c + (i) * ldc, c##i##0); _mm512_storeu_ps(c + (i) * ldc + 16, c##i##1)\n",
     "static void onnxc_ukr(long kc, const float *a, const float *b, float *c, long ldc, int acc,\n"
-    "                      const float *rb, const float *cb, int act, float lo, float hi) {\n"
+    "                      const float *r, const float *rb, const float *cb, int act, float lo,\n"
+    "                      float hi) {\n"
     "  __m512 c00 = _mm512_setzero_ps(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00,\n"
     "         c30 = c00, c31 = c00, c40 = c00, c41 = c00, c50 = c00, c51 = c00, c60 = c00,\n"
     "         c61 = c00, c70 = c00, c71 = c00, x;\n"
@@ -76,6 +81,9 @@ static const char *const prelude[] = {
     "#define ONNXC_PUT(i) if (acc) { \\\n"
     "    c##i##0 = _mm256_add_ps(c##i##0, _mm256_loadu_ps(c + (i) * ldc)); \\\n"
     "    c##i##1 = _mm256_add_ps(c##i##1, _mm256_loadu_ps(c + (i) * ldc + 8)); } \\\n"
+    "  if (r) { \\\n"
+    "    c##i##0 = _mm256_add_ps(c##i##0, _mm256_loadu_ps(r + (i) * ldc)); \\\n"
+    "    c##i##1 = _mm256_add_ps(c##i##1, _mm256_loadu_ps(r + (i) * ldc + 8)); } \\\n"
     "  if (rb) { x = _mm256_broadcast_ss(rb + (i)); \\\n"
     "    c##i##0 = _mm256_add_ps(c##i##0, x); c##i##1 = _mm256_add_ps(c##i##1, x); } \\\n"
     "  if (cb) { c##i##0 = _mm256_add_ps(c##i##0, _mm256_loadu_ps(cb)); \\\n"
@@ -86,7 +94,8 @@ static const char *const prelude[] = {
     "    c##i##1 = _mm256_min_ps(h, _mm256_max_ps(l, c##i##1)); } \\\n"
     "  _mm256_storeu_ps(c + (i) * ldc, c##i##0); _mm256_storeu_ps(c + (i) * ldc + 8, c##i##1)\n",
     "static void onnxc_ukr(long kc, const float *a, const float *b, float *c, long ldc, int acc,\n"
-    "                      const float *rb, const float *cb, int act, float lo, float hi) {\n"
+    "                      const float *r, const float *rb, const float *cb, int act, float lo,\n"
+    "                      float hi) {\n"
     "  __m256 c00 = _mm256_setzero_ps(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00,\n"
     "         c30 = c00, c31 = c00, c40 = c00, c41 = c00, c50 = c00, c51 = c00, x;\n"
     "  const __m256 l = _mm256_set1_ps(lo), h = _mm256_set1_ps(hi);\n"
@@ -104,7 +113,8 @@ static const char *const prelude[] = {
     "#define ONNXC_MR 4\n"
     "#define ONNXC_NR 16\n"
     "static void onnxc_ukr(long kc, const float *a, const float *b, float *c, long ldc, int acc,\n"
-    "                      const float *rb, const float *cb, int act, float lo, float hi) {\n"
+    "                      const float *r, const float *rb, const float *cb, int act, float lo,\n"
+    "                      float hi) {\n"
     "  float t[4][16] = {{0}};\n"
     "  long k;\n"
     "  int i, j;\n"
@@ -120,6 +130,8 @@ static const char *const prelude[] = {
     "  for (i = 0; i < 4; i++)\n"
     "    for (j = 0; j < 16; j++) {\n"
     "      float v = acc ? c[i * ldc + j] + t[i][j] : t[i][j];\n"
+    "      if (r)\n"
+    "        v += r[i * ldc + j];\n"
     "      if (rb)\n"
     "        v += rb[i];\n"
     "      if (cb)\n"
@@ -168,14 +180,17 @@ static const char *const pool_text[] = {
     "static inline long onnxc_claim(void) {\n"
     "  return __atomic_fetch_add(&onnxc_pool.next, 1L, __ATOMIC_RELAXED);\n"
     "}\n"
-    "/* Thread 0 says the task's shared tables are written; the others wait for that. */\n"
+    "/* A task's first n items may build tables that its later items read: each\n"
+    " * such item, once written, counts itself done, and a thread that claimed a\n"
+    " * later item waits until all n are (every one of them was claimed by a\n"
+    " * running thread, so the wait is short and cannot hang). */\n"
     "static inline void onnxc_ready_set(int nt) {\n"
     "  if (nt > 1)\n"
-    "    __atomic_store_n(&onnxc_pool.ready, 1, __ATOMIC_RELEASE);\n"
+    "    __atomic_add_fetch(&onnxc_pool.ready, 1, __ATOMIC_RELEASE);\n"
     "}\n"
-    "static inline void onnxc_ready_wait(void) {\n"
+    "static inline void onnxc_ready_wait(int nt, int n) {\n"
     "  long s = 0;\n"
-    "  while (!__atomic_load_n(&onnxc_pool.ready, __ATOMIC_ACQUIRE))\n"
+    "  while (nt > 1 && __atomic_load_n(&onnxc_pool.ready, __ATOMIC_ACQUIRE) < n)\n"
     "    if (++s > ONNXC_SPIN)\n"
     "      sched_yield();\n"
     "}\n"
@@ -270,7 +285,7 @@ static const char *const pool_text[] = {
     "#else /* no threads: every node runs on the calling thread */\n"
     "static inline long onnxc_claim(void) { return 0; }\n"
     "static inline void onnxc_ready_set(int nt) { (void)nt; }\n"
-    "static inline void onnxc_ready_wait(void) {}\n"
+    "static inline void onnxc_ready_wait(int nt, int n) { (void)nt; (void)n; }\n"
     "static void onnxc_parallel(onnxc_task fn, void *const *p) {\n"
     "  (void)onnxc_claim;\n"
     "  (void)onnxc_ready_set;\n"
@@ -326,6 +341,7 @@ typedef struct Prod {
   Buf epi;             /* stored value from v (float), i, j; empty: v */
   bool fast_epi;       /* the kernel applies all of epi itself on full tiles, from: */
   const char *rb, *cb; /* per-row / per-column bias at the tile, or a null pointer */
+  const char *res;     /* residual with y's layout (its matrix base), or NULL */
   int act;             /* 0 none, 1 Relu, 2 Clip(lo, hi); -1 another activation */
   char lo[64], hi[64];
   int64_t off_b, off_a, off_pix, off_img; /* scratch offsets, -1 when unused */
@@ -436,9 +452,18 @@ static void emit_pack_b(EmitC *e, const Prod *p, const Window *win) {
   } else {
     int64_t wp = win->w + win->pl + win->pr, plane = (win->h + win->pt + win->pb) * wp;
     int64_t taps = win->kh * win->kw;
+    /* the panel's pixels as runs of one output row (step sw in the image):
+     * a row's run is copied by a vectorizable loop, not gathered */
+    int64_t sw = win->sw;
+    char step[32] = "";
+    if (sw != 1)
+      snprintf(step, sizeof step, " * %lld", LL(sw));
     ec_line(e, "const int *px = pix + jc + q;");
-    ec_line(e, "const int run = px[31] - px[0] == 31;");
-    ec_line(e, "(void)w;");
+    ec_line(e, "const int run = w == 32 && px[31] - px[0] == %lld;", LL(31 * sw));
+    ec_line(e, "int ro[33], nr = 0;");
+    ec_line(e, "for (long x = 0; x < w && !run; x++)");
+    ec_line(e, "  if (x == 0 || px[x] != px[x - 1] + %lld) ro[nr++] = (int)x;", LL(sw));
+    ec_line(e, "ro[nr] = (int)w;");
     ec_line(e, "for (long kk = 0; kk < kc; kk++) {");
     ec_line(e, "const long kg = pc + kk, t = kg %% %lld;", LL(taps));
     ec_line(e, "const float *s = xp + kg / %lld * %lld + t / %lld * %lld + t %% %lld * %lld;",
@@ -446,9 +471,15 @@ static void emit_pack_b(EmitC *e, const Prod *p, const Window *win) {
     ec_line(e, "float *dk = d + kk * 32;");
     ec_line(e, "if (run) {");
     ec_line(e, "const float *s0 = s + px[0];");
-    ec_line(e, "for (long x = 0; x < 32; x++) dk[x] = s0[x];");
+    ec_line(e, "for (long x = 0; x < 32; x++) dk[x] = s0[x%s];", step);
     ec_line(e, "} else {");
-    ec_line(e, "for (long x = 0; x < 32; x++) dk[x] = s[px[x]];");
+    ec_line(e, "for (int r = 0; r < nr; r++) {");
+    ec_line(e, "const float *sr = s + px[ro[r]];");
+    ec_line(e, "float *dr = dk + ro[r];");
+    ec_line(e, "const long l = ro[r + 1] - ro[r];");
+    ec_line(e, "for (long x = 0; x < l; x++) dr[x] = sr[x%s];", step);
+    ec_line(e, "}");
+    ec_line(e, "for (long x = w; x < 32; x++) dk[x] = 0;");
     ec_line(e, "}");
     ec_line(e, "}");
   }
@@ -504,20 +535,26 @@ static void emit_tiles(EmitC *e, const Prod *p) {
   ec_line(e, "const int last = pc + kc == %lld;", LL(K));
   ec_line(e, "(void)last;");
   ec_line(e, "if (full) {");
-  if (p->fast_epi)
-    ec_line(e, "onnxc_ukr(kc, a, b, c, %lld, pc > 0, last ? %s : (const float *)0, "
+  if (p->fast_epi && p->res)
+    ec_line(e, "onnxc_ukr(kc, a, b, c, %lld, pc > 0, last ? %s + (ic + ir) * %lld + jc + jr : "
+               "(const float *)0, last ? %s : (const float *)0, last ? %s : (const float *)0, "
+               "last ? %d : 0, %s, %s);", LL(p->ldy), p->res, LL(p->ldy), p->rb, p->cb, p->act,
+            p->lo, p->hi);
+  else if (p->fast_epi)
+    ec_line(e, "onnxc_ukr(kc, a, b, c, %lld, pc > 0, (const float *)0, last ? %s : (const float *)0, "
                "last ? %s : (const float *)0, last ? %d : 0, "
                "%s, %s);", LL(p->ldy), p->rb, p->cb, p->act, p->lo, p->hi);
   else
-    ec_line(e, "onnxc_ukr(kc, a, b, c, %lld, pc > 0, (const float *)0, (const float *)0, 0, 0.0f, "
-            "0.0f);", LL(p->ldy));
+    ec_line(e, "onnxc_ukr(kc, a, b, c, %lld, pc > 0, (const float *)0, (const float *)0, "
+            "(const float *)0, 0, 0.0f, 0.0f);", LL(p->ldy));
   ec_line(e, "} else {");
   ec_line(e, "float t[ONNXC_MR * ONNXC_NR] = {0};");
   ec_line(e, "long r, x;");
   ec_line(e, "if (pc > 0)");
   ec_line(e, "  for (r = 0; r < rows; r++)");
   ec_line(e, "    for (x = 0; x < cols; x++) t[r * ONNXC_NR + x] = c[r * %lld + x];", LL(p->ldy));
-  ec_line(e, "onnxc_ukr(kc, a, b, t, ONNXC_NR, pc > 0, (const float *)0, (const float *)0, 0, "
+  ec_line(e, "onnxc_ukr(kc, a, b, t, ONNXC_NR, pc > 0, (const float *)0, (const float *)0, "
+             "(const float *)0, 0, "
              "0.0f, 0.0f);");
   ec_line(e, "for (r = 0; r < rows; r++)");
   ec_line(e, "  for (x = 0; x < cols; x++) c[r * %lld + x] = t[r * ONNXC_NR + x];", LL(p->ldy));
@@ -568,7 +605,8 @@ static void emit_core(EmitC *e, const Prod *p, const Window *win) {
  * NULL) declares pa/pb/py of matrix bi. `shared`: the function runs on every
  * thread (else on one, in the same layout). */
 static void emit_core_par(EmitC *e, const Prod *p, const Window *win, int64_t batch,
-                          const char *const *setup, bool shared) {
+                          const char *const *setup, bool shared, int64_t nsetup,
+                          void (*setup_item)(EmitC *, const Prod *, const Window *, int64_t)) {
   int64_t M = p->m, N = p->n, K = p->k, ncw = par_ncw(M, N);
   int64_t nib = (M + GEMM_MC - 1) / GEMM_MC, njb = (N + ncw - 1) / ncw;
   bool all_rows = p->a.src == SRC_PACKED && njb >= 4 * ec_threads();
@@ -581,9 +619,19 @@ static void emit_core_par(EmitC *e, const Prod *p, const Window *win, int64_t ba
     ec_line(e, "float *ab = (float *)(S + %lld + (long)onnxc_th * %lld);", LL(p->off_a), LL(p->slot));
   ec_line(e, "(void)own;");
   if (shared)
-    ec_line(e, "while ((it = onnxc_nt > 1 ? onnxc_claim() : own++) < %lld) {", LL(batch * nib * njb));
+    ec_line(e, "while ((it = onnxc_nt > 1 ? onnxc_claim() : own++) < %lld) {",
+            LL(nsetup + batch * nib * njb));
   else
     ec_line(e, "while ((it = own++) < %lld) {", LL(batch * nib * njb));
+  if (shared && nsetup > 0) { /* the first nsetup items build what the others read */
+    ec_line(e, "if (it < %lld) {", LL(nsetup));
+    setup_item(e, p, win, nsetup);
+    ec_line(e, "onnxc_ready_set(onnxc_nt);");
+    ec_line(e, "continue;");
+    ec_line(e, "}");
+    ec_line(e, "it -= %lld;", LL(nsetup));
+    ec_line(e, "onnxc_ready_wait(onnxc_nt, %lld);", LL(nsetup));
+  }
   for (int i = 0; setup && setup[i]; i++)
     ec_line(e, "%s", setup[i]);
   if (all_rows)
@@ -721,14 +769,59 @@ static bool want_par(EmitC *e) {
   return true;
 }
 
+/* Items of a shared conv's set-up: the pixel table (item 0) and the padded
+ * image, a share of the channels per item, each plane written once (borders
+ * zeroed, rows copied). */
+#define CONV_SETUP_ITEMS 8
+
+static void conv_setup_item(EmitC *e, const Prod *p, const Window *w, int64_t nsetup) {
+  int64_t wp = w->w + w->pl + w->pr, hp = w->h + w->pt + w->pb;
+  ec_line(e, "if (it == 0) {");
+  ec_line(e, "int *px = (int *)(S + %lld);", LL(p->off_pix));
+  ec_line(e, "for (long q = 0; q < %lld; q++)", LL(up(p->n, GEMM_NRP)));
+  ec_line(e, "  px[q] = q < %lld ? (int)(q / %lld * %lld + q %% %lld * %lld) : 0;", LL(p->n),
+          LL(w->ow), LL(w->sh * wp), LL(w->ow), LL(w->sw));
+  ec_line(e, "}");
+  if (!w->padded)
+    return;
+  ec_line(e, "float *xw = (float *)(S + %lld);", LL(p->off_img));
+  ec_line(e, "if (it == %lld)", LL(nsetup - 1));
+  ec_line(e, "  for (long q = 0; q < 16; q++) xw[%lld + q] = 0;", LL(w->c * hp * wp));
+  ec_line(e, "for (long ch = it * %lld / %lld; ch < (it + 1) * %lld / %lld; ch++) {", LL(w->c),
+          LL(nsetup), LL(w->c), LL(nsetup));
+  ec_line(e, "float *d = xw + ch * %lld;", LL(hp * wp));
+  ec_line(e, "const float *s = X0 + ch * %lld;", LL(w->h * w->w));
+  if (w->pt)
+    ec_line(e, "for (long q = 0; q < %lld; q++) d[q] = 0;", LL(w->pt * wp));
+  ec_line(e, "for (long r = 0; r < %lld; r++) {", LL(w->h));
+  ec_line(e, "float *dr = d + (r + %lld) * %lld;", LL(w->pt), LL(wp));
+  if (w->pl)
+    ec_line(e, "for (long x = 0; x < %lld; x++) dr[x] = 0;", LL(w->pl));
+  ec_line(e, "for (long x = 0; x < %lld; x++) dr[%lld + x] = s[r * %lld + x];", LL(w->w), LL(w->pl),
+          LL(w->w));
+  if (w->pr)
+    ec_line(e, "for (long x = 0; x < %lld; x++) dr[%lld + x] = 0;", LL(w->pr), LL(w->pl + w->w));
+  ec_line(e, "}");
+  if (w->pb)
+    ec_line(e, "for (long q = 0; q < %lld; q++) d[%lld + q] = 0;", LL(w->pb * wp),
+            LL((w->pt + w->h) * wp));
+  ec_line(e, "}");
+}
+
 bool gemm_emit_conv(EmitC *e, const Node *n) {
   Prod p;
   Window w;
   if (!conv_prod(n, &p, &w) || !scratch_ok(e, n, &p))
     return false;
-  set_epilogue(&p, n, ir_has_input(n, 2) ? "v + X2[i]" : "v",
-               ir_has_input(n, 2) ? "X2 + ic + ir" : "(const float *)0",
+  /* a residual fused by passes/fuse_epilogue.c: input 3, rn at the image's */
+  bool res = ir_has_input(n, 3);
+  char base[96], rterm[48] = "";
+  if (res)
+    snprintf(rterm, sizeof rterm, " + rn[i * %lld + j]", LL(p.ldy));
+  snprintf(base, sizeof base, "v%s%s", ir_has_input(n, 2) ? " + X2[i]" : "", rterm);
+  set_epilogue(&p, n, base, ir_has_input(n, 2) ? "X2 + ic + ir" : "(const float *)0",
                "(const float *)0");
+  p.res = res ? "rn" : NULL;
   int64_t batch = n->in[0]->shape.d[0], wp = w.w + w.pl + w.pr, hp = w.h + w.pt + w.pb;
   int64_t img = w.c * w.h * w.w;
   /* --threads: on every thread when there is one image (else on this thread,
@@ -740,31 +833,10 @@ bool gemm_emit_conv(EmitC *e, const Node *n) {
     ec_line(e, "const int onnxc_th = 0;");
   if (!p.par)
     declare_scratch(e, &p);
-  if (shared && p.b.src == SRC_IM2COL) /* one thread builds the tables, the others wait */
-    ec_line(e, "if (onnxc_th == 0) {");
-  if (p.b.src == SRC_IM2COL) {
-    ec_line(e, "int *pix = (int *)(S + %lld);", LL(p.off_pix));
-    ec_line(e, "for (long q = 0; q < %lld; q++)", LL(up(p.n, GEMM_NRP)));
-    ec_line(e, "  pix[q] = q < %lld ? (int)(q / %lld * %lld + q %% %lld * %lld) : 0;", LL(p.n),
-            LL(w.ow), LL(w.sh * wp), LL(w.ow), LL(w.sw));
-    if (w.padded) {
-      ec_line(e, "float *xp = (float *)(S + %lld);", LL(p.off_img));
-      ec_line(e, "for (long q = 0; q < %lld; q++) xp[q] = 0;", LL(w.c * hp * wp + 16));
-      if (shared) {
-        ec_line(e, "for (long ch = 0; ch < %lld; ch++)", LL(w.c * w.h));
-        ec_line(e, "  for (long x = 0; x < %lld; x++)", LL(w.w));
-        ec_line(e, "    xp[(ch / %lld * %lld + ch %% %lld + %lld) * %lld + %lld + x] = X0[ch * %lld + x];",
-                LL(w.h), LL(hp), LL(w.h), LL(w.pt), LL(wp), LL(w.pl), LL(w.w));
-      }
-    }
-  }
   if (shared) {
+    /* the pixel table and the padded image are built by the task's first items */
+    int64_t nsetup = p.b.src != SRC_IM2COL ? 0 : w.padded ? min64(w.c, CONV_SETUP_ITEMS) : 1;
     if (p.b.src == SRC_IM2COL) {
-      ec_line(e, "onnxc_ready_set(onnxc_nt);");
-      ec_line(e, "} else {");
-      ec_line(e, "onnxc_ready_wait();");
-      ec_line(e, "}");
-      ec_line(e, "{");
       ec_line(e, "const int *pix = (const int *)(S + %lld);", LL(p.off_pix));
       if (w.padded)
         ec_line(e, "const float *xp = (const float *)(S + %lld);", LL(p.off_img));
@@ -774,15 +846,27 @@ bool gemm_emit_conv(EmitC *e, const Node *n) {
     ec_line(e, "const float *xn = X0;");
     ec_line(e, "float *yn = Y0;");
     ec_line(e, "(void)xn;");
-    emit_core_par(e, &p, &w, 1, NULL, true);
-    if (p.b.src == SRC_IM2COL)
-      ec_line(e, "}");
+    if (res)
+      ec_line(e, "const float *rn = X3;");
+    emit_core_par(e, &p, &w, 1, NULL, true, nsetup, conv_setup_item);
     buf_free(&p.epi);
     return true;
+  }
+  if (p.b.src == SRC_IM2COL) {
+    ec_line(e, "int *pix = (int *)(S + %lld);", LL(p.off_pix));
+    ec_line(e, "for (long q = 0; q < %lld; q++)", LL(up(p.n, GEMM_NRP)));
+    ec_line(e, "  pix[q] = q < %lld ? (int)(q / %lld * %lld + q %% %lld * %lld) : 0;", LL(p.n),
+            LL(w.ow), LL(w.sh * wp), LL(w.ow), LL(w.sw));
+    if (w.padded) {
+      ec_line(e, "float *xp = (float *)(S + %lld);", LL(p.off_img));
+      ec_line(e, "for (long q = 0; q < %lld; q++) xp[q] = 0;", LL(w.c * hp * wp + 16));
+    }
   }
   ec_line(e, "for (long nb = 0; nb < %lld; nb++) {", LL(batch));
   ec_line(e, "const float *xn = X0 + nb * %lld;", LL(img));
   ec_line(e, "float *yn = Y0 + nb * %lld;", LL(p.m * p.n));
+  if (res)
+    ec_line(e, "const float *rn = X3 + nb * %lld;", LL(p.m * p.n));
   if (p.b.src == SRC_IM2COL) {
     if (w.padded) {
       ec_line(e, "for (long ch = 0; ch < %lld; ch++)", LL(w.c * w.h));
@@ -794,7 +878,7 @@ bool gemm_emit_conv(EmitC *e, const Node *n) {
     }
   }
   if (p.par)
-    emit_core_par(e, &p, &w, 1, NULL, false);
+    emit_core_par(e, &p, &w, 1, NULL, false, 0, NULL);
   else
     emit_core(e, &p, &w);
   ec_line(e, "}");
@@ -854,7 +938,7 @@ bool gemm_emit_matmul(EmitC *e, const Node *n) {
     ec_line(e, "const float *pa = X0;");
     ec_line(e, "float *py = Y0;");
     if (p.par)
-      emit_core_par(e, &p, NULL, 1, NULL, true);
+      emit_core_par(e, &p, NULL, 1, NULL, true, 0, NULL);
     else
       emit_core(e, &p, NULL);
   } else {
@@ -875,7 +959,7 @@ bool gemm_emit_matmul(EmitC *e, const Node *n) {
       snprintf(l1, sizeof l1, "const float *pa = X0 + %s;", ao.s);
       snprintf(l2, sizeof l2, "const float *pb = X1 + %s;", bo.s);
       snprintf(l3, sizeof l3, "float *py = Y0 + bi * %lld;", LL(p.m * p.n));
-      emit_core_par(e, &p, NULL, batch, setup, true);
+      emit_core_par(e, &p, NULL, batch, setup, true, 0, NULL);
     } else {
       ec_line(e, "for (long bi = 0; bi < %lld; bi++) {", LL(batch));
       ec_line(e, "const float *pa = X0 + %s;", ao.s);
@@ -951,7 +1035,7 @@ bool gemm_emit_gemm(EmitC *e, const Node *n) {
   if (p.par) {
     if (!want_par(e))
       ec_line(e, "const int onnxc_th = 0;");
-    emit_core_par(e, &p, NULL, 1, NULL, true);
+    emit_core_par(e, &p, NULL, 1, NULL, true, 0, NULL);
   } else {
     declare_scratch(e, &p);
     emit_core(e, &p, NULL);

@@ -22,8 +22,10 @@ static int count_slots(const Node *n, const Value *v) {
 static void verify_node(const Graph *g, const Node *n, const char *seen, bool need_shapes, Diag *d) {
   const OpInfo *oi = &ir_ops[n->op];
   if (n->op != OP_Unknown_) {
-    if (n->n_in < oi->min_in || (oi->max_in >= 0 && n->n_in > oi->max_in))
-      diag_error(d, n, "verify: has %d inputs, the table allows %d..%d", n->n_in, oi->min_in, oi->max_in);
+    /* passes/fuse_epilogue.c appends inputs that the node's kernel fuses */
+    int max_in = oi->max_in < 0 ? -1 : oi->max_in + (int)ir_attr_int(n, "onnxc.fused_inputs", 0);
+    if (n->n_in < oi->min_in || (max_in >= 0 && n->n_in > max_in))
+      diag_error(d, n, "verify: has %d inputs, the table allows %d..%d", n->n_in, oi->min_in, max_in);
     if (n->n_out < oi->min_out || (oi->max_out >= 0 && n->n_out > oi->max_out))
       diag_error(d, n, "verify: has %d outputs, the table allows %d..%d", n->n_out, oi->min_out, oi->max_out);
   }

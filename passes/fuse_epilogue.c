@@ -11,6 +11,14 @@
  *   only this MatMul reads and bias a constant [N], becomes Gemm(A, W, bias)
  *   (through Reshapes to and from [M, K] when A has batch dims), so the GEMM
  *   kernel adds the column bias in registers and W is packed at compile time.
+ *   And (residual, C target): Add(Conv(..), r), r of the Conv's output shape,
+ *   float32, a 2-D group-1 Conv (the packed-GEMM conv of codegen/emit_gemm.c)
+ *   whose output nothing else reads: r becomes the Conv's input 3 (slot 2, the
+ *   bias, left empty when absent; attribute onnxc.fused_inputs = 1, which
+ *   ir_verify counts), added in the store before the activation, so the
+ *   activation after the Add then folds in too. The Conv moves down to the
+ *   Add's place, after r's producer. PipelineOpts.no_residual (the CUDA
+ *   target, whose conv kernel takes no residual) keeps them apart.
  * invalidates: schedule positions (the activation nodes go).
  * The producer's output takes the place of the activation's, so the tensor
  * is written once instead of written, read and written again. An activation
@@ -111,12 +119,58 @@ static bool try_bias(Graph *g, Node *n, const Captured *cap, Diag *d) {
   return true;
 }
 
-bool pass_fuse_epilogue(Graph *g, Diag *d) {
+/* A float32 2-D Conv that the packed-GEMM path of codegen/emit_gemm.c takes
+ * (group 1, static shapes, not empty): the one kernel that adds a residual. */
+static bool gemm_conv(const Node *c) {
+  if (c->op != OP_Conv || c->n_in > 3 || c->n_out != 1 || ir_attr_int(c, "group", 1) != 1 ||
+      c->in[0]->shape.rank != 4 || !shape_is_static(&c->in[0]->shape) ||
+      !shape_is_static(&c->in[1]->shape) || !shape_is_static(&c->out[0]->shape))
+    return false;
+  for (int i = 0; i < c->n_in; i++)
+    if (ir_has_input(c, i) && c->in[i]->dt != DT_F32)
+      return false;
+  for (int i = 0; i < c->out[0]->shape.rank; i++)
+    if (c->out[0]->shape.d[i] <= 0)
+      return false;
+  return true;
+}
+
+/* Add(Conv(..), r) with r of the Conv's shape: r becomes the Conv's input 3
+ * ("onnxc.fused_inputs" = 1), added in the store before the activation. */
+static void try_residual(Node *n, const Captured *cap) {
+  Value *y = n->out[0];
+  if (n->n_in != 2 || y->is_output || rewrite_is_captured(cap, y) || y->dt != DT_F32)
+    return;
+  for (int side = 0; side < 2; side++) {
+    Value *x = n->in[side], *r = n->in[1 - side];
+    if (x->kind != VK_NODE || !x->producer || x->n_uses != 1 || x->is_output || x == r ||
+        rewrite_is_captured(cap, x) || r->dt != DT_F32 || !rewrite_same_shape(&x->shape, &y->shape) ||
+        !rewrite_same_shape(&r->shape, &y->shape))
+      continue;
+    Node *c = x->producer;
+    if (!gemm_conv(c) || ir_attr(c, "activation") || ir_attr(c, "onnxc.fused_inputs"))
+      continue;
+    if (c->n_in < 3) /* the residual is input 3: slot 2 (no bias) stays empty */
+      ir_node_add_input(c, c->g->none);
+    ir_node_add_input(c, r);
+    ir_attr_set_int(c, "onnxc.fused_inputs", 1);
+    ir_node_move_before(c, n); /* r may be made after the Conv was */
+    rewrite_forward(n, x);
+    return;
+  }
+}
+
+bool pass_fuse_epilogue(Graph *g, Diag *d, bool residual) {
   Captured cap = rewrite_captured(g);
   for (Node *n = g->first, *next; n; n = next) {
     next = n->next;
     if (n->op == OP_Add && !try_bias(g, n, &cap, d))
       return false;
+  }
+  for (Node *n = g->first, *next; residual && n; n = next) {
+    next = n->next;
+    if (n->op == OP_Add)
+      try_residual(n, &cap);
   }
   for (Node *n = g->first, *next; n; n = next) {
     next = n->next;

@@ -22,6 +22,8 @@ typedef struct PipelineOpts {
   const char *dump_after;      /* pass name, "all", or NULL */
   FILE *dump_to;               /* where dumps go (stderr when NULL) */
   bool verify;                 /* run ir_verify between passes */
+  bool no_residual;            /* fuse-epilogue keeps Conv + Add apart (the CUDA target's
+                                  kernels take no residual input) */
 } PipelineOpts;
 
 /* Runs the whole middle-end and fills *plan. */
@@ -50,7 +52,7 @@ bool pass_lower_gradient(Graph *g, Diag *d);  /* Gradient -> its derivative's no
 bool pass_fold(Graph *g, Diag *d);            /* constant folding */
 bool pass_simplify(Graph *g, Diag *d);        /* algebraic identities (simplify.c) */
 bool pass_fuse_bn(Graph *g, Diag *d);         /* BN, Mul, Add... folded into Conv/Gemm */
-bool pass_fuse_epilogue(Graph *g, Diag *d);   /* Relu/Clip/LeakyRelu into Conv/Gemm/MatMul */
+bool pass_fuse_epilogue(Graph *g, Diag *d, bool residual); /* Relu/Clip/LeakyRelu, bias, residual Add into Conv/Gemm/MatMul */
 bool pass_cse(Graph *g, Diag *d);             /* identical constants and nodes merged */
 bool pass_dce(Graph *g, Diag *d);             /* dead nodes and unused optional outputs */
 bool pass_require_static(Graph *g, Diag *d);  /* codegen needs static shapes */

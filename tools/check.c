@@ -276,7 +276,8 @@ static Graph *build_runner(const char *model, const DataSet *ds, const Options *
   }
   infer_string_capacity(g, o->string_bytes);
   Plan plan;
-  PipelineOpts po = {o->opt_level, o->pins, o->n_pins, o->dump_after, stderr, true};
+  PipelineOpts po = {o->opt_level, o->pins, o->n_pins, o->dump_after, stderr, true,
+                     o->target && strcmp(o->target, "cuda") == 0};
   if (!passes_run(g, &po, &plan, d)) {
     ir_graph_free(g);
     return NULL;

@@ -74,7 +74,8 @@ Graph *driver_compile(const Options *o, Plan *plan, Diag *d) {
     return NULL;
   }
   infer_string_capacity(g, o->string_bytes);
-  PipelineOpts po = {o->opt_level, o->pins, o->n_pins, o->dump_after, stderr, o->verify_ir};
+  PipelineOpts po = {o->opt_level, o->pins, o->n_pins, o->dump_after, stderr, o->verify_ir,
+                     o->target && strcmp(o->target, "cuda") == 0};
   if (!passes_run(g, &po, plan, d)) {
     ir_graph_free(g);
     return NULL;
