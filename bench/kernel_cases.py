@@ -106,6 +106,14 @@ def act_nodes(act, src, dst, inits):
     return [helper.make_node(act, [src], [dst])]
 
 
+def pool_case(root, rng, name, op, n, c, h, w, k, **attrs):
+    x = rnd(rng, n, c, h, w)
+    ins = [helper.make_tensor_value_info("x", F, list(x.shape))]
+    nodes = [helper.make_node(op, ["x"], ["z"], kernel_shape=list(k), **attrs)]
+    outs = [helper.make_tensor_value_info("z", F, None)]
+    return write_case(root, name, nodes, ins, [], outs, {"x": x})
+
+
 def matmul_case(root, rng, name, ashape, bshape, const_b=True, act=None, bias=False):
     a = rnd(rng, *ashape)
     b = rnd(rng, *bshape) * 0.2
@@ -182,7 +190,28 @@ def build(root):
                 bias=False, act="LeakyRelu"))
     c(conv_case(root, rng, "res_conv_s2_clip", 1, 12, 15, 15, 33, (1, 1), strides=[2, 2],
                 residual="right", act="Clip"))
+    # small maps (N = OH*OW <= 256, not a multiple of 32; M a multiple of 32): Y^T
+    c(conv_case(root, rng, "small_conv3x3_7x7", 1, 40, 7, 7, 64, (3, 3), pads=[1, 1, 1, 1],
+                residual="left", act="Relu"))
+    c(conv_case(root, rng, "small_conv1x1_s2", 1, 24, 13, 13, 32, (1, 1), strides=[2, 2],
+                bias=False))
+    c(conv_case(root, rng, "small_conv_dil_s2", 1, 10, 9, 11, 32, (3, 3), dilations=[2, 1],
+                strides=[1, 2], pads=[2, 1, 2, 1], act="LeakyRelu"))
+    # 2-D pools: border columns by the general code, the interior in chunks of 64
+    c(pool_case(root, rng, "maxpool_s2_wide", "MaxPool", 1, 3, 9, 150, (3, 3), strides=[2, 2],
+                pads=[1, 1, 1, 1]))
+    c(pool_case(root, rng, "avgpool_pad_nocount", "AveragePool", 2, 2, 7, 140, (3, 3),
+                pads=[1, 1, 1, 1]))
+    c(pool_case(root, rng, "avgpool_count_pad_ceil", "AveragePool", 1, 3, 11, 97, (3, 5),
+                strides=[2, 3], pads=[1, 2, 0, 1], count_include_pad=1, ceil_mode=1))
+    c(pool_case(root, rng, "maxpool_dil", "MaxPool", 1, 2, 12, 80, (2, 3), dilations=[2, 2],
+                pads=[1, 1, 1, 2]))
     # large enough (>= 2^20 multiply-adds, >= 2^16 elements) for --threads' parallel paths
+    c(conv_case(root, rng, "par_small_conv3x3_14x14", 1, 64, 14, 14, 128, (3, 3),
+                pads=[1, 1, 1, 1], residual="right", act="Relu"))
+    c(pool_case(root, rng, "par_maxpool_stem", "MaxPool", 1, 64, 112, 112, (3, 3), strides=[2, 2],
+                pads=[1, 1, 1, 1]))
+    c(pool_case(root, rng, "par_avgpool", "AveragePool", 1, 96, 28, 28, (3, 3), pads=[1, 1, 1, 1]))
     c(conv_case(root, rng, "par_conv3x3", 1, 40, 30, 33, 100, (3, 3), pads=[1, 1, 1, 1], act="Relu"))
     c(conv_case(root, rng, "par_conv_batch2", 2, 24, 20, 21, 50, (3, 3), pads=[0, 1, 1, 0]))
     c(conv_case(root, rng, "par_conv1x1_wide", 1, 64, 40, 41, 700, (1, 1)))

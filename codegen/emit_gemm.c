@@ -25,293 +25,6 @@
 
 #define LL(x) ((long long)(x))
 
-/* In parts: ISO C99 only promises string literals of 4095 characters. */
-static const char *const prelude[] = {
-    "/* Packed GEMM micro-kernels: C[MR x NR] (+)= A panel (24 floats per k) x\n"
-    " * B panel (32 floats per k); then + R[row][col] (a residual with C's row\n"
-    " * stride), + rb[row] and + cb[col] when given, and\n"
-    " * act 1: max(x, 0) (NaN -> 0, as Relu), act 2: min(hi, max(lo, x)) (as Clip).\n"
-    " * One is compiled, chosen by the target's macros. */\n"
-    "#if defined(__AVX512F__)\n"
-    "#include <immintrin.h>\n"
-    "#define ONNXC_MR 8\n"
-    "#define ONNXC_NR 32\n"
-    "#define ONNXC_ROW(i) x = _mm512_set1_ps(a[i]); \\\n"
-    "  c##i##0 = _mm512_fmadd_ps(x, b0, c##i##0); c##i##1 = _mm512_fmadd_ps(x, b1, c##i##1)\n"
-    "#define ONNXC_PUT(i) if (acc) { \\\n"
-    "    c##i##0 = _mm512_add_ps(c##i##0, _mm512_loadu_ps(c + (i) * ldc)); \\\n"
-    "    c##i##1 = _mm512_add_ps(c##i##1, _mm512_loadu_ps(c + (i) * ldc + 16)); } \\\n"
-    "  if (r) { \\\n"
-    "    c##i##0 = _mm512_add_ps(c##i##0, _mm512_loadu_ps(r + (i) * ldc)); \\\n"
-    "    c##i##1 = _mm512_add_ps(c##i##1, _mm512_loadu_ps(r + (i) * ldc + 16)); } \\\n"
-    "  if (rb) { x = _mm512_set1_ps(rb[i]); \\\n"
-    "    c##i##0 = _mm512_add_ps(c##i##0, x); c##i##1 = _mm512_add_ps(c##i##1, x); } \\\n"
-    "  if (cb) { c##i##0 = _mm512_add_ps(c##i##0, _mm512_loadu_ps(cb)); \\\n"
-    "    c##i##1 = _mm512_add_ps(c##i##1, _mm512_loadu_ps(cb + 16)); } \\\n"
-    "  if (act == 1) { c##i##0 = _mm512_max_ps(c##i##0, _mm512_setzero_ps()); \\\n"
-    "    c##i##1 = _mm512_max_ps(c##i##1, _mm512_setzero_ps()); } \\\n"
-    "  else if (act == 2) { c##i##0 = _mm512_min_ps(h, _mm512_max_ps(l, c##i##0)); \\\n"
-    "    c##i##1 = _mm512_min_ps(h, _mm512_max_ps(l, c##i##1)); } \\\n"
-    "  _mm512_storeu_ps(c + (i) * ldc, c##i##0); _mm512_storeu_ps(c + (i) * ldc + 16, c##i##1)\n",
-    "static void onnxc_ukr(long kc, const float *a, const float *b, float *c, long ldc, int acc,\n"
-    "                      const float *r, const float *rb, const float *cb, int act, float lo,\n"
-    "                      float hi) {\n"
-    "  __m512 c00 = _mm512_setzero_ps(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00,\n"
-    "         c30 = c00, c31 = c00, c40 = c00, c41 = c00, c50 = c00, c51 = c00, c60 = c00,\n"
-    "         c61 = c00, c70 = c00, c71 = c00, x;\n"
-    "  const __m512 l = _mm512_set1_ps(lo), h = _mm512_set1_ps(hi);\n"
-    "  long k;\n"
-    "  for (k = 0; k < kc; k++) {\n"
-    "    const __m512 b0 = _mm512_loadu_ps(b), b1 = _mm512_loadu_ps(b + 16);\n"
-    "    ONNXC_ROW(0); ONNXC_ROW(1); ONNXC_ROW(2); ONNXC_ROW(3);\n"
-    "    ONNXC_ROW(4); ONNXC_ROW(5); ONNXC_ROW(6); ONNXC_ROW(7);\n"
-    "    a += 24;\n"
-    "    b += 32;\n"
-    "  }\n"
-    "  ONNXC_PUT(0); ONNXC_PUT(1); ONNXC_PUT(2); ONNXC_PUT(3);\n"
-    "  ONNXC_PUT(4); ONNXC_PUT(5); ONNXC_PUT(6); ONNXC_PUT(7);\n"
-    "}\n"
-    ,
-    "#elif defined(__AVX2__) && defined(__FMA__)\n"
-    "#include <immintrin.h>\n"
-    "#define ONNXC_MR 6\n"
-    "#define ONNXC_NR 16\n"
-    "#define ONNXC_ROW(i) x = _mm256_broadcast_ss(a + (i)); \\\n"
-    "  c##i##0 = _mm256_fmadd_ps(x, b0, c##i##0); c##i##1 = _mm256_fmadd_ps(x, b1, c##i##1)\n"
-    "#define ONNXC_PUT(i) if (acc) { \\\n"
-    "    c##i##0 = _mm256_add_ps(c##i##0, _mm256_loadu_ps(c + (i) * ldc)); \\\n"
-    "    c##i##1 = _mm256_add_ps(c##i##1, _mm256_loadu_ps(c + (i) * ldc + 8)); } \\\n"
-    "  if (r) { \\\n"
-    "    c##i##0 = _mm256_add_ps(c##i##0, _mm256_loadu_ps(r + (i) * ldc)); \\\n"
-    "    c##i##1 = _mm256_add_ps(c##i##1, _mm256_loadu_ps(r + (i) * ldc + 8)); } \\\n"
-    "  if (rb) { x = _mm256_broadcast_ss(rb + (i)); \\\n"
-    "    c##i##0 = _mm256_add_ps(c##i##0, x); c##i##1 = _mm256_add_ps(c##i##1, x); } \\\n"
-    "  if (cb) { c##i##0 = _mm256_add_ps(c##i##0, _mm256_loadu_ps(cb)); \\\n"
-    "    c##i##1 = _mm256_add_ps(c##i##1, _mm256_loadu_ps(cb + 8)); } \\\n"
-    "  if (act == 1) { c##i##0 = _mm256_max_ps(c##i##0, _mm256_setzero_ps()); \\\n"
-    "    c##i##1 = _mm256_max_ps(c##i##1, _mm256_setzero_ps()); } \\\n"
-    "  else if (act == 2) { c##i##0 = _mm256_min_ps(h, _mm256_max_ps(l, c##i##0)); \\\n"
-    "    c##i##1 = _mm256_min_ps(h, _mm256_max_ps(l, c##i##1)); } \\\n"
-    "  _mm256_storeu_ps(c + (i) * ldc, c##i##0); _mm256_storeu_ps(c + (i) * ldc + 8, c##i##1)\n",
-    "static void onnxc_ukr(long kc, const float *a, const float *b, float *c, long ldc, int acc,\n"
-    "                      const float *r, const float *rb, const float *cb, int act, float lo,\n"
-    "                      float hi) {\n"
-    "  __m256 c00 = _mm256_setzero_ps(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00,\n"
-    "         c30 = c00, c31 = c00, c40 = c00, c41 = c00, c50 = c00, c51 = c00, x;\n"
-    "  const __m256 l = _mm256_set1_ps(lo), h = _mm256_set1_ps(hi);\n"
-    "  long k;\n"
-    "  for (k = 0; k < kc; k++) {\n"
-    "    const __m256 b0 = _mm256_loadu_ps(b), b1 = _mm256_loadu_ps(b + 8);\n"
-    "    ONNXC_ROW(0); ONNXC_ROW(1); ONNXC_ROW(2); ONNXC_ROW(3); ONNXC_ROW(4); ONNXC_ROW(5);\n"
-    "    a += 24;\n"
-    "    b += 32;\n"
-    "  }\n"
-    "  ONNXC_PUT(0); ONNXC_PUT(1); ONNXC_PUT(2); ONNXC_PUT(3); ONNXC_PUT(4); ONNXC_PUT(5);\n"
-    "}\n"
-    ,
-    "#else\n"
-    "#define ONNXC_MR 4\n"
-    "#define ONNXC_NR 16\n"
-    "static void onnxc_ukr(long kc, const float *a, const float *b, float *c, long ldc, int acc,\n"
-    "                      const float *r, const float *rb, const float *cb, int act, float lo,\n"
-    "                      float hi) {\n"
-    "  float t[4][16] = {{0}};\n"
-    "  long k;\n"
-    "  int i, j;\n"
-    "  for (k = 0; k < kc; k++) {\n"
-    "    for (i = 0; i < 4; i++) {\n"
-    "      const float x = a[i];\n"
-    "      for (j = 0; j < 16; j++)\n"
-    "        t[i][j] += x * b[j];\n"
-    "    }\n"
-    "    a += 24;\n"
-    "    b += 32;\n"
-    "  }\n"
-    "  for (i = 0; i < 4; i++)\n"
-    "    for (j = 0; j < 16; j++) {\n"
-    "      float v = acc ? c[i * ldc + j] + t[i][j] : t[i][j];\n"
-    "      if (r)\n"
-    "        v += r[i * ldc + j];\n"
-    "      if (rb)\n"
-    "        v += rb[i];\n"
-    "      if (cb)\n"
-    "        v += cb[j];\n"
-    "      if (act == 1)\n"
-    "        v = v > 0 ? v : 0.0f;\n"
-    "      else if (act == 2)\n"
-    "        v = (v < lo ? lo : v) > hi ? hi : (v < lo ? lo : v);\n"
-    "      c[i * ldc + j] = v;\n"
-    "    }\n"
-    "}\n"
-    "#endif\n\n",
-    NULL};
-
-/* The thread pool of --threads (generated text; see its comment). In parts:
- * ISO C99 only promises string literals of 4095 characters. */
-static const char *const pool_text[] = {
-    "/* Thread pool (--threads, docs/abi.md): ONNXC_NT - 1 workers started by the\n"
-    " * first parallel node. A node runs as a task on every thread; its work is cut\n"
-    " * into items that the threads claim one at a time from a shared counter, so\n"
-    " * a worker that wakes late (or is preempted) takes fewer and nobody waits for\n"
-    " * it: a worker joins a task only while the caller still works on it, and the\n"
-    " * caller waits only for workers that joined. One NAME_run at a time uses the\n"
-    " * pool; a concurrent run (another arena) runs its nodes on its own thread. */\n"
-    "typedef void (*onnxc_task)(void *const *p, int th, int nt);\n"
-    "#if defined(__GNUC__) && (defined(__unix__) || defined(__APPLE__)) && __STDC_HOSTED__ && \\\n"
-    "    !defined(ONNXC_NO_THREADS)\n"
-    "#include <pthread.h>\n"
-    "#include <sched.h>\n"
-    "#define ONNXC_SPIN 200000L /* about 0.1 ms of polling before sleeping */\n"
-    "#define ONNXC_CLOSED 0x40000000\n"
-    "static struct onnxc_pool_s {\n"
-    "  pthread_mutex_t busy, mu;\n"
-    "  pthread_cond_t cv;\n"
-    "  onnxc_task fn;\n"
-    "  void *const *p;\n"
-    "  unsigned gen, gen0;\n"
-    "  long next;         /* the task's next unclaimed item */\n"
-    "  int state;         /* workers in the task, | ONNXC_CLOSED once the caller is done */\n"
-    "  int ready, started, stop;\n"
-    "  pthread_t t[ONNXC_NT - 1];\n"
-    "} onnxc_pool = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER,\n"
-    "                0, 0, 0, 0, 0, 0, 0, 0, 0, {0}};\n"
-    "\n"
-    "/* The next work item of the running task. */\n"
-    "static inline long onnxc_claim(void) {\n"
-    "  return __atomic_fetch_add(&onnxc_pool.next, 1L, __ATOMIC_RELAXED);\n"
-    "}\n"
-    "/* A task's first n items may build tables that its later items read: each\n"
-    " * such item, once written, counts itself done, and a thread that claimed a\n"
-    " * later item waits until all n are (every one of them was claimed by a\n"
-    " * running thread, so the wait is short and cannot hang). */\n"
-    "static inline void onnxc_ready_set(int nt) {\n"
-    "  if (nt > 1)\n"
-    "    __atomic_add_fetch(&onnxc_pool.ready, 1, __ATOMIC_RELEASE);\n"
-    "}\n"
-    "static inline void onnxc_ready_wait(int nt, int n) {\n"
-    "  long s = 0;\n"
-    "  while (nt > 1 && __atomic_load_n(&onnxc_pool.ready, __ATOMIC_ACQUIRE) < n)\n"
-    "    if (++s > ONNXC_SPIN)\n"
-    "      sched_yield();\n"
-    "}\n"
-    "\n"
-    "static void *onnxc_worker(void *arg) {\n"
-    "  const int th = (int)(size_t)arg;\n"
-    "  unsigned seen = onnxc_pool.gen0, g;\n"
-    "  for (;;) {\n"
-    "    long s = 0;\n"
-    "    int st;\n"
-    "    while ((g = __atomic_load_n(&onnxc_pool.gen, __ATOMIC_ACQUIRE)) == seen)\n"
-    "      if (++s > ONNXC_SPIN) {\n"
-    "        pthread_mutex_lock(&onnxc_pool.mu);\n"
-    "        while (__atomic_load_n(&onnxc_pool.gen, __ATOMIC_ACQUIRE) == seen)\n"
-    "          pthread_cond_wait(&onnxc_pool.cv, &onnxc_pool.mu);\n"
-    "        pthread_mutex_unlock(&onnxc_pool.mu);\n"
-    "      }\n"
-    "    seen = g;\n"
-    "    if (__atomic_load_n(&onnxc_pool.stop, __ATOMIC_ACQUIRE))\n"
-    "      return (void *)0;\n"
-    "    st = __atomic_load_n(&onnxc_pool.state, __ATOMIC_ACQUIRE);\n"
-    "    while (!(st & ONNXC_CLOSED) &&\n"
-    "           !__atomic_compare_exchange_n(&onnxc_pool.state, &st, st + 1, 0, __ATOMIC_ACQ_REL,\n"
-    "                                        __ATOMIC_ACQUIRE))\n"
-    "      ;\n"
-    "    if (st & ONNXC_CLOSED)\n"
-    "      continue; /* the caller finished it alone */\n"
-    "    onnxc_pool.fn(onnxc_pool.p, th, ONNXC_NT);\n"
-    "    __atomic_sub_fetch(&onnxc_pool.state, 1, __ATOMIC_ACQ_REL);\n"
-    "  }\n"
-    "}\n",
-    "\n"
-    "/* Wakes the workers (a new generation) and, with stop, joins the first n. */\n"
-    "static void onnxc_pool_post(int stop, int n) {\n"
-    "  int i;\n"
-    "  __atomic_store_n(&onnxc_pool.stop, stop, __ATOMIC_RELAXED);\n"
-    "  pthread_mutex_lock(&onnxc_pool.mu);\n"
-    "  __atomic_add_fetch(&onnxc_pool.gen, 1u, __ATOMIC_RELEASE);\n"
-    "  pthread_cond_broadcast(&onnxc_pool.cv);\n"
-    "  pthread_mutex_unlock(&onnxc_pool.mu);\n"
-    "  for (i = 0; stop && i < n; i++)\n"
-    "    pthread_join(onnxc_pool.t[i], (void **)0);\n"
-    "  onnxc_pool.stop = 0;\n"
-    "}\n"
-    "\n"
-    "static void onnxc_parallel(onnxc_task fn, void *const *p) {\n"
-    "  long s = 0;\n"
-    "  int i;\n"
-    "  (void)onnxc_claim; /* not every model uses every helper */\n"
-    "  (void)onnxc_ready_set;\n"
-    "  (void)onnxc_ready_wait;\n"
-    "  if (pthread_mutex_trylock(&onnxc_pool.busy) != 0) {\n"
-    "    fn(p, 0, 1);\n"
-    "    return;\n"
-    "  }\n"
-    "  if (onnxc_pool.started == 0) {\n"
-    "    onnxc_pool.gen0 = onnxc_pool.gen;\n"
-    "    for (i = 0; i < ONNXC_NT - 1; i++)\n"
-    "      if (pthread_create(&onnxc_pool.t[i], (const pthread_attr_t *)0, onnxc_worker,\n"
-    "                         (void *)(size_t)(i + 1)) != 0)\n"
-    "        break;\n"
-    "    onnxc_pool.started = i == ONNXC_NT - 1 ? 1 : -1;\n"
-    "    if (i < ONNXC_NT - 1)\n"
-    "      onnxc_pool_post(1, i);\n"
-    "  }\n"
-    "  if (onnxc_pool.started < 0) {\n"
-    "    pthread_mutex_unlock(&onnxc_pool.busy);\n"
-    "    fn(p, 0, 1);\n"
-    "    return;\n"
-    "  }\n"
-    "  onnxc_pool.fn = fn;\n"
-    "  onnxc_pool.p = p;\n"
-    "  onnxc_pool.next = 0;\n"
-    "  onnxc_pool.ready = 0;\n"
-    "  __atomic_store_n(&onnxc_pool.state, 0, __ATOMIC_RELEASE); /* after fn, p, next, ready */\n"
-    "  onnxc_pool_post(0, 0);\n"
-    "  fn(p, 0, ONNXC_NT);\n"
-    "  __atomic_fetch_or(&onnxc_pool.state, ONNXC_CLOSED, __ATOMIC_ACQ_REL);\n"
-    "  while (__atomic_load_n(&onnxc_pool.state, __ATOMIC_ACQUIRE) != ONNXC_CLOSED)\n"
-    "    if (++s > ONNXC_SPIN)\n"
-    "      sched_yield();\n"
-    "  pthread_mutex_unlock(&onnxc_pool.busy);\n"
-    "}\n"
-    "\n"
-    "ONNXC_API void ONNXC_FREE_THREADS(void) {\n"
-    "  pthread_mutex_lock(&onnxc_pool.busy);\n"
-    "  if (onnxc_pool.started > 0)\n"
-    "    onnxc_pool_post(1, ONNXC_NT - 1);\n"
-    "  onnxc_pool.started = 0;\n"
-    "  pthread_mutex_unlock(&onnxc_pool.busy);\n"
-    "}\n"
-    "#else /* no threads: every node runs on the calling thread */\n"
-    "static inline long onnxc_claim(void) { return 0; }\n"
-    "static inline void onnxc_ready_set(int nt) { (void)nt; }\n"
-    "static inline void onnxc_ready_wait(int nt, int n) { (void)nt; (void)n; }\n"
-    "static void onnxc_parallel(onnxc_task fn, void *const *p) {\n"
-    "  (void)onnxc_claim;\n"
-    "  (void)onnxc_ready_set;\n"
-    "  (void)onnxc_ready_wait;\n"
-    "  fn(p, 0, 1);\n"
-    "}\n"
-    "ONNXC_API void ONNXC_FREE_THREADS(void) {}\n"
-    "#endif\n"
-    "\n",
-    NULL};
-
-void gemm_write_threads(Buf *out, const char *name, int threads, bool pool) {
-  buf_printf(out, "#define ONNXC_NT %d\n#define ONNXC_FREE_THREADS %s_free_threads\n", threads, name);
-  if (!pool) {
-    buf_puts(out, "ONNXC_API void ONNXC_FREE_THREADS(void) {}\n\n");
-    return;
-  }
-  for (int i = 0; pool_text[i]; i++)
-    buf_puts(out, pool_text[i]);
-}
-
-void gemm_write_prelude(Buf *out) {
-  for (int i = 0; prelude[i]; i++)
-    buf_puts(out, prelude[i]);
-}
-
 /* ---- the plan of one product ---------------------------------------------------- */
 
 typedef enum Src {
@@ -348,6 +61,8 @@ typedef struct Prod {
   int64_t bytes;       /* scratch needed */
   bool par;            /* runs on every thread (--threads): items of GEMM_MC x GEMM_NCW */
   int64_t slot;        /* then: bytes of one thread's packing buffers (at off_b / off_a) */
+  bool trans;          /* a small-map conv computed transposed (emit_conv_small) */
+  int64_t off_ct;      /* then: its Y^T in scratch */
 } Prod;
 
 static int64_t up(int64_t x, int64_t a) { return (x + a - 1) / a * a; }
@@ -581,8 +296,11 @@ static void emit_tiles(EmitC *e, const Prod *p) {
 /* The blocked product; expects bb/ab/pix/xp declared as the operands need. */
 static void emit_core(EmitC *e, const Prod *p, const Window *win) {
   int64_t M = p->m, N = p->n, K = p->k;
-  ec_line(e, "for (long jc = 0; jc < %lld; jc += %d) {", LL(N), GEMM_NC);
-  ec_line(e, "const long nc = %lld - jc < %d ? %lld - jc : %d;", LL(N), GEMM_NC, LL(N), GEMM_NC);
+  /* a B packed at compile time needs no column blocks: all of N at once, so
+   * that each block of A is packed once (not once per column block) */
+  int64_t NC = p->b.src == SRC_PACKED ? up(N, GEMM_NRP) : GEMM_NC;
+  ec_line(e, "for (long jc = 0; jc < %lld; jc += %lld) {", LL(N), LL(NC));
+  ec_line(e, "const long nc = %lld - jc < %lld ? %lld - jc : %lld;", LL(N), LL(NC), LL(N), LL(NC));
   ec_line(e, "for (long pc = 0; pc < %lld; pc += %d) {", LL(K), GEMM_KC);
   ec_line(e, "const long kc = %lld - pc < %d ? %lld - pc : %d;", LL(K), GEMM_KC, LL(K), GEMM_KC);
   if (p->b.src != SRC_PACKED)
@@ -737,6 +455,16 @@ static bool is_f32(const Node *n) {
   return n->out[0]->dt == DT_F32;
 }
 
+/* A conv whose output maps are small (7x7, 14x14: N = OH*OW <= 256 pixels,
+ * not a multiple of the 32-column panel) computes Y^T[N x M] instead, its
+ * rows the pixels (MR granular) and its columns the M output channels (M a
+ * multiple of 32), so no tile is partial; one image, weights packed at
+ * compile time as the right operand. */
+static bool conv_small(const Node *n, int64_t m, int64_t npix) {
+  return n->in[0]->shape.d[0] == 1 && npix <= 256 && npix % GEMM_NRP != 0 && m % GEMM_NRP == 0 &&
+         prepacked(n->in[1]);
+}
+
 /* Product plan of a Conv; false when the fast path does not apply. */
 static bool conv_prod(const Node *n, Prod *p, Window *w) {
   if (!is_f32(n) || !shape_is_static(&n->in[0]->shape) || !shape_is_static(&n->in[1]->shape) ||
@@ -747,6 +475,25 @@ static bool conv_prod(const Node *n, Prod *p, Window *w) {
   p->m = ws->d[0];
   p->k = ws->d[1] * ws->d[2] * ws->d[3];
   p->n = w->oh * w->ow;
+  if (conv_small(n, p->m, p->n)) { /* Y^T = cols^T x W^T (mirrored in memplan_scratch.c) */
+    int64_t rows = up(p->n, GEMM_MRP);
+    p->trans = true;
+    p->n = p->m;
+    p->m = w->oh * w->ow;
+    p->a.src = SRC_IM2COL;
+    p->b.src = SRC_PACKED;
+    p->b.ptr = "X1";
+    p->off_a = 0;
+    p->off_ct = up(rows * p->k * 4, 64);
+    p->off_b = p->off_pix = p->off_img = -1;
+    p->bytes = p->off_ct + up(rows * (p->n + 16) * 4, 64);
+    if (w->padded) {
+      p->off_img = p->bytes;
+      p->bytes += up((w->c * (w->h + w->pt + w->pb) * (w->w + w->pl + w->pr) + 16) * 4, 64);
+    }
+    p->par = ec_threads() > 1 && p->m * p->n * p->k >= GEMM_PAR_MACS;
+    return true;
+  }
   p->a.src = prepacked(n->in[1]) ? SRC_PACKED : SRC_ROWS;
   p->a.ptr = "X1";
   p->a.ld = p->k;
@@ -808,11 +555,123 @@ static void conv_setup_item(EmitC *e, const Prod *p, const Window *w, int64_t ns
   ec_line(e, "}");
 }
 
+/* The small-map conv (conv_small): items 0..NS-1 pack cols^T (all N rows,
+ * padded to a 24-row panel, zeros outside the image) for a share of the input
+ * channels each; then each item takes a block of output channels: the
+ * product into Y^T (scratch, ldc M) over all of K, then its channels' rows of
+ * Y with the bias, residual and activation. */
+static bool emit_conv_small(EmitC *e, const Node *n, const Prod *p, const Window *w) {
+  /* Y^T's row stride: M + 16, as a power-of-two stride would put a column's
+   * elements in one cache set */
+  int64_t N = p->m, M = p->n, K = p->k, rows = up(N, GEMM_MRP), taps = w->kh * w->kw, ldt = M + 16;
+  int64_t cb = M % 64 == 0 && M / 64 >= 4 * ec_threads() ? 64 : 32, nj = M / cb;
+  int64_t ns = min64(w->c, 8);
+  bool shared = p->par && want_par(e);
+  ec_line(e, "/* small maps: Y^T[%lld x %lld] = cols^T[%lld x %lld] x W^T, packed weights; "
+             "stored transposed */", LL(N), LL(M), LL(N), LL(K));
+  ec_line(e, "float *ap = (float *)(S + %lld);", LL(p->off_a));
+  ec_line(e, "float *ct = (float *)(S + %lld);", LL(p->off_ct));
+  ec_line(e, "long own = 0, it;");
+  ec_line(e, "(void)own;");
+  if (shared)
+    ec_line(e, "while ((it = onnxc_nt > 1 ? onnxc_claim() : own++) < %lld) {", LL(ns + nj));
+  else
+    ec_line(e, "while ((it = own++) < %lld) {", LL(ns + nj));
+  ec_line(e, "if (it < %lld) {", LL(ns));
+  ec_line(e, "const long c0 = it * %lld / %lld, c1 = (it + 1) * %lld / %lld;", LL(w->c), LL(ns),
+          LL(w->c), LL(ns));
+  int64_t wp = w->w + w->pl + w->pr, hp = w->h + w->pt + w->pb, sw = w->sw;
+  if (w->padded) { /* the item's channels of the zero-padded image */
+    ec_line(e, "float *xw = (float *)(S + %lld);", LL(p->off_img));
+    ec_line(e, "if (it == %lld)", LL(ns - 1));
+    ec_line(e, "  for (long q = 0; q < 16; q++) xw[%lld + q] = 0;", LL(w->c * hp * wp));
+    ec_line(e, "for (long ch = c0; ch < c1; ch++) {");
+    ec_line(e, "float *d = xw + ch * %lld;", LL(hp * wp));
+    ec_line(e, "const float *s = X0 + ch * %lld;", LL(w->h * w->w));
+    ec_line(e, "for (long q = 0; q < %lld; q++) d[q] = 0;", LL(hp * wp));
+    ec_line(e, "for (long r = 0; r < %lld; r++)", LL(w->h));
+    ec_line(e, "  for (long x = 0; x < %lld; x++) d[(r + %lld) * %lld + %lld + x] = s[r * %lld + x];",
+            LL(w->w), LL(w->pt), LL(wp), LL(w->pl), LL(w->w));
+    ec_line(e, "}");
+    ec_line(e, "const float *xi = xw;");
+  } else {
+    ec_line(e, "const float *xi = X0;");
+  }
+  /* then its rows of cols^T, one 24-pixel panel at a time, as row runs */
+  ec_line(e, "for (long q0 = 0; q0 < %lld; q0 += %d) {", LL(rows), GEMM_MRP);
+  ec_line(e, "const long w = %lld - q0 < %d ? %lld - q0 : %d;", LL(N), GEMM_MRP, LL(N), GEMM_MRP);
+  ec_line(e, "int px[%d], ro[%d], nr = 0;", GEMM_MRP, GEMM_MRP + 1);
+  ec_line(e, "for (long x = 0; x < w; x++) {");
+  ec_line(e, "px[x] = (int)((q0 + x) / %lld * %lld + (q0 + x) %% %lld * %lld);", LL(w->ow),
+          LL(w->sh * wp), LL(w->ow), LL(sw));
+  ec_line(e, "if (x == 0 || px[x] != px[x - 1] + %lld) ro[nr++] = (int)x;", LL(sw));
+  ec_line(e, "}");
+  ec_line(e, "ro[nr] = (int)w;");
+  char step[32] = "";
+  if (sw != 1)
+    snprintf(step, sizeof step, " * %lld", LL(sw));
+  ec_line(e, "for (long ch = c0; ch < c1; ch++) {");
+  ec_line(e, "for (long t = 0; t < %lld; t++) {", LL(taps));
+  ec_line(e, "const float *s = xi + ch * %lld + t / %lld * %lld + t %% %lld * %lld;", LL(hp * wp),
+          LL(w->kw), LL(w->dh * wp), LL(w->kw), LL(w->dw));
+  ec_line(e, "float *d = ap + q0 * %lld + (ch * %lld + t) * %d;", LL(K), LL(taps), GEMM_MRP);
+  ec_line(e, "for (int r = 0; r < nr; r++) {");
+  ec_line(e, "const float *sr = s + px[ro[r]];");
+  ec_line(e, "float *dr = d + ro[r];");
+  ec_line(e, "const long l = ro[r + 1] - ro[r];");
+  ec_line(e, "for (long x = 0; x < l; x++) dr[x] = sr[x%s];", step);
+  ec_line(e, "}");
+  ec_line(e, "for (long x = w; x < %d; x++) d[x] = 0;", GEMM_MRP);
+  ec_line(e, "}");
+  ec_line(e, "}");
+  ec_line(e, "}");
+  if (shared)
+    ec_line(e, "onnxc_ready_set(onnxc_nt);");
+  ec_line(e, "continue;");
+  ec_line(e, "}");
+  if (shared)
+    ec_line(e, "onnxc_ready_wait(onnxc_nt, %lld);", LL(ns));
+  ec_line(e, "const long j0 = (it - %lld) * %lld;", LL(ns), LL(cb));
+  ec_line(e, "for (long pc = 0; pc < %lld; pc += %d) {", LL(K), GEMM_KC);
+  ec_line(e, "const long kc = %lld - pc < %d ? %lld - pc : %d;", LL(K), GEMM_KC, LL(K), GEMM_KC);
+  ec_line(e, "for (long jr = j0; jr < j0 + %lld; jr += ONNXC_NR) {", LL(cb));
+  ec_line(e, "const float *b = X1 + (jr - jr %% %d) * %lld + pc * %d + jr %% %d;", GEMM_NRP, LL(K),
+          GEMM_NRP, GEMM_NRP);
+  ec_line(e, "for (long ir = 0; ir < (%lld + ONNXC_MR - 1) / ONNXC_MR * ONNXC_MR; ir += ONNXC_MR) {",
+          LL(N));
+  ec_line(e, "onnxc_ukr(kc, ap + (ir - ir %% %d) * %lld + pc * %d + ir %% %d, b, ct + ir * %lld + jr, "
+             "%lld, pc > 0, (const float *)0, (const float *)0, (const float *)0, 0, 0.0f, 0.0f);",
+          GEMM_MRP, LL(K), GEMM_MRP, GEMM_MRP, LL(ldt), LL(ldt));
+  ec_line(e, "}");
+  ec_line(e, "}");
+  ec_line(e, "}");
+  Buf v;
+  buf_init(&v);
+  buf_printf(&v, "ct[q * %lld + ch]%s", LL(ldt), ir_has_input(n, 2) ? " + X2[ch]" : "");
+  if (ir_has_input(n, 3))
+    buf_printf(&v, " + X3[ch * %lld + q]", LL(N));
+  Buf out;
+  buf_init(&out);
+  gemm_act_expr(n, "v", &out);
+  ec_line(e, "for (long ch = j0; ch < j0 + %lld; ch++) {", LL(cb));
+  ec_line(e, "for (long q = 0; q < %lld; q++) {", LL(N));
+  ec_line(e, "const float v = %s;", v.s);
+  ec_line(e, "Y0[ch * %lld + q] = %s;", LL(N), out.s);
+  ec_line(e, "}");
+  ec_line(e, "}");
+  ec_line(e, "}");
+  buf_free(&v);
+  buf_free(&out);
+  return true;
+}
+
 bool gemm_emit_conv(EmitC *e, const Node *n) {
   Prod p;
   Window w;
   if (!conv_prod(n, &p, &w) || !scratch_ok(e, n, &p))
     return false;
+  if (p.trans)
+    return emit_conv_small(e, n, &p, &w);
   /* a residual fused by passes/fuse_epilogue.c: input 3, rn at the image's */
   bool res = ir_has_input(n, 3);
   char base[96], rterm[48] = "";
@@ -1090,9 +949,10 @@ const Tensor *gemm_weight_data(const Plan *plan, const Value *v, Arena *a) {
         d[(i / GEMM_MRP) * GEMM_MRP * K + k * GEMM_MRP + i % GEMM_MRP] = src[i * K + k];
     t->numel = rows * K;
     t->data = d;
-  } else if ((n->op == OP_MatMul || n->op == OP_Gemm) && n->in[1] == v && p.b.src == SRC_PACKED) {
-    /* B panels: (j / 32) * 32K + k * 32 + j % 32 */
-    bool tb = n->op == OP_Gemm && ir_attr_int(n, "transB", 0) == 1;
+  } else if ((n->op == OP_MatMul || n->op == OP_Gemm || p.trans) && n->in[1] == v &&
+             p.b.src == SRC_PACKED) {
+    /* B panels: (j / 32) * 32K + k * 32 + j % 32 (a small-map conv: of W^T) */
+    bool tb = (n->op == OP_Gemm && ir_attr_int(n, "transB", 0) == 1) || p.trans;
     int64_t cols = up(p.n, GEMM_NRP);
     float *d = arena_alloc(a, (size_t)(cols * K) * sizeof(float));
     for (int64_t k = 0; k < K; k++)
@@ -1116,7 +976,7 @@ int64_t gemm_weight_numel(const Plan *plan, const Value *v) {
   const Node *n = v->uses[0];
   if (n->op == OP_Conv && n->in[1] == v && p.a.src == SRC_PACKED)
     return up(p.m, GEMM_MRP) * p.k;
-  if ((n->op == OP_MatMul || n->op == OP_Gemm) && n->in[1] == v && p.b.src == SRC_PACKED)
+  if ((n->op == OP_MatMul || n->op == OP_Gemm || p.trans) && n->in[1] == v && p.b.src == SRC_PACKED)
     return up(p.n, GEMM_NRP) * p.k;
   return 0;
 }

@@ -98,6 +98,12 @@ static int64_t conv_bytes(const Node *n) {
     padded = padded || total[i] != 0;
     unit = unit && si == 1;
   }
+  /* a small-map conv (conv_small in emit_gemm.c): cols^T packed whole, Y^T
+   * (row stride M + 16), the zero-padded image */
+  if (group == 1 && x->d[0] == 1 && npix <= 256 && npix % NRP != 0 && w->d[0] % NRP == 0 &&
+      prepacked(n->in[1]))
+    return up(up(npix, MRP) * k * 4, 64) + up(up(npix, MRP) * (w->d[0] + 16) * 4, 64) +
+           (padded ? up((c * (x->d[2] + total[0]) * (x->d[3] + total[1]) + 16) * 4, 64) : 0);
   if (depthwise) /* per thread a zero-padded plane and one for the output rows (emit_conv.c) */
     return padded ? 2 * up(((x->d[2] + total[0]) * (x->d[3] + total[1]) + 16) * 4, 64) *
                         scratch_threads
