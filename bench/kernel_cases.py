@@ -114,6 +114,21 @@ def pool_case(root, rng, name, op, n, c, h, w, k, **attrs):
     return write_case(root, name, nodes, ins, [], outs, {"x": x})
 
 
+def norm_case(root, rng, name, op, shape, opset=17, **attrs):
+    """LayerNormalization (scale and bias as initializers) or Softmax over the last axis."""
+    x = rnd(rng, *shape)
+    ins = [helper.make_tensor_value_info("x", F, list(x.shape))]
+    inits = []
+    node_in = ["x"]
+    if op == "LayerNormalization":
+        inits = [numpy_helper.from_array(rnd(rng, shape[-1]), "g"),
+                 numpy_helper.from_array(rnd(rng, shape[-1]), "b")]
+        node_in += ["g", "b"]
+    nodes = [helper.make_node(op, node_in, ["z"], **attrs)]
+    outs = [helper.make_tensor_value_info("z", F, None)]
+    return write_case(root, name, nodes, ins, inits, outs, {"x": x})
+
+
 def matmul_case(root, rng, name, ashape, bshape, const_b=True, act=None, bias=False):
     a = rnd(rng, *ashape)
     b = rnd(rng, *bshape) * 0.2
@@ -209,6 +224,8 @@ def build(root):
     # large enough (>= 2^20 multiply-adds, >= 2^16 elements) for --threads' parallel paths
     c(conv_case(root, rng, "par_small_conv3x3_14x14", 1, 64, 14, 14, 128, (3, 3),
                 pads=[1, 1, 1, 1], residual="right", act="Relu"))
+    c(norm_case(root, rng, "par_layernorm", "LayerNormalization", (2, 100, 333), axis=-1))
+    c(norm_case(root, rng, "par_softmax", "Softmax", (3, 70, 321), axis=-1))
     c(pool_case(root, rng, "par_maxpool_stem", "MaxPool", 1, 64, 112, 112, (3, 3), strides=[2, 2],
                 pads=[1, 1, 1, 1]))
     c(pool_case(root, rng, "par_avgpool", "AveragePool", 1, 96, 28, 28, (3, 3), pads=[1, 1, 1, 1]))

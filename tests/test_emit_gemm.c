@@ -115,6 +115,39 @@ static void test_emit_gemm_conv_weight_packed_in_row_panels(void **state) {
   ir_graph_free(g);
 }
 
+/* A conv with small maps (7x7: 49 pixels) and M a multiple of 32 computes Y^T:
+ * W^T goes to 32-column panels of the right operand; scratch for cols^T (49
+ * pixels padded to 72 rows x K 72), Y^T (72 rows x 64 + 16) and the padded image. */
+static void test_emit_gemm_small_map_conv_transposed(void **state) {
+  (void)state;
+  Graph *g = pu_graph();
+  int64_t xd[4] = {1, 8, 7, 7}, wd[4] = {64, 8, 3, 3};
+  Shape xs = shape_make(4, xd), ws = shape_make(4, wd);
+  Value *in[2] = {ir_input_add(g, "x", DT_F32, &xs),
+                  ir_const_new(g, "w", ir_tensor_new(g, DT_F32, &ws, NULL))};
+  iota(in[1]);
+  Node *conv = ir_node_new(g, OP_Conv, NULL, "conv", 2, in, 1);
+  int64_t pads[4] = {1, 1, 1, 1};
+  ir_attr_set_ints(conv, "pads", pads, 4);
+  ir_output_add(g, conv->out[0]);
+  Plan p;
+  plan_of(g, &p);
+  int64_t want = (72 * 72 * 4 + 63) / 64 * 64 + (72 * 80 * 4 + 63) / 64 * 64 +
+                 ((8 * 9 * 9 + 16) * 4 + 63) / 64 * 64;
+  assert_int_equal(p.scratch_size[conv->id], want);
+  assert_int_equal(gemm_weight_numel(&p, in[1]), 64 * 72);
+  Arena *a = arena_new();
+  const float *pk = gemm_weight_data(&p, in[1], a)->data;
+  /* (k, j) of W^T = W[j][k] at panel j / 32, row k, lane j % 32 */
+  assert_true(pk[1 * 32 * 72 + 70 * 32 + 45 % 32] == (float)(45 * 72 + 70));
+  assert_true(pk[0 * 32 * 72 + 3 * 32 + 31] == (float)(31 * 72 + 3));
+  arena_free(a);
+  char *c = generated_c(g, &p);
+  assert_non_null(strstr(c, "/* small maps: Y^T[49 x 64]"));
+  free(c);
+  ir_graph_free(g);
+}
+
 /* Under 16384 multiply-adds, or one row: no scratch, plain loops, weights as they are. */
 static void test_emit_gemm_small_products_stay_generic(void **state) {
   (void)state;
@@ -175,6 +208,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_emit_gemm_matmul_weight_packed_in_column_panels),
       cmocka_unit_test(test_emit_gemm_conv_weight_packed_in_row_panels),
+      cmocka_unit_test(test_emit_gemm_small_map_conv_transposed),
       cmocka_unit_test(test_emit_gemm_small_products_stay_generic),
       cmocka_unit_test(test_emit_gemm_shared_weight_packed_at_run_time),
       cmocka_unit_test(test_emit_gemm_without_scratch_falls_back),
