@@ -201,27 +201,28 @@ static void emit_pack_b(EmitC *e, const Prod *p, const Window *win) {
   ec_line(e, "}");
 }
 
-/* Packs A[ic.., pc..] (mc x kc) into 24-row panels at ab. */
+/* Packs A[ic.., pc..] (mc x kc) into panels of ONNXC_MR rows at ab. */
 static void emit_pack_a(EmitC *e, const Prod *p) {
   const Operand *a = &p->a;
-  ec_line(e, "for (long r0 = 0; r0 < mc; r0 += 24) {");
+  /* panels of ONNXC_MR rows (the micro-kernel's), k-major; rows past mc are 0 */
+  ec_line(e, "for (long r0 = 0; r0 < mc; r0 += ONNXC_MR) {");
   ec_line(e, "float *d = ab + r0 * kc;");
   if (a->src == SRC_ROWS) {
-    ec_line(e, "for (long r = 0; r < 24; r++) {");
+    ec_line(e, "for (long r = 0; r < ONNXC_MR; r++) {");
     ec_line(e, "if (r0 + r < mc) {");
     ec_line(e, "const float *s = %s + (ic + r0 + r) * %lld + pc;", a->ptr, LL(a->ld));
-    ec_line(e, "for (long kk = 0; kk < kc; kk++) d[kk * 24 + r] = s[kk];");
+    ec_line(e, "for (long kk = 0; kk < kc; kk++) d[kk * ONNXC_MR + r] = s[kk];");
     ec_line(e, "} else {");
-    ec_line(e, "for (long kk = 0; kk < kc; kk++) d[kk * 24 + r] = 0;");
+    ec_line(e, "for (long kk = 0; kk < kc; kk++) d[kk * ONNXC_MR + r] = 0;");
     ec_line(e, "}");
     ec_line(e, "}");
   } else {
-    ec_line(e, "const long h = mc - r0 < 24 ? mc - r0 : 24;");
+    ec_line(e, "const long h = mc - r0 < ONNXC_MR ? mc - r0 : ONNXC_MR;");
     ec_line(e, "for (long kk = 0; kk < kc; kk++) {");
     ec_line(e, "const float *s = %s + (pc + kk) * %lld + ic + r0;", a->ptr, LL(a->ld));
     ec_line(e, "long r = 0;");
-    ec_line(e, "for (; r < h; r++) d[kk * 24 + r] = s[r];");
-    ec_line(e, "for (; r < 24; r++) d[kk * 24 + r] = 0;");
+    ec_line(e, "for (; r < h; r++) d[kk * ONNXC_MR + r] = s[r];");
+    ec_line(e, "for (; r < ONNXC_MR; r++) d[kk * ONNXC_MR + r] = 0;");
     ec_line(e, "}");
   }
   ec_line(e, "}");
@@ -239,11 +240,12 @@ static void emit_tiles(EmitC *e, const Prod *p) {
     ec_line(e, "const float *b = bb + (jr - jr %% 32) * kc + jr %% 32;");
   ec_line(e, "const long cols = nc - jr < ONNXC_NR ? nc - jr : ONNXC_NR;");
   ec_line(e, "for (long ir = 0; ir < mc; ir += ONNXC_MR) {");
+  ec_line(e, "const long as = %s;", p->a.src == SRC_PACKED ? "24" : "ONNXC_MR");
   if (p->a.src == SRC_PACKED)
     ec_line(e, "const float *a = %s + (ic + ir - ir %% 24) * %lld + pc * 24 + ir %% 24;", p->a.ptr,
             LL(K));
   else
-    ec_line(e, "const float *a = ab + (ir - ir %% 24) * kc + ir %% 24;");
+    ec_line(e, "const float *a = ab + ir * kc;"); /* panels of ONNXC_MR rows */
   ec_line(e, "const long rows = mc - ir < ONNXC_MR ? mc - ir : ONNXC_MR;");
   ec_line(e, "float *c = %s + (ic + ir) * %lld + jc + jr;", p->y, LL(p->ldy));
   ec_line(e, "const int full = rows == ONNXC_MR && cols == ONNXC_NR;");
@@ -251,16 +253,16 @@ static void emit_tiles(EmitC *e, const Prod *p) {
   ec_line(e, "(void)last;");
   ec_line(e, "if (full) {");
   if (p->fast_epi && p->res)
-    ec_line(e, "onnxc_ukr(kc, a, b, c, %lld, pc > 0, last ? %s + (ic + ir) * %lld + jc + jr : "
+    ec_line(e, "onnxc_ukr(kc, a, as, b, c, %lld, pc > 0, last ? %s + (ic + ir) * %lld + jc + jr : "
                "(const float *)0, last ? %s : (const float *)0, last ? %s : (const float *)0, "
                "last ? %d : 0, %s, %s);", LL(p->ldy), p->res, LL(p->ldy), p->rb, p->cb, p->act,
             p->lo, p->hi);
   else if (p->fast_epi)
-    ec_line(e, "onnxc_ukr(kc, a, b, c, %lld, pc > 0, (const float *)0, last ? %s : (const float *)0, "
+    ec_line(e, "onnxc_ukr(kc, a, as, b, c, %lld, pc > 0, (const float *)0, last ? %s : (const float *)0, "
                "last ? %s : (const float *)0, last ? %d : 0, "
                "%s, %s);", LL(p->ldy), p->rb, p->cb, p->act, p->lo, p->hi);
   else
-    ec_line(e, "onnxc_ukr(kc, a, b, c, %lld, pc > 0, (const float *)0, (const float *)0, "
+    ec_line(e, "onnxc_ukr(kc, a, as, b, c, %lld, pc > 0, (const float *)0, (const float *)0, "
             "(const float *)0, 0, 0.0f, 0.0f);", LL(p->ldy));
   ec_line(e, "} else {");
   ec_line(e, "float t[ONNXC_MR * ONNXC_NR] = {0};");
@@ -268,7 +270,7 @@ static void emit_tiles(EmitC *e, const Prod *p) {
   ec_line(e, "if (pc > 0)");
   ec_line(e, "  for (r = 0; r < rows; r++)");
   ec_line(e, "    for (x = 0; x < cols; x++) t[r * ONNXC_NR + x] = c[r * %lld + x];", LL(p->ldy));
-  ec_line(e, "onnxc_ukr(kc, a, b, t, ONNXC_NR, pc > 0, (const float *)0, (const float *)0, "
+  ec_line(e, "onnxc_ukr(kc, a, as, b, t, ONNXC_NR, pc > 0, (const float *)0, (const float *)0, "
              "(const float *)0, 0, "
              "0.0f, 0.0f);");
   ec_line(e, "for (r = 0; r < rows; r++)");
@@ -639,9 +641,9 @@ static bool emit_conv_small(EmitC *e, const Node *n, const Prod *p, const Window
           GEMM_NRP, GEMM_NRP);
   ec_line(e, "for (long ir = 0; ir < (%lld + ONNXC_MR - 1) / ONNXC_MR * ONNXC_MR; ir += ONNXC_MR) {",
           LL(N));
-  ec_line(e, "onnxc_ukr(kc, ap + (ir - ir %% %d) * %lld + pc * %d + ir %% %d, b, ct + ir * %lld + jr, "
+  ec_line(e, "onnxc_ukr(kc, ap + (ir - ir %% %d) * %lld + pc * %d + ir %% %d, %d, b, ct + ir * %lld + jr, "
              "%lld, pc > 0, (const float *)0, (const float *)0, (const float *)0, 0, 0.0f, 0.0f);",
-          GEMM_MRP, LL(K), GEMM_MRP, GEMM_MRP, LL(ldt), LL(ldt));
+          GEMM_MRP, LL(K), GEMM_MRP, GEMM_MRP, GEMM_MRP, LL(ldt), LL(ldt));
   ec_line(e, "}");
   ec_line(e, "}");
   ec_line(e, "}");

@@ -82,7 +82,8 @@ static void test_emit_gemm_matmul_weight_packed_in_column_panels(void **state) {
   arena_free(a);
   char *c = generated_c(g, &p);
   assert_non_null(strstr(c, "#if defined(__AVX512F__)"));
-  assert_non_null(strstr(c, "onnxc_ukr(kc, a, b, c, 70"));
+  assert_non_null(strstr(c, "onnxc_ukr(kc, a, as, b, c, 70"));
+  assert_non_null(strstr(c, "const long as = ONNXC_MR;")); /* A packed at run time */
   free(c);
   ir_graph_free(g);
 }
