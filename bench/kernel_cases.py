@@ -205,6 +205,12 @@ def build(root):
                 bias=False, act="LeakyRelu"))
     c(conv_case(root, rng, "res_conv_s2_clip", 1, 12, 15, 15, 33, (1, 1), strides=[2, 2],
                 residual="right", act="Clip"))
+    # grouped (not depthwise): one product per group
+    c(conv_case(root, rng, "grouped1x1_g3", 1, 24, 9, 9, 48, (1, 1), group=3, act="Relu"))
+    c(conv_case(root, rng, "grouped3x3_g4_batch2", 2, 16, 10, 11, 32, (3, 3), group=4,
+                pads=[1, 1, 1, 1], strides=[1, 2]))
+    c(conv_case(root, rng, "grouped_w_input", 1, 12, 8, 8, 24, (3, 3), group=2,
+                weights_const=False, bias=False, pads=[0, 1, 0, 1]))
     # small maps (N = OH*OW <= 256, not a multiple of 32; M a multiple of 32): Y^T
     c(conv_case(root, rng, "small_conv3x3_7x7", 1, 40, 7, 7, 64, (3, 3), pads=[1, 1, 1, 1],
                 residual="left", act="Relu"))
@@ -224,6 +230,9 @@ def build(root):
     # large enough (>= 2^20 multiply-adds, >= 2^16 elements) for --threads' parallel paths
     c(conv_case(root, rng, "par_small_conv3x3_14x14", 1, 64, 14, 14, 128, (3, 3),
                 pads=[1, 1, 1, 1], residual="right", act="Relu"))
+    c(conv_case(root, rng, "par_grouped1x1", 1, 120, 28, 28, 240, (1, 1), group=3, act="Relu"))
+    c(conv_case(root, rng, "par_grouped3x3", 1, 64, 20, 20, 64, (3, 3), group=2,
+                pads=[1, 1, 1, 1]))
     c(norm_case(root, rng, "par_layernorm", "LayerNormalization", (2, 100, 333), axis=-1))
     c(norm_case(root, rng, "par_softmax", "Softmax", (3, 70, 321), axis=-1))
     c(pool_case(root, rng, "par_maxpool_stem", "MaxPool", 1, 64, 112, 112, (3, 3), strides=[2, 2],

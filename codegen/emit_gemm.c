@@ -43,6 +43,7 @@ typedef struct Operand {
 /* Window of a 2-D conv, with the padded image's extents. */
 typedef struct Window {
   int64_t c, h, w, kh, kw, sh, sw, dh, dw, pt, pl, pb, pr, oh, ow;
+  int64_t groups; /* a grouped conv: one product per group (channels c / groups in) */
   bool padded;
 } Window;
 
@@ -181,8 +182,8 @@ static void emit_pack_b(EmitC *e, const Prod *p, const Window *win) {
     ec_line(e, "ro[nr] = (int)w;");
     ec_line(e, "for (long kk = 0; kk < kc; kk++) {");
     ec_line(e, "const long kg = pc + kk, t = kg %% %lld;", LL(taps));
-    ec_line(e, "const float *s = xp + kg / %lld * %lld + t / %lld * %lld + t %% %lld * %lld;",
-            LL(taps), LL(plane), LL(win->kw), LL(win->dh * wp), LL(win->kw), LL(win->dw));
+    ec_line(e, "const float *s = %s + kg / %lld * %lld + t / %lld * %lld + t %% %lld * %lld;",
+            b->ptr, LL(taps), LL(plane), LL(win->kw), LL(win->dh * wp), LL(win->kw), LL(win->dw));
     ec_line(e, "float *dk = d + kk * 32;");
     ec_line(e, "if (run) {");
     ec_line(e, "const float *s0 = s + px[0];");
@@ -408,9 +409,13 @@ static void set_epilogue(Prod *p, const Node *n, const char *base, const char *r
 
 static bool conv_window(const Node *n, Window *w) {
   const Shape *x = &n->in[0]->shape, *ws = &n->in[1]->shape, *y = &n->out[0]->shape;
-  if (x->rank != 4 || ir_attr_int(n, "group", 1) != 1)
+  int64_t g = ir_attr_int(n, "group", 1);
+  /* grouped (not depthwise: emit_conv.c has its own path) when each group has
+   * 8 output channels or more and 2 input channels or more (as memplan_scratch.c) */
+  if (x->rank != 4 || g < 1 || (g != 1 && (ws->d[1] < 2 || ws->d[0] / g < 8)))
     return false;
   memset(w, 0, sizeof *w);
+  w->groups = g;
   w->c = x->d[1];
   w->h = x->d[2];
   w->w = x->d[3];
@@ -463,7 +468,7 @@ static bool is_f32(const Node *n) {
  * multiple of 32), so no tile is partial; one image, weights packed at
  * compile time as the right operand. */
 static bool conv_small(const Node *n, int64_t m, int64_t npix) {
-  return n->in[0]->shape.d[0] == 1 && npix <= 256 && npix % GEMM_NRP != 0 && m % GEMM_NRP == 0 &&
+  return ir_attr_int(n, "group", 1) == 1 && n->in[0]->shape.d[0] == 1 && npix <= 256 && npix % GEMM_NRP != 0 && m % GEMM_NRP == 0 &&
          prepacked(n->in[1]);
 }
 
@@ -496,17 +501,26 @@ static bool conv_prod(const Node *n, Prod *p, Window *w) {
     p->par = ec_threads() > 1 && p->m * p->n * p->k >= GEMM_PAR_MACS;
     return true;
   }
+  /* the product of one group: wg, xg, yg (and bg) are that group's */
+  p->m = ws->d[0] / w->groups;
   p->a.src = prepacked(n->in[1]) ? SRC_PACKED : SRC_ROWS;
-  p->a.ptr = "X1";
+  p->a.ptr = "wg";
   p->a.ld = p->k;
   bool plain = w->kh == 1 && w->kw == 1 && w->sh == 1 && w->sw == 1 && !w->padded;
   p->b.src = plain ? SRC_ROWS : SRC_IM2COL;
-  p->b.ptr = "xn";
+  p->b.ptr = "xg";
   p->b.ld = p->n;
-  p->y = "yn";
+  p->y = "yg";
   p->ldy = p->n;
   layout(p, w);
   return true;
+}
+
+/* Items per matrix of emit_core_par (all rows at once when A is packed and
+ * there are columns enough). */
+static int64_t par_per(const Prod *p) {
+  int64_t ncw = par_ncw(p->m, p->n), nib = (p->m + GEMM_MC - 1) / GEMM_MC, njb = (p->n + ncw - 1) / ncw;
+  return (p->a.src == SRC_PACKED && njb >= 4 * ec_threads() ? 1 : nib) * njb;
 }
 
 /* Marks the node's function as running on every thread (true), unless the
@@ -675,21 +689,34 @@ bool gemm_emit_conv(EmitC *e, const Node *n) {
   if (p.trans)
     return emit_conv_small(e, n, &p, &w);
   /* a residual fused by passes/fuse_epilogue.c: input 3, rn at the image's */
-  bool res = ir_has_input(n, 3);
+  bool res = ir_has_input(n, 3), bias = ir_has_input(n, 2);
   char base[96], rterm[48] = "";
   if (res)
     snprintf(rterm, sizeof rterm, " + rn[i * %lld + j]", LL(p.ldy));
-  snprintf(base, sizeof base, "v%s%s", ir_has_input(n, 2) ? " + X2[i]" : "", rterm);
-  set_epilogue(&p, n, base, ir_has_input(n, 2) ? "X2 + ic + ir" : "(const float *)0",
-               "(const float *)0");
+  snprintf(base, sizeof base, "v%s%s", bias ? " + bg[i]" : "", rterm);
+  set_epilogue(&p, n, base, bias ? "bg + ic + ir" : "(const float *)0", "(const float *)0");
   p.res = res ? "rn" : NULL;
   int64_t batch = n->in[0]->shape.d[0], wp = w.w + w.pl + w.pr, hp = w.h + w.pt + w.pb;
-  int64_t img = w.c * w.h * w.w;
+  int64_t img = w.c * w.h * w.w, G = w.groups, cg = w.c / G, mg = p.m;
+  /* a group's weights, input planes, output rows and bias */
+  int64_t wstride = (p.a.src == SRC_PACKED ? up(mg, GEMM_MRP) : mg) * p.k;
+  int64_t xstride = cg * (p.b.src == SRC_IM2COL && w.padded ? hp * wp : w.h * w.w);
+  char g0[96], g1[96], g2[96], g3[96], label[48] = "";
+  snprintf(g0, sizeof g0, "const float *wg = X1 + grp * %lld;", LL(wstride));
+  snprintf(g1, sizeof g1, "const float *xg = %s + grp * %lld;",
+           p.b.src == SRC_IM2COL ? "xp" : "xn", LL(xstride));
+  snprintf(g2, sizeof g2, "float *yg = yn + grp * %lld;", LL(mg * p.n));
+  if (bias)
+    snprintf(g3, sizeof g3, "const float *bg = X2 + grp * %lld;", LL(mg));
+  else
+    snprintf(g3, sizeof g3, "(void)grp;");
+  if (G > 1)
+    snprintf(label, sizeof label, "%lld groups of ", LL(G));
   /* --threads: on every thread when there is one image (else on this thread,
    * in the same per-thread layout the plan sized) */
   bool shared = p.par && batch == 1 && want_par(e);
-  ec_line(e, "/* implicit GEMM: [%lld x %lld] x [%lld x %lld], %s weights */", LL(p.m), LL(p.k),
-          LL(p.k), LL(p.n), p.a.src == SRC_PACKED ? "packed" : "runtime-packed");
+  ec_line(e, "/* implicit GEMM: %s[%lld x %lld] x [%lld x %lld], %s weights */", label, LL(p.m),
+          LL(p.k), LL(p.k), LL(p.n), p.a.src == SRC_PACKED ? "packed" : "runtime-packed");
   if (p.par && !shared)
     ec_line(e, "const int onnxc_th = 0;");
   if (!p.par)
@@ -709,7 +736,10 @@ bool gemm_emit_conv(EmitC *e, const Node *n) {
     ec_line(e, "(void)xn;");
     if (res)
       ec_line(e, "const float *rn = X3;");
-    emit_core_par(e, &p, &w, 1, NULL, true, nsetup, conv_setup_item);
+    char gl[64];
+    snprintf(gl, sizeof gl, "const long grp = it / %lld;", LL(par_per(&p)));
+    const char *setup[] = {gl, g0, g1, g2, g3, NULL};
+    emit_core_par(e, &p, &w, G, setup, true, nsetup, conv_setup_item);
     buf_free(&p.epi);
     return true;
   }
@@ -725,7 +755,7 @@ bool gemm_emit_conv(EmitC *e, const Node *n) {
   }
   ec_line(e, "for (long nb = 0; nb < %lld; nb++) {", LL(batch));
   ec_line(e, "const float *xn = X0 + nb * %lld;", LL(img));
-  ec_line(e, "float *yn = Y0 + nb * %lld;", LL(p.m * p.n));
+  ec_line(e, "float *yn = Y0 + nb * %lld;", LL(G * p.m * p.n));
   if (res)
     ec_line(e, "const float *rn = X3 + nb * %lld;", LL(p.m * p.n));
   if (p.b.src == SRC_IM2COL) {
@@ -738,10 +768,16 @@ bool gemm_emit_conv(EmitC *e, const Node *n) {
       ec_line(e, "const float *xp = xn;");
     }
   }
+  ec_line(e, "for (long grp = 0; grp < %lld; grp++) {", LL(G));
+  ec_line(e, "%s", g0);
+  ec_line(e, "%s", g1);
+  ec_line(e, "%s", g2);
+  ec_line(e, "%s", g3);
   if (p.par)
     emit_core_par(e, &p, &w, 1, NULL, false, 0, NULL);
   else
     emit_core(e, &p, &w);
+  ec_line(e, "}");
   ec_line(e, "}");
   buf_free(&p.epi);
   return true;
@@ -943,13 +979,15 @@ const Tensor *gemm_weight_data(const Plan *plan, const Value *v, Arena *a) {
   Tensor *t = arena_alloc(a, sizeof *t);
   t->dt = DT_F32;
   if (n->op == OP_Conv && n->in[1] == v && p.a.src == SRC_PACKED) {
-    /* A panels: (i / 24) * 24K + k * 24 + i % 24 */
-    int64_t rows = up(p.m, GEMM_MRP);
-    float *d = arena_alloc(a, (size_t)(rows * K) * sizeof(float));
-    for (int64_t i = 0; i < p.m; i++)
-      for (int64_t k = 0; k < K; k++)
-        d[(i / GEMM_MRP) * GEMM_MRP * K + k * GEMM_MRP + i % GEMM_MRP] = src[i * K + k];
-    t->numel = rows * K;
+    /* A panels: (i / 24) * 24K + k * 24 + i % 24, one set per group */
+    int64_t rows = up(p.m, GEMM_MRP), G = ir_attr_int(n, "group", 1);
+    float *d = arena_alloc(a, (size_t)(G * rows * K) * sizeof(float));
+    for (int64_t g = 0; g < G; g++)
+      for (int64_t i = 0; i < p.m; i++)
+        for (int64_t k = 0; k < K; k++)
+          d[g * rows * K + (i / GEMM_MRP) * GEMM_MRP * K + k * GEMM_MRP + i % GEMM_MRP] =
+              src[(g * p.m + i) * K + k];
+    t->numel = G * rows * K;
     t->data = d;
   } else if ((n->op == OP_MatMul || n->op == OP_Gemm || p.trans) && n->in[1] == v &&
              p.b.src == SRC_PACKED) {
@@ -977,7 +1015,7 @@ int64_t gemm_weight_numel(const Plan *plan, const Value *v) {
     return 0;
   const Node *n = v->uses[0];
   if (n->op == OP_Conv && n->in[1] == v && p.a.src == SRC_PACKED)
-    return up(p.m, GEMM_MRP) * p.k;
+    return ir_attr_int(n, "group", 1) * up(p.m, GEMM_MRP) * p.k;
   if ((n->op == OP_MatMul || n->op == OP_Gemm || p.trans) && n->in[1] == v && p.b.src == SRC_PACKED)
     return up(p.n, GEMM_NRP) * p.k;
   return 0;

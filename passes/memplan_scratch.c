@@ -77,7 +77,9 @@ static int64_t conv_bytes(const Node *n) {
   const Shape *x = &n->in[0]->shape, *w = &n->in[1]->shape, *y = &n->out[0]->shape;
   int64_t group = ir_attr_int(n, "group", 1);
   bool depthwise = x->rank == 4 && group > 1 && group == x->d[1] && w->d[0] == group && w->d[1] == 1;
-  if (x->rank != 4 || (group != 1 && !depthwise))
+  /* grouped: a product per group, when a group has >= 8 outputs and >= 2 inputs (conv_window) */
+  bool grouped = group > 1 && w->d[1] >= 2 && w->d[0] / group >= 8;
+  if (x->rank != 4 || (group != 1 && !depthwise && !grouped))
     return 0;
   int64_t c = x->d[1], k = w->d[1] * w->d[2] * w->d[3], npix = y->d[2] * y->d[3];
   const char *ap = ir_attr_str(n, "auto_pad", "NOTSET");
@@ -108,7 +110,7 @@ static int64_t conv_bytes(const Node *n) {
     return padded ? 2 * up(((x->d[2] + total[0]) * (x->d[3] + total[1]) + 16) * 4, 64) *
                         scratch_threads
                   : 0;
-  int64_t bytes = gemm_bytes(w->d[0], npix, k, prepacked(n->in[1]), false);
+  int64_t bytes = gemm_bytes(w->d[0] / group, npix, k, prepacked(n->in[1]), false);
   if (bytes == 0 || (unit && !padded))
     return bytes;
   bytes += up(up(npix, NRP) * 4, 64);
