@@ -84,7 +84,7 @@ static int64_t conv_bytes(const Node *n) {
   int64_t c = x->d[1], k = w->d[1] * w->d[2] * w->d[3], npix = y->d[2] * y->d[3];
   const char *ap = ir_attr_str(n, "auto_pad", "NOTSET");
   int64_t total[2] = {0, 0};
-  bool padded = false, unit = w->d[2] == 1 && w->d[3] == 1;
+  bool padded = false, unit = w->d[2] == 1 && w->d[3] == 1, stride1 = true;
   for (int i = 0; i < 2; i++) {
     int npads, nst, ndil;
     const int64_t *p = ir_attr_ints(n, "pads", &npads), *s = ir_attr_ints(n, "strides", &nst);
@@ -99,6 +99,7 @@ static int64_t conv_bytes(const Node *n) {
     }
     padded = padded || total[i] != 0;
     unit = unit && si == 1;
+    stride1 = stride1 && si == 1;
   }
   /* a small-map conv (conv_small in emit_gemm.c): cols^T packed whole, Y^T
    * (row stride M + 16), the zero-padded image */
@@ -106,6 +107,9 @@ static int64_t conv_bytes(const Node *n) {
       prepacked(n->in[1]))
     return up(up(npix, MRP) * k * 4, 64) + up(up(npix, MRP) * (w->d[0] + 16) * 4, 64) +
            (padded ? up((c * (x->d[2] + total[0]) * (x->d[3] + total[1]) + 16) * 4, 64) : 0);
+  /* a direct conv (conv_direct in emit_gemm_conv.c): the padded image (+ 32 floats) only */
+  if (group == 1 && stride1 && !unit && w->d[2] * w->d[3] > 1 && prepacked(n->in[1]))
+    return up((c * (x->d[2] + total[0]) * (x->d[3] + total[1]) + 32) * 4, 64);
   if (depthwise) /* per thread a zero-padded plane and one for the output rows (emit_conv.c) */
     return padded ? 2 * up(((x->d[2] + total[0]) * (x->d[3] + total[1]) + 16) * 4, 64) *
                         scratch_threads

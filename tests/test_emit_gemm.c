@@ -82,7 +82,7 @@ static void test_emit_gemm_matmul_weight_packed_in_column_panels(void **state) {
   arena_free(a);
   char *c = generated_c(g, &p);
   assert_non_null(strstr(c, "#if defined(__AVX512F__)"));
-  assert_non_null(strstr(c, "onnxc_ukr(kc, a, as, b, c, 70"));
+  assert_non_null(strstr(c, "onnxc_ukr(kc, a, as, b, (const int *)0, c, 70"));
   assert_non_null(strstr(c, "const long as = ONNXC_MR;")); /* A packed at run time */
   free(c);
   ir_graph_free(g);
@@ -98,13 +98,14 @@ static void test_emit_gemm_conv_weight_packed_in_row_panels(void **state) {
                   ir_const_new(g, "w", ir_tensor_new(g, DT_F32, &ws, NULL))};
   iota(in[1]);
   Node *conv = ir_node_new(g, OP_Conv, NULL, "conv", 2, in, 1);
-  int64_t pads[4] = {1, 1, 1, 1};
+  int64_t pads[4] = {1, 1, 1, 1}, strides[2] = {2, 1};
   ir_attr_set_ints(conv, "pads", pads, 4);
+  ir_attr_set_ints(conv, "strides", strides, 2);
   ir_output_add(g, conv->out[0]);
   Plan p;
   plan_of(g, &p);
-  /* B block 27 x 128 + pixel table 128 ints + padded image 3 x 12 x 12 (+16) */
-  int64_t want = (27 * 128 * 4 + 63) / 64 * 64 + 512 + ((3 * 12 * 12 + 16) * 4 + 63) / 64 * 64;
+  /* 5 x 10 outputs: B block 27 x 64 + pixel table 64 ints + padded image 3 x 12 x 12 (+16) */
+  int64_t want = (27 * 64 * 4 + 63) / 64 * 64 + 256 + ((3 * 12 * 12 + 16) * 4 + 63) / 64 * 64;
   assert_int_equal(p.scratch_size[conv->id], want);
   assert_int_equal(gemm_weight_numel(&p, in[1]), 48 * 27);
   Arena *a = arena_new();
@@ -113,6 +114,33 @@ static void test_emit_gemm_conv_weight_packed_in_row_panels(void **state) {
   assert_true(pk[1 * 24 * 27 + 26 * 24 + 29 % 24] == (float)(29 * 27 + 26));
   assert_true(pk[1 * 24 * 27 + 3 * 24 + 23] == 0.0f);
   arena_free(a);
+  ir_graph_free(g);
+}
+
+/* A stride-1 3x3 conv with packed weights reads its image directly: the
+ * scratch is the padded image (+ 32 floats), the offsets a static table. */
+static void test_emit_gemm_direct_conv(void **state) {
+  (void)state;
+  Graph *g = pu_graph();
+  int64_t xd[4] = {2, 5, 20, 30}, wd[4] = {40, 5, 3, 3};
+  Shape xs = shape_make(4, xd), ws = shape_make(4, wd);
+  Value *in[2] = {ir_input_add(g, "x", DT_F32, &xs),
+                  ir_const_new(g, "w", ir_tensor_new(g, DT_F32, &ws, NULL))};
+  iota(in[1]);
+  Node *conv = ir_node_new(g, OP_Conv, NULL, "conv", 2, in, 1);
+  int64_t pads[4] = {1, 0, 1, 2};
+  ir_attr_set_ints(conv, "pads", pads, 4);
+  ir_output_add(g, conv->out[0]);
+  Plan p;
+  plan_of(g, &p);
+  assert_int_equal(p.scratch_size[conv->id], ((5 * 22 * 32 + 32) * 4 + 63) / 64 * 64);
+  assert_int_equal(gemm_weight_numel(&p, in[1]), 48 * 45);
+  char *c = generated_c(g, &p);
+  assert_non_null(strstr(c, "/* direct conv: [40 x 45] x image, 20 output rows 32 wide (30 used) */"));
+  /* k = 44: channel 4, tap (2, 2): 4 * 22 * 32 + 2 * 32 + 2 */
+  assert_non_null(strstr(c, "static const int koff[45]"));
+  assert_non_null(strstr(c, ", 2882};"));
+  free(c);
   ir_graph_free(g);
 }
 
@@ -210,6 +238,7 @@ int main(void) {
       cmocka_unit_test(test_emit_gemm_matmul_weight_packed_in_column_panels),
       cmocka_unit_test(test_emit_gemm_conv_weight_packed_in_row_panels),
       cmocka_unit_test(test_emit_gemm_small_map_conv_transposed),
+      cmocka_unit_test(test_emit_gemm_direct_conv),
       cmocka_unit_test(test_emit_gemm_small_products_stay_generic),
       cmocka_unit_test(test_emit_gemm_shared_weight_packed_at_run_time),
       cmocka_unit_test(test_emit_gemm_without_scratch_falls_back),

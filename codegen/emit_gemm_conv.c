@@ -1,0 +1,517 @@
+/* emit_gemm_conv.c - convolutions on the packed GEMM of emit_gemm.c.
+ *
+ * A float32 2-D conv is an implicit GEMM: Y[M, OH*OW] = W[M, C*KH*KW] x cols,
+ * whose columns are gathered while packing from a zero-padded copy of the
+ * image through a table of each output pixel's input offset; a 1x1, stride-1,
+ * unpadded conv is a plain product with the image. Grouped convs run one
+ * product per group. Small output maps are computed transposed
+ * (emit_conv_small). The scratch each form needs is sized by
+ * passes/memplan_scratch.c (kept equal by hand).
+ */
+#include "gemm_internal.h"
+
+/* ---- Conv ------------------------------------------------------------------------ */
+
+static bool conv_window(const Node *n, Window *w) {
+  const Shape *x = &n->in[0]->shape, *ws = &n->in[1]->shape, *y = &n->out[0]->shape;
+  int64_t g = ir_attr_int(n, "group", 1);
+  /* grouped (not depthwise: emit_conv.c has its own path) when each group has
+   * 8 output channels or more and 2 input channels or more (as memplan_scratch.c) */
+  if (x->rank != 4 || g < 1 || (g != 1 && (ws->d[1] < 2 || ws->d[0] / g < 8)))
+    return false;
+  memset(w, 0, sizeof *w);
+  w->groups = g;
+  w->c = x->d[1];
+  w->h = x->d[2];
+  w->w = x->d[3];
+  w->kh = ws->d[2];
+  w->kw = ws->d[3];
+  w->oh = y->d[2];
+  w->ow = y->d[3];
+  int ns, nd, np;
+  const int64_t *s = ir_attr_ints(n, "strides", &ns), *dl = ir_attr_ints(n, "dilations", &nd);
+  const int64_t *pads = ir_attr_ints(n, "pads", &np);
+  w->sh = s && ns == 2 ? s[0] : 1;
+  w->sw = s && ns == 2 ? s[1] : 1;
+  w->dh = dl && nd == 2 ? dl[0] : 1;
+  w->dw = dl && nd == 2 ? dl[1] : 1;
+  const char *ap = ir_attr_str(n, "auto_pad", "NOTSET");
+  int64_t in[2] = {w->h, w->w}, out[2] = {w->oh, w->ow}, k[2] = {w->kh, w->kw};
+  int64_t st[2] = {w->sh, w->sw}, di[2] = {w->dh, w->dw}, pb[2] = {0, 0}, pe[2] = {0, 0};
+  for (int i = 0; i < 2; i++) {
+    if (strncmp(ap, "SAME", 4) == 0) {
+      int64_t total = (out[i] - 1) * st[i] + (k[i] - 1) * di[i] + 1 - in[i];
+      if (total < 0)
+        total = 0;
+      pb[i] = strcmp(ap, "SAME_UPPER") == 0 ? total / 2 : total - total / 2;
+      pe[i] = total - pb[i];
+    } else if (strcmp(ap, "VALID") != 0 && pads && np == 4) {
+      pb[i] = pads[i];
+      pe[i] = pads[2 + i];
+    }
+    if (pb[i] < 0 || pe[i] < 0)
+      return false;
+  }
+  w->pt = pb[0];
+  w->pl = pb[1];
+  w->pb = pe[0];
+  w->pr = pe[1];
+  w->padded = w->pt || w->pl || w->pb || w->pr;
+  return true;
+}
+
+bool gk_is_f32(const Node *n) {
+  for (int i = 0; i < n->n_in; i++)
+    if (ir_has_input(n, i) && n->in[i]->dt != DT_F32)
+      return false;
+  return n->out[0]->dt == DT_F32;
+}
+
+/* A conv whose output maps are small (7x7, 14x14: N = OH*OW <= 256 pixels,
+ * not a multiple of the 32-column panel) computes Y^T[N x M] instead, its
+ * rows the pixels (MR granular) and its columns the M output channels (M a
+ * multiple of 32), so no tile is partial; one image, weights packed at
+ * compile time as the right operand. */
+static bool conv_small(const Node *n, int64_t m, int64_t npix) {
+  return ir_attr_int(n, "group", 1) == 1 && n->in[0]->shape.d[0] == 1 && npix <= 256 && npix % GEMM_NRP != 0 && m % GEMM_NRP == 0 &&
+         gk_prepacked(n->in[1]);
+}
+
+/* A stride-1 conv with a window (not 1x1), one group, weights packed at
+ * compile time: its product reads B(k, q) = xp[koff(k) + q] straight from the
+ * zero-padded image, q running over output rows as wide as the padded image
+ * (the columns past OW are computed and dropped), so nothing is packed and
+ * no pixel table is needed. */
+static bool conv_direct(const Node *n, const Window *w) {
+  return w->groups == 1 && w->sh == 1 && w->sw == 1 && w->kh * w->kw > 1 && gk_prepacked(n->in[1]);
+}
+
+/* Product plan of a Conv; false when the fast path does not apply. */
+bool gk_conv_prod(const Node *n, Prod *p, Window *w) {
+  if (!gk_is_f32(n) || !shape_is_static(&n->in[0]->shape) || !shape_is_static(&n->in[1]->shape) ||
+      !shape_is_static(&n->out[0]->shape) || !conv_window(n, w))
+    return false;
+  const Shape *ws = &n->in[1]->shape;
+  memset(p, 0, sizeof *p);
+  p->m = ws->d[0];
+  p->k = ws->d[1] * ws->d[2] * ws->d[3];
+  p->n = w->oh * w->ow;
+  if (conv_small(n, p->m, p->n)) { /* Y^T = cols^T x W^T (mirrored in memplan_scratch.c) */
+    int64_t rows = up(p->n, GEMM_MRP);
+    p->trans = true;
+    p->n = p->m;
+    p->m = w->oh * w->ow;
+    p->a.src = SRC_IM2COL;
+    p->b.src = SRC_PACKED;
+    p->b.ptr = "X1";
+    p->off_a = 0;
+    p->off_ct = up(rows * p->k * 4, 64);
+    p->off_b = p->off_pix = p->off_img = -1;
+    p->bytes = p->off_ct + up(rows * (p->n + 16) * 4, 64);
+    if (w->padded) {
+      p->off_img = p->bytes;
+      p->bytes += up((w->c * (w->h + w->pt + w->pb) * (w->w + w->pl + w->pr) + 16) * 4, 64);
+    }
+    p->par = ec_threads() > 1 && p->m * p->n * p->k >= GEMM_PAR_MACS;
+    return true;
+  }
+  if (conv_direct(n, w)) { /* no packing: B read from the padded image (memplan_scratch.c) */
+    int64_t hp = w->h + w->pt + w->pb, wp = w->w + w->pl + w->pr;
+    p->direct = true;
+    p->a.src = SRC_PACKED;
+    p->a.ptr = "X1";
+    p->off_a = p->off_b = p->off_pix = -1;
+    p->off_img = 0;
+    p->bytes = up((w->c * hp * wp + 32) * 4, 64);
+    p->par = ec_threads() > 1 && p->m * p->n * p->k >= GEMM_PAR_MACS;
+    return true;
+  }
+  /* the product of one group: wg, xg, yg (and bg) are that group's */
+  p->m = ws->d[0] / w->groups;
+  p->a.src = gk_prepacked(n->in[1]) ? SRC_PACKED : SRC_ROWS;
+  p->a.ptr = "wg";
+  p->a.ld = p->k;
+  bool plain = w->kh == 1 && w->kw == 1 && w->sh == 1 && w->sw == 1 && !w->padded;
+  p->b.src = plain ? SRC_ROWS : SRC_IM2COL;
+  p->b.ptr = "xg";
+  p->b.ld = p->n;
+  p->y = "yg";
+  p->ldy = p->n;
+  gk_layout(p, w);
+  return true;
+}
+
+/* Items per matrix of gk_emit_core_par (all rows at once when A is packed and
+ * there are columns enough). */
+int64_t gk_par_per(const Prod *p) {
+  int64_t ncw = gk_par_ncw(p->m, p->n), nib = (p->m + GEMM_MC - 1) / GEMM_MC, njb = (p->n + ncw - 1) / ncw;
+  return (p->a.src == SRC_PACKED && njb >= 4 * ec_threads() ? 1 : nib) * njb;
+}
+
+/* Marks the node's function as running on every thread (true), unless the
+ * thread count is 1. */
+bool gk_want_par(EmitC *e) {
+  if (ec_threads() <= 1)
+    return false;
+  ec_set_parallel(e);
+  return true;
+}
+
+/* Items of a shared conv's set-up: the pixel table (item 0) and the padded
+ * image, a share of the channels per item, each plane written once (borders
+ * zeroed, rows copied). */
+#define CONV_SETUP_ITEMS 8
+
+static void conv_setup_item(EmitC *e, const Prod *p, const Window *w, int64_t nsetup) {
+  int64_t wp = w->w + w->pl + w->pr, hp = w->h + w->pt + w->pb;
+  ec_line(e, "if (it == 0) {");
+  ec_line(e, "int *px = (int *)(S + %lld);", LL(p->off_pix));
+  ec_line(e, "for (long q = 0; q < %lld; q++)", LL(up(p->n, GEMM_NRP)));
+  ec_line(e, "  px[q] = q < %lld ? (int)(q / %lld * %lld + q %% %lld * %lld) : 0;", LL(p->n),
+          LL(w->ow), LL(w->sh * wp), LL(w->ow), LL(w->sw));
+  ec_line(e, "}");
+  if (!w->padded)
+    return;
+  ec_line(e, "float *xw = (float *)(S + %lld);", LL(p->off_img));
+  ec_line(e, "if (it == %lld)", LL(nsetup - 1));
+  ec_line(e, "  for (long q = 0; q < 16; q++) xw[%lld + q] = 0;", LL(w->c * hp * wp));
+  ec_line(e, "for (long ch = it * %lld / %lld; ch < (it + 1) * %lld / %lld; ch++) {", LL(w->c),
+          LL(nsetup), LL(w->c), LL(nsetup));
+  ec_line(e, "float *d = xw + ch * %lld;", LL(hp * wp));
+  ec_line(e, "const float *s = X0 + ch * %lld;", LL(w->h * w->w));
+  if (w->pt)
+    ec_line(e, "for (long q = 0; q < %lld; q++) d[q] = 0;", LL(w->pt * wp));
+  ec_line(e, "for (long r = 0; r < %lld; r++) {", LL(w->h));
+  ec_line(e, "float *dr = d + (r + %lld) * %lld;", LL(w->pt), LL(wp));
+  if (w->pl)
+    ec_line(e, "for (long x = 0; x < %lld; x++) dr[x] = 0;", LL(w->pl));
+  ec_line(e, "for (long x = 0; x < %lld; x++) dr[%lld + x] = s[r * %lld + x];", LL(w->w), LL(w->pl),
+          LL(w->w));
+  if (w->pr)
+    ec_line(e, "for (long x = 0; x < %lld; x++) dr[%lld + x] = 0;", LL(w->pr), LL(w->pl + w->w));
+  ec_line(e, "}");
+  if (w->pb)
+    ec_line(e, "for (long q = 0; q < %lld; q++) d[%lld + q] = 0;", LL(w->pb * wp),
+            LL((w->pt + w->h) * wp));
+  ec_line(e, "}");
+}
+
+/* The small-map conv (conv_small): items 0..NS-1 pack cols^T (all N rows,
+ * padded to a 24-row panel, zeros outside the image) for a share of the input
+ * channels each; then each item takes a block of output channels: the
+ * product into Y^T (scratch, ldc M) over all of K, then its channels' rows of
+ * Y with the bias, residual and activation. */
+static bool emit_conv_small(EmitC *e, const Node *n, const Prod *p, const Window *w) {
+  /* Y^T's row stride: M + 16, as a power-of-two stride would put a column's
+   * elements in one cache set */
+  int64_t N = p->m, M = p->n, K = p->k, rows = up(N, GEMM_MRP), taps = w->kh * w->kw, ldt = M + 16;
+  int64_t cb = M % 64 == 0 && M / 64 >= 4 * ec_threads() ? 64 : 32, nj = M / cb;
+  int64_t ns = min64(w->c, 8);
+  bool shared = p->par && gk_want_par(e);
+  ec_line(e, "/* small maps: Y^T[%lld x %lld] = cols^T[%lld x %lld] x W^T, packed weights; "
+             "stored transposed */", LL(N), LL(M), LL(N), LL(K));
+  ec_line(e, "float *ap = (float *)(S + %lld);", LL(p->off_a));
+  ec_line(e, "float *ct = (float *)(S + %lld);", LL(p->off_ct));
+  ec_line(e, "long own = 0, it;");
+  ec_line(e, "(void)own;");
+  if (shared)
+    ec_line(e, "while ((it = onnxc_nt > 1 ? onnxc_claim() : own++) < %lld) {", LL(ns + nj));
+  else
+    ec_line(e, "while ((it = own++) < %lld) {", LL(ns + nj));
+  ec_line(e, "if (it < %lld) {", LL(ns));
+  ec_line(e, "const long c0 = it * %lld / %lld, c1 = (it + 1) * %lld / %lld;", LL(w->c), LL(ns),
+          LL(w->c), LL(ns));
+  int64_t wp = w->w + w->pl + w->pr, hp = w->h + w->pt + w->pb, sw = w->sw;
+  if (w->padded) { /* the item's channels of the zero-padded image */
+    ec_line(e, "float *xw = (float *)(S + %lld);", LL(p->off_img));
+    ec_line(e, "if (it == %lld)", LL(ns - 1));
+    ec_line(e, "  for (long q = 0; q < 16; q++) xw[%lld + q] = 0;", LL(w->c * hp * wp));
+    ec_line(e, "for (long ch = c0; ch < c1; ch++) {");
+    ec_line(e, "float *d = xw + ch * %lld;", LL(hp * wp));
+    ec_line(e, "const float *s = X0 + ch * %lld;", LL(w->h * w->w));
+    ec_line(e, "for (long q = 0; q < %lld; q++) d[q] = 0;", LL(hp * wp));
+    ec_line(e, "for (long r = 0; r < %lld; r++)", LL(w->h));
+    ec_line(e, "  for (long x = 0; x < %lld; x++) d[(r + %lld) * %lld + %lld + x] = s[r * %lld + x];",
+            LL(w->w), LL(w->pt), LL(wp), LL(w->pl), LL(w->w));
+    ec_line(e, "}");
+    ec_line(e, "const float *xi = xw;");
+  } else {
+    ec_line(e, "const float *xi = X0;");
+  }
+  /* then its rows of cols^T, one 24-pixel panel at a time, as row runs */
+  ec_line(e, "for (long q0 = 0; q0 < %lld; q0 += %d) {", LL(rows), GEMM_MRP);
+  ec_line(e, "const long w = %lld - q0 < %d ? %lld - q0 : %d;", LL(N), GEMM_MRP, LL(N), GEMM_MRP);
+  ec_line(e, "int px[%d], ro[%d], nr = 0;", GEMM_MRP, GEMM_MRP + 1);
+  ec_line(e, "for (long x = 0; x < w; x++) {");
+  ec_line(e, "px[x] = (int)((q0 + x) / %lld * %lld + (q0 + x) %% %lld * %lld);", LL(w->ow),
+          LL(w->sh * wp), LL(w->ow), LL(sw));
+  ec_line(e, "if (x == 0 || px[x] != px[x - 1] + %lld) ro[nr++] = (int)x;", LL(sw));
+  ec_line(e, "}");
+  ec_line(e, "ro[nr] = (int)w;");
+  char step[32] = "";
+  if (sw != 1)
+    snprintf(step, sizeof step, " * %lld", LL(sw));
+  ec_line(e, "for (long ch = c0; ch < c1; ch++) {");
+  ec_line(e, "for (long t = 0; t < %lld; t++) {", LL(taps));
+  ec_line(e, "const float *s = xi + ch * %lld + t / %lld * %lld + t %% %lld * %lld;", LL(hp * wp),
+          LL(w->kw), LL(w->dh * wp), LL(w->kw), LL(w->dw));
+  ec_line(e, "float *d = ap + q0 * %lld + (ch * %lld + t) * %d;", LL(K), LL(taps), GEMM_MRP);
+  ec_line(e, "for (int r = 0; r < nr; r++) {");
+  ec_line(e, "const float *sr = s + px[ro[r]];");
+  ec_line(e, "float *dr = d + ro[r];");
+  ec_line(e, "const long l = ro[r + 1] - ro[r];");
+  ec_line(e, "for (long x = 0; x < l; x++) dr[x] = sr[x%s];", step);
+  ec_line(e, "}");
+  ec_line(e, "for (long x = w; x < %d; x++) d[x] = 0;", GEMM_MRP);
+  ec_line(e, "}");
+  ec_line(e, "}");
+  ec_line(e, "}");
+  if (shared)
+    ec_line(e, "onnxc_ready_set(onnxc_nt);");
+  ec_line(e, "continue;");
+  ec_line(e, "}");
+  if (shared)
+    ec_line(e, "onnxc_ready_wait(onnxc_nt, %lld);", LL(ns));
+  ec_line(e, "const long j0 = (it - %lld) * %lld;", LL(ns), LL(cb));
+  ec_line(e, "for (long pc = 0; pc < %lld; pc += %d) {", LL(K), GEMM_KC);
+  ec_line(e, "const long kc = %lld - pc < %d ? %lld - pc : %d;", LL(K), GEMM_KC, LL(K), GEMM_KC);
+  ec_line(e, "for (long jr = j0; jr < j0 + %lld; jr += ONNXC_NR) {", LL(cb));
+  ec_line(e, "const float *b = X1 + (jr - jr %% %d) * %lld + pc * %d + jr %% %d;", GEMM_NRP, LL(K),
+          GEMM_NRP, GEMM_NRP);
+  ec_line(e, "for (long ir = 0; ir < (%lld + ONNXC_MR - 1) / ONNXC_MR * ONNXC_MR; ir += ONNXC_MR) {",
+          LL(N));
+  ec_line(e, "onnxc_ukr(kc, ap + (ir - ir %% %d) * %lld + pc * %d + ir %% %d, %d, b, (const int *)0, ct + ir * %lld + jr, "
+             "%lld, pc > 0, (const float *)0, (const float *)0, (const float *)0, 0, 0.0f, 0.0f);",
+          GEMM_MRP, LL(K), GEMM_MRP, GEMM_MRP, GEMM_MRP, LL(ldt), LL(ldt));
+  ec_line(e, "}");
+  ec_line(e, "}");
+  ec_line(e, "}");
+  Buf v;
+  buf_init(&v);
+  buf_printf(&v, "ct[q * %lld + ch]%s", LL(ldt), ir_has_input(n, 2) ? " + X2[ch]" : "");
+  if (ir_has_input(n, 3))
+    buf_printf(&v, " + X3[ch * %lld + q]", LL(N));
+  Buf out;
+  buf_init(&out);
+  gemm_act_expr(n, "v", &out);
+  ec_line(e, "for (long ch = j0; ch < j0 + %lld; ch++) {", LL(cb));
+  ec_line(e, "for (long q = 0; q < %lld; q++) {", LL(N));
+  ec_line(e, "const float v = %s;", v.s);
+  ec_line(e, "Y0[ch * %lld + q] = %s;", LL(N), out.s);
+  ec_line(e, "}");
+  ec_line(e, "}");
+  ec_line(e, "}");
+  buf_free(&v);
+  buf_free(&out);
+  return true;
+}
+
+/* Items 0..ns-1 of a direct conv: a share of the padded image's channels
+ * (the last item zeroes the 32 floats after it, read by the last tile). */
+static void direct_setup_item(EmitC *e, const Prod *p, const Window *w, int64_t ns) {
+  int64_t hp = w->h + w->pt + w->pb, wp = w->w + w->pl + w->pr;
+  (void)p;
+  ec_line(e, "float *xw = (float *)S;");
+  ec_line(e, "if (it == %lld)", LL(ns - 1));
+  ec_line(e, "  for (long q = 0; q < 32; q++) xw[%lld + q] = 0;", LL(w->c * hp * wp));
+  ec_line(e, "for (long ch = it * %lld / %lld; ch < (it + 1) * %lld / %lld; ch++) {", LL(w->c), LL(ns),
+          LL(w->c), LL(ns));
+  ec_line(e, "float *d = xw + ch * %lld;", LL(hp * wp));
+  ec_line(e, "const float *s = xn + ch * %lld;", LL(w->h * w->w));
+  ec_line(e, "for (long q = 0; q < %lld; q++) d[q] = 0;", LL(hp * wp));
+  ec_line(e, "for (long r = 0; r < %lld; r++)", LL(w->h));
+  ec_line(e, "  for (long x = 0; x < %lld; x++) d[(r + %lld) * %lld + %lld + x] = s[r * %lld + x];",
+          LL(w->w), LL(w->pt), LL(wp), LL(w->pl), LL(w->w));
+  ec_line(e, "}");
+}
+
+/* The direct conv (conv_direct): tiles of 32 wide columns x MR rows, each
+ * computed over all of K in registers into a stack tile, whose real columns
+ * are then stored with the bias, residual and activation. */
+static bool emit_conv_direct(EmitC *e, const Node *n, const Prod *p, const Window *w) {
+  int64_t hp = w->h + w->pt + w->pb, wp = w->w + w->pl + w->pr, taps = w->kh * w->kw;
+  int64_t M = p->m, K = p->k, N = p->n, nw = (w->oh - 1) * wp + w->ow, nt = (nw + 31) / 32;
+  int64_t batch = n->in[0]->shape.d[0], tb = nt >= 16 * ec_threads() ? 4 : 1, items = (nt + tb - 1) / tb;
+  int64_t ns = min64(w->c, 8);
+  bool shared = p->par && batch == 1 && gk_want_par(e);
+  ec_line(e, "/* direct conv: [%lld x %lld] x image, %lld output rows %lld wide (%lld used) */", LL(M),
+          LL(K), LL(w->oh), LL(wp), LL(w->ow));
+  /* B(k, q) = xp[koff[k] + q] */
+  Buf tab;
+  buf_init(&tab);
+  for (int64_t k = 0; k < K; k++) {
+    int64_t t = k % taps;
+    buf_printf(&tab, "%s%lld", k ? (k % 16 ? ", " : ",\n  ") : "",
+               LL(k / taps * hp * wp + t / w->kw * w->dh * wp + t % w->kw * w->dw));
+  }
+  ec_line(e, "static const int koff[%lld] = {", LL(K));
+  ec_line(e, "  %s};", tab.s);
+  buf_free(&tab);
+  ec_line(e, "const float *xp = (const float *)S;");
+  Buf epi, base;
+  buf_init(&epi);
+  buf_init(&base);
+  buf_printf(&base, "v%s", ir_has_input(n, 2) ? " + X2[i]" : "");
+  if (ir_has_input(n, 3))
+    buf_printf(&base, " + rn[i * %lld + j]", LL(N));
+  gemm_act_expr(n, base.s, &epi);
+  ec_line(e, "long own = 0, it;");
+  ec_line(e, "(void)own;");
+  if (shared) {
+    ec_line(e, "const float *xn = X0;");
+    ec_line(e, "float *yn = Y0;");
+    if (ir_has_input(n, 3))
+      ec_line(e, "const float *rn = X3;");
+    ec_line(e, "while ((it = onnxc_nt > 1 ? onnxc_claim() : own++) < %lld) {", LL(ns + items));
+    ec_line(e, "if (it < %lld) {", LL(ns));
+    direct_setup_item(e, p, w, ns);
+    ec_line(e, "onnxc_ready_set(onnxc_nt);");
+    ec_line(e, "continue;");
+    ec_line(e, "}");
+    ec_line(e, "it -= %lld;", LL(ns));
+    ec_line(e, "onnxc_ready_wait(onnxc_nt, %lld);", LL(ns));
+  } else {
+    ec_line(e, "for (long nb = 0; nb < %lld; nb++) {", LL(batch));
+    ec_line(e, "const float *xn = X0 + nb * %lld;", LL(w->c * w->h * w->w));
+    ec_line(e, "float *yn = Y0 + nb * %lld;", LL(M * N));
+    if (ir_has_input(n, 3))
+      ec_line(e, "const float *rn = X3 + nb * %lld;", LL(M * N));
+    ec_line(e, "for (it = 0; it < %lld; it++) {", LL(ns));
+    direct_setup_item(e, p, w, ns);
+    ec_line(e, "}");
+    ec_line(e, "for (it = 0; it < %lld; it++) {", LL(items));
+  }
+  ec_line(e, "for (long jt = it * %lld; jt < (it + 1) * %lld && jt < %lld; jt++) {", LL(tb), LL(tb),
+          LL(nt));
+  ec_line(e, "const long q0 = jt * 32;");
+  ec_line(e, "for (long ir = 0; ir < %lld; ir += ONNXC_MR) {", LL(M));
+  ec_line(e, "float t[ONNXC_MR * 32];");
+  ec_line(e, "const float *a = X1 + (ir - ir %% 24) * %lld + ir %% 24;", LL(K));
+  ec_line(e, "const long rows = %lld - ir < ONNXC_MR ? %lld - ir : ONNXC_MR;", LL(M), LL(M));
+  ec_line(e, "for (long jr = 0; jr < 32; jr += ONNXC_NR)");
+  ec_line(e, "  onnxc_ukr(%lld, a, 24, xp + q0 + jr, koff, t + jr, 32, 0, (const float *)0, "
+             "(const float *)0, (const float *)0, 0, 0.0f, 0.0f);", LL(K));
+  ec_line(e, "for (long x = 0; x < 32; x++) {");
+  ec_line(e, "const long q = q0 + x, oy = q / %lld, ox = q %% %lld, j = oy * %lld + ox;", LL(wp),
+          LL(wp), LL(w->ow));
+  ec_line(e, "if (q >= %lld || ox >= %lld) continue;", LL(nw), LL(w->ow));
+  ec_line(e, "for (long r = 0; r < rows; r++) {");
+  ec_line(e, "const long i = ir + r;");
+  ec_line(e, "const float v = t[r * 32 + x];");
+  ec_line(e, "yn[i * %lld + j] = %s;", LL(N), epi.s);
+  ec_line(e, "}");
+  ec_line(e, "}");
+  ec_line(e, "}"); /* ir */
+  ec_line(e, "}"); /* jt */
+  ec_line(e, "}"); /* items */
+  if (!shared)
+    ec_line(e, "}"); /* nb */
+  buf_free(&epi);
+  buf_free(&base);
+  return true;
+}
+
+bool gemm_emit_conv(EmitC *e, const Node *n) {
+  Prod p;
+  Window w;
+  if (!gk_conv_prod(n, &p, &w) || !gk_scratch_ok(e, n, &p))
+    return false;
+  if (p.trans)
+    return emit_conv_small(e, n, &p, &w);
+  if (p.direct)
+    return emit_conv_direct(e, n, &p, &w);
+  /* a residual fused by passes/fuse_epilogue.c: input 3, rn at the image's */
+  bool res = ir_has_input(n, 3), bias = ir_has_input(n, 2);
+  char base[96], rterm[48] = "";
+  if (res)
+    snprintf(rterm, sizeof rterm, " + rn[i * %lld + j]", LL(p.ldy));
+  snprintf(base, sizeof base, "v%s%s", bias ? " + bg[i]" : "", rterm);
+  gk_set_epilogue(&p, n, base, bias ? "bg + ic + ir" : "(const float *)0", "(const float *)0");
+  p.res = res ? "rn" : NULL;
+  int64_t batch = n->in[0]->shape.d[0], wp = w.w + w.pl + w.pr, hp = w.h + w.pt + w.pb;
+  int64_t img = w.c * w.h * w.w, G = w.groups, cg = w.c / G, mg = p.m;
+  /* a group's weights, input planes, output rows and bias */
+  int64_t wstride = (p.a.src == SRC_PACKED ? up(mg, GEMM_MRP) : mg) * p.k;
+  int64_t xstride = cg * (p.b.src == SRC_IM2COL && w.padded ? hp * wp : w.h * w.w);
+  char g0[96], g1[96], g2[96], g3[96], label[48] = "";
+  snprintf(g0, sizeof g0, "const float *wg = X1 + grp * %lld;", LL(wstride));
+  snprintf(g1, sizeof g1, "const float *xg = %s + grp * %lld;",
+           p.b.src == SRC_IM2COL ? "xp" : "xn", LL(xstride));
+  snprintf(g2, sizeof g2, "float *yg = yn + grp * %lld;", LL(mg * p.n));
+  if (bias)
+    snprintf(g3, sizeof g3, "const float *bg = X2 + grp * %lld;", LL(mg));
+  else
+    snprintf(g3, sizeof g3, "(void)grp;");
+  if (G > 1)
+    snprintf(label, sizeof label, "%lld groups of ", LL(G));
+  /* --threads: on every thread when there is one image (else on this thread,
+   * in the same per-thread gk_layout the plan sized) */
+  bool shared = p.par && batch == 1 && gk_want_par(e);
+  ec_line(e, "/* implicit GEMM: %s[%lld x %lld] x [%lld x %lld], %s weights */", label, LL(p.m),
+          LL(p.k), LL(p.k), LL(p.n), p.a.src == SRC_PACKED ? "packed" : "runtime-packed");
+  if (p.par && !shared)
+    ec_line(e, "const int onnxc_th = 0;");
+  if (!p.par)
+    gk_declare_scratch(e, &p);
+  if (shared) {
+    /* the pixel table and the padded image are built by the task's first items */
+    int64_t nsetup = p.b.src != SRC_IM2COL ? 0 : w.padded ? min64(w.c, CONV_SETUP_ITEMS) : 1;
+    if (p.b.src == SRC_IM2COL) {
+      ec_line(e, "const int *pix = (const int *)(S + %lld);", LL(p.off_pix));
+      if (w.padded)
+        ec_line(e, "const float *xp = (const float *)(S + %lld);", LL(p.off_img));
+      else
+        ec_line(e, "const float *xp = X0;");
+    }
+    ec_line(e, "const float *xn = X0;");
+    ec_line(e, "float *yn = Y0;");
+    ec_line(e, "(void)xn;");
+    if (res)
+      ec_line(e, "const float *rn = X3;");
+    char gl[64];
+    snprintf(gl, sizeof gl, "const long grp = it / %lld;", LL(gk_par_per(&p)));
+    const char *setup[] = {gl, g0, g1, g2, g3, NULL};
+    gk_emit_core_par(e, &p, &w, G, setup, true, nsetup, conv_setup_item);
+    buf_free(&p.epi);
+    return true;
+  }
+  if (p.b.src == SRC_IM2COL) {
+    ec_line(e, "int *pix = (int *)(S + %lld);", LL(p.off_pix));
+    ec_line(e, "for (long q = 0; q < %lld; q++)", LL(up(p.n, GEMM_NRP)));
+    ec_line(e, "  pix[q] = q < %lld ? (int)(q / %lld * %lld + q %% %lld * %lld) : 0;", LL(p.n),
+            LL(w.ow), LL(w.sh * wp), LL(w.ow), LL(w.sw));
+    if (w.padded) {
+      ec_line(e, "float *xp = (float *)(S + %lld);", LL(p.off_img));
+      ec_line(e, "for (long q = 0; q < %lld; q++) xp[q] = 0;", LL(w.c * hp * wp + 16));
+    }
+  }
+  ec_line(e, "for (long nb = 0; nb < %lld; nb++) {", LL(batch));
+  ec_line(e, "const float *xn = X0 + nb * %lld;", LL(img));
+  ec_line(e, "float *yn = Y0 + nb * %lld;", LL(G * p.m * p.n));
+  if (res)
+    ec_line(e, "const float *rn = X3 + nb * %lld;", LL(p.m * p.n));
+  if (p.b.src == SRC_IM2COL) {
+    if (w.padded) {
+      ec_line(e, "for (long ch = 0; ch < %lld; ch++)", LL(w.c * w.h));
+      ec_line(e, "  for (long x = 0; x < %lld; x++)", LL(w.w));
+      ec_line(e, "    xp[(ch / %lld * %lld + ch %% %lld + %lld) * %lld + %lld + x] = xn[ch * %lld + x];",
+              LL(w.h), LL(hp), LL(w.h), LL(w.pt), LL(wp), LL(w.pl), LL(w.w));
+    } else {
+      ec_line(e, "const float *xp = xn;");
+    }
+  }
+  ec_line(e, "for (long grp = 0; grp < %lld; grp++) {", LL(G));
+  ec_line(e, "%s", g0);
+  ec_line(e, "%s", g1);
+  ec_line(e, "%s", g2);
+  ec_line(e, "%s", g3);
+  if (p.par)
+    gk_emit_core_par(e, &p, &w, 1, NULL, false, 0, NULL);
+  else
+    gk_emit_core(e, &p, &w);
+  ec_line(e, "}");
+  ec_line(e, "}");
+  buf_free(&p.epi);
+  return true;
+}
+

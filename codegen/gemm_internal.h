@@ -1,0 +1,85 @@
+/* gemm_internal.h - what emit_gemm.c (the blocked product, MatMul, Gemm,
+ * packed weights) and emit_gemm_conv.c (convolutions) share: the plan of one
+ * product and the emitters of its loops. Not part of the codegen API. */
+#ifndef ONNXC_GEMM_INTERNAL_H
+#define ONNXC_GEMM_INTERNAL_H
+
+#include "gemm.h"
+
+#include <math.h>
+#include <string.h>
+
+#define LL(x) ((long long)(x))
+
+/* ---- the plan of one product ---------------------------------------------------- */
+
+typedef enum Src {
+  SRC_PACKED, /* a weight packed at compile time (gemm.h layouts) */
+  SRC_ROWS,   /* row-major: element (r, k) of A or (k, c) of B at ptr[r*ld + k] / ptr[k*ld + c] */
+  SRC_TRANS,  /* transposed: A(r, k) at ptr[k*ld + r], B(k, c) at ptr[c*ld + k] */
+  SRC_IM2COL, /* B of a conv: xp[koff(k) + pix[c]] */
+} Src;
+
+typedef struct Operand {
+  Src src;
+  const char *ptr;
+  int64_t ld;
+} Operand;
+
+/* Window of a 2-D conv, with the padded image's extents. */
+typedef struct Window {
+  int64_t c, h, w, kh, kw, sh, sw, dh, dw, pt, pl, pb, pr, oh, ow;
+  int64_t groups; /* a grouped conv: one product per group (channels c / groups in) */
+  bool padded;
+} Window;
+
+typedef struct Prod {
+  int64_t m, n, k;
+  Operand a, b;
+  const char *y;
+  int64_t ldy;
+  Buf epi;             /* stored value from v (float), i, j; empty: v */
+  bool fast_epi;       /* the kernel applies all of epi itself on full tiles, from: */
+  const char *rb, *cb; /* per-row / per-column bias at the tile, or a null pointer */
+  const char *res;     /* residual with y's layout (its matrix base), or NULL */
+  int act;             /* 0 none, 1 Relu, 2 Clip(lo, hi); -1 another activation */
+  char lo[64], hi[64];
+  int64_t off_b, off_a, off_pix, off_img; /* scratch offsets, -1 when unused */
+  int64_t bytes;       /* scratch needed */
+  bool par;            /* runs on every thread (--threads): items of GEMM_MC x GEMM_NCW */
+  int64_t slot;        /* then: bytes of one thread's packing buffers (at off_b / off_a) */
+  bool trans;          /* a small-map conv computed transposed (emit_conv_small) */
+  bool direct;         /* a stride-1 conv read straight from its padded image (emit_conv_direct) */
+  int64_t off_ct;      /* then: its Y^T in scratch */
+} Prod;
+
+
+static inline int64_t up(int64_t x, int64_t a) { return (x + a - 1) / a * a; }
+static inline int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
+
+/* Columns of one parallel item (as passes/memplan_scratch.c). */
+int64_t gk_par_ncw(int64_t m, int64_t n);
+/* A weight only this product reads: packed at compile time. */
+bool gk_prepacked(const Value *v);
+/* Lays out the scratch of the product (mirrors passes/memplan_scratch.c). */
+void gk_layout(Prod *p, const Window *win);
+/* The plan gave node n the scratch product p needs. */
+bool gk_scratch_ok(const EmitC *e, const Node *n, const Prod *p);
+/* The blocked product (one thread); expects bb/ab/pix/xp declared as the operands need. */
+void gk_emit_core(EmitC *e, const Prod *p, const Window *win);
+/* The product as items claimed by every thread (emit_gemm.c has the details). */
+void gk_emit_core_par(EmitC *e, const Prod *p, const Window *win, int64_t batch,
+                      const char *const *setup, bool shared, int64_t nsetup,
+                      void (*setup_item)(EmitC *, const Prod *, const Window *, int64_t));
+/* Items per matrix of gk_emit_core_par. */
+int64_t gk_par_per(const Prod *p);
+void gk_declare_scratch(EmitC *e, const Prod *p);
+/* Epilogue of the product's store (emit_gemm.c). */
+void gk_set_epilogue(Prod *p, const Node *n, const char *base, const char *rb, const char *cb);
+bool gk_is_f32(const Node *n);
+/* Marks the node's function as running on every thread, unless one thread. */
+bool gk_want_par(EmitC *e);
+/* Product plan of a Conv; false when the fast path does not apply (emit_gemm_conv.c). */
+bool gk_conv_prod(const Node *n, Prod *p, Window *w);
+
+#endif
