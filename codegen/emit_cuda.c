@@ -12,6 +12,9 @@
  *                    weights; NAME_run launches the kernels on a stream
  *   NAME.h           the ABI; NAME_weights.c/.h host copies of the weights
  * Views and in-place results share storage exactly as in the C target.
+ * Strings (device pointers; constants uploaded by NAME_init), outputs of
+ * data-dependent extent (device dims arrays) and ImageDecoder (the decoders
+ * written as device code, onnxc_image.h) run the C bodies in one thread.
  */
 #include "codegen_internal.h"
 #include "cuda_emit.h"
@@ -22,6 +25,10 @@
 #include <string.h>
 
 extern const char onnxc_cuda_rt_h_text[];
+
+/* Offset of the dims sink in the context's status block (after the status
+ * word): extents of data-dependent values that are no graph output. */
+#define DIMS_SINK 128
 
 typedef bool (*EmitFn)(EmitC *, const Node *);
 
@@ -42,6 +49,10 @@ typedef struct CudaGen {
   int64_t wbytes;           /* device weights, status word excluded */
   const char **in_param;    /* by graph input: parameter name */
   const char **kname;       /* kernels in launch order */
+  const Value **sconst;     /* string constants: pointer table, then characters */
+  int64_t *soff;            /* by string constant: offset of its pointer table */
+  int64_t *schars;          /* by string constant: offset of its characters */
+  int n_sconst;
   int n_kernels;
   int n_parallel;
 } CudaGen;
@@ -86,7 +97,19 @@ static int64_t bytes_of(const Value *v) {
   return b;
 }
 
-static const char *ctype_of(const Value *v) { return dtype_ctype(v->dt); }
+/* Strings are `onnxc_str` (const char *), as in the C target; on the device
+ * these are device pointers (docs/cuda.md). */
+static const char *ctype_of(const Value *v) { return v->dt == DT_STRING ? "onnxc_str" : dtype_ctype(v->dt); }
+
+static bool has_type(const Value *v) { return v->dt == DT_STRING || dtype_ctype(v->dt)[0]; }
+
+/* Characters of a string constant, each NUL-terminated. */
+static int64_t str_chars(const Value *v) {
+  int64_t b = 0;
+  for (int64_t i = 0; i < v->konst->numel; i++)
+    b += (int64_t)strlen(((const char *const *)v->konst->data)[i]) + 1;
+  return b;
+}
 
 static int output_slot(const Graph *g, const Value *v) {
   for (int i = 0; i < g->n_outputs; i++)
@@ -122,6 +145,9 @@ static bool assign_names(CudaGen *cu, Arena *a) {
     const Value *v = g->values[i];
     n += v->kind == VK_CONST && (v->n_uses > 0 || v->is_output);
   }
+  cu->sconst = arena_alloc(a, (size_t)(n + 1) * sizeof(Value *));
+  cu->soff = arena_alloc(a, (size_t)(n + 1) * sizeof(int64_t));
+  cu->schars = arena_alloc(a, (size_t)(n + 1) * sizeof(int64_t));
   cg->weights = arena_alloc(a, (size_t)(n + 1) * sizeof(Value *));
   cg->weight_sym = arena_alloc(a, (size_t)(n + 1) * sizeof(char *));
   cu->woff = arena_alloc(a, (size_t)(n + 1) * sizeof(int64_t));
@@ -129,6 +155,19 @@ static bool assign_names(CudaGen *cu, Arena *a) {
     const Value *v = g->values[i];
     if (v->kind != VK_CONST || !(v->n_uses > 0 || v->is_output))
       continue;
+    if (v->dt == DT_STRING && v->konst->numel == 0) { /* nothing to read: any device address */
+      cg->cname[v->id] = "ctx->w";
+      continue;
+    }
+    if (v->dt == DT_STRING) { /* NAME_init uploads the characters and fills the pointers */
+      int k = cu->n_sconst++;
+      cu->sconst[k] = v;
+      cu->soff[k] = cu->wbytes;
+      cu->schars[k] = cu->wbytes + (bytes_of(v) + WEIGHT_ALIGN - 1) / WEIGHT_ALIGN * WEIGHT_ALIGN;
+      cu->wbytes = cu->schars[k] + (str_chars(v) + WEIGHT_ALIGN - 1) / WEIGHT_ALIGN * WEIGHT_ALIGN;
+      cg->cname[v->id] = arena_printf(a, "(ctx->w + %lld)", (long long)cu->soff[k]);
+      continue;
+    }
     if (!dtype_ctype(v->dt)[0])
       return diag_error(cg->d, v->n_uses ? v->uses[0] : NULL,
                         "constant '%s' has element type %s, which the CUDA target does not support",
@@ -185,15 +224,14 @@ static void comment_safe(Buf *b, const char *s) {
 }
 
 static bool check_types(const CudaGen *cu, const Node *n) {
-  /* Its C body needs the host image decoder (onnxc_image.h). */
-  if (n->op == OP_ImageDecoder)
-    return diag_error(cu->cg.d, n, "the CUDA target does not support ImageDecoder yet");
+  /* Strings: only the kernels of emit_string.c and views, as in the C target. */
+  bool str_ok = string_node_ok(n) || (cu->cg.plan->elided && cu->cg.plan->elided[n->id]);
   for (int i = 0; i < n->n_in; i++)
-    if (n->in[i]->kind != VK_NONE && !dtype_ctype(n->in[i]->dt)[0])
+    if (n->in[i]->kind != VK_NONE && !dtype_ctype(n->in[i]->dt)[0] && !(str_ok && n->in[i]->dt == DT_STRING))
       return diag_error(cu->cg.d, n, "input %d has element type %s, which the CUDA target does not support",
                         i, dtype_name(n->in[i]->dt));
   for (int i = 0; i < n->n_out; i++)
-    if (n->out[i]->kind != VK_NONE && !dtype_ctype(n->out[i]->dt)[0])
+    if (n->out[i]->kind != VK_NONE && !dtype_ctype(n->out[i]->dt)[0] && !(str_ok && n->out[i]->dt == DT_STRING))
       return diag_error(cu->cg.d, n, "output %d has element type %s, which the CUDA target does not support",
                         i, dtype_name(n->out[i]->dt));
   return true;
@@ -209,6 +247,9 @@ static const char *param_list(Arena *a, const Plan *p, const Node *n, bool with_
   for (int i = 0; i < n->n_out; i++)
     if (ec_has_output(n, i))
       buf_printf(&b, "%s%s *Y%d", b.len ? ", " : "", ctype_of(n->out[i]), i);
+  for (int i = 0; i < n->n_out; i++) /* data-dependent extents (docs/abi.md) */
+    if (ec_has_output(n, i) && n->out[i]->dyn_dims)
+      buf_printf(&b, "%sint64_t *D%d", b.len ? ", " : "", i);
   if (scratch_of(p, n) > 0)
     buf_printf(&b, "%sunsigned char *S", b.len ? ", " : "");
   if (with_status)
@@ -226,7 +267,8 @@ static bool emit_fallback(CudaGen *cu, Arena *a, const Node *n, const char *fn, 
   for (int i = 0; i < n->n_in; i++)
     if (ir_has_input(n, i))
       ec_line(&e, "(void)X%d;", i);
-  if (!emit_tab[n->op](&e, n)) {
+  bool ok = n->op == OP_Equal && n->in[0]->dt == DT_STRING ? emitc_string_equal(&e, n) : emit_tab[n->op](&e, n);
+  if (!ok) {
     buf_free(&body);
     if (cu->cg.d->n_errors == 0)
       diag_error(cu->cg.d, n, "the C emitter failed for this node");
@@ -247,6 +289,11 @@ static bool emit_fallback(CudaGen *cu, Arena *a, const Node *n, const char *fn, 
   for (int i = 0; i < n->n_out; i++)
     if (ec_has_output(n, i)) {
       buf_printf(cu_src, "%sY%d", first ? "" : ", ", i);
+      first = false;
+    }
+  for (int i = 0; i < n->n_out; i++)
+    if (ec_has_output(n, i) && n->out[i]->dyn_dims) {
+      buf_printf(cu_src, "%sD%d", first ? "" : ", ", i);
       first = false;
     }
   if (scratch)
@@ -282,7 +329,14 @@ static bool emit_node(CudaGen *cu, Arena *a, const Node *n, int step, Buf *cu_sr
   comment_safe(cu_src, n->name);
   buf_printf(cu_src, "' (%s) */\n", n->op_type);
   CudaKernel k = {cu->cg.g, p, cu->cg.d, cu_src, fn, param_list(a, p, n, true), {1, 1, 1}, {1, 1, 1}, 0};
-  int r = cuda_emit_parallel(&k, n);
+  /* Strings and data-dependent extents: the C target's body (emit_string.c,
+   * emit_dynamic.c) in one thread. */
+  bool host_flavoured = false;
+  for (int i = 0; i < n->n_in; i++)
+    host_flavoured |= ir_has_input(n, i) && n->in[i]->dt == DT_STRING;
+  for (int i = 0; i < n->n_out; i++)
+    host_flavoured |= ec_has_output(n, i) && (n->out[i]->dt == DT_STRING || n->out[i]->dyn_dims);
+  int r = host_flavoured ? 0 : cuda_emit_parallel(&k, n);
   if (r < 0)
     return false;
   if (r == 0) {
@@ -305,6 +359,15 @@ static bool emit_node(CudaGen *cu, Arena *a, const Node *n, int step, Buf *cu_sr
   for (int i = 0; i < n->n_out; i++)
     if (ec_has_output(n, i))
       buf_printf(run, "%s%s", np++ ? ", " : "", dev_expr(cu, a, n->out[i]));
+  for (int i = 0; i < n->n_out; i++) {
+    if (!ec_has_output(n, i) || !n->out[i]->dyn_dims)
+      continue;
+    int slot = output_slot(cu->cg.g, n->out[i]);
+    if (slot >= 0)
+      buf_printf(run, "%s(CUdeviceptr)(uintptr_t)%s_dims", np++ ? ", " : "", cu->cg.out_param[slot]);
+    else /* not a graph output (unused): the extent goes to the sink */
+      buf_printf(run, "%sctx->status + %d", np++ ? ", " : "", DIMS_SINK);
+  }
   if (scratch_of(p, n) > 0)
     buf_printf(run, "%sa + %lld", np++ ? ", " : "", (long long)p->scratch_offset[n->id]);
   buf_printf(run, "%sctx->status};\n    void *args[] = {", np++ ? ", " : "");
@@ -333,6 +396,10 @@ static void emit_output_copies(CudaGen *cu, Arena *a, Buf *run) {
     comment_safe(run, v->name);
     buf_printf(run, "' */\n  if ((r = cuMemcpyDtoDAsync((CUdeviceptr)(uintptr_t)%s, %s, %lldu, s)) != CUDA_SUCCESS)\n"
                     "    return fail(ctx, r);\n", cu->cg.out_param[i], src, (long long)bytes_of(v));
+    if (v->dyn_dims && slot >= 0) /* a dynamic output listed twice: its extent too */
+      buf_printf(run, "  if ((r = cuMemcpyDtoDAsync((CUdeviceptr)(uintptr_t)%s_dims, (CUdeviceptr)(uintptr_t)%s_dims, "
+                      "%du, s)) != CUDA_SUCCESS)\n    return fail(ctx, r);\n",
+                 cu->cg.out_param[i], cu->cg.out_param[slot], 8 * v->shape.rank);
   }
 }
 
@@ -347,8 +414,11 @@ static void run_params(const CudaGen *cu, Buf *b) {
   const Graph *g = cu->cg.g;
   for (int i = 0; i < g->n_inputs; i++)
     buf_printf(b, ", const %s *%s", ctype_of(g->inputs[i]), cu->in_param[i]);
-  for (int i = 0; i < g->n_outputs; i++)
+  for (int i = 0; i < g->n_outputs; i++) {
     buf_printf(b, ", %s *%s", ctype_of(g->outputs[i]), cu->cg.out_param[i]);
+    if (g->outputs[i]->dyn_dims)
+      buf_printf(b, ", int64_t *%s_dims", cu->cg.out_param[i]);
+  }
 }
 
 static void write_header(const CudaGen *cu, Buf *h) {
@@ -384,8 +454,18 @@ static void write_header(const CudaGen *cu, Buf *h) {
   buf_printf(h, "#define %s_NUM_INPUTS %d\n#define %s_NUM_OUTPUTS %d\n", up, g->n_inputs, up, g->n_outputs);
   for (int i = 0; i < g->n_inputs; i++)
     buf_printf(h, "#define %s_INPUT%d_NUMEL %lld\n", up, i, (long long)numel_of(g->inputs[i]));
-  for (int i = 0; i < g->n_outputs; i++)
+  for (int i = 0; i < g->n_outputs; i++) {
     buf_printf(h, "#define %s_OUTPUT%d_NUMEL %lld\n", up, i, (long long)numel_of(g->outputs[i]));
+    if (g->outputs[i]->dyn_dims) /* NUMEL is then the capacity (docs/abi.md) */
+      buf_printf(h, "#define %s_OUTPUT%d_DYNAMIC 1\n#define %s_OUTPUT%d_RANK %d\n", up, i, up, i,
+                 g->outputs[i]->shape.rank);
+  }
+  bool strings = false; /* string elements: device pointers (docs/cuda.md) */
+  for (int i = 0; i < g->n_inputs + g->n_outputs; i++)
+    strings |= (i < g->n_inputs ? g->inputs[i] : g->outputs[i - g->n_inputs])->dt == DT_STRING;
+  if (strings)
+    buf_puts(h, "\n/* A string element: a device pointer to NUL-terminated UTF-8 in device memory. */\n"
+                "#ifndef ONNXC_STR_DEFINED\n#define ONNXC_STR_DEFINED\ntypedef const char *onnxc_str;\n#endif\n");
   buf_printf(h, "\ntypedef struct %s_ctx %s_ctx;\n\n", nm, nm);
   buf_printf(h, "int %s_init(%s_ctx **ctx);\n", nm, nm);
   buf_printf(h, "/* Same, loading `image` (a cubin, fatbin or PTX the caller built from %s.cu)\n"
@@ -394,7 +474,8 @@ static void write_header(const CudaGen *cu, Buf *h) {
   buf_printf(h, "int %s_run(%s_ctx *ctx, void *stream, void *arena", nm, nm);
   run_params(cu, h);
   buf_puts(h, ");\n");
-  buf_printf(h, "/* Same, with inputs and outputs as arrays in graph order (for generic callers). */\n"
+  buf_printf(h, "/* Same, with inputs and outputs as arrays in graph order (for generic callers);\n"
+                " * the dims arrays of data-dependent outputs follow the outputs, in output order. */\n"
                 "int %s_run_v(%s_ctx *ctx, void *stream, void *arena, const void *const *inputs, void *const *outputs);\n",
              nm, nm);
   buf_printf(h, "int %s_status(%s_ctx *ctx, void *stream);\nint %s_cuda_error(const %s_ctx *ctx);\n"
@@ -408,12 +489,37 @@ static void write_host(const CudaGen *cu, Buf *c, const Buf *run) {
   const char *nm = cu->cg.o->name;
   buf_printf(c, "/* %s.c - generated by onnxc %s (CUDA target, host code) from %s. Do not edit. */\n", nm,
              ONNXC_VERSION, cu->cg.o->model_path ? cu->cg.o->model_path : "a model");
-  buf_printf(c, "#include <cuda.h>\n#include <stdlib.h>\n#include \"%s.h\"\n#include \"%s_weights.h\"\n"
+  buf_printf(c, "#include <cuda.h>\n#include <stdlib.h>\n#include <string.h>\n#include \"%s.h\"\n#include \"%s_weights.h\"\n"
                 "#include \"onnxc_rt.h\"\n\n", nm, nm);
   buf_printf(c, "/* Images compiled by NVRTC (%s_cuda_image.c): cubins, then PTX (arch 0). */\n"
                 "extern const int %s_cuda_n_images;\nextern const int %s_cuda_image_arch[];\n"
                 "extern const unsigned char *const %s_cuda_images[];\n\n", nm, nm, nm, nm);
   buf_printf(c, "#define N_KERNELS %d\n#define WEIGHT_BYTES %lldu\n\n", cu->n_kernels, (long long)cu->wbytes);
+  for (int k = 0; k < cu->n_sconst; k++) { /* string constants: their characters, each NUL-terminated */
+    const Value *v = cu->sconst[k];
+    buf_printf(c, "/* string constant '");
+    comment_safe(c, v->name);
+    buf_printf(c, "' (%lld strings) */\nstatic const char str%d[%lld] = {", (long long)v->konst->numel, k,
+               (long long)str_chars(v));
+    int64_t at = 0;
+    for (int64_t i = 0; i < v->konst->numel; i++)
+      for (const char *p = ((const char *const *)v->konst->data)[i];; p++) {
+        buf_printf(c, "%s%d,", at++ % 16 ? " " : "\n  ", (int)(signed char)*p);
+        if (!*p)
+          break;
+      }
+    buf_puts(c, "\n};\n\n");
+  }
+  if (cu->n_sconst)
+    buf_puts(c, "/* Uploads n strings (chars: each NUL-terminated) to device memory at `at`\n"
+                " * and points the n device pointers at `table` to them. */\n"
+                "static CUresult put_strings(CUdeviceptr table, CUdeviceptr at, const char *chars, size_t bytes, size_t n) {\n"
+                "  CUdeviceptr t[64];\n  size_t i, k = 0, off = 0;\n  CUresult r;\n"
+                "  if ((r = cuMemcpyHtoD(at, chars, bytes)) != CUDA_SUCCESS)\n    return r;\n"
+                "  for (i = 0; i < n; i++) {\n    t[k++] = at + off;\n    off += strlen(chars + off) + 1;\n"
+                "    if (k == 64 || i + 1 == n) {\n"
+                "      if ((r = cuMemcpyHtoD(table + 8 * (i + 1 - k), t, 8 * k)) != CUDA_SUCCESS)\n        return r;\n"
+                "      k = 0;\n    }\n  }\n  return CUDA_SUCCESS;\n}\n\n");
   buf_printf(c, "static const char *const kernel_names[N_KERNELS + 1] = {");
   for (int i = 0; i < cu->n_kernels; i++)
     buf_printf(c, "%s\"%s\",", i % 4 ? " " : "\n  ", cu->kname[i]);
@@ -453,6 +559,10 @@ static void write_host(const CudaGen *cu, Buf *c, const Buf *run) {
       buf_printf(c, "  if ((r = cuMemcpyHtoD(ctx->w + %lld, %s, %lldu)) != CUDA_SUCCESS)\n    goto fail;\n",
                  (long long)cu->woff[w], cu->cg.weight_sym[w], (long long)b);
   }
+  for (int k = 0; k < cu->n_sconst; k++)
+    buf_printf(c, "  if ((r = put_strings(ctx->w + %lld, ctx->w + %lld, str%d, %lld, %lld)) != CUDA_SUCCESS)\n"
+                  "    goto fail;\n", (long long)cu->soff[k], (long long)cu->schars[k], k,
+               (long long)str_chars(cu->sconst[k]), (long long)cu->sconst[k]->konst->numel);
   buf_printf(c, "  *out = ctx;\n  return ONNXC_OK;\nfail:\n  st = fail(ctx, r);\n  %s_free(ctx);\n"
                 "  return st;\n}\n\n", nm);
   buf_printf(c, "ONNXC_API int %s_init(%s_ctx **ctx) { return %s_init_image(ctx, NULL); }\n\n", nm, nm, nm);
@@ -477,6 +587,9 @@ static void write_host(const CudaGen *cu, Buf *c, const Buf *run) {
   for (int i = 0; i < g->n_outputs; i++)
     if (numel_of(g->outputs[i]) > 0)
       buf_printf(c, " || !%s", cu->cg.out_param[i]);
+  for (int i = 0; i < g->n_outputs; i++)
+    if (g->outputs[i]->dyn_dims)
+      buf_printf(c, " || !%s_dims", cu->cg.out_param[i]);
   buf_puts(c, ")\n    return ONNXC_ERR_NULL_ARG;\n  (void)a;\n");
   for (int i = 0; i < g->n_inputs; i++)
     buf_printf(c, "  (void)%s;\n", cu->in_param[i]);
@@ -494,8 +607,11 @@ static void write_host(const CudaGen *cu, Buf *c, const Buf *run) {
   buf_printf(c, "  return %s_run(ctx, stream, arena", nm);
   for (int i = 0; i < g->n_inputs; i++)
     buf_printf(c, ", (const %s *)inputs[%d]", ctype_of(g->inputs[i]), i);
-  for (int i = 0; i < g->n_outputs; i++)
+  for (int i = 0, k = g->n_outputs; i < g->n_outputs; i++) {
     buf_printf(c, ", (%s *)outputs[%d]", ctype_of(g->outputs[i]), i);
+    if (g->outputs[i]->dyn_dims) /* the extents follow the outputs, in output order */
+      buf_printf(c, ", (int64_t *)outputs[%d]", k++);
+  }
   buf_puts(c, ");\n}\n");
 }
 
@@ -558,22 +674,57 @@ static bool write_weights(const CudaGen *cu, const char *dir) {
   return ok;
 }
 
+/* Some node of g is an `op`. */
+static bool op_used(const Graph *g, OpKind op) {
+  for (const Node *n = g->first; n; n = n->next)
+    if (n->op == op)
+      return true;
+  return false;
+}
+
+/* A runtime header of the C target (onnxc_image.h: the image decoders) made
+ * device code: every file-scope `static` (functions, tables) at the start of
+ * a line becomes `static __device__` (functions also not inlined), and a function's `static const T v;`
+ * gets the `= {}` C++ asks for. The decoders then run in ImageDecoder's
+ * single-thread kernel, reading the encoded bytes and writing pixels and
+ * scratch in device memory. */
+static void device_header(Buf *b, const char *text) {
+  buf_puts(b, "/* onnxc_image.h for the CUDA target: the C target's image decoders as\n"
+              " * __device__ functions (generated by onnxc from runtime/onnxc_image.h). */\n"
+              "#ifndef ONNXC_NOINLINE\n#define ONNXC_NOINLINE __noinline__\n#endif\n");
+  for (const char *s = text; *s;) {
+    const char *e = strchr(s, '\n');
+    size_t len = e ? (size_t)(e - s) + 1 : strlen(s);
+    const char *t = s + strspn(s, " ");
+    if (strncmp(s, "static ", 7) == 0) {
+      const char *paren = memchr(s, '(', len), *eq = memchr(s, '=', len);
+      bool fn = paren && (!eq || eq > paren);
+      /* Not inlined: NVRTC and ptxas take 5-10x longer over one inlined decoder. */
+      buf_puts(b, fn ? "static __device__ ONNXC_NOINLINE " : "static __device__ ");
+      buf_write(b, s + 7, len - 7);
+    } else if (t > s && strncmp(t, "static const ", 13) == 0 && len >= 2 && s[len - 2] == ';' &&
+               !memchr(s, '=', len) && !memchr(s, '[', len)) {
+      /* `static const T zero;` (zero-initialized in C) needs an initializer in C++ */
+      buf_write(b, s, len - 2);
+      buf_puts(b, " = {};\n");
+    } else {
+      buf_write(b, s, len);
+    }
+    s += len;
+  }
+}
+
 bool codegen_cuda(const Graph *g, const Plan *plan, const CodegenOpts *o, const char *dir, Diag *d) {
   if (!is_ident(o->name))
     return diag_error(d, NULL, "--name '%s' is not a valid C identifier", o->name);
   for (int i = 0; i < g->n_inputs; i++)
-    if (!dtype_ctype(g->inputs[i]->dt)[0])
+    if (!has_type(g->inputs[i]))
       return diag_error(d, NULL, "input '%s' has element type %s, which the CUDA target does not support",
                         g->inputs[i]->name, dtype_name(g->inputs[i]->dt));
   for (int i = 0; i < g->n_outputs; i++)
-    if (!dtype_ctype(g->outputs[i]->dt)[0])
+    if (!has_type(g->outputs[i]))
       return diag_error(d, NULL, "output '%s' has element type %s, which the CUDA target does not support",
                         g->outputs[i]->name, dtype_name(g->outputs[i]->dt));
-  for (const Node *n = g->first; n; n = n->next)
-    for (int i = 0; i < n->n_out; i++)
-      if (n->out[i]->kind != VK_NONE && n->out[i]->dyn_dims)
-        return diag_error(d, n, "output %d has a data-dependent extent, which the CUDA target does not "
-                                "support yet", i);
   Arena *a = arena_new();
   /* The C target's packed-GEMM fast path (emit_gemm.c) is CPU code: without
    * scratch, Conv/Gemm/MatMul take their generic form and their weights stay
@@ -603,6 +754,13 @@ bool codegen_cuda(const Graph *g, const Plan *plan, const CodegenOpts *o, const 
                    " * Build without onnxc: nvcc -cubin -arch=sm_90 %s.cu (or -fatbin, -ptx). */\n"
                    "#include \"onnxc_cuda_rt.h\"\n\n",
              o->name, ONNXC_VERSION, o->model_path ? o->model_path : "a model", o->name, o->name);
+  bool image = op_used(g, OP_ImageDecoder);
+  if (image) /* the decoders, made device functions (device_header) */
+    buf_puts(&src, "#include \"onnxc_image.h\"\n\n");
+  if (string_used(g)) { /* the C target's string helpers, as device functions */
+    buf_puts(&src, "#define ONNXC_STR_FN static __device__ __attribute__((unused))\n");
+    string_write_prelude(&src);
+  }
   int step = 0;
   for (const Node *n = g->first; ok && n; n = n->next)
     ok = emit_node(&cu, a, n, step++, &src, &run);
@@ -620,6 +778,13 @@ bool codegen_cuda(const Graph *g, const Plan *plan, const CodegenOpts *o, const 
     ok = ok && write_file(dir, file, src.s, src.len, d);
     ok = ok && write_file(dir, "onnxc_rt.h", onnxc_rt_h_text, strlen(onnxc_rt_h_text), d);
     ok = ok && write_file(dir, "onnxc_cuda_rt.h", onnxc_cuda_rt_h_text, strlen(onnxc_cuda_rt_h_text), d);
+    if (ok && image) {
+      Buf ih;
+      buf_init(&ih);
+      device_header(&ih, onnxc_image_h_text);
+      ok = write_file(dir, "onnxc_image.h", ih.s, ih.len, d);
+      buf_free(&ih);
+    }
     ok = ok && write_weights(&cu, dir);
   }
   buf_free(&src);

@@ -514,6 +514,47 @@ static int emit_transpose(CudaKernel *k, const Node *n) {
   return 1;
 }
 
+/* ---- LRN: one thread per output element ------------------------------------------------ */
+
+/* Y[c] = X[c] / (bias + alpha / size * sum of X[c']^2 over the channel window)^beta,
+ * the sum in the C target's order and type (emit_nn.c). The C body, in one thread,
+ * keeps blocks of window sums in a local array that NVRTC unrolls: 36k PTX lines
+ * per node and a 5 MB cubin for AlexNet-sized inputs. */
+static int emit_lrn(CudaKernel *k, const Node *n) {
+  const Shape *xs = &n->in[0]->shape;
+  DType t = n->in[0]->dt;
+  int64_t nx;
+  if ((t != DT_F32 && t != DT_F64) || xs->rank < 2 || !shape_numel(xs, &nx) || nx == 0)
+    return 0;
+  const char *ct = dtype_ctype(t), *f = t == DT_F64 ? "" : "f";
+  int64_t size = ir_attr_int(n, "size", 1), c = xs->d[1], plane = prod(xs, 2, xs->rank);
+  int64_t before = (size - 1) / 2, after = size / 2;
+  double k0 = (double)ir_attr_float(n, "alpha", 1e-4f) / (double)size;
+  double bias = (double)ir_attr_float(n, "bias", 1.0f), beta = (double)ir_attr_float(n, "beta", 0.75f);
+  char lk0[64], lbias[64], lbeta[64]; /* the C target's literals (ec_literal) */
+  ec_literal(t, k0, lk0, sizeof lk0);
+  ec_literal(t, bias, lbias, sizeof lbias);
+  ec_literal(t, beta, lbeta, sizeof lbeta);
+  open_kernel(k, "LRN: one thread per output element");
+  k->block[0] = EW_THREADS;
+  k->grid[0] = cuda_blocks_for(nx, EW_THREADS);
+  kline(k, "ONNXC_CUDA_FOR(i, %lld) {", LL(nx));
+  kline(k, "  const int64_t p = i %% %lld, ch = i / %lld %% %lld, nb = i / %lld;", LL(plane), LL(plane), LL(c),
+        LL(c * plane));
+  kline(k, "  const int64_t c0 = ch - %lld < 0 ? 0 : ch - %lld;", LL(before), LL(before));
+  kline(k, "  const int64_t c1 = ch + %lld > %lld ? %lld : ch + %lld;", LL(after), LL(c - 1), LL(c - 1), LL(after));
+  kline(k, "  const %s *x = X0 + nb * %lld + p;", ct, LL(c * plane));
+  kline(k, "  %s acc = 0;", ct);
+  kline(k, "  for (int64_t cc = c0; cc <= c1; cc++) {");
+  kline(k, "    const %s v = x[cc * %lld];", ct, LL(plane));
+  kline(k, "    acc += v * v;");
+  kline(k, "  }");
+  kline(k, "  Y0[i] = (%s)(X0[i] / pow%s(%s + %s * acc, %s));", ct, f, lbias, lk0, lbeta);
+  kline(k, "}");
+  close_kernel(k);
+  return 1;
+}
+
 /* ---- Expand, Concat, Gather: one thread per output element ----------------------------- */
 
 static int emit_expand(CudaKernel *k, const Node *n) {
@@ -790,6 +831,8 @@ int cuda_emit_parallel(CudaKernel *k, const Node *n) {
     return emit_softmax(k, n, true);
   case OP_Transpose:
     return emit_transpose(k, n);
+  case OP_LRN:
+    return emit_lrn(k, n);
   case OP_Expand:
     return emit_expand(k, n);
   case OP_LayerNormalization:

@@ -21,8 +21,9 @@
 static const char *const prelude[] = {
     "/* ---- string helpers (onnxc docs/strings.md) ---- */\n",
     "#ifndef ONNXC_STR_DEFINED\n#define ONNXC_STR_DEFINED\ntypedef const char *onnxc_str;\n#endif\n",
+    "#ifndef ONNXC_STR_FN /* the CUDA target defines it: static __device__ */\n",
     "#if defined(__GNUC__) || defined(__clang__)\n#define ONNXC_STR_FN static __attribute__((unused))\n",
-    "#else\n#define ONNXC_STR_FN static\n#endif\n\n",
+    "#else\n#define ONNXC_STR_FN static\n#endif\n#endif\n\n",
     "/* strcmp: bytes compared as unsigned. */\n",
     "ONNXC_STR_FN int onnxc_str_cmp(const char *a, const char *b) {\n",
     "  const unsigned char *p = (const unsigned char *)a, *q = (const unsigned char *)b;\n",

@@ -22,9 +22,11 @@ typedef unsigned long size_t;
 typedef long ptrdiff_t;
 typedef unsigned long uintptr_t;
 #define NULL 0
-#define INFINITY __int_as_float(0x7f800000)
-#define NAN __int_as_float(0x7fffffff)
-#define HUGE_VAL __longlong_as_double(0x7ff0000000000000LL)
+/* Constant expressions (bit casts), so that they may initialize the static
+ * const tables of kernel bodies (TreeEnsemble's NaN splits...). */
+#define INFINITY __builtin_bit_cast(float, 0x7f800000u)
+#define NAN __builtin_bit_cast(float, 0x7fc00000u)
+#define HUGE_VAL __builtin_bit_cast(double, 0x7ff0000000000000ull)
 #define HUGE_VALF INFINITY
 #define FLT_MAX 3.402823466e+38F
 #define FLT_MIN 1.175494351e-38F

@@ -32,7 +32,8 @@ static char *slurp(const char *dir, const char *file) {
 }
 
 static void rmdir_all(const char *dir) {
-  const char *files[] = {"m.c", "m.h", "m.cu", "m_weights.c", "m_weights.h", "onnxc_rt.h", "onnxc_cuda_rt.h"};
+  const char *files[] = {"m.c", "m.h", "m.cu", "m_weights.c", "m_weights.h", "onnxc_rt.h", "onnxc_cuda_rt.h",
+                         "onnxc_image.h"};
   for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
     char p[4096];
     snprintf(p, sizeof p, "%s/%s", dir, files[i]);
@@ -166,12 +167,154 @@ static void test_unwritable_dir_is_an_error(void **state) {
   ir_graph_free(g);
 }
 
+/* Equal(x, c) on strings, c a string constant; x is also an output. */
+static void test_strings(void **state) {
+  (void)state;
+  Graph *g = ir_graph_new("t.onnx");
+  g->opset = 19;
+  int64_t xd[1] = {3};
+  Shape xs = shape_make(1, xd);
+  Value *x = ir_input_add(g, "x", DT_STRING, &xs);
+  Tensor *ct = ir_tensor_new(g, DT_STRING, &xs, NULL);
+  static const char *const words[3] = {"a", "bc", ""};
+  for (int i = 0; i < 3; i++)
+    ((const char **)ct->data)[i] = words[i];
+  Value *c = ir_const_new(g, "c", ct);
+  Value *in[2] = {x, c};
+  Node *eq = ir_node_new(g, OP_Equal, NULL, "eq", 2, in, 1);
+  eq->out[0]->name = "y";
+  ir_output_add(g, eq->out[0]);
+  ir_output_add(g, x);
+  char dir[] = "/tmp/onnxc-cuda-test-XXXXXX";
+  assert_non_null(mkdtemp(dir));
+  Diag d;
+  diag_init(&d, "t.onnx", stderr);
+  assert_true(compile_graph(g, "m", dir, &d));
+  char *cu = slurp(dir, "m.cu"), *h = slurp(dir, "m.h"), *c_src = slurp(dir, "m.c");
+  assert_non_null(cu);
+  /* The C target's string helpers, as device functions; the body runs in one thread. */
+  assert_non_null(strstr(cu, "#define ONNXC_STR_FN static __device__ __attribute__((unused))\n"));
+  assert_non_null(strstr(cu, "ONNXC_STR_FN int onnxc_str_cmp("));
+  assert_non_null(strstr(cu, "node0_Equal_body(const onnxc_str *X0, const onnxc_str *X1, uint8_t *Y0)"));
+  assert_non_null(strstr(cu, "single thread"));
+  /* ABI: device arrays of device pointers. */
+  assert_non_null(strstr(h, "typedef const char *onnxc_str;"));
+  assert_non_null(strstr(h, "const onnxc_str *in_x, uint8_t *out_y, onnxc_str *out_x);"));
+  /* The constant: characters and pointer table uploaded by init into the weights. */
+  assert_non_null(strstr(c_src, "static const char str0[6] = {"));
+  assert_non_null(strstr(c_src, "put_strings(ctx->w + 0, ctx->w + 256, str0, 6, 3)"));
+  /* x as an output: its pointers copied. */
+  assert_non_null(strstr(c_src, "cuMemcpyDtoDAsync((CUdeviceptr)(uintptr_t)out_x, (CUdeviceptr)(uintptr_t)in_x, 24u, s)"));
+  free(cu);
+  free(h);
+  free(c_src);
+  diag_free(&d);
+  rmdir_all(dir);
+  ir_graph_free(g);
+}
+
+/* NonZero: an output of data-dependent extent, its dims a device array. */
+static void test_dynamic_output(void **state) {
+  (void)state;
+  Graph *g = ir_graph_new("t.onnx");
+  g->opset = 13;
+  int64_t xd[2] = {2, 3};
+  Shape xs = shape_make(2, xd);
+  Value *x = ir_input_add(g, "x", DT_F32, &xs);
+  Node *nz = ir_node_new(g, OP_NonZero, NULL, "nz", 1, &x, 1);
+  nz->out[0]->name = "y";
+  ir_output_add(g, nz->out[0]);
+  char dir[] = "/tmp/onnxc-cuda-test-XXXXXX";
+  assert_non_null(mkdtemp(dir));
+  Diag d;
+  diag_init(&d, "t.onnx", stderr);
+  assert_true(compile_graph(g, "m", dir, &d));
+  char *cu = slurp(dir, "m.cu"), *h = slurp(dir, "m.h"), *c = slurp(dir, "m.c");
+  assert_non_null(strstr(cu, "node0_NonZero(const float *X0, int64_t *Y0, int64_t *D0, int *onnxc_status)"));
+  assert_non_null(strstr(h, "#define M_OUTPUT0_NUMEL 12\n#define M_OUTPUT0_DYNAMIC 1\n#define M_OUTPUT0_RANK 2\n"));
+  assert_non_null(strstr(h, "const float *in_x, int64_t *out_y, int64_t *out_y_dims);"));
+  assert_non_null(strstr(c, "(CUdeviceptr)(uintptr_t)out_y, (CUdeviceptr)(uintptr_t)out_y_dims, ctx->status}"));
+  assert_non_null(strstr(c, "|| !out_y_dims)"));
+  assert_non_null(strstr(c, "(int64_t *)outputs[0], (int64_t *)outputs[1]);"));
+  free(cu);
+  free(h);
+  free(c);
+  diag_free(&d);
+  rmdir_all(dir);
+  ir_graph_free(g);
+}
+
+/* ImageDecoder: the C target's decoders, written as device code next to NAME.cu. */
+static void test_image_decoder(void **state) {
+  (void)state;
+  Graph *g = ir_graph_new("t.onnx");
+  g->opset = 20;
+  int64_t xd[1] = {64}, yd[3] = {2, 2, 3};
+  Shape xs = shape_make(1, xd), ys = shape_make(3, yd);
+  Value *x = ir_input_add(g, "x", DT_U8, &xs);
+  Node *dec = ir_node_new(g, OP_ImageDecoder, NULL, "dec", 1, &x, 1);
+  dec->out[0]->name = "y";
+  dec->out[0]->dt = DT_U8;
+  dec->out[0]->shape = ys;
+  ir_output_add(g, dec->out[0]);
+  char dir[] = "/tmp/onnxc-cuda-test-XXXXXX";
+  assert_non_null(mkdtemp(dir));
+  Diag d;
+  diag_init(&d, "t.onnx", stderr);
+  assert_true(compile_graph(g, "m", dir, &d));
+  char *cu = slurp(dir, "m.cu"), *ih = slurp(dir, "onnxc_image.h");
+  assert_non_null(strstr(cu, "#include \"onnxc_image.h\""));
+  assert_non_null(strstr(cu, "return onnxc_image_decode(X0, 64, Y0, 2, 2, 0, S, "));
+  assert_non_null(ih);
+  assert_non_null(strstr(ih, "#define ONNXC_NOINLINE __noinline__"));
+  assert_non_null(strstr(ih, "\nstatic __device__ ONNXC_NOINLINE int onnxc_jpeg_decode("));
+  assert_non_null(strstr(ih, "\nstatic __device__ const uint8_t onnxc_zigzag[64]"));
+  assert_non_null(strstr(ih, "static const onnxc_jpeg zero = {};"));
+  assert_null(strstr(ih, "\nstatic int "));
+  free(cu);
+  free(ih);
+  diag_free(&d);
+  rmdir_all(dir);
+  ir_graph_free(g);
+}
+
+/* LRN: a parallel kernel (the C body's unrolled block of sums took NVRTC minutes). */
+static void test_lrn_parallel(void **state) {
+  (void)state;
+  Graph *g = ir_graph_new("t.onnx");
+  g->opset = 13;
+  int64_t xd[4] = {1, 5, 3, 3};
+  Shape xs = shape_make(4, xd);
+  Value *x = ir_input_add(g, "x", DT_F32, &xs);
+  Node *lrn = ir_node_new(g, OP_LRN, NULL, "lrn", 1, &x, 1);
+  ir_attr_set_int(lrn, "size", 3);
+  lrn->out[0]->name = "y";
+  ir_output_add(g, lrn->out[0]);
+  char dir[] = "/tmp/onnxc-cuda-test-XXXXXX";
+  assert_non_null(mkdtemp(dir));
+  Diag d;
+  diag_init(&d, "t.onnx", stderr);
+  assert_true(compile_graph(g, "m", dir, &d));
+  char *cu = slurp(dir, "m.cu");
+  assert_non_null(strstr(cu, "LRN: one thread per output element"));
+  assert_non_null(strstr(cu, "const int64_t c1 = ch + 1 > 4 ? 4 : ch + 1;"));
+  assert_null(strstr(cu, "single thread"));
+  free(cu);
+  diag_free(&d);
+  rmdir_all(dir);
+  ir_graph_free(g);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_kernels_parallel_and_fallback),
       cmocka_unit_test(test_host_code_and_header),
       cmocka_unit_test(test_bad_name_is_an_error),
       cmocka_unit_test(test_unwritable_dir_is_an_error),
+      cmocka_unit_test(test_strings),
+      cmocka_unit_test(test_dynamic_output),
+      cmocka_unit_test(test_image_decoder),
+      cmocka_unit_test(test_lrn_parallel),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

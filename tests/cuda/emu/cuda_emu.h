@@ -23,6 +23,7 @@ static pthread_barrier_t emu_bar;
 #define __device__
 #define __host__
 #define __shared__ static
+#define ONNXC_NOINLINE
 static inline void __syncthreads(void) { pthread_barrier_wait(&emu_bar); }
 static inline int atomicCAS(int *p, int cmp, int val) { return __sync_val_compare_and_swap(p, cmp, val); }
 
