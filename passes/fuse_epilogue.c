@@ -11,7 +11,7 @@
  *   only this MatMul reads and bias a constant [N], becomes Gemm(A, W, bias)
  *   (through Reshapes to and from [M, K] when A has batch dims), so the GEMM
  *   kernel adds the column bias in registers and W is packed at compile time.
- *   And (residual, C target): Add(Conv(..), r), r of the Conv's output shape,
+ *   And (residual, C target): Add(Conv(..), r) (or Sum of the two), r of the Conv's output shape,
  *   float32, a 2-D group-1 Conv (the packed-GEMM conv of codegen/emit_gemm.c)
  *   whose output nothing else reads: r becomes the Conv's input 3 (slot 2, the
  *   bias, left empty when absent; attribute onnxc.fused_inputs = 1, which
@@ -169,7 +169,7 @@ bool pass_fuse_epilogue(Graph *g, Diag *d, bool residual) {
   }
   for (Node *n = g->first, *next; residual && n; n = next) {
     next = n->next;
-    if (n->op == OP_Add)
+    if (n->op == OP_Add || n->op == OP_Sum) /* Sum of two: older exports' residual Add */
       try_residual(n, &cap);
   }
   for (Node *n = g->first, *next; n; n = next) {
