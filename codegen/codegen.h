@@ -55,11 +55,17 @@ typedef struct EmitC {
  * count; 1 when the pool is busy) calls ec_set_parallel(e): the framework adds
  * those two parameters and runs the function on every thread. The body takes
  * work items with `onnxc_nt > 1 ? onnxc_claim() : own++` (each item once, in
- * any thread) and may publish tables from thread 0 with onnxc_ready_set /
- * onnxc_ready_wait (codegen/emit_gemm.c writes the pool). The C target only. */
+ * any thread); items 0..n-1 may build tables the later ones read, each
+ * calling onnxc_ready_set(onnxc_nt) when done and the later ones
+ * onnxc_ready_wait(onnxc_nt, n) (codegen/gemm_text.c writes the pool). The C
+ * target only. */
 void codegen_set_threads(int threads);
 int ec_threads(void);
 void ec_set_parallel(EmitC *e);
+/* Opens `for (long o ...) {` over `outer` rows of `len` elements: with
+ * --threads and 2^16 elements or more, blocks of rows claimed by every thread
+ * (marks the node parallel); else one loop. The caller closes the brace. */
+void ec_open_rows(EmitC *e, int64_t outer, int64_t len);
 
 /* Writes one indented line (a newline is appended). A line ending with '{'
  * indents what follows, one starting with '}' dedents. */

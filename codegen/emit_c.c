@@ -218,6 +218,21 @@ void ec_set_parallel(EmitC *e) {
   node_parallel = threads_opt > 1;
 }
 
+void ec_open_rows(EmitC *e, int64_t outer, int64_t len) {
+  if (threads_opt <= 1 || outer < 16 || outer * len < (1 << 16)) {
+    ec_line(e, "for (long o = 0; o < %lld; o++) {", (long long)outer);
+    return;
+  }
+  int64_t rows = (outer + 4 * threads_opt - 1) / (4 * threads_opt);
+  ec_set_parallel(e);
+  ec_line(e, "long own = 0, it;");
+  ec_line(e, "(void)own;");
+  ec_line(e, "while ((it = onnxc_nt > 1 ? onnxc_claim() : own++) < %lld)",
+          (long long)((outer + rows - 1) / rows));
+  ec_line(e, "for (long o = it * %lld; o < (it + 1) * %lld && o < %lld; o++) {", (long long)rows,
+          (long long)rows, (long long)outer);
+}
+
 static bool emit_node(CGen *cg, Arena *a, const Node *n, int step, Buf *fns, Buf *run) {
   if (!check_types(cg, n))
     return false;

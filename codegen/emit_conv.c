@@ -284,10 +284,11 @@ static bool emit_depthwise(EmitC *e, const Node *n) {
     ec_line(e, "}");
     return true;
   }
-  if (padded && g.s[1] == 2 && g.dil[1] == 1) {
-    /* stride 2 along rows: the padded plane split into its even and odd
-     * columns (in the second plane), so every tap reads consecutive floats */
-    int64_t we = (wp + 1) / 2, wo = wp / 2;
+  /* stride 2 along rows: the padded plane split into its even and odd
+   * columns first (in the second plane), so every tap reads consecutive floats */
+  bool s2 = padded && g.s[1] == 2 && g.dil[1] == 1;
+  int64_t we = (wp + 1) / 2, wo = wp / 2;
+  if (s2) {
     ec_line(e, "float *xe = xp + %lld, *xo = xe + %lld;", LL(plane / 4), LL(hp * we));
     ec_line(e, "for (long h = 0; h < %lld; h++) {", LL(hp));
     ec_line(e, "for (long x = 0; x < %lld; x++) xe[h * %lld + x] = xp[h * %lld + 2 * x];", LL(we),
@@ -295,41 +296,32 @@ static bool emit_depthwise(EmitC *e, const Node *n) {
     ec_line(e, "for (long x = 0; x < %lld; x++) xo[h * %lld + x] = xp[h * %lld + 2 * x + 1];", LL(wo),
             LL(wo), LL(wp));
     ec_line(e, "}");
-    ec_line(e, "for (long oh = 0; oh < %lld; oh++) {", LL(g.out[0]));
-    for (int64_t i = 0; i < kh; i++) {
+  }
+  ec_line(e, "for (long oh = 0; oh < %lld; oh++) {", LL(g.out[0]));
+  for (int64_t i = 0; i < kh; i++) {
+    if (s2) {
       ec_line(e, "const float *e%lld = xe + (oh * %lld + %lld) * %lld;", LL(i), LL(g.s[0]),
               LL(i * g.dil[0]), LL(we));
       ec_line(e, "const float *o%lld = xo + (oh * %lld + %lld) * %lld;", LL(i), LL(g.s[0]),
               LL(i * g.dil[0]), LL(wo));
+    } else {
+      ec_line(e, "const float *r%lld = xp + (oh * %lld + %lld) * %lld;", LL(i), LL(g.s[0]),
+              LL(i * g.dil[0]), LL(wp));
     }
-    ec_line(e, "float *yr = yc + oh * %lld;", LL(g.out[1]));
-    ec_line(e, "for (long ow = 0; ow < %lld; ow++) {", LL(g.out[1]));
-    ec_line(e, "float acc = bias;");
-    for (int64_t i = 0; i < kh; i++)
-      for (int64_t j = 0; j < kw; j++)
-        ec_line(e, "acc += w%lld * %c%lld[ow + %lld];", LL(i * kw + j), j % 2 ? 'o' : 'e', LL(i),
-                LL(j / 2));
-    Buf act2;
-    buf_init(&act2);
-    gemm_act_expr(n, "acc", &act2);
-    ec_line(e, "yr[ow] = %s;", act2.s);
-    buf_free(&act2);
-    ec_line(e, "}");
-    ec_line(e, "}");
-    ec_line(e, "}");
-    return true;
   }
-  ec_line(e, "for (long oh = 0; oh < %lld; oh++) {", LL(g.out[0]));
-  for (int64_t i = 0; i < kh; i++)
-    ec_line(e, "const float *r%lld = xp + (oh * %lld + %lld) * %lld;", LL(i), LL(g.s[0]),
-            LL(i * g.dil[0]), LL(wp));
   ec_line(e, "float *yr = yc + oh * %lld;", LL(g.out[1]));
   ec_line(e, "for (long ow = 0; ow < %lld; ow++) {", LL(g.out[1]));
-  ec_line(e, "const long b = ow * %lld;", LL(g.s[1]));
+  if (!s2)
+    ec_line(e, "const long b = ow * %lld;", LL(g.s[1]));
   ec_line(e, "float acc = bias;");
   for (int64_t i = 0; i < kh; i++)
-    for (int64_t j = 0; j < kw; j++)
-      ec_line(e, "acc += w%lld * r%lld[b + %lld];", LL(i * kw + j), LL(i), LL(j * g.dil[1]));
+    for (int64_t j = 0; j < kw; j++) {
+      if (s2)
+        ec_line(e, "acc += w%lld * %c%lld[ow + %lld];", LL(i * kw + j), j % 2 ? 'o' : 'e', LL(i),
+                LL(j / 2));
+      else
+        ec_line(e, "acc += w%lld * r%lld[b + %lld];", LL(i * kw + j), LL(i), LL(j * g.dil[1]));
+    }
   Buf act;
   buf_init(&act);
   gemm_act_expr(n, "acc", &act);

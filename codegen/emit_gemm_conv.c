@@ -162,23 +162,20 @@ bool gk_want_par(EmitC *e) {
  * zeroed, rows copied). */
 #define CONV_SETUP_ITEMS 8
 
-static void conv_setup_item(EmitC *e, const Prod *p, const Window *w, int64_t nsetup) {
+/* Set-up item `it` of ns: writes its share of the input channels (from src,
+ * one image) as zero-padded planes at S + off (borders zeroed, rows copied,
+ * each plane once); the last item also zeroes the `tail` floats after the
+ * last plane (read past the end by a panel or tile). */
+static void emit_padded_share(EmitC *e, const Window *w, int64_t off, const char *src, int64_t ns,
+                              int64_t tail) {
   int64_t wp = w->w + w->pl + w->pr, hp = w->h + w->pt + w->pb;
-  ec_line(e, "if (it == 0) {");
-  ec_line(e, "int *px = (int *)(S + %lld);", LL(p->off_pix));
-  ec_line(e, "for (long q = 0; q < %lld; q++)", LL(up(p->n, GEMM_NRP)));
-  ec_line(e, "  px[q] = q < %lld ? (int)(q / %lld * %lld + q %% %lld * %lld) : 0;", LL(p->n),
-          LL(w->ow), LL(w->sh * wp), LL(w->ow), LL(w->sw));
-  ec_line(e, "}");
-  if (!w->padded)
-    return;
-  ec_line(e, "float *xw = (float *)(S + %lld);", LL(p->off_img));
-  ec_line(e, "if (it == %lld)", LL(nsetup - 1));
-  ec_line(e, "  for (long q = 0; q < 16; q++) xw[%lld + q] = 0;", LL(w->c * hp * wp));
+  ec_line(e, "float *xw = (float *)(S + %lld);", LL(off));
+  ec_line(e, "if (it == %lld)", LL(ns - 1));
+  ec_line(e, "  for (long q = 0; q < %lld; q++) xw[%lld + q] = 0;", LL(tail), LL(w->c * hp * wp));
   ec_line(e, "for (long ch = it * %lld / %lld; ch < (it + 1) * %lld / %lld; ch++) {", LL(w->c),
-          LL(nsetup), LL(w->c), LL(nsetup));
+          LL(ns), LL(w->c), LL(ns));
   ec_line(e, "float *d = xw + ch * %lld;", LL(hp * wp));
-  ec_line(e, "const float *s = X0 + ch * %lld;", LL(w->h * w->w));
+  ec_line(e, "const float *s = %s + ch * %lld;", src, LL(w->h * w->w));
   if (w->pt)
     ec_line(e, "for (long q = 0; q < %lld; q++) d[q] = 0;", LL(w->pt * wp));
   ec_line(e, "for (long r = 0; r < %lld; r++) {", LL(w->h));
@@ -194,6 +191,18 @@ static void conv_setup_item(EmitC *e, const Prod *p, const Window *w, int64_t ns
     ec_line(e, "for (long q = 0; q < %lld; q++) d[%lld + q] = 0;", LL(w->pb * wp),
             LL((w->pt + w->h) * wp));
   ec_line(e, "}");
+}
+
+static void conv_setup_item(EmitC *e, const Prod *p, const Window *w, int64_t nsetup) {
+  int64_t wp = w->w + w->pl + w->pr;
+  ec_line(e, "if (it == 0) {");
+  ec_line(e, "int *px = (int *)(S + %lld);", LL(p->off_pix));
+  ec_line(e, "for (long q = 0; q < %lld; q++)", LL(up(p->n, GEMM_NRP)));
+  ec_line(e, "  px[q] = q < %lld ? (int)(q / %lld * %lld + q %% %lld * %lld) : 0;", LL(p->n),
+          LL(w->ow), LL(w->sh * wp), LL(w->ow), LL(w->sw));
+  ec_line(e, "}");
+  if (w->padded)
+    emit_padded_share(e, w, p->off_img, "X0", nsetup, 16);
 }
 
 /* The small-map conv (conv_small): items 0..NS-1 pack cols^T (all N rows,
@@ -223,17 +232,7 @@ static bool emit_conv_small(EmitC *e, const Node *n, const Prod *p, const Window
           LL(w->c), LL(ns));
   int64_t wp = w->w + w->pl + w->pr, hp = w->h + w->pt + w->pb, sw = w->sw;
   if (w->padded) { /* the item's channels of the zero-padded image */
-    ec_line(e, "float *xw = (float *)(S + %lld);", LL(p->off_img));
-    ec_line(e, "if (it == %lld)", LL(ns - 1));
-    ec_line(e, "  for (long q = 0; q < 16; q++) xw[%lld + q] = 0;", LL(w->c * hp * wp));
-    ec_line(e, "for (long ch = c0; ch < c1; ch++) {");
-    ec_line(e, "float *d = xw + ch * %lld;", LL(hp * wp));
-    ec_line(e, "const float *s = X0 + ch * %lld;", LL(w->h * w->w));
-    ec_line(e, "for (long q = 0; q < %lld; q++) d[q] = 0;", LL(hp * wp));
-    ec_line(e, "for (long r = 0; r < %lld; r++)", LL(w->h));
-    ec_line(e, "  for (long x = 0; x < %lld; x++) d[(r + %lld) * %lld + %lld + x] = s[r * %lld + x];",
-            LL(w->w), LL(w->pt), LL(wp), LL(w->pl), LL(w->w));
-    ec_line(e, "}");
+    emit_padded_share(e, w, p->off_img, "X0", ns, 16);
     ec_line(e, "const float *xi = xw;");
   } else {
     ec_line(e, "const float *xi = X0;");
@@ -309,20 +308,7 @@ static bool emit_conv_small(EmitC *e, const Node *n, const Prod *p, const Window
 /* Items 0..ns-1 of a direct conv: a share of the padded image's channels
  * (the last item zeroes the 32 floats after it, read by the last tile). */
 static void direct_setup_item(EmitC *e, const Prod *p, const Window *w, int64_t ns) {
-  int64_t hp = w->h + w->pt + w->pb, wp = w->w + w->pl + w->pr;
-  (void)p;
-  ec_line(e, "float *xw = (float *)S;");
-  ec_line(e, "if (it == %lld)", LL(ns - 1));
-  ec_line(e, "  for (long q = 0; q < 32; q++) xw[%lld + q] = 0;", LL(w->c * hp * wp));
-  ec_line(e, "for (long ch = it * %lld / %lld; ch < (it + 1) * %lld / %lld; ch++) {", LL(w->c), LL(ns),
-          LL(w->c), LL(ns));
-  ec_line(e, "float *d = xw + ch * %lld;", LL(hp * wp));
-  ec_line(e, "const float *s = xn + ch * %lld;", LL(w->h * w->w));
-  ec_line(e, "for (long q = 0; q < %lld; q++) d[q] = 0;", LL(hp * wp));
-  ec_line(e, "for (long r = 0; r < %lld; r++)", LL(w->h));
-  ec_line(e, "  for (long x = 0; x < %lld; x++) d[(r + %lld) * %lld + %lld + x] = s[r * %lld + x];",
-          LL(w->w), LL(w->pt), LL(wp), LL(w->pl), LL(w->w));
-  ec_line(e, "}");
+  emit_padded_share(e, w, p->off_img, "xn", ns, 32);
 }
 
 /* The direct conv (conv_direct): tiles of 32 wide columns x MR rows, each

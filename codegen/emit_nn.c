@@ -218,19 +218,7 @@ static bool emit_layer_rms(EmitC *e, const Node *n, bool centered) {
   int ax = norm_axis(n, xs->rank);
   int64_t outer = ec_prod(xs, 0, ax), len = ec_prod(xs, ax, xs->rank);
   Expr a;
-  if (ec_threads() > 1 && outer >= 16 && outer * len >= (1 << 16)) {
-    /* --threads: blocks of rows claimed one at a time */
-    int64_t rows = (outer + 4 * ec_threads() - 1) / (4 * ec_threads());
-    ec_set_parallel(e);
-    ec_line(e, "long own = 0, it;");
-    ec_line(e, "(void)own;");
-    ec_line(e, "while ((it = onnxc_nt > 1 ? onnxc_claim() : own++) < %lld)",
-            LL((outer + rows - 1) / rows));
-    ec_line(e, "for (long o = it * %lld; o < (it + 1) * %lld && o < %lld; o++) {", LL(rows), LL(rows),
-            LL(outer));
-  } else {
-    ec_line(e, "for (long o = 0; o < %lld; o++) {", LL(outer));
-  }
+  ec_open_rows(e, outer, len); /* --threads: blocks of rows */
   ec_line(e, "const %s *x = X0 + o * %lld;", dtype_ctype(tx), LL(len));
   ec_line(e, "%s *y = Y0 + o * %lld;", dtype_ctype(ty), LL(len));
   emit_row_stats(e, tx, stash_of(n), len, centered, eps_lit(&a, n, 1e-5f));

@@ -142,19 +142,7 @@ bool emitc_BatchNormalization(EmitC *e, const Node *n) {
 static void softmax_rows(EmitC *e, DType t, bool log, int64_t outer, int64_t len) {
   const char *T = dtype_ctype(t), *CT = ctype(t), *L = ld(t), *S = st(t), *f = ec_fsuf(t);
   bool narrow = t == DT_F16 || t == DT_BF16;
-  if (ec_threads() > 1 && outer >= 16 && outer * len >= (1 << 16)) {
-    /* --threads: blocks of rows claimed one at a time */
-    int64_t rows = (outer + 4 * ec_threads() - 1) / (4 * ec_threads());
-    ec_set_parallel(e);
-    ec_line(e, "long own = 0, it;");
-    ec_line(e, "(void)own;");
-    ec_line(e, "while ((it = onnxc_nt > 1 ? onnxc_claim() : own++) < %lld)",
-            LL((outer + rows - 1) / rows));
-    ec_line(e, "for (long o = it * %lld; o < (it + 1) * %lld && o < %lld; o++) {", LL(rows), LL(rows),
-            LL(outer));
-  } else {
-    ec_line(e, "for (long o = 0; o < %lld; o++) {", LL(outer));
-  }
+  ec_open_rows(e, outer, len); /* --threads: blocks of rows */
   ec_line(e, "const %s *x = X0 + o * %lld;", T, LL(len));
   ec_line(e, "%s *y = Y0 + o * %lld;", T, LL(len));
   if (t == DT_F32 && !log && len >= 16) {
