@@ -273,6 +273,17 @@ void gk_emit_core(EmitC *e, const Prod *p, const Window *win) {
  * packed by its thread into that thread's buffers; no barriers. `setup` (or
  * NULL) declares pa/pb/py of matrix bi. `shared`: the function runs on every
  * thread (else on one, in the same gk_layout). */
+void gk_emit_setup_items(EmitC *e, const Prod *p, const Window *win, int64_t ns,
+                         void (*item)(EmitC *, const Prod *, const Window *, int64_t)) {
+  ec_line(e, "if (it < %lld) {", LL(ns));
+  item(e, p, win, ns);
+  ec_line(e, "onnxc_ready_set(onnxc_nt);");
+  ec_line(e, "continue;");
+  ec_line(e, "}");
+  ec_line(e, "it -= %lld;", LL(ns));
+  ec_line(e, "onnxc_ready_wait(onnxc_nt, %lld);", LL(ns));
+}
+
 void gk_emit_core_par(EmitC *e, const Prod *p, const Window *win, int64_t batch,
                           const char *const *setup, bool shared, int64_t nsetup,
                           void (*setup_item)(EmitC *, const Prod *, const Window *, int64_t)) {
@@ -292,15 +303,8 @@ void gk_emit_core_par(EmitC *e, const Prod *p, const Window *win, int64_t batch,
             LL(nsetup + batch * nib * njb));
   else
     ec_line(e, "while ((it = own++) < %lld) {", LL(batch * nib * njb));
-  if (shared && nsetup > 0) { /* the first nsetup items build what the others read */
-    ec_line(e, "if (it < %lld) {", LL(nsetup));
-    setup_item(e, p, win, nsetup);
-    ec_line(e, "onnxc_ready_set(onnxc_nt);");
-    ec_line(e, "continue;");
-    ec_line(e, "}");
-    ec_line(e, "it -= %lld;", LL(nsetup));
-    ec_line(e, "onnxc_ready_wait(onnxc_nt, %lld);", LL(nsetup));
-  }
+  if (shared && nsetup > 0)
+    gk_emit_setup_items(e, p, win, nsetup, setup_item);
   for (int i = 0; setup && setup[i]; i++)
     ec_line(e, "%s", setup[i]);
   if (all_rows)

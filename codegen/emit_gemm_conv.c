@@ -349,13 +349,7 @@ static bool emit_conv_direct(EmitC *e, const Node *n, const Prod *p, const Windo
     if (ir_has_input(n, 3))
       ec_line(e, "const float *rn = X3;");
     ec_line(e, "while ((it = onnxc_nt > 1 ? onnxc_claim() : own++) < %lld) {", LL(ns + items));
-    ec_line(e, "if (it < %lld) {", LL(ns));
-    direct_setup_item(e, p, w, ns);
-    ec_line(e, "onnxc_ready_set(onnxc_nt);");
-    ec_line(e, "continue;");
-    ec_line(e, "}");
-    ec_line(e, "it -= %lld;", LL(ns));
-    ec_line(e, "onnxc_ready_wait(onnxc_nt, %lld);", LL(ns));
+    gk_emit_setup_items(e, p, w, ns, direct_setup_item);
   } else {
     ec_line(e, "for (long nb = 0; nb < %lld; nb++) {", LL(batch));
     ec_line(e, "const float *xn = X0 + nb * %lld;", LL(w->c * w->h * w->w));

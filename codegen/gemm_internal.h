@@ -71,6 +71,11 @@ void gk_emit_core(EmitC *e, const Prod *p, const Window *win);
 void gk_emit_core_par(EmitC *e, const Prod *p, const Window *win, int64_t batch,
                       const char *const *setup, bool shared, int64_t nsetup,
                       void (*setup_item)(EmitC *, const Prod *, const Window *, int64_t));
+/* Inside a task's item loop: items 0..ns-1 run `item` (tables the later items
+ * read) and count themselves done; later items renumber from 0 and wait for
+ * those ns. */
+void gk_emit_setup_items(EmitC *e, const Prod *p, const Window *win, int64_t ns,
+                         void (*item)(EmitC *, const Prod *, const Window *, int64_t));
 /* Items per matrix of gk_emit_core_par. */
 int64_t gk_par_per(const Prod *p);
 void gk_declare_scratch(EmitC *e, const Prod *p);
