@@ -35,4 +35,16 @@ bool string_node_ok(const Node *n);
 bool emitc_string_equal(EmitC *e, const Node *n);
 void string_table(Buf *b, const char *indent, const char *name, const char *const *v, int64_t count);
 
+/* Guard mode (emit_guard.c, docs/guard.md): each writes nothing unless the
+ * plan has red zones. The tables go before the node functions, run_begin
+ * after NAME_run's argument checks, step_begin/step_end around the node of
+ * each step, the report function after NAME_run, the declarations in NAME.h. */
+bool guard_on(const Plan *plan);
+void guard_write_tables(const Graph *g, const Plan *plan, const char *nm, Buf *c);
+void guard_run_begin(const Plan *plan, Buf *run);
+void guard_step_begin(const Plan *plan, const char *nm, int step, Buf *run);
+void guard_step_end(const Plan *plan, const char *nm, int step, Buf *run);
+void guard_write_report(const Plan *plan, const char *nm, int n_steps, Buf *c);
+void guard_write_header(const Plan *plan, const char *nm, Buf *h);
+
 #endif

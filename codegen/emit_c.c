@@ -412,6 +412,7 @@ static void write_header(CGen *cg, Buf *h) {
                g->outputs[i]->dyn_dims ? cg->out_param[i] : "", g->outputs[i]->dyn_dims ? "_dims" : "");
   buf_printf(h, ");\n\n/* Same, with inputs and outputs as arrays in graph order (for generic callers). */\n"
                 "int %s_run_v(void *arena, const void *const *inputs, void *const *outputs);\n\n", nm);
+  guard_write_header(cg->plan, nm, h);
   if (threads_opt > 1) /* --threads (docs/abi.md) */
     buf_printf(h, "/* Built with --threads %d: %s_run starts a pool of %d threads on its first\n"
                   " * call (pthreads; firmware builds stay sequential). %s_free_threads stops\n"
@@ -593,9 +594,12 @@ bool codegen_c(const Graph *g, const Plan *plan, const CodegenOpts *o, const cha
   buf_init(&h);
   int step = 0, calls = 0;
   n_parallel = 0;
+  guard_run_begin(plan, &run);
   for (const Node *n = g->first; ok && n; n = n->next) {
     calls += !(plan->elided && plan->elided[n->id]);
-    ok = emit_node(&cg, a, n, step++, &fns, &run);
+    guard_step_begin(plan, o->name, step, &run);
+    ok = emit_node(&cg, a, n, step, &fns, &run);
+    guard_step_end(plan, o->name, step++, &run);
   }
   if (ok) {
     emit_output_copies(&cg, a, &run);
@@ -612,8 +616,10 @@ bool codegen_c(const Graph *g, const Plan *plan, const CodegenOpts *o, const cha
       string_write_prelude(&c);
       buf_puts(&c, strs.s ? strs.s : "");
     }
+    guard_write_tables(g, plan, o->name, &c);
     buf_puts(&c, fns.s ? fns.s : "");
     write_run(&cg, &c, &run, calls);
+    guard_write_report(plan, o->name, step, &c);
     write_header(&cg, &h);
     char file[512];
     snprintf(file, sizeof file, "%s.h", o->name);

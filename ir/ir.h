@@ -379,6 +379,11 @@ bool ir_toposort(Graph *g, Diag *d);
  * output (then the buffer is the caller's output array). See docs/memory.md. */
 
 #define PLAN_ALIGN 64
+/* Guard mode (docs/guard.md): bytes of red zone before and after every arena
+ * buffer, and the arena's leading bytes where the generated code records a
+ * violation. Both keep PLAN_ALIGN. */
+#define PLAN_REDZONE 64
+#define PLAN_GUARD_HEADER 64
 
 typedef struct PlanTensor {
   int value_id;            /* the root value owning the buffer; -1 for scratch */
@@ -403,6 +408,10 @@ struct Plan {
   int64_t *scratch_size;   /* by node id; 0 when none */
   int n_steps;             /* schedule length */
   const char *strategy;    /* the placement that won (static string) */
+  int64_t redzone;         /* guard mode: PLAN_REDZONE, else 0. Then each tensor's size is its
+                              exact bytes, [offset - redzone, offset) and [offset + size,
+                              align(offset + size) + redzone) are its red zones, and the arena's
+                              first PLAN_GUARD_HEADER bytes belong to no tensor */
 };
 
 #endif

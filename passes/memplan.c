@@ -17,7 +17,9 @@
  * is stored in that output's caller buffer. Every other intermediate gets a
  * buffer; lifetimes are closed intervals [first, last] of schedule steps.
  * Offsets come from memplan_place.c; memplan_plan tries the Concat slices on
- * and off and keeps the smaller arena.
+ * and off and keeps the smaller arena. Guard mode (pass_memplan_guarded,
+ * docs/guard.md) places every buffer grown by a red zone on each side, so
+ * the emitters see ordinary offsets and the arena simply grows.
  */
 #include "memplan_internal.h"
 
@@ -286,6 +288,25 @@ static bool assign_roots(const Graph *g, Node *const *order, int n_nodes, bool s
   return true;
 }
 
+/* Lower bound: the bytes live at the heaviest step (a difference array over
+ * steps). */
+static int64_t heaviest_step(const Buffers *b) {
+  int64_t *delta = calloc((size_t)b->n_steps + 2, sizeof *delta);
+  IR_ASSERT(delta);
+  for (int i = 0; i < b->n; i++) {
+    delta[b->ts[i].first] += b->ts[i].size;
+    delta[b->ts[i].last + 1] -= b->ts[i].size;
+  }
+  int64_t live = 0, most = 0;
+  for (int s = 0; s < b->n_steps; s++) {
+    live += delta[s];
+    if (live > most)
+      most = live;
+  }
+  free(delta);
+  return most;
+}
+
 bool memplan_buffers(const Graph *g, Node *const *order, int n_nodes, bool slices, Buffers *b,
                      Diag *d) {
   memset(b, 0, sizeof *b);
@@ -356,27 +377,25 @@ bool memplan_buffers(const Graph *g, Node *const *order, int n_nodes, bool slice
   free(grp_last);
   free(grp_first);
 
-  /* Lower bound: the heaviest step. Difference array over steps. */
-  int64_t *delta = calloc((size_t)n_nodes + 2, sizeof *delta);
-  IR_ASSERT(delta);
-  for (int i = 0; i < b->n; i++) {
-    delta[b->ts[i].first] += b->ts[i].size;
-    delta[b->ts[i].last + 1] -= b->ts[i].size;
-  }
-  int64_t live = 0;
-  for (int s = 0; s < n_nodes; s++) {
-    live += delta[s];
-    if (live > b->lower_bound)
-      b->lower_bound = live;
-  }
-  free(delta);
+  b->lower_bound = heaviest_step(b);
   return true;
 }
 
-bool memplan_plan(const Graph *g, Node *const *order, int n_nodes, Buffers *b, int64_t *arena,
-                  const char **strategy, Diag *d) {
+/* Guard mode: every buffer grows by a red zone on each side before placement
+ * (pass_memplan_guarded moves the offsets past the leading one). */
+static void pad_buffers(Buffers *b, int64_t redzone) {
+  if (redzone == 0)
+    return;
+  for (int i = 0; i < b->n; i++)
+    b->ts[i].size += 2 * redzone;
+  b->lower_bound = heaviest_step(b);
+}
+
+static bool plan_padded(const Graph *g, Node *const *order, int n_nodes, int64_t redzone, Buffers *b,
+                        int64_t *arena, const char **strategy, Diag *d) {
   if (!memplan_buffers(g, order, n_nodes, true, b, d))
     return false;
+  pad_buffers(b, redzone);
   *arena = memplan_place(b->ts, b->n, b->lower_bound, strategy);
   if (b->n_slices == 0)
     return true;
@@ -386,6 +405,7 @@ bool memplan_plan(const Graph *g, Node *const *order, int n_nodes, Buffers *b, i
     memplan_buffers_free(b);
     return false;
   }
+  pad_buffers(&plain, redzone);
   int64_t plain_arena = memplan_place(plain.ts, plain.n, plain.lower_bound, &plain_strategy);
   if (plain_arena < *arena) {
     memplan_buffers_free(b);
@@ -398,14 +418,37 @@ bool memplan_plan(const Graph *g, Node *const *order, int n_nodes, Buffers *b, i
   return true;
 }
 
-bool pass_memplan(Graph *g, Plan *plan, Diag *d) {
+bool memplan_plan(const Graph *g, Node *const *order, int n_nodes, Buffers *b, int64_t *arena,
+                  const char **strategy, Diag *d) {
+  return plan_padded(g, order, n_nodes, 0, b, arena, strategy, d);
+}
+
+bool pass_memplan(Graph *g, Plan *plan, Diag *d) { return pass_memplan_guarded(g, plan, 0, d); }
+
+/* Guard mode: each padded buffer [p, p + size + 2 redzone) keeps only its
+ * exact bytes at p + redzone, and everything moves up past the header. */
+static void unpad_buffers(const Graph *g, Buffers *b, int64_t redzone, int64_t *arena) {
+  if (redzone == 0)
+    return;
+  for (int i = 0; i < b->n; i++) {
+    PlanTensor *t = &b->ts[i];
+    t->offset += PLAN_GUARD_HEADER + redzone;
+    t->size = t->value_id >= 0 ? value_bytes(g->values[t->value_id]) : b->scratch[t->node_id];
+  }
+  *arena += PLAN_GUARD_HEADER;
+}
+
+bool pass_memplan_guarded(Graph *g, Plan *plan, int64_t redzone, Diag *d) {
+  IR_ASSERT(redzone >= 0 && redzone % PLAN_ALIGN == 0);
   memset(plan, 0, sizeof *plan);
   Node **order = memplan_order(g);
   Buffers b;
-  bool ok = memplan_plan(g, order, g->n_nodes, &b, &plan->arena_bytes, &plan->strategy, d);
+  bool ok = plan_padded(g, order, g->n_nodes, redzone, &b, &plan->arena_bytes, &plan->strategy, d);
   free(order);
   if (!ok)
     return false;
+  unpad_buffers(g, &b, redzone, &plan->arena_bytes);
+  plan->redzone = redzone;
   Arena *a = g->arena;
   plan->lower_bound_bytes = b.lower_bound;
   plan->naive_bytes = b.naive;
@@ -450,6 +493,12 @@ static const char *tensor_name(const Graph *g, const PlanTensor *t) {
   return g->nodes[t->node_id] ? g->nodes[t->node_id]->name : "?";
 }
 
+/* The bytes a buffer owns: its own, and in guard mode its red zones. */
+static int64_t extent_lo(const Plan *plan, const PlanTensor *t) { return t->offset - plan->redzone; }
+static int64_t extent_hi(const Plan *plan, const PlanTensor *t) {
+  return plan->redzone ? align_up(t->offset + t->size) + plan->redzone : t->offset + t->size;
+}
+
 static int cmp_first(const void *a, const void *b) {
   const PlanTensor *const *x = a, *const *y = b;
   return (*x)->first != (*y)->first ? ((*x)->first < (*y)->first ? -1 : 1) : 0;
@@ -468,7 +517,7 @@ static void check_overlaps(const Graph *g, const Plan *plan, Diag *d) {
     const PlanTensor *a = by_first[i];
     for (int j = i + 1; j < n && by_first[j]->first <= a->last; j++) {
       const PlanTensor *t = by_first[j];
-      if (overlap_time(a, t) && a->offset < t->offset + t->size && t->offset < a->offset + a->size)
+      if (overlap_time(a, t) && extent_lo(plan, a) < extent_hi(plan, t) && extent_lo(plan, t) < extent_hi(plan, a))
         diag_error(d, NULL, "memory plan: '%s' and '%s' are live together but overlap in memory",
                    tensor_name(g, a), tensor_name(g, t));
     }
@@ -515,8 +564,8 @@ bool plan_validate(const Graph *g, const Plan *plan, Diag *d) {
   int before = d->n_errors;
   for (int i = 0; i < plan->n_tensors; i++) {
     const PlanTensor *a = &plan->tensors[i];
-    if (a->offset % PLAN_ALIGN != 0 || a->offset < 0 || a->size < 0 ||
-        a->offset + a->size > plan->arena_bytes)
+    if (a->offset % PLAN_ALIGN != 0 || a->size < 0 || extent_hi(plan, a) > plan->arena_bytes ||
+        extent_lo(plan, a) < (plan->redzone ? PLAN_GUARD_HEADER : 0))
       diag_error(d, NULL, "memory plan: '%s' at %lld+%lld is misplaced (arena %lld)", tensor_name(g, a),
                  (long long)a->offset, (long long)a->size, (long long)plan->arena_bytes);
   }

@@ -24,6 +24,7 @@ typedef struct PipelineOpts {
   bool verify;                 /* run ir_verify between passes */
   bool no_residual;            /* fuse-epilogue keeps Conv + Add apart (the CUDA target's
                                   kernels take no residual input) */
+  bool guard;                  /* plan red zones around every buffer (docs/guard.md) */
 } PipelineOpts;
 
 /* Runs the whole middle-end and fills *plan. */
@@ -61,6 +62,10 @@ bool pass_require_static(Graph *g, Diag *d);  /* codegen needs static shapes */
  * *model_order_bound (when not NULL) to the lower bound of the model's order. */
 bool pass_schedule(Graph *g, int64_t *model_order_bound, Diag *d);
 bool pass_memplan(Graph *g, Plan *plan, Diag *d);
+/* The same plan with `redzone` bytes (a multiple of PLAN_ALIGN) fenced off
+ * before and after every buffer, for guard mode (Plan.redzone, docs/guard.md);
+ * redzone 0 is pass_memplan. */
+bool pass_memplan_guarded(Graph *g, Plan *plan, int64_t redzone, Diag *d);
 /* Checks a plan: alignment, bounds, that no two buffers whose lifetimes
  * overlap share bytes, that every value used has storage live at the steps
  * that use it, and arena >= lower bound. Reports every violation. */

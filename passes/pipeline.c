@@ -31,7 +31,7 @@ static bool run_schedule(Graph *g, Ctx *c, Diag *d) {
   return c->o->opt_level < 1 || pass_schedule(g, &c->model_order_bound, d);
 }
 static bool run_plan(Graph *g, Ctx *c, Diag *d) {
-  if (!pass_memplan(g, c->plan, d))
+  if (!pass_memplan_guarded(g, c->plan, c->o->guard ? PLAN_REDZONE : 0, d))
     return false;
   c->plan->model_order_bound_bytes =
       c->model_order_bound >= 0 ? c->model_order_bound : c->plan->lower_bound_bytes;

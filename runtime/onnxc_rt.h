@@ -40,6 +40,8 @@
 /* String ops (docs/strings.md): */
 #define ONNXC_ERR_CAPACITY 8     /* made strings need more than --string-bytes, or more
                                     substrings than StringSplit's bound */
+/* Guard mode (onnxc --guard, docs/guard.md): */
+#define ONNXC_ERR_GUARD 9        /* a node wrote into a red zone (NAME_guard_report says which) */
 
 /* Weights are placed in this section when the model was compiled with
  * --weights-section; otherwise the attribute is empty. */
@@ -359,5 +361,83 @@ ONNXC_RT_FN unsigned onnxc_f64_to_bits(double x, unsigned mask) {
   return (unsigned)((uint64_t)(int64_t)x & mask);
 }
 
+/* ---- guard mode (onnxc --guard, docs/guard.md) ------------------------------
+ * Every arena buffer is fenced by `redzone` bytes before it and, after it, by
+ * the bytes up to the next 64-byte boundary plus `redzone`. NAME_run poisons
+ * the arena, fills a buffer's red zones at the step that first writes it, and
+ * after each node checks the red zones of every buffer live at that step;
+ * the first changed byte is recorded in the arena's first bytes. */
+#define ONNXC_GUARD_BYTE 0xFA
+#define ONNXC_GUARD_MAGIC 0x47415244u
+
+typedef struct onnxc_guard_region {
+  int64_t offset, bytes;   /* the buffer: arena bytes [offset, offset + bytes) */
+  int32_t first, last;     /* the schedule steps it is live at */
+} onnxc_guard_region;
+
+typedef struct onnxc_guard_hit {  /* at the arena's start (PLAN_GUARD_HEADER bytes) */
+  uint32_t magic;          /* ONNXC_GUARD_MAGIC once a violation is recorded */
+  int32_t step, region, after;
+  int64_t at;              /* arena offset of the first changed byte */
+} onnxc_guard_hit;
+
+ONNXC_RT_FN int64_t onnxc_guard_end(const onnxc_guard_region *r, int64_t redzone) {
+  return (r->offset + r->bytes + 63) / 64 * 64 + redzone;
+}
+
+/* Poisons the whole arena (a read of bytes no node wrote sees 0xFA...) and
+ * clears the record. */
+ONNXC_RT_FN void onnxc_guard_begin(unsigned char *a, int64_t bytes) {
+  int64_t i;
+  for (i = 0; i < bytes; i++)
+    a[i] = ONNXC_GUARD_BYTE;
+  ((onnxc_guard_hit *)(void *)a)->magic = 0;
+}
+
+/* Fills the red zones of the buffers first written at `step`. */
+ONNXC_RT_FN void onnxc_guard_fill(unsigned char *a, const onnxc_guard_region *r, int n, int64_t redzone,
+                                  int step) {
+  int k;
+  int64_t i;
+  for (k = 0; k < n; k++)
+    if (r[k].first == step) {
+      for (i = r[k].offset - redzone; i < r[k].offset; i++)
+        a[i] = ONNXC_GUARD_BYTE;
+      for (i = r[k].offset + r[k].bytes; i < onnxc_guard_end(&r[k], redzone); i++)
+        a[i] = ONNXC_GUARD_BYTE;
+    }
+}
+
+/* After the node at `step`: 0, or ONNXC_ERR_GUARD after recording the first
+ * changed red-zone byte of a buffer live at that step. */
+ONNXC_RT_FN int onnxc_guard_check(unsigned char *a, const onnxc_guard_region *r, int n, int64_t redzone,
+                                  int step) {
+  int k;
+  int64_t i;
+  for (k = 0; k < n; k++) {
+    int64_t hit = -1;
+    int after = 0;
+    if (r[k].first > step || r[k].last < step)
+      continue;
+    for (i = r[k].offset - redzone; i < r[k].offset && hit < 0; i++)
+      if (a[i] != ONNXC_GUARD_BYTE)
+        hit = i;
+    for (i = r[k].offset + r[k].bytes; i < onnxc_guard_end(&r[k], redzone) && hit < 0; i++)
+      if (a[i] != ONNXC_GUARD_BYTE) {
+        hit = i;
+        after = 1;
+      }
+    if (hit >= 0) {
+      onnxc_guard_hit *h = (onnxc_guard_hit *)(void *)a;
+      h->magic = ONNXC_GUARD_MAGIC;
+      h->step = step;
+      h->region = k;
+      h->after = after;
+      h->at = hit;
+      return ONNXC_ERR_GUARD;
+    }
+  }
+  return 0;
+}
 
 #endif

@@ -111,8 +111,44 @@ static bool same_input_values_bound(const DataSet *a, const DataSet *b, const bo
   return true;
 }
 
-static void emit_harness(Buf *h, const Graph *g, const char *name, int64_t arena) {
+/* --guard: red zones around each output buffer, checked after the run, and
+ * the generated code's own report of a red zone hit in the arena. */
+static void emit_harness_guard(Buf *h, const Graph *g, const char *name) {
+  buf_printf(h, "#define OG %d /* red zone bytes around each output */\n"
+                "static int guard_report(const void *arena, int rc, void *const *out, const size_t *bytes) {\n"
+                "  static const char *const names[%d] = {", PLAN_REDZONE, g->n_outputs + 1);
+  for (int i = 0; i < g->n_outputs; i++) {
+    const Node *p = g->outputs[i]->producer;
+    Buf txt;
+    buf_init(&txt);
+    buf_printf(&txt, "output '%s'", g->outputs[i]->name);
+    if (p)
+      buf_printf(&txt, " (written by node '%s' (%s))", p->name, p->op_type);
+    buf_putc(h, '"');
+    for (const char *c = txt.s; *c; c++) /* a C string literal: no escapes needed */
+      buf_putc(h, *c == '"' || *c == '\\' || *c == '?' || (unsigned char)*c < 32 ? '_' : *c);
+    buf_puts(h, "\", ");
+    buf_free(&txt);
+  }
+  buf_printf(h, "0};\n  %s_guard_info gi;\n  int i;\n  size_t k;\n", name);
+  buf_printf(h, "  if (rc == 9 && %s_guard_report(arena, &gi)) {\n"
+                "    fprintf(stderr, \"guard: node '%%s' (%%s) wrote out of bounds: red zone %%s %%s (offset %%lld, %%lld bytes; "
+                "first changed byte at arena offset %%lld, step %%d)\\n\", gi.node, gi.op, gi.after ? \"after\" : \"before\", "
+                "gi.region, gi.offset, gi.bytes, gi.at, gi.step);\n    return 1;\n  }\n", name);
+  buf_printf(h, "  for (i = 0; i < %d; i++)\n    for (k = 0; k < OG; k++) {\n"
+                "      const unsigned char *b = (const unsigned char *)out[i] - OG;\n"
+                "      if (b[k] != 0xFA || b[OG + bytes[i] + k] != 0xFA) {\n"
+                "        fprintf(stderr, \"guard: %%s wrote out of bounds: red zone %%s the caller's buffer (%%zu bytes)\\n\",\n"
+                "                names[i], b[k] != 0xFA ? \"before\" : \"after\", bytes[i]);\n"
+                "        return 1;\n      }\n    }\n  return 0;\n}\n\n", g->n_outputs);
+}
+
+static void emit_harness(Buf *h, const Graph *g, const char *name, int64_t arena, bool guard) {
   buf_printf(h, "#include <stdio.h>\n#include <stdlib.h>\n#include <string.h>\n#include \"%s.h\"\n\n", name);
+  if (guard)
+    emit_harness_guard(h, g, name);
+  else
+    buf_puts(h, "#define OG 0\n");
   buf_puts(h, "static void *load(const char *p, size_t n) {\n"
               "  unsigned char *b = malloc(n ? n : 1);\n  FILE *f = fopen(p, \"rb\");\n"
               "  if (!b || !f || fread(b, 1, n, f) != n) { fprintf(stderr, \"harness: cannot read %s\\n\", p); exit(3); }\n"
@@ -167,8 +203,10 @@ static void emit_harness(Buf *h, const Graph *g, const char *name, int64_t arena
       shape_numel(&g->inputs[i]->shape, &n);
       buf_printf(h, "  free((void *)in[%d]);\n  in[%d] = load_strs(argv[1 + %d], %lld);\n", i, i, i, (long long)n);
     }
-  buf_printf(h, "  for (i = 0; i < %d; i++) {\n    out[i] = malloc(out_bytes[i] ? out_bytes[i] : 1);\n"
-                "    if (!out[i]) return 3;\n    memset(out[i], 0xCD, out_bytes[i]);\n  }\n", g->n_outputs);
+  buf_printf(h, "  for (i = 0; i < %d; i++) {\n    out[i] = malloc(out_bytes[i] + 2 * OG + 1);\n"
+                "    if (!out[i]) return 3;\n    memset(out[i], 0xFA, out_bytes[i] + 2 * OG);\n"
+                "    out[i] = (unsigned char *)out[i] + OG;\n    memset(out[i], 0xCD, out_bytes[i]);\n  }\n",
+             g->n_outputs);
   for (int i = 0; i < g->n_outputs; i++) /* no stale pointers: NULL is caught */
     if (g->outputs[i]->dt == DT_STRING)
       buf_printf(h, "  memset(out[%d], 0, out_bytes[%d]);\n", i, i);
@@ -182,6 +220,8 @@ static void emit_harness(Buf *h, const Graph *g, const char *name, int64_t arena
     buf_puts(h, "0};\n");
   }
   buf_printf(h, "  rc = %s_run_v(arena, in, out);\n", name);
+  if (guard) /* exit status 5: a red zone was hit */
+    buf_puts(h, "  if (guard_report(arena, rc, out, out_bytes)) {\n    free(arena);\n    return 5;\n  }\n");
   buf_printf(h, "  if (rc != 0) fprintf(stderr, \"%s_run returned %%d\\n\", rc);\n", name);
   /* A dynamic output: write its actual extent only, and its dims to PATH.dims. */
   for (int i = 0; i < g->n_outputs && n_dyn; i++) {
@@ -209,10 +249,10 @@ static void emit_harness(Buf *h, const Graph *g, const char *name, int64_t arena
   if (strs)
     buf_printf(h, "    if (out_str[i]) {\n"
                   "      if (!rc && save_strs(argv[1 + %d + i], (const char *const *)out[i], out_count[i]) != 0) rc = -1;\n"
-                  "      free(out[i]);\n      continue;\n    }\n", g->n_inputs);
+                  "      free((unsigned char *)out[i] - OG);\n      continue;\n    }\n", g->n_inputs);
   buf_printf(h, "    FILE *f = rc ? NULL : fopen(argv[1 + %d + i], \"wb\");\n"
                 "    if (!rc && (!f || fwrite(out[i], 1, out_bytes[i], f) != out_bytes[i])) rc = -1;\n"
-                "    if (f) fclose(f);\n    free(out[i]);\n  }\n",
+                "    if (f) fclose(f);\n    free((unsigned char *)out[i] - OG);\n  }\n",
              g->n_inputs);
   for (int i = 0; i < g->n_inputs; i++) /* after the outputs, which may point into them */
     if (g->inputs[i]->dt == DT_STRING) {
@@ -222,6 +262,18 @@ static void emit_harness(Buf *h, const Graph *g, const char *name, int64_t arena
     }
   buf_printf(h, "  for (i = 0; i < %d; i++) free((void *)in[i]);\n  free(arena);\n"
                 "  return rc == 0 ? 0 : rc < 0 ? 3 : 4;\n}\n", g->n_inputs);
+}
+
+/* Test hook of guard mode (tests/cli, docs/guard.md): ONNXC_GUARD_TEST_SHRINK=NAME
+ * shrinks tensor NAME's buffer by 4 bytes in the plan after planning, so its
+ * producer writes into its red zone and the guard must name that node. */
+static void guard_test_shrink(const Graph *g, Plan *plan) {
+  const char *name = getenv("ONNXC_GUARD_TEST_SHRINK");
+  for (int i = 0; name && plan->redzone && i < plan->n_tensors; i++) {
+    PlanTensor *t = &plan->tensors[i];
+    if (t->value_id >= 0 && strcmp(g->values[t->value_id]->name, name) == 0 && t->size >= 4)
+      t->size -= 4;
+  }
 }
 
 static const char *SAN = "-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer -g";
@@ -277,11 +329,12 @@ static Graph *build_runner(const char *model, const DataSet *ds, const Options *
   infer_string_capacity(g, o->string_bytes);
   Plan plan;
   PipelineOpts po = {o->opt_level, o->pins, o->n_pins, o->dump_after, stderr, true,
-                     o->target && strcmp(o->target, "cuda") == 0};
+                     o->target && strcmp(o->target, "cuda") == 0, o->guard};
   if (!passes_run(g, &po, &plan, d)) {
     ir_graph_free(g);
     return NULL;
   }
+  guard_test_shrink(g, &plan);
   /* Small weights go through the portable C form so every check also proves it
    * builds at -pedantic; large ones as an assembled blob, which the C compiler
    * does not have to parse (hundreds of MB of literals take minutes). */
@@ -304,7 +357,7 @@ static Graph *build_runner(const char *model, const DataSet *ds, const Options *
     snprintf(path, sizeof path, "%s/harness.c", dir);
     ok = sys_write_file(path, h.s, h.len);
   } else if (ok) {
-    emit_harness(&h, g, "model", plan.arena_bytes);
+    emit_harness(&h, g, "model", plan.arena_bytes, o->guard);
     char path[4096];
     snprintf(path, sizeof path, "%s/harness.c", dir);
     ok = sys_write_file(path, h.s, h.len);
@@ -509,7 +562,10 @@ static int run_set(const char *dir, const Graph *g, const DataSet *ds, const boo
   buf_init(&log);
   int rc = sys_run(argv, &log);
   int status = 0;
-  if (rc != 0) {
+  if (rc == 5 && log.s && strncmp(log.s, "guard: ", 7) == 0) { /* --guard: a red zone was hit */
+    fprintf(stderr, "%s", log.s);
+    status = 1;
+  } else if (rc != 0) {
     fprintf(stderr, "%s: the generated code failed (status %d):\n%s", ds->dir, rc, log.s ? log.s : "");
     status = 1;
   }

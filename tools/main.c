@@ -41,6 +41,8 @@ static void usage(FILE *f) {
           "  --cpu native|generic|ARCH  -march for host-built code (default native)\n"
           "  --threads N            generated code splits its large kernels over N\n"
           "                         threads (pthreads; default 1: no threads)\n"
+          "  --guard                fence every arena buffer with red zones that the\n"
+          "                         generated code checks after each node (docs/guard.md)\n"
           "  --cuda-arch sm_XX      CUDA target: cubin architecture (repeatable;\n"
           "                         default sm_90; PTX of the lowest is added)\n"
           "  --help, --version\n"
@@ -48,7 +50,7 @@ static void usage(FILE *f) {
           "check options: --sanitize (ASan+UBSan), --rtol R, --atol A, -v, -O, -D, --keep-temps,\n"
           "  --target c|cuda, --build-only (compile and link, do not run: no GPU needed)\n"
           "  Environment: CC (C compiler), AR, ONNXC_CFLAGS (extra C flags),\n"
-          "  ONNXC_CHECK_SANITIZE=1 (same as --sanitize).\n"
+          "  ONNXC_CHECK_SANITIZE=1 (same as --sanitize), ONNXC_CHECK_GUARD=1 (same as --guard).\n"
           "footprint options: --cc CC (default arm-none-eabi-gcc), --cflags \"FLAGS\" (default\n"
           "  Cortex-M4F, -Os), --json FILE|-, --name, -D, -O, --weights-section, --keep-temps\n"
           "passes: ");
@@ -173,6 +175,8 @@ static int parse(int argc, char **argv, Options *o, bool check, const char **pos
       if (!end || *end || v < 1 || v > 256)
         return bad_usage("bad --threads '%s' (expected 1 to 256)", next);
       o->threads = (int)v;
+    } else if (strcmp(a, "--guard") == 0) {
+      o->guard = true;
     } else if (strcmp(a, "--keep-temps") == 0) {
       o->keep_temps = true;
     } else if (o->footprint && strcmp(a, "--cc") == 0) {
@@ -233,6 +237,8 @@ int main(int argc, char **argv) {
     fprintf(stderr, "onnxc: unknown target '%s' (expected c or cuda)\n", o.target);
     return 2;
   }
+  if (o.guard && strcmp(o.target, "c") != 0)
+    return bad_usage("%s", "--guard is for the C target");
   if (o.footprint && strcmp(o.target, "c") != 0)
     return bad_usage("%s", "footprint measures the C target only");
   if (o.dump_after && strcmp(o.dump_after, "all") != 0) {
@@ -248,6 +254,9 @@ int main(int argc, char **argv) {
     const char *san = getenv("ONNXC_CHECK_SANITIZE");
     if (san && *san && strcmp(san, "0") != 0)
       o.sanitize = true;
+    const char *guard = getenv("ONNXC_CHECK_GUARD");
+    if (guard && *guard && strcmp(guard, "0") != 0 && strcmp(o.target, "c") == 0)
+      o.guard = true;
     rc = check_case(pos, &o);
     for (int i = 0; i < o.n_pins; i++)
       free((char *)o.pins[i].name);

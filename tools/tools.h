@@ -40,6 +40,7 @@ typedef struct Options {
   bool build_only;             /* check: build (and link) but do not run */
   int64_t string_bytes;        /* --string-bytes (0: the default; docs/strings.md) */
   int threads;                 /* --threads N (0, 1: single-threaded code; docs/abi.md) */
+  bool guard;                  /* --guard: red zones checked after every node (docs/guard.md) */
 } Options;
 
 /* ---- driver.c ---- */
