@@ -11,7 +11,11 @@ Relu / Clip / LeakyRelu epilogues. Then runs `onnxc check` on each with every
 --cpu given (native: AVX-512 or AVX2; haswell: AVX2; generic: portable C).
 
   python3 bench/kernel_cases.py --onnxc build/bin/onnxc [--cpu native,haswell,generic]
-      [--out DIR] [--sanitize] [--cc clang]
+      [--out DIR] [--sanitize] [--cc clang] [--guard-cpu haswell]
+
+--guard-cpu CPUS runs the cases of those --cpu values in guard mode
+(docs/guard.md): red zones around every arena buffer and output, checked
+after each node; the other values run the normal code.
 """
 import argparse
 import os
@@ -255,8 +259,8 @@ def build(root):
     return cases
 
 
-def check_threads(onnxc, d, threads, cpu, env):
-    """Builds case d as a library with --threads and compares its outputs (rtol 1e-3, atol 1e-5)."""
+def check_threads(onnxc, d, threads, cpu, env, guard=False):
+    """Builds case d as a library with --threads (and --guard) and compares its outputs (rtol 1e-3, atol 1e-5)."""
     import ctypes
     import glob
     import json
@@ -265,7 +269,7 @@ def check_threads(onnxc, d, threads, cpu, env):
     name = "k"
     lib, rep = os.path.join(d, f"t{threads}.so"), os.path.join(d, f"t{threads}.json")
     r = subprocess.run([onnxc, d + "/model.onnx", "-o", lib, "--name", name, "--cpu", cpu,
-                        "--threads", str(threads), "--memory-report", rep],
+                        "--threads", str(threads), "--memory-report", rep] + (["--guard"] if guard else []),
                        capture_output=True, text=True, env=env)
     if r.returncode != 0:
         return (r.stdout + r.stderr).strip()[-600:]
@@ -283,8 +287,9 @@ def check_threads(onnxc, d, threads, cpu, env):
     ip = (ctypes.c_void_p * max(1, len(ins)))(*[a.ctypes.data for a in ins])
     op = (ctypes.c_void_p * max(1, len(outs)))(*[a.ctypes.data for a in outs])
     for _ in range(3):  # repeated runs: the pool is reused
-        if fn(ctypes.c_void_p(raw.ctypes.data + off), ip, op) != 0:
-            return "run_v failed"
+        rc = fn(ctypes.c_void_p(raw.ctypes.data + off), ip, op)
+        if rc != 0:
+            return f"run_v failed (status {rc}{': a red zone was hit' if rc == 9 else ''})"
         for o, ref in zip(outs, refs):
             if not np.allclose(o, ref, rtol=1e-3, atol=1e-5):
                 return f"mismatch: max abs diff {np.max(np.abs(o - ref)):.3g}"
@@ -298,6 +303,8 @@ def main():
     ap.add_argument("--cpu", default="native,haswell,generic")
     ap.add_argument("--sanitize", action="store_true")
     ap.add_argument("--cc", default=None)
+    ap.add_argument("--guard-cpu", default="",
+                    help="comma-separated --cpu values whose runs use --guard (docs/guard.md)")
     ap.add_argument("--threads", type=int, default=0,
                     help="also build each case with --threads N and check its outputs")
     a = ap.parse_args()
@@ -308,7 +315,8 @@ def main():
     bad = 0
     for cpu in a.cpu.split(","):
         for d in cases:
-            cmd = [a.onnxc, "check", d, "--cpu", cpu, "--atol", "1e-5"]
+            guard = cpu in a.guard_cpu.split(",")
+            cmd = [a.onnxc, "check", d, "--cpu", cpu, "--atol", "1e-5"] + (["--guard"] if guard else [])
             if a.sanitize:
                 cmd.append("--sanitize")
             r = subprocess.run(cmd, capture_output=True, text=True, env=env)
@@ -316,11 +324,11 @@ def main():
                 bad += 1
                 print(f"FAIL [{cpu}] {os.path.basename(d)}: {(r.stdout + r.stderr).strip()[-600:]}")
             if a.threads > 1:
-                why = check_threads(a.onnxc, d, a.threads, cpu, env)
+                why = check_threads(a.onnxc, d, a.threads, cpu, env, guard)
                 if why:
                     bad += 1
                     print(f"FAIL [{cpu}, --threads {a.threads}] {os.path.basename(d)}: {why}")
-        print(f"--cpu {cpu}: {len(cases)} cases run")
+        print(f"--cpu {cpu}: {len(cases)} cases run{' in guard mode' if cpu in a.guard_cpu.split(',') else ''}")
     print("all passed" if not bad else f"{bad} failures")
     return 1 if bad else 0
 

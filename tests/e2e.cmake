@@ -17,10 +17,11 @@ add_test(NAME e2e.conformance
           --onnxc ${ONNXC_BIN} --ratchet ${CMAKE_CURRENT_LIST_DIR}/conformance/passing.txt --only-listed
           --timeout 600)
 
-# The same cases with the generated code built under ASan and UBSan: any
-# report fails the case.
+# The same cases with the generated code built under ASan and UBSan and in
+# guard mode (red zones around every arena buffer, checked after each node;
+# docs/guard.md): any report fails the case.
 add_test(NAME e2e.conformance_sanitize
-  COMMAND ${CMAKE_COMMAND} -E env ONNXC_CHECK_SANITIZE=1
+  COMMAND ${CMAKE_COMMAND} -E env ONNXC_CHECK_SANITIZE=1 ONNXC_CHECK_GUARD=1
           ${ONNXC_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/conformance/run_conformance.py
           --onnxc ${ONNXC_BIN} --ratchet ${CMAKE_CURRENT_LIST_DIR}/conformance/passing.txt --only-listed
           --timeout 900)
@@ -29,10 +30,20 @@ add_test(NAME e2e.models_vs_ort
   COMMAND ${ONNXC_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/models/compare_ort.py
           --onnxc ${ONNXC_BIN} --models ${CMAKE_BINARY_DIR}/e2e-models)
 
+# The same models in guard mode (docs/guard.md), and guard mode's own test:
+# a violation is caught and named, guarded output equals normal output.
+add_test(NAME e2e.models_vs_ort_guard
+  COMMAND ${CMAKE_COMMAND} -E env ONNXC_CHECK_GUARD=1
+          ${ONNXC_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/models/compare_ort.py
+          --onnxc ${ONNXC_BIN} --models ${CMAKE_BINARY_DIR}/e2e-models)
+set_tests_properties(e2e.models_vs_ort_guard PROPERTIES DEPENDS e2e.models_vs_ort)
+add_test(NAME e2e.guard COMMAND ${ONNXC_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/e2e/test_guard.py ${ONNXC_BIN})
+
 add_test(NAME e2e.digits COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/e2e/test_digits.sh ${ONNXC_BIN} ${ONNXC_SRC})
 
 add_test(NAME e2e.cortex_m COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/e2e/test_cortex_m.sh ${ONNXC_BIN} ${ONNXC_SRC}
   ${CMAKE_BINARY_DIR}/e2e-models)
 set_tests_properties(e2e.cortex_m PROPERTIES DEPENDS e2e.models_vs_ort)
 
-set_tests_properties(e2e.cli e2e.conformance e2e.conformance_sanitize e2e.models_vs_ort e2e.digits e2e.cortex_m PROPERTIES LABELS e2e)
+set_tests_properties(e2e.cli e2e.conformance e2e.conformance_sanitize e2e.models_vs_ort e2e.models_vs_ort_guard
+                     e2e.guard e2e.digits e2e.cortex_m PROPERTIES LABELS e2e)

@@ -190,6 +190,9 @@ static void emit_harness(Buf *h, const Graph *g, const char *name, int64_t arena
     int64_t n = 0, b = 0;
     shape_numel(&g->outputs[i]->shape, &n);
     dtype_bytes(g->outputs[i]->dt, n, &b);
+    const char *shrink = guard ? getenv("ONNXC_GUARD_TEST_SHRINK") : NULL; /* guard_test_shrink */
+    if (shrink && strcmp(shrink, g->outputs[i]->name) == 0 && b >= 4)
+      b -= 4;
     buf_printf(h, "%lld, ", (long long)b);
   }
   buf_printf(h, "0};\n  if (argc != %d) return 3;\n", 1 + g->n_inputs + g->n_outputs);
@@ -264,9 +267,10 @@ static void emit_harness(Buf *h, const Graph *g, const char *name, int64_t arena
                 "  return rc == 0 ? 0 : rc < 0 ? 3 : 4;\n}\n", g->n_inputs);
 }
 
-/* Test hook of guard mode (tests/cli, docs/guard.md): ONNXC_GUARD_TEST_SHRINK=NAME
- * shrinks tensor NAME's buffer by 4 bytes in the plan after planning, so its
- * producer writes into its red zone and the guard must name that node. */
+/* Test hook of guard mode (tests/e2e/test_guard.py, docs/guard.md):
+ * ONNXC_GUARD_TEST_SHRINK=NAME shrinks tensor NAME's buffer by 4 bytes in the
+ * plan after planning (or, for a graph output, the harness's buffer), so its
+ * producer writes into a red zone and the guard must name that node. */
 static void guard_test_shrink(const Graph *g, Plan *plan) {
   const char *name = getenv("ONNXC_GUARD_TEST_SHRINK");
   for (int i = 0; name && plan->redzone && i < plan->n_tensors; i++) {
