@@ -42,8 +42,7 @@ void guard_write_tables(const Graph *g, const Plan *plan, const char *nm, Buf *c
     return;
   char buf[1200];
   int n = plan->n_tensors;
-  buf_printf(c, "/* Guard mode (docs/guard.md): the arena's buffers and the node of each step. */\n"
-                "#define %s_GUARD_REDZONE %lld\n", nm, (long long)plan->redzone);
+  buf_puts(c, "/* Guard mode (docs/guard.md): the arena's buffers and the node of each step. */\n");
   buf_printf(c, "static const onnxc_guard_region %s_guard_regions[%d] = {\n", nm, n > 0 ? n : 1);
   for (int i = 0; i < n; i++) {
     const PlanTensor *t = &plan->tensors[i];
@@ -79,14 +78,14 @@ void guard_run_begin(const Plan *plan, Buf *run) {
 
 void guard_step_begin(const Plan *plan, const char *nm, int step, Buf *run) {
   if (guard_on(plan))
-    buf_printf(run, "  onnxc_guard_fill(a, %s_guard_regions, %d, %s_GUARD_REDZONE, %d);\n", nm,
-               plan->n_tensors, nm, step);
+    buf_printf(run, "  onnxc_guard_fill(a, %s_guard_regions, %d, %lld, %d);\n", nm, plan->n_tensors,
+               (long long)plan->redzone, step);
 }
 
 void guard_step_end(const Plan *plan, const char *nm, int step, Buf *run) {
   if (guard_on(plan))
-    buf_printf(run, "  if (onnxc_guard_check(a, %s_guard_regions, %d, %s_GUARD_REDZONE, %d))\n"
-                    "    return ONNXC_ERR_GUARD;\n", nm, plan->n_tensors, nm, step);
+    buf_printf(run, "  if (onnxc_guard_check(a, %s_guard_regions, %d, %lld, %d))\n"
+                    "    return ONNXC_ERR_GUARD;\n", nm, plan->n_tensors, (long long)plan->redzone, step);
 }
 
 void guard_write_report(const Plan *plan, const char *nm, int n_steps, Buf *c) {
