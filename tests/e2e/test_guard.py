@@ -111,14 +111,14 @@ def main():
 
         # c1 is written by conv_a at -O0; at -O2 Relu is fused into it and
         # the buffer holds r1, still written by conv_a. c2 is conv_c's.
-        for flags, tensor, node in ((["-O0"], "c1", "conv_a"), (["-O0"], "c2", "conv_c"),
-                                    (["-O2"], "c2", "conv_c"), (["-O3", "--threads", "2"], "c2", "conv_c")):
+        for flags, tensor, node in ((["-O0"], "c1", "conv_a"), (["-O2"], "c2", "conv_c"),
+                                    (["-O3", "--threads", "2"], "c2", "conv_c")):
             r = run([onnxc, "check", "--guard", case] + flags, {"ONNXC_GUARD_TEST_SHRINK": tensor})
             want = f"guard: node '{node}' (Conv) wrote out of bounds: red zone after tensor '{tensor}'"
             expect(r.returncode == 1 and want in r.stderr,
                    f"{' '.join(flags)}: a shrunk '{tensor}' is reported against '{node}'", r.stderr)
-            r = run([onnxc, "check", case] + flags, {"ONNXC_GUARD_TEST_SHRINK": tensor})
-            expect(r.returncode == 0, f"{' '.join(flags)}: without --guard the hook does nothing", r.stderr)
+        r = run([onnxc, "check", case], {"ONNXC_GUARD_TEST_SHRINK": "c2"})
+        expect(r.returncode == 0, "without --guard the hook does nothing", r.stderr)
 
         r = run([onnxc, "check", "--guard", case], {"ONNXC_GUARD_TEST_SHRINK": "y"})
         want = "guard: output 'y' (written by node 'mm_e' (MatMul)) wrote out of bounds: red zone after the caller's buffer"
