@@ -67,9 +67,14 @@ bool gk_scratch_ok(const EmitC *e, const Node *n, const Prod *p) {
   return p->m > 0 && p->n > 0 && p->k > 0 && have >= p->bytes && p->bytes > 0;
 }
 
-void gemm_act_expr(const Node *n, const char *v, Buf *out) {
+void gemm_act_expr(const Node *n, const char *operand, Buf *out) {
   const char *act = ir_attr_str(n, "activation", "");
   char lo[64], hi[64];
+  /* The operand may be a sum ("v + bg[i]"): substituted bare into "v * alpha"
+   * it would scale only the last term, so it always goes in parenthesized. */
+  Buf wrapped = {0};
+  buf_printf(&wrapped, "(%s)", operand);
+  const char *v = wrapped.s;
   if (strcmp(act, "Relu") == 0) {
     buf_printf(out, "(%s > 0 ? %s : 0.0f)", v, v);
   } else if (strcmp(act, "Clip") == 0) {
@@ -83,6 +88,7 @@ void gemm_act_expr(const Node *n, const char *v, Buf *out) {
   } else {
     buf_puts(out, v);
   }
+  buf_free(&wrapped);
 }
 
 /* ---- emission ------------------------------------------------------------------- */
