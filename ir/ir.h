@@ -405,4 +405,25 @@ struct Plan {
   const char *strategy;    /* the placement that won (static string) */
 };
 
+/* ---- what a code generation target tells the passes ------------------------- */
+
+/* A target is a struct of hooks (codegen/target.c fills them): the passes ask
+ * it what its kernels can fuse and how much scratch each kernel needs, so a
+ * fact about a kernel lives with the emitter that writes the kernel and the
+ * planner never copies it. */
+/* Characters a string-making kernel may write when --string-bytes is not given. */
+#define IR_STRING_BYTES 4096
+
+typedef struct Target Target;
+struct Target {
+  const char *name;        /* "c", "cuda" */
+  int threads;             /* threads the generated code splits large kernels over (>= 1) */
+  bool fuse_residual;      /* its Conv kernels add a residual input in their store */
+  /* Bytes of scratch the kernel emitted for n needs during n's step; 0: none. */
+  int64_t (*scratch_bytes)(const Target *t, const Node *n);
+  /* True when n's scratch must live from n's step to the end of the run
+   * (the characters of strings n outputs). */
+  bool (*scratch_persists)(const Target *t, const Node *n);
+};
+
 #endif

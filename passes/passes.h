@@ -22,8 +22,7 @@ typedef struct PipelineOpts {
   const char *dump_after;      /* pass name, "all", or NULL */
   FILE *dump_to;               /* where dumps go (stderr when NULL) */
   bool verify;                 /* run ir_verify between passes */
-  bool no_residual;            /* fuse-epilogue keeps Conv + Add apart (the CUDA target's
-                                  kernels take no residual input) */
+  const Target *target;        /* what the kernels fuse and the scratch they need (required) */
 } PipelineOpts;
 
 /* Runs the whole middle-end and fills *plan. */
@@ -59,26 +58,16 @@ bool pass_require_static(Graph *g, Diag *d);  /* codegen needs static shapes */
 /* Reorders the schedule to lower the planned arena; keeps the model's order
  * unless another topological order plans smaller (schedule.c). Sets
  * *model_order_bound (when not NULL) to the lower bound of the model's order. */
-bool pass_schedule(Graph *g, int64_t *model_order_bound, Diag *d);
-bool pass_memplan(Graph *g, Plan *plan, Diag *d);
+bool pass_schedule(Graph *g, const Target *t, int64_t *model_order_bound, Diag *d);
+/* Kernel scratch is sized by the target's hook; a NULL target plans tensors only. */
+bool pass_memplan(Graph *g, Plan *plan, const Target *target, Diag *d);
 /* Checks a plan: alignment, bounds, that no two buffers whose lifetimes
  * overlap share bytes, that every value used has storage live at the steps
  * that use it, and arena >= lower bound. Reports every violation. */
 bool plan_validate(const Graph *g, const Plan *plan, Diag *d);
-/* Scratch bytes the kernel of n needs during its step (memplan_scratch.c). */
-int64_t plan_scratch_bytes(const Node *n);
-/* --threads: > 1 gives each thread of a parallel GEMM its own packing
- * buffers (memplan_scratch.c, codegen/emit_gemm.c); set before planning. */
-void plan_set_threads(int threads);
-/* True when n's scratch holds the characters of strings it outputs: the plan
- * keeps it from n's step to the end of the run (docs/strings.md). */
-bool plan_scratch_persists(const Node *n);
-/* String ops (infer_string.c): character bytes of a node that makes strings
- * (0 for others), and --string-bytes applied to every such node of g. */
-int64_t string_char_bytes(const Node *n);
+/* String ops (infer_string.c): --string-bytes applied to every node of g that
+ * makes strings (its kernel's character buffer, codegen/emit_string.c). */
 void infer_string_capacity(Graph *g, int64_t bytes);
-/* Scratch of the attention family's kernels (infer_attention.c). */
-int64_t attn_scratch_bytes(const Node *n);
 /* FlexAttention's checks and output type, its modifier subgraphs aside
  * (infer_attention.c; lower_flex.c lowers those before inference). */
 bool flex_attention_check(Node *n, Diag *d);
@@ -125,8 +114,6 @@ bool infer_reduce_axes(const Node *n, int rank, bool *mask, bool *noop);
 /* Output shape of a Conv-like node over data x and weight w, both static rank
  * >= 3 (infer_conv.c; used by QLinearConv and ConvInteger). */
 bool infer_conv_window_shape(const Node *n, Diag *d, const Shape *x, const Shape *w, Shape *out);
-/* Scratch bytes of the RNN/GRU/LSTM kernels (infer_rnn.c, memplan_scratch.c). */
-int64_t rnn_scratch_bytes(const Node *n);
 
 /* ---- helpers of the rewriting passes (rewrite.c) ---------------------------- */
 

@@ -23,15 +23,15 @@ static bool run_infer(Graph *g, Ctx *c, Diag *d) { (void)c; return pass_infer(g,
 static bool run_lower_grad(Graph *g, Ctx *c, Diag *d) { (void)c; return pass_lower_gradient(g, d); }
 static bool run_simplify(Graph *g, Ctx *c, Diag *d) { return c->o->opt_level < 1 || pass_simplify(g, d); }
 static bool run_fuse_bn(Graph *g, Ctx *c, Diag *d) { return c->o->opt_level < 1 || pass_fuse_bn(g, d); }
-static bool run_fuse_epi(Graph *g, Ctx *c, Diag *d) { return c->o->opt_level < 1 || pass_fuse_epilogue(g, d, !c->o->no_residual); }
+static bool run_fuse_epi(Graph *g, Ctx *c, Diag *d) { return c->o->opt_level < 1 || pass_fuse_epilogue(g, d, c->o->target->fuse_residual); }
 static bool run_cse(Graph *g, Ctx *c, Diag *d) { return c->o->opt_level < 1 || pass_cse(g, d); }
 static bool run_dce(Graph *g, Ctx *c, Diag *d) { (void)c; return pass_dce(g, d); }
 static bool run_static(Graph *g, Ctx *c, Diag *d) { (void)c; return pass_require_static(g, d); }
 static bool run_schedule(Graph *g, Ctx *c, Diag *d) {
-  return c->o->opt_level < 1 || pass_schedule(g, &c->model_order_bound, d);
+  return c->o->opt_level < 1 || pass_schedule(g, c->o->target, &c->model_order_bound, d);
 }
 static bool run_plan(Graph *g, Ctx *c, Diag *d) {
-  if (!pass_memplan(g, c->plan, d))
+  if (!pass_memplan(g, c->plan, c->o->target, d))
     return false;
   c->plan->model_order_bound_bytes =
       c->model_order_bound >= 0 ? c->model_order_bound : c->plan->lower_bound_bytes;

@@ -6,4 +6,4 @@ add_test(NAME unit.memplan COMMAND test_memplan)
 set_tests_properties(unit.memplan PROPERTIES LABELS unit)
 
 add_executable(bench_memplan ${CMAKE_CURRENT_LIST_DIR}/bench_memplan.c)
-target_link_libraries(bench_memplan PRIVATE onnxc_passes onnxc_ir)
+target_link_libraries(bench_memplan PRIVATE onnxc_codegen onnxc_passes onnxc_ir)

@@ -276,8 +276,9 @@ static Graph *build_runner(const char *model, const DataSet *ds, const Options *
   }
   infer_string_capacity(g, o->string_bytes);
   Plan plan;
-  PipelineOpts po = {o->opt_level, o->pins, o->n_pins, o->dump_after, stderr, true,
-                     o->target && strcmp(o->target, "cuda") == 0};
+  Target target;
+  codegen_target(&target, o->target, o->threads);
+  PipelineOpts po = {o->opt_level, o->pins, o->n_pins, o->dump_after, stderr, true, &target};
   if (!passes_run(g, &po, &plan, d)) {
     ir_graph_free(g);
     return NULL;
