@@ -255,6 +255,19 @@ static Graph *build_runner(const char *model, const DataSet *ds, const Options *
       ir_graph_free(g);
       return NULL;
     }
+    /* Shapes come from the data; a --shape for this input must agree with it. */
+    for (int k = 0; k < o->n_shapes; k++) {
+      const InputShape *s = &o->shapes[k];
+      Shape want = shape_make(s->rank, s->d);
+      char sa[512], sb[512];
+      if (strcmp(s->name, v->name) == 0 && !shape_equal(&want, &ds->in[i]->shape)) {
+        diag_error(d, NULL, "--shape %s=%s: the test data in %s gives input '%s' shape %s", s->name,
+                   shape_str(&want, sa, sizeof sa), ds->dir, v->name,
+                   shape_str(&ds->in[i]->shape, sb, sizeof sb));
+        ir_graph_free(g);
+        return NULL;
+      }
+    }
     v->shape = ds->in[i]->shape;
     bound[i] = false;
   }
@@ -277,7 +290,7 @@ static Graph *build_runner(const char *model, const DataSet *ds, const Options *
   infer_string_capacity(g, o->string_bytes);
   Plan plan;
   PipelineOpts po = {o->opt_level, o->pins, o->n_pins, o->dump_after, stderr, true,
-                     o->target && strcmp(o->target, "cuda") == 0};
+                     o->target && strcmp(o->target, "cuda") == 0, o->shapes, o->n_shapes};
   if (!passes_run(g, &po, &plan, d)) {
     ir_graph_free(g);
     return NULL;

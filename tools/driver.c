@@ -75,7 +75,7 @@ Graph *driver_compile(const Options *o, Plan *plan, Diag *d) {
   }
   infer_string_capacity(g, o->string_bytes);
   PipelineOpts po = {o->opt_level, o->pins, o->n_pins, o->dump_after, stderr, o->verify_ir,
-                     o->target && strcmp(o->target, "cuda") == 0};
+                     o->target && strcmp(o->target, "cuda") == 0, o->shapes, o->n_shapes};
   if (!passes_run(g, &po, plan, d)) {
     ir_graph_free(g);
     return NULL;
