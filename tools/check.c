@@ -394,7 +394,7 @@ static bool compare(const char *label, const Value *v, const Tensor *exp, const 
   if (is_float && v->producer && (v->producer->op == OP_DFT || v->producer->op == OP_STFT))
     for (int64_t i = 0; i < exp->numel; i++)
       atol = fmax(atol, 1e-6 * fabs(tensor_get_f64(exp, i)));
-  double worst = 0, wg = 0, we = 0;
+  double worst = 0, wg = 0, we = 0, max_abs = 0, max_rel = 0;
   int64_t wi = -1, bad = 0;
   for (int64_t i = 0; i < exp->numel; i++) {
     double e, g;
@@ -418,6 +418,11 @@ static bool compare(const char *label, const Value *v, const Tensor *exp, const 
       score = INFINITY;
     else
       score = fabs(g - e) / (atol + o->rtol * fabs(e));
+    if (is_float && isfinite(e) && isfinite(g)) {
+      max_abs = fmax(max_abs, fabs(g - e));
+      if (fabs(e) > atol)   /* relative error of elements above the noise floor */
+        max_rel = fmax(max_rel, fabs(g - e) / fabs(e));
+    }
     if (score > 1)
       bad++;
     if (score > worst || (wi < 0 && score > 1)) {
@@ -427,6 +432,9 @@ static bool compare(const char *label, const Value *v, const Tensor *exp, const 
       we = e;
     }
   }
+  if (o->verbose && is_float)   /* -v: the error figures (tests/models/real_models.py reads them) */
+    printf("%s '%s': max abs err %.3g, max rel err %.3g over %lld elements\n", label, v->name, max_abs,
+           max_rel, (long long)exp->numel);
   if (bad == 0)
     return true;
   /* Index of the worst element in the tensor's coordinates. */
