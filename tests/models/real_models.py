@@ -262,6 +262,26 @@ def compile_user_way(onnxc, model, m, cache, timeout):
     return r.returncode == 0, r.stdout.decode(errors="replace").strip()
 
 
+def print_table(results):
+    """The markdown rows of docs/real-models.md's results table."""
+    print("| model | onnxc options | " + " | ".join(f"{c}: s, max abs / rel err" for c, _ in CONFIGS) + " |")
+    print("|---|---|" + "---|" * len(CONFIGS))
+    for r in results:
+        cells = []
+        for c, _ in CONFIGS:
+            x = r["configs"].get(c)
+            if not x:
+                cells.append(r.get("error", "not run"))
+            elif x["status"] != "pass":
+                cells.append(f"**{x['status']}**")
+            else:
+                cells.append(f"{x['seconds']:.1f}, {x['max_abs']:.2g} / {x['max_rel']:.2g}")
+        opts = " ".join(r["args"]) or "(static)"
+        if not r.get("user_build", True):
+            opts += " **(fails)**"
+        print(f"| {r['id']} | `{opts}` | " + " | ".join(cells) + " |")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -272,6 +292,7 @@ def main():
     ap.add_argument("--only", help="comma-separated model ids")
     ap.add_argument("--json", help="write the figures here")
     ap.add_argument("--timeout", type=float, default=600.0)
+    ap.add_argument("--table", action="store_true", help="print the results as markdown rows")
     args = ap.parse_args()
     onnxc = os.path.abspath(args.onnxc)
     args.cache = os.environ.get("ONNXC_MODEL_CACHE") or args.cache
@@ -317,6 +338,8 @@ def main():
     if args.json:
         with open(args.json, "w") as f:
             json.dump(results, f, indent=1)
+    if args.table:
+        print_table(results)
     print(f"{passed} passed, {failed} failed")
     return 1 if failed or not chosen else 0
 
