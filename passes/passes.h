@@ -15,6 +15,17 @@ typedef struct DimPin {
   int64_t value;
 } DimPin;
 
+/* A graph input's whole shape given on the command line (--shape NAME=1x3x48x192):
+ * for inputs whose dims are unnamed or share a name, where -D cannot reach. */
+typedef struct InputShape {
+  const char *name;            /* heap copy, owned by the caller */
+  int rank;
+  int64_t d[IR_MAX_RANK];
+} InputShape;
+/* Parses "NAME=AxBxC" (extents >= 1, element count within int64). On failure
+ * writes why into err and returns false; on success out->name is malloc'ed. */
+bool input_shape_parse(const char *spec, InputShape *out, char *err, size_t n_err);
+
 typedef struct PipelineOpts {
   int opt_level;               /* 0..3 */
   const DimPin *pins;
@@ -23,6 +34,8 @@ typedef struct PipelineOpts {
   FILE *dump_to;               /* where dumps go (stderr when NULL) */
   bool verify;                 /* run ir_verify between passes */
   const Target *target;        /* what the kernels fuse and the scratch they need (required) */
+  const InputShape *shapes;    /* --shape NAME=...: applied by pin-dims before the -D pins */
+  int n_shapes;
 } PipelineOpts;
 
 /* Runs the whole middle-end and fills *plan. */
@@ -46,6 +59,12 @@ typedef struct SeqLen {
 bool pass_expand_inputs(Graph *g, const SeqLen *lens, int n_lens, Diag *d);
 bool pass_canonicalize(Graph *g, Diag *d);    /* old opset forms -> current forms */
 bool pass_pin_dims(Graph *g, const DimPin *pins, int n_pins, Diag *d);
+/* Sets each named graph input's shape (--shape); an error for an unknown input
+ * (the inputs are listed), a rank that differs, an extent that contradicts a
+ * static dim of the model or a -D pin of the dim's name. Runs before
+ * pass_pin_dims in the pin-dims step (shapes_static.c). */
+bool pass_pin_shapes(Graph *g, const InputShape *shapes, int n_shapes, const DimPin *pins, int n_pins,
+                     Diag *d);
 bool pass_infer(Graph *g, Diag *d);           /* dtypes and shapes of every value */
 bool pass_lower_gradient(Graph *g, Diag *d);  /* Gradient -> its derivative's nodes */
 bool pass_fold(Graph *g, Diag *d);            /* constant folding */

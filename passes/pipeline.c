@@ -16,7 +16,10 @@ typedef struct Ctx {
 
 static bool run_check(Graph *g, Ctx *c, Diag *d) { (void)c; return pass_check_ops(g, d); }
 static bool run_canon(Graph *g, Ctx *c, Diag *d) { (void)c; return pass_canonicalize(g, d); }
-static bool run_pin(Graph *g, Ctx *c, Diag *d) { return pass_pin_dims(g, c->o->pins, c->o->n_pins, d); }
+static bool run_pin(Graph *g, Ctx *c, Diag *d) {
+  return pass_pin_shapes(g, c->o->shapes, c->o->n_shapes, c->o->pins, c->o->n_pins, d) &&
+         pass_pin_dims(g, c->o->pins, c->o->n_pins, d);
+}
 static bool run_order(Graph *g, Ctx *c, Diag *d) { (void)c; return ir_toposort(g, d); }
 static bool run_lower(Graph *g, Ctx *c, Diag *d) { (void)c; return pass_lower_control(g, d); }
 static bool run_infer(Graph *g, Ctx *c, Diag *d) { (void)c; return pass_infer(g, d); }

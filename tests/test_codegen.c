@@ -60,7 +60,7 @@ static bool compile_graph(Graph *g, const char *dir, Diag *d) {
   Plan plan;
   Target t;
   codegen_target(&t, "c", 1);
-  PipelineOpts po = {2, NULL, 0, NULL, NULL, true, &t};
+  PipelineOpts po = {.opt_level = 2, .verify = true, .target = &t};
   if (!passes_run(g, &po, &plan, d))
     return false;
   CodegenOpts co = {"m", "t.onnx", WEIGHTS_C, NULL};
@@ -134,7 +134,7 @@ static void test_rejects_bad_name_and_types(void **state) {
   diag_init(&d, "t.onnx", NULL);
   Target t;
   codegen_target(&t, "c", 1);
-  PipelineOpts po = {2, NULL, 0, NULL, NULL, true, &t};
+  PipelineOpts po = {.opt_level = 2, .verify = true, .target = &t};
   assert_true(passes_run(g, &po, &plan, &d));
   CodegenOpts co = {"3bad-name", "t.onnx", WEIGHTS_C, NULL};
   assert_false(codegen_c(g, &plan, &co, "/nonexistent", &d));

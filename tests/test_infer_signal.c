@@ -232,7 +232,7 @@ static void test_header_abi_dynamic_output(void **state) {
   diag_init(&d, "t.onnx", NULL);
   Target t;
   codegen_target(&t, "c", 1);
-  PipelineOpts po = {1, NULL, 0, NULL, NULL, true, &t};
+  PipelineOpts po = {.opt_level = 1, .verify = true, .target = &t};
   Plan plan;
   assert_true(passes_run(g, &po, &plan, &d));
   char dir[] = "/tmp/opsk_testXXXXXX";

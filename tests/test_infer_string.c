@@ -260,7 +260,7 @@ static void test_codegen(void **state) {
   Diag d;
   diag_init(&d, "t.onnx", NULL);
   Plan plan;
-  PipelineOpts po = {2, NULL, 0, NULL, NULL, true, onnxc_test_target()};
+  PipelineOpts po = {.opt_level = 2, .verify = true, .target = onnxc_test_target()};
   assert_true(passes_run(g, &po, &plan, &d));
   char dir[] = "/tmp/onnxc-strtest-XXXXXX";
   assert_non_null(mkdtemp(dir));

@@ -255,6 +255,19 @@ static Graph *build_runner(const char *model, const DataSet *ds, const Options *
       ir_graph_free(g);
       return NULL;
     }
+    /* Shapes come from the data; a --shape for this input must agree with it. */
+    for (int k = 0; k < o->n_shapes; k++) {
+      const InputShape *s = &o->shapes[k];
+      Shape want = shape_make(s->rank, s->d);
+      char sa[512], sb[512];
+      if (strcmp(s->name, v->name) == 0 && !shape_equal(&want, &ds->in[i]->shape)) {
+        diag_error(d, NULL, "--shape %s=%s: the test data in %s gives input '%s' shape %s", s->name,
+                   shape_str(&want, sa, sizeof sa), ds->dir, v->name,
+                   shape_str(&ds->in[i]->shape, sb, sizeof sb));
+        ir_graph_free(g);
+        return NULL;
+      }
+    }
     v->shape = ds->in[i]->shape;
     bound[i] = false;
   }
@@ -278,7 +291,8 @@ static Graph *build_runner(const char *model, const DataSet *ds, const Options *
   Plan plan;
   Target target;
   codegen_target(&target, o->target, o->threads);
-  PipelineOpts po = {o->opt_level, o->pins, o->n_pins, o->dump_after, stderr, true, &target};
+  PipelineOpts po = {o->opt_level, o->pins, o->n_pins, o->dump_after, stderr, true, &target,
+                     o->shapes, o->n_shapes};
   if (!passes_run(g, &po, &plan, d)) {
     ir_graph_free(g);
     return NULL;
@@ -382,7 +396,7 @@ static bool compare(const char *label, const Value *v, const Tensor *exp, const 
   if (is_float && v->producer && (v->producer->op == OP_DFT || v->producer->op == OP_STFT))
     for (int64_t i = 0; i < exp->numel; i++)
       atol = fmax(atol, 1e-6 * fabs(tensor_get_f64(exp, i)));
-  double worst = 0, wg = 0, we = 0;
+  double worst = 0, wg = 0, we = 0, max_abs = 0, max_rel = 0;
   int64_t wi = -1, bad = 0;
   for (int64_t i = 0; i < exp->numel; i++) {
     double e, g;
@@ -406,6 +420,11 @@ static bool compare(const char *label, const Value *v, const Tensor *exp, const 
       score = INFINITY;
     else
       score = fabs(g - e) / (atol + o->rtol * fabs(e));
+    if (is_float && isfinite(e) && isfinite(g)) {
+      max_abs = fmax(max_abs, fabs(g - e));
+      if (fabs(e) > atol)   /* relative error of elements above the noise floor */
+        max_rel = fmax(max_rel, fabs(g - e) / fabs(e));
+    }
     if (score > 1)
       bad++;
     if (score > worst || (wi < 0 && score > 1)) {
@@ -415,6 +434,9 @@ static bool compare(const char *label, const Value *v, const Tensor *exp, const 
       we = e;
     }
   }
+  if (o->verbose && is_float)   /* -v: the error figures (tests/models/real_models.py reads them) */
+    printf("%s '%s': max abs err %.3g, max rel err %.3g over %lld elements\n", label, v->name, max_abs,
+           max_rel, (long long)exp->numel);
   if (bad == 0)
     return true;
   /* Index of the worst element in the tensor's coordinates. */

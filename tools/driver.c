@@ -76,7 +76,8 @@ Graph *driver_compile(const Options *o, Plan *plan, Diag *d) {
   infer_string_capacity(g, o->string_bytes);
   Target t;
   codegen_target(&t, o->target, o->threads);
-  PipelineOpts po = {o->opt_level, o->pins, o->n_pins, o->dump_after, stderr, o->verify_ir, &t};
+  PipelineOpts po = {o->opt_level, o->pins, o->n_pins, o->dump_after, stderr, o->verify_ir, &t,
+                     o->shapes, o->n_shapes};
   if (!passes_run(g, &po, plan, d)) {
     ir_graph_free(g);
     return NULL;
