@@ -74,6 +74,9 @@ void diag_free(Diag *d);
 bool diag_error(Diag *d, const Node *n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 void diag_warn(Diag *d, const Node *n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 const char *diag_last(const Diag *d);
+/* Appends from's messages and counts to `to` (echoing them there) and empties
+ * from: a pass that tries something on a private Diag keeps what it decides to. */
+void diag_move(Diag *to, Diag *from);
 
 /* ---- dtype.c: element types (values are ONNX TensorProto.DataType codes) ---- */
 
@@ -169,6 +172,9 @@ typedef enum OpFlags {
   OPF_DOMAIN_ML       = 1 << 7,  /* ai.onnx.ml */
   OPF_DOMAIN_TRAINING = 1 << 8,  /* ai.onnx.preview.training */
   OPF_DOMAIN_PREVIEW  = 1 << 9,  /* ai.onnx.preview (FlexAttention) */
+  /* Made by the compiler (BranchGuard), in the domain "onnxc" that the IR
+   * printer and reader round-trip; no exporter writes that domain. */
+  OPF_INTERNAL        = 1 << 10,
 } OpFlags;
 
 typedef struct OpInfo {

@@ -40,6 +40,9 @@
 /* String ops (docs/strings.md): */
 #define ONNXC_ERR_CAPACITY 8     /* made strings need more than --string-bytes, or more
                                     substrings than StringSplit's bound */
+/* If with a condition known only at run time (docs/control-flow.md): */
+#define ONNXC_ERR_BRANCH 9       /* the run took an If branch that could not be compiled
+                                    for the model's static shapes (the compiler warned) */
 
 /* Weights are placed in this section when the model was compiled with
  * --weights-section; otherwise the attribute is empty. */

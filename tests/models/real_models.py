@@ -257,6 +257,7 @@ def compile_user_way(onnxc, model, m, cache, timeout):
     stops at the C sources (the checks below build and run them)."""
     out = os.path.join(cache, "build", m["id"])
     shutil.rmtree(out, ignore_errors=True)
+    os.makedirs(os.path.dirname(out), exist_ok=True)   # onnxc -S makes only the last folder
     r = subprocess.run([onnxc, "-S", model] + m["args"] + ["-o", out], stdout=subprocess.PIPE,
                        stderr=subprocess.STDOUT, timeout=timeout)
     return r.returncode == 0, r.stdout.decode(errors="replace").strip()
