@@ -39,4 +39,4 @@ add_test(NAME e2e.cortex_m COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/e2e/test_corte
   ${CMAKE_BINARY_DIR}/e2e-models)
 set_tests_properties(e2e.cortex_m PROPERTIES DEPENDS e2e.models_vs_ort)
 
-set_tests_properties(e2e.cli e2e.conformance e2e.conformance_sanitize e2e.models_vs_ort e2e.digits e2e.cortex_m PROPERTIES LABELS e2e)
+set_tests_properties(e2e.cli e2e.if_branch e2e.conformance e2e.conformance_sanitize e2e.models_vs_ort e2e.digits e2e.cortex_m PROPERTIES LABELS e2e)
