@@ -289,7 +289,7 @@ def check_threads(onnxc, d, threads, cpu, env, guard=False):
     for _ in range(3):  # repeated runs: the pool is reused
         rc = fn(ctypes.c_void_p(raw.ctypes.data + off), ip, op)
         if rc != 0:
-            return f"run_v failed (status {rc}{': a red zone was hit' if rc == 9 else ''})"
+            return f"run_v failed (status {rc}{': a red zone was hit' if rc == 10 else ''})"
         for o, ref in zip(outs, refs):
             if not np.allclose(o, ref, rtol=1e-3, atol=1e-5):
                 return f"mismatch: max abs diff {np.max(np.abs(o - ref)):.3g}"

@@ -61,6 +61,16 @@ typedef struct EmitC {
  * target only. */
 void codegen_set_threads(int threads);
 int ec_threads(void);
+
+/* ---- the target's hooks for the passes (target.c) ------------------------------
+ * codegen_target fills t for the target named "c" or "cuda" built for
+ * `threads` threads: what its kernels fuse, and the scratch each kernel
+ * needs, answered by the emitter of that kernel: */
+void codegen_target(Target *t, const char *name, int threads);
+int64_t conv_scratch_bytes(const Node *n, int threads);  /* emit_conv.c (and emit_gemm*.c) */
+int64_t attn_scratch_bytes(const Node *n);               /* emit_attention.c */
+int64_t rnn_scratch_bytes(const Node *n);                /* emit_rnn.c */
+int64_t string_char_bytes(const Node *n);                /* emit_string.c: kept to the end */
 void ec_set_parallel(EmitC *e);
 /* Opens `for (long o ...) {` over `outer` rows of `len` elements: with
  * --threads and 2^16 elements or more, blocks of rows claimed by every thread

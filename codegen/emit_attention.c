@@ -579,3 +579,29 @@ bool emitc_Einsum(EmitC *e, const Node *n) {
     ec_line(e, "}");
   return true;
 }
+
+/* ---- scratch (asked by the planner through codegen/target.c) --------------------
+ * Attention keeps one row of scores (total kv length) in the compute type;
+ * LinearAttention the state of one kv head (d_k x d_v). */
+
+static int64_t extent(const Value *v, int i) {
+  return v->shape.rank > i && i >= 0 ? v->shape.d[i] : -1;
+}
+
+int64_t attn_scratch_bytes(const Node *n) {
+  int64_t el = n->in[0]->dt == DT_F64 ? 8 : 4;
+  if (n->op == OP_Attention || n->op == OP_FlexAttention) {
+    const Value *k = n->in[1];
+    int64_t total = k->shape.rank == 4 ? extent(k, 2) : extent(k, 1);
+    if (ir_has_input(n, 4))
+      total += extent(n->in[4], 2);
+    return total > 0 ? total * el : 0;
+  }
+  if (n->op == OP_LinearAttention) {
+    int64_t hq = ir_attr_int(n, "q_num_heads", 1), hkv = ir_attr_int(n, "kv_num_heads", 1);
+    int64_t q = extent(n->in[0], 2), v = extent(n->in[2], 2);
+    int64_t dk = q >= 0 && hq > 0 ? q / hq : -1, dv = v >= 0 && hkv > 0 ? v / hkv : -1;
+    return dk > 0 && dv > 0 ? dk * dv * el : 0;
+  }
+  return 0;
+}

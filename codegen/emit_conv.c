@@ -208,25 +208,55 @@ static void emit_conv_tile(EmitC *e, const ConvInfo *ci, int rows) {
 }
 
 /* Depthwise 2-D float32 Conv (group = channels, one filter each): per
- * channel, over a zero-padded copy of its plane in scratch (sized by
- * passes/memplan_scratch.c), each output is a straight-line sum of the taps
+ * channel, over a zero-padded copy of its plane in scratch (depthwise_bytes,
+ * which the planner asks through conv_scratch_bytes), each output is a straight-line sum of the taps
  * with the weights in locals, so the loop along the row vectorizes with no
  * bounds checks. False when the node does not qualify. */
-static bool emit_depthwise(EmitC *e, const Node *n) {
+static bool depthwise_form(const Node *n, Geom *g) {
   const Shape *xs = &n->in[0]->shape, *ws = &n->in[1]->shape, *ys = &n->out[0]->shape;
   int64_t group = ir_attr_int(n, "group", 1);
   if (xs->rank != 4 || n->in[0]->dt != DT_F32 || n->in[1]->dt != DT_F32 ||
       n->out[0]->dt != DT_F32 || (ir_has_input(n, 2) && n->in[2]->dt != DT_F32) || group < 2 ||
+      !shape_is_static(xs) || !shape_is_static(ws) || !shape_is_static(ys) ||
       group != xs->d[1] || ws->d[0] != group || ws->d[1] != 1 || ws->d[2] * ws->d[3] > 64)
     return false;
+  geom_read(n, xs, ys, &ws->d[2], g);
+  return g->pb[0] >= 0 && g->pb[1] >= 0 && g->pe[0] >= 0 && g->pe[1] >= 0;
+}
+
+/* Bytes of one zero-padded plane (and of the output rows' plane). */
+static int64_t depthwise_plane(const Geom *g) {
+  int64_t hp = g->in[0] + g->pb[0] + g->pe[0], wp = g->in[1] + g->pb[1] + g->pe[1];
+  return ((hp * wp + 16) * 4 + 63) / 64 * 64;
+}
+
+/* Per thread a zero-padded plane and one for the output rows, when padded. */
+static int64_t depthwise_bytes(const Geom *g, int threads) {
+  bool padded = g->pb[0] || g->pb[1] || g->pe[0] || g->pe[1];
+  return padded ? 2 * depthwise_plane(g) * (threads > 1 ? threads : 1) : 0;
+}
+
+int64_t conv_scratch_bytes(const Node *n, int threads) {
+  int64_t gemm = gemm_scratch_bytes(n, threads);
   Geom g;
-  geom_read(n, xs, ys, &ws->d[2], &g);
+  if (gemm > 0 || n->n_in < 2 || !ir_has_input(n, 0) || !ir_has_input(n, 1) || n->n_out < 1 ||
+      !depthwise_form(n, &g))
+    return gemm;
+  return depthwise_bytes(&g, threads);
+}
+
+static bool emit_depthwise(EmitC *e, const Node *n) {
+  Geom g;
+  if (!depthwise_form(n, &g))
+    return false;
+  const Shape *xs = &n->in[0]->shape;
+  int64_t group = ir_attr_int(n, "group", 1);
   bool padded = g.pb[0] || g.pb[1] || g.pe[0] || g.pe[1];
   int64_t hp = g.in[0] + g.pb[0] + g.pe[0], wp = g.in[1] + g.pb[1] + g.pe[1];
-  int64_t plane = ((hp * wp + 16) * 4 + 63) / 64 * 64;
-  int64_t need = padded ? 2 * plane * (ec_threads() > 1 ? ec_threads() : 1) : 0;
+  int64_t plane = depthwise_plane(&g);
+  int64_t need = depthwise_bytes(&g, ec_threads());
   int64_t have = e->plan && e->plan->scratch_size ? e->plan->scratch_size[n->id] : 0;
-  if (have < need || g.pb[0] < 0 || g.pb[1] < 0 || g.pe[0] < 0 || g.pe[1] < 0)
+  if (have < need)
     return false;
   int64_t kh = g.k[0], kw = g.k[1], taps = kh * kw;
   ec_line(e, "/* depthwise: %lld channels, %lldx%lld taps */", LL(group), LL(kh), LL(kw));

@@ -13,7 +13,7 @@
  *            sorted by descending score (stable: ties keep the lower index
  *            first, as the reference), then greedy selection against the boxes
  *            already selected for that class, read back from the output.
- * The scratch sizes here must match passes/memplan_scratch.c.
+ * The scratch sizes here are what codegen/target.c gives the planner.
  */
 #include "codegen.h"
 

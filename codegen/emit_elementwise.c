@@ -102,7 +102,13 @@ bool ec_expand_expr(Diag *d, const Node *n, const char *expr, const char *const 
       int k = *p - '0';
       if (k >= n_operands)
         return diag_error(d, n, "internal: template '%s' names operand %d of %d", expr, k, n_operands);
-      buf_puts(out, operands[k]);
+      /* a compound operand ("a + b", a cast) goes in parenthesized so the
+       * template's operators bind to all of it */
+      if (strspn(operands[k], "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_[]") ==
+          strlen(operands[k]))
+        buf_puts(out, operands[k]);
+      else
+        buf_printf(out, "(%s)", operands[k]);
     } else if (*p == 'f') {
       buf_puts(out, compute == DT_F32 ? "f" : "");
     } else if (*p == 'T') {

@@ -17,32 +17,37 @@
  */
 #include "gemm_internal.h"
 
-/* Columns of one parallel item (as passes/memplan_scratch.c). */
-int64_t gk_par_ncw(int64_t m, int64_t n) {
-  return (m + GEMM_MC - 1) / GEMM_MC * ((n + 511) / 512) >= 4 * ec_threads() ? 512 : 128;
+/* Columns of one parallel item: 512 when that still gives 4 items per
+ * thread, else 128 (narrower items were slower on BERT-tiny). */
+int64_t gk_par_ncw(int64_t m, int64_t n, int threads) {
+  return (m + GEMM_MC - 1) / GEMM_MC * ((n + 511) / 512) >= 4 * threads ? 512 : 128;
 }
 
 bool gk_prepacked(const Value *v) {
   return v->kind == VK_CONST && v->n_uses == 1 && !v->is_output;
 }
 
-/* Lays out the scratch of the product (mirrors passes/memplan_scratch.c). */
+bool gk_worth_packing(const Prod *p) { return p->m >= 4 && p->m * p->n * p->k >= GEMM_MIN_MACS; }
+
+/* Lays out the scratch of the product for p->threads threads: the one
+ * layout both the emitted code and the planned size (gemm_scratch_bytes)
+ * come from. */
 void gk_layout(Prod *p, const Window *win) {
   int64_t kc = min64(p->k, GEMM_KC), off = 0;
   p->off_b = p->off_a = p->off_pix = p->off_img = -1;
-  p->par = ec_threads() > 1 && p->m * p->n * p->k >= GEMM_PAR_MACS;
+  p->par = p->threads > 1 && p->m * p->n * p->k >= GEMM_PAR_MACS;
   p->slot = 0;
   if (p->par) { /* one thread's buffers, then the next thread's */
     if (p->b.src != SRC_PACKED) {
       p->off_b = off;
-      off += up(kc * up(min64(p->n, gk_par_ncw(p->m, p->n)), GEMM_NRP) * 4, 64);
+      off += up(kc * up(min64(p->n, gk_par_ncw(p->m, p->n, p->threads)), GEMM_NRP) * 4, 64);
     }
     if (p->a.src != SRC_PACKED) {
       p->off_a = off;
       off += up(up(min64(p->m, GEMM_MC), GEMM_MRP) * kc * 4, 64);
     }
     p->slot = off;
-    off *= ec_threads();
+    off *= p->threads;
   } else if (p->b.src != SRC_PACKED) {
     p->off_b = off;
     off += up(kc * up(min64(p->n, GEMM_NC), GEMM_NRP) * 4, 64);
@@ -67,9 +72,14 @@ bool gk_scratch_ok(const EmitC *e, const Node *n, const Prod *p) {
   return p->m > 0 && p->n > 0 && p->k > 0 && have >= p->bytes && p->bytes > 0;
 }
 
-void gemm_act_expr(const Node *n, const char *v, Buf *out) {
+void gemm_act_expr(const Node *n, const char *operand, Buf *out) {
   const char *act = ir_attr_str(n, "activation", "");
   char lo[64], hi[64];
+  /* The operand may be a sum ("v + bg[i]"): substituted bare into "v * alpha"
+   * it would scale only the last term, so it always goes in parenthesized. */
+  Buf wrapped = {0};
+  buf_printf(&wrapped, "(%s)", operand);
+  const char *v = wrapped.s;
   if (strcmp(act, "Relu") == 0) {
     buf_printf(out, "(%s > 0 ? %s : 0.0f)", v, v);
   } else if (strcmp(act, "Clip") == 0) {
@@ -83,6 +93,7 @@ void gemm_act_expr(const Node *n, const char *v, Buf *out) {
   } else {
     buf_puts(out, v);
   }
+  buf_free(&wrapped);
 }
 
 /* ---- emission ------------------------------------------------------------------- */
@@ -287,9 +298,9 @@ void gk_emit_setup_items(EmitC *e, const Prod *p, const Window *win, int64_t ns,
 void gk_emit_core_par(EmitC *e, const Prod *p, const Window *win, int64_t batch,
                           const char *const *setup, bool shared, int64_t nsetup,
                           void (*setup_item)(EmitC *, const Prod *, const Window *, int64_t)) {
-  int64_t M = p->m, N = p->n, K = p->k, ncw = gk_par_ncw(M, N);
+  int64_t M = p->m, N = p->n, K = p->k, ncw = gk_par_ncw(M, N, p->threads);
   int64_t nib = (M + GEMM_MC - 1) / GEMM_MC, njb = (N + ncw - 1) / ncw;
-  bool all_rows = p->a.src == SRC_PACKED && njb >= 4 * ec_threads();
+  bool all_rows = p->a.src == SRC_PACKED && njb >= 4 * p->threads;
   if (all_rows)
     nib = 1;
   ec_line(e, "long own = 0, it;");
@@ -360,12 +371,13 @@ void gk_set_epilogue(Prod *p, const Node *n, const char *base, const char *rb, c
 /* ---- MatMul, Gemm ----------------------------------------------------------------- */
 
 /* MatMul whose B is a 2-D weight packed at compile time: A's batch dims fold into M. */
-static bool matmul_prod(const Node *n, Prod *p, int64_t *batch) {
+static bool matmul_prod(const Node *n, int threads, Prod *p, int64_t *batch) {
   const Shape *as = &n->in[0]->shape, *bs = &n->in[1]->shape;
   if (!gk_is_f32(n) || as->rank < 1 || bs->rank < 2 || !shape_is_static(as) || !shape_is_static(bs) ||
       !shape_is_static(&n->out[0]->shape))
     return false;
   memset(p, 0, sizeof *p);
+  p->threads = threads;
   p->m = as->rank >= 2 ? as->d[as->rank - 2] : 1;
   p->k = as->d[as->rank - 1];
   p->n = bs->d[bs->rank - 1];
@@ -389,13 +401,13 @@ static bool matmul_prod(const Node *n, Prod *p, int64_t *batch) {
       *batch *= ys->d[i];
   }
   gk_layout(p, NULL);
-  return true;
+  return gk_worth_packing(p);
 }
 
 bool gemm_emit_matmul(EmitC *e, const Node *n) {
   Prod p;
   int64_t batch;
-  if (!matmul_prod(n, &p, &batch) || !gk_scratch_ok(e, n, &p))
+  if (!matmul_prod(n, ec_threads(), &p, &batch) || !gk_scratch_ok(e, n, &p))
     return false;
   gk_set_epilogue(&p, n, "v", "(const float *)0", "(const float *)0");
   if (!p.par)
@@ -422,7 +434,7 @@ bool gemm_emit_matmul(EmitC *e, const Node *n) {
     ec_line(e, "/* packed GEMM: %lld x [%lld x %lld] x [%lld x %lld] */", LL(batch), LL(p.m), LL(p.k),
             LL(p.k), LL(p.n));
     if (p.par) {
-      int64_t ncw = gk_par_ncw(p.m, p.n);
+      int64_t ncw = gk_par_ncw(p.m, p.n, p.threads);
       int64_t per = ((p.m + GEMM_MC - 1) / GEMM_MC) * ((p.n + ncw - 1) / ncw);
       char l0[64], l1[512], l2[512], l3[128];
       const char *setup[] = {l0, l1, l2, l3, NULL};
@@ -446,13 +458,14 @@ bool gemm_emit_matmul(EmitC *e, const Node *n) {
   return true;
 }
 
-static bool gemm_prod(const Node *n, Prod *p) {
+static bool gemm_prod(const Node *n, int threads, Prod *p) {
   const Shape *as = &n->in[0]->shape, *ys = &n->out[0]->shape;
   if (!gk_is_f32(n) || !shape_is_static(as) || !shape_is_static(&n->in[1]->shape) ||
       !shape_is_static(ys))
     return false;
   bool ta = ir_attr_int(n, "transA", 0) == 1, tb = ir_attr_int(n, "transB", 0) == 1;
   memset(p, 0, sizeof *p);
+  p->threads = threads;
   p->m = ys->d[0];
   p->n = ys->d[1];
   p->k = as->d[ta ? 0 : 1];
@@ -465,12 +478,12 @@ static bool gemm_prod(const Node *n, Prod *p) {
   p->y = "Y0";
   p->ldy = p->n;
   gk_layout(p, NULL);
-  return true;
+  return gk_worth_packing(p);
 }
 
 bool gemm_emit_gemm(EmitC *e, const Node *n) {
   Prod p;
-  if (!gemm_prod(n, &p) || !gk_scratch_ok(e, n, &p))
+  if (!gemm_prod(n, ec_threads(), &p) || !gk_scratch_ok(e, n, &p))
     return false;
   double alpha = ir_attr_float(n, "alpha", 1.0f), beta = ir_attr_float(n, "beta", 1.0f);
   char al[64], be[64];
@@ -525,12 +538,28 @@ static bool node_fast(const Plan *plan, const Node *n, Prod *p) {
   e.plan = plan;
   bool ok = false;
   if (n->op == OP_Conv)
-    ok = gk_conv_prod(n, p, &w);
+    ok = gk_conv_prod(n, ec_threads(), p, &w);
   else if (n->op == OP_MatMul)
-    ok = matmul_prod(n, p, &batch);
+    ok = matmul_prod(n, ec_threads(), p, &batch);
   else if (n->op == OP_Gemm)
-    ok = gemm_prod(n, p);
+    ok = gemm_prod(n, ec_threads(), p);
   return ok && gk_scratch_ok(&e, n, p);
+}
+
+int64_t gemm_scratch_bytes(const Node *n, int threads) {
+  Prod p;
+  Window w;
+  int64_t batch, bytes = 0;
+  memset(&p, 0, sizeof p);
+  bool gemm_family = n->op == OP_Conv || n->op == OP_MatMul || n->op == OP_Gemm;
+  if (!gemm_family || n->n_in < 2 || !ir_has_input(n, 0) || !ir_has_input(n, 1) || n->n_out < 1)
+    return 0;
+  if (n->op == OP_Conv ? gk_conv_prod(n, threads, &p, &w)
+      : n->op == OP_MatMul ? matmul_prod(n, threads, &p, &batch)
+                           : gemm_prod(n, threads, &p))
+    bytes = p.bytes;
+  buf_free(&p.epi);
+  return bytes;
 }
 
 bool gemm_used(const Graph *g, const Plan *plan) {

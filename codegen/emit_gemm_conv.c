@@ -5,8 +5,8 @@
  * image through a table of each output pixel's input offset; a 1x1, stride-1,
  * unpadded conv is a plain product with the image. Grouped convs run one
  * product per group. Small output maps are computed transposed
- * (emit_conv_small). The scratch each form needs is sized by
- * passes/memplan_scratch.c (kept equal by hand).
+ * (emit_conv_small). The scratch each form needs comes from gk_conv_prod,
+ * which the emitter and the planner's question (gemm_scratch_bytes) share.
  */
 #include "gemm_internal.h"
 
@@ -16,7 +16,7 @@ static bool conv_window(const Node *n, Window *w) {
   const Shape *x = &n->in[0]->shape, *ws = &n->in[1]->shape, *y = &n->out[0]->shape;
   int64_t g = ir_attr_int(n, "group", 1);
   /* grouped (not depthwise: emit_conv.c has its own path) when each group has
-   * 8 output channels or more and 2 input channels or more (as memplan_scratch.c) */
+   * 8 output channels or more and 2 input channels or more */
   if (x->rank != 4 || g < 1 || (g != 1 && (ws->d[1] < 2 || ws->d[0] / g < 8)))
     return false;
   memset(w, 0, sizeof *w);
@@ -87,16 +87,17 @@ static bool conv_direct(const Node *n, const Window *w) {
 }
 
 /* Product plan of a Conv; false when the fast path does not apply. */
-bool gk_conv_prod(const Node *n, Prod *p, Window *w) {
+bool gk_conv_prod(const Node *n, int threads, Prod *p, Window *w) {
   if (!gk_is_f32(n) || !shape_is_static(&n->in[0]->shape) || !shape_is_static(&n->in[1]->shape) ||
       !shape_is_static(&n->out[0]->shape) || !conv_window(n, w))
     return false;
   const Shape *ws = &n->in[1]->shape;
   memset(p, 0, sizeof *p);
+  p->threads = threads;
   p->m = ws->d[0];
   p->k = ws->d[1] * ws->d[2] * ws->d[3];
   p->n = w->oh * w->ow;
-  if (conv_small(n, p->m, p->n)) { /* Y^T = cols^T x W^T (mirrored in memplan_scratch.c) */
+  if (conv_small(n, p->m, p->n)) { /* Y^T = cols^T x W^T */
     int64_t rows = up(p->n, GEMM_MRP);
     p->trans = true;
     p->n = p->m;
@@ -112,10 +113,10 @@ bool gk_conv_prod(const Node *n, Prod *p, Window *w) {
       p->off_img = p->bytes;
       p->bytes += up((w->c * (w->h + w->pt + w->pb) * (w->w + w->pl + w->pr) + 16) * 4, 64);
     }
-    p->par = ec_threads() > 1 && p->m * p->n * p->k >= GEMM_PAR_MACS;
+    p->par = threads > 1 && p->m * p->n * p->k >= GEMM_PAR_MACS;
     return true;
   }
-  if (conv_direct(n, w)) { /* no packing: B read from the padded image (memplan_scratch.c) */
+  if (conv_direct(n, w)) { /* no packing: B read from the padded image */
     int64_t hp = w->h + w->pt + w->pb, wp = w->w + w->pl + w->pr;
     p->direct = true;
     p->a.src = SRC_PACKED;
@@ -123,7 +124,7 @@ bool gk_conv_prod(const Node *n, Prod *p, Window *w) {
     p->off_a = p->off_b = p->off_pix = -1;
     p->off_img = 0;
     p->bytes = up((w->c * hp * wp + 32) * 4, 64);
-    p->par = ec_threads() > 1 && p->m * p->n * p->k >= GEMM_PAR_MACS;
+    p->par = threads > 1 && p->m * p->n * p->k >= GEMM_PAR_MACS;
     return true;
   }
   /* the product of one group: wg, xg, yg (and bg) are that group's */
@@ -138,14 +139,14 @@ bool gk_conv_prod(const Node *n, Prod *p, Window *w) {
   p->y = "yg";
   p->ldy = p->n;
   gk_layout(p, w);
-  return true;
+  return gk_worth_packing(p);
 }
 
 /* Items per matrix of gk_emit_core_par (all rows at once when A is packed and
  * there are columns enough). */
 int64_t gk_par_per(const Prod *p) {
-  int64_t ncw = gk_par_ncw(p->m, p->n), nib = (p->m + GEMM_MC - 1) / GEMM_MC, njb = (p->n + ncw - 1) / ncw;
-  return (p->a.src == SRC_PACKED && njb >= 4 * ec_threads() ? 1 : nib) * njb;
+  int64_t ncw = gk_par_ncw(p->m, p->n, p->threads), nib = (p->m + GEMM_MC - 1) / GEMM_MC, njb = (p->n + ncw - 1) / ncw;
+  return (p->a.src == SRC_PACKED && njb >= 4 * p->threads ? 1 : nib) * njb;
 }
 
 /* Marks the node's function as running on every thread (true), unless the
@@ -394,7 +395,7 @@ static bool emit_conv_direct(EmitC *e, const Node *n, const Prod *p, const Windo
 bool gemm_emit_conv(EmitC *e, const Node *n) {
   Prod p;
   Window w;
-  if (!gk_conv_prod(n, &p, &w) || !gk_scratch_ok(e, n, &p))
+  if (!gk_conv_prod(n, ec_threads(), &p, &w) || !gk_scratch_ok(e, n, &p))
     return false;
   if (p.trans)
     return emit_conv_small(e, n, &p, &w);

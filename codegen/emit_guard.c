@@ -111,7 +111,7 @@ void guard_write_header(const Plan *plan, const char *nm, Buf *h) {
   if (!guard_on(plan))
     return;
   buf_printf(h, "/* Built with --guard (docs/guard.md): every arena buffer is fenced by red\n"
-                " * zones that %s_run checks after each node; it returns ONNXC_ERR_GUARD (9)\n"
+                " * zones that %s_run checks after each node; it returns ONNXC_ERR_GUARD (10)\n"
                 " * when a node wrote into one. %s_guard_report then fills *info from the\n"
                 " * record left in the arena and returns 1 (0 when there is none). */\n"
                 "typedef struct %s_guard_info {\n"

@@ -416,3 +416,15 @@ static bool emit_recurrent(EmitC *e, const Node *n, int g) {
 bool emitc_RNN(EmitC *e, const Node *n) { return emit_recurrent(e, n, 1); }
 bool emitc_GRU(EmitC *e, const Node *n) { return emit_recurrent(e, n, 3); }
 bool emitc_LSTM(EmitC *e, const Node *n) { return emit_recurrent(e, n, 4); }
+
+/* Scratch (asked by the planner through codegen/target.c): states H and C,
+ * the gate pre-activations (G*H) and one temporary row (H), in the compute
+ * type (double for f64, else float). */
+int64_t rnn_scratch_bytes(const Node *n) {
+  const Shape *r = &n->in[2]->shape;
+  if (r->rank != 3 || r->d[2] < 0)
+    return 0;
+  int64_t gates = n->op == OP_LSTM ? 4 : n->op == OP_GRU ? 3 : 1;
+  int64_t hid = r->d[2], esz = n->in[0]->dt == DT_F64 ? 8 : 4;
+  return (gates + 3) * hid * esz;
+}

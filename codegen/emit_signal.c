@@ -9,7 +9,7 @@
  * copy, then butterflies: O(n log n)); any other n a direct DFT (O(n^2)),
  * both accumulating in double. The inverse scales by 1/n; the inverse
  * onesided form (irfft) first rebuilds the full Hermitian spectrum and keeps
- * the real part. Scratch: 2 * n complex doubles (memplan_scratch.c).
+ * the real part. Scratch: 2 * n complex doubles (codegen/target.c).
  * The windows and MelWeightMatrix compute in double and store in the output
  * type. Formulas follow the ONNX docs and onnx/reference/ops.
  */

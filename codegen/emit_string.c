@@ -5,7 +5,7 @@
  * A string element is `onnxc_str` (const char *, NUL-terminated UTF-8). Ops
  * that select or compare strings copy pointers; ops that make strings write
  * their characters into the node's buffer S, which the plan keeps until the
- * end of the run (passes/memplan_scratch.c), and return ONNXC_ERR_CAPACITY
+ * end of the run (codegen/target.c), and return ONNXC_ERR_CAPACITY
  * when it is too small. Constant strings (initializers, attributes) become
  * static const tables. The helpers (string_write_prelude) go once at the top of
  * NAME.c; RegexFullMatch's NFA (passes/regex.c) is baked into tables and
@@ -516,4 +516,17 @@ bool emitc_LabelEncoder(EmitC *e, const Node *n) {
   ec_line(e, "}");
   buf_free(&b);
   return true;
+}
+
+/* Characters of the strings n makes (its scratch, kept to the end of the run:
+ * codegen/target.c); 0 for a node that makes none. */
+int64_t string_char_bytes(const Node *n) {
+  if (n->op != OP_StringConcat && n->op != OP_StringSplit && n->op != OP_StringNormalizer)
+    return 0;
+  if (n->op == OP_StringNormalizer && strcmp(ir_attr_str(n, "case_change_action", "NONE"), "NONE") == 0)
+    return 0; /* the output points at the input's strings */
+  if (n->op == OP_StringSplit && (n->n_out < 1 || n->out[0]->kind == VK_NONE))
+    return 0; /* only the counts are wanted */
+  int64_t b = ir_attr_int(n, "onnxc.string_bytes", IR_STRING_BYTES);
+  return b > 0 ? b : IR_STRING_BYTES;
 }

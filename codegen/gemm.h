@@ -7,8 +7,9 @@
  * built for, so one weights blob serves the AVX-512, AVX2 and portable paths:
  *   left operand  (A, M x K): panels of GEMM_MRP rows, k-major (24 floats per k)
  *   right operand (B, K x N): panels of GEMM_NRP columns, k-major (32 floats per k)
- * Every micro-kernel's MR divides 24 and its NR divides 32. Block sizes must
- * match passes/memplan_scratch.c, which sizes the scratch.
+ * Every micro-kernel's MR divides 24 and its NR divides 32. The scratch a
+ * product needs comes from its one layout (gk_layout): the planner asks for
+ * it through the target's hook (gemm_scratch_bytes, codegen/target.c).
  */
 #ifndef ONNXC_GEMM_H
 #define ONNXC_GEMM_H
@@ -22,9 +23,12 @@
 #define GEMM_NRP 32
 /* --threads > 1: products of at least GEMM_PAR_MACS multiply-adds run on every
  * thread, in items of GEMM_MC rows (or all rows) x NCW columns claimed one at
- * a time, each thread packing into its own buffers (passes/memplan_scratch.c
- * mirrors the sizes: NCW is 512 when that leaves 4 items per thread, else 128). */
+ * a time, each thread packing into its own buffers (gk_layout). */
 #define GEMM_PAR_MACS (1 << 20)
+/* Products under GEMM_MIN_MACS multiply-adds, and matrix-vector products
+ * (M < 4: the register tile has 8 rows), keep the plain loops: packing would
+ * cost more than it saves, and small models' arenas do not grow. */
+#define GEMM_MIN_MACS 16384
 
 /* The kernels and their #if selection, for the top of NAME.c; needed when
  * gemm_used says some node takes the fast path. */
@@ -49,5 +53,8 @@ bool gemm_emit_gemm(EmitC *e, const Node *n);
 /* The fused activation of a Conv/Gemm/MatMul (attribute `activation`, set by
  * passes/fuse_epilogue.c) applied to the float expression v, into out. */
 void gemm_act_expr(const Node *n, const char *v, Buf *out);
+/* Scratch bytes of the packed-GEMM kernel of a Conv, MatMul or Gemm built for
+ * `threads` threads; 0 when the node keeps the plain loops. */
+int64_t gemm_scratch_bytes(const Node *n, int threads);
 
 #endif

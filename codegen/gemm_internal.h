@@ -51,17 +51,20 @@ typedef struct Prod {
   bool trans;          /* a small-map conv computed transposed (emit_conv_small) */
   bool direct;         /* a stride-1 conv read straight from its padded image (emit_conv_direct) */
   int64_t off_ct;      /* then: its Y^T in scratch */
+  int threads;         /* threads the kernel is built for (gk_layout sizes per thread) */
 } Prod;
 
 
 static inline int64_t up(int64_t x, int64_t a) { return (x + a - 1) / a * a; }
 static inline int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
 
-/* Columns of one parallel item (as passes/memplan_scratch.c). */
-int64_t gk_par_ncw(int64_t m, int64_t n);
+/* Columns of one parallel item. */
+int64_t gk_par_ncw(int64_t m, int64_t n, int threads);
+/* Large enough for packing to pay (GEMM_MIN_MACS). */
+bool gk_worth_packing(const Prod *p);
 /* A weight only this product reads: packed at compile time. */
 bool gk_prepacked(const Value *v);
-/* Lays out the scratch of the product (mirrors passes/memplan_scratch.c). */
+/* Lays out the scratch of the product (p->threads set): offsets and p->bytes. */
 void gk_layout(Prod *p, const Window *win);
 /* The plan gave node n the scratch product p needs. */
 bool gk_scratch_ok(const EmitC *e, const Node *n, const Prod *p);
@@ -85,6 +88,6 @@ bool gk_is_f32(const Node *n);
 /* Marks the node's function as running on every thread, unless one thread. */
 bool gk_want_par(EmitC *e);
 /* Product plan of a Conv; false when the fast path does not apply (emit_gemm_conv.c). */
-bool gk_conv_prod(const Node *n, Prod *p, Window *w);
+bool gk_conv_prod(const Node *n, int threads, Prod *p, Window *w);
 
 #endif

@@ -94,10 +94,12 @@ static bool type_of(Scope *s, const Onnx__TypeProto *tp, const char *what, bool 
     sh->d[i] = DIM_UNKNOWN;
     sh->sym[i] = NULL;
     if (dim->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE) {
-      if (dim->dim_value < 0)
-        return diag_error(d, NULL, "%s has negative dimension %lld", what,
-                          (long long)dim->dim_value);
-      sh->d[i] = dim->dim_value;
+      /* Paddle2ONNX and some older exporters write -1 for a dynamic extent;
+       * ONNX Runtime reads any negative dim_value as unknown, and so do we
+       * (an unnamed dim, as if the field were absent). Tensors' own dims,
+       * which carry data, still reject negatives (onnx_tensor.c). */
+      if (dim->dim_value >= 0)
+        sh->d[i] = dim->dim_value;
     } else if (dim->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM &&
                dim->dim_param && *dim->dim_param) {
       sh->sym[i] = arena_strdup(s->g->arena, dim->dim_param);

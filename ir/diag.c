@@ -62,3 +62,23 @@ void diag_warn(Diag *d, const Node *n, const char *fmt, ...) {
 }
 
 const char *diag_last(const Diag *d) { return d->n_msgs ? d->msgs[d->n_msgs - 1] : ""; }
+
+void diag_move(Diag *to, Diag *from) {
+  for (int i = 0; i < from->n_msgs; i++) {
+    if (to->echo) {
+      fprintf(to->echo, "%s\n", from->msgs[i]);
+      fflush(to->echo);
+    }
+    if (to->n_msgs == to->cap_msgs) {
+      to->cap_msgs = to->cap_msgs ? to->cap_msgs * 2 : 8;
+      to->msgs = realloc(to->msgs, (size_t)to->cap_msgs * sizeof *to->msgs);
+      IR_ASSERT(to->msgs != NULL);
+    }
+    to->msgs[to->n_msgs++] = from->msgs[i];
+  }
+  to->n_errors += from->n_errors;
+  to->n_warnings += from->n_warnings;
+  free(from->msgs);
+  from->msgs = NULL;
+  from->n_msgs = from->cap_msgs = from->n_errors = from->n_warnings = 0;
+}

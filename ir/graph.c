@@ -304,6 +304,13 @@ void ir_value_replace(Value *from, Value *to) {
       if (g->outputs[gi] == from)
         g->outputs[gi] = to;
     from->is_output = false;
+    /* The output's name is the ABI's (NAME_run's parameter, the ONNX
+     * output): an intermediate that takes its place takes its name too. */
+    if (!to->is_output && to->kind == VK_NODE && from->name) {
+      const char *old = to->name;
+      to->name = from->name;
+      from->name = old;
+    }
     to->is_output = true;
   }
 }

@@ -74,6 +74,9 @@ void diag_free(Diag *d);
 bool diag_error(Diag *d, const Node *n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 void diag_warn(Diag *d, const Node *n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 const char *diag_last(const Diag *d);
+/* Appends from's messages and counts to `to` (echoing them there) and empties
+ * from: a pass that tries something on a private Diag keeps what it decides to. */
+void diag_move(Diag *to, Diag *from);
 
 /* ---- dtype.c: element types (values are ONNX TensorProto.DataType codes) ---- */
 
@@ -169,6 +172,9 @@ typedef enum OpFlags {
   OPF_DOMAIN_ML       = 1 << 7,  /* ai.onnx.ml */
   OPF_DOMAIN_TRAINING = 1 << 8,  /* ai.onnx.preview.training */
   OPF_DOMAIN_PREVIEW  = 1 << 9,  /* ai.onnx.preview (FlexAttention) */
+  /* Made by the compiler (BranchGuard), in the domain "onnxc" that the IR
+   * printer and reader round-trip; no exporter writes that domain. */
+  OPF_INTERNAL        = 1 << 10,
 } OpFlags;
 
 typedef struct OpInfo {
@@ -412,6 +418,27 @@ struct Plan {
                               exact bytes, [offset - redzone, offset) and [offset + size,
                               align(offset + size) + redzone) are its red zones, and the arena's
                               first PLAN_GUARD_HEADER bytes belong to no tensor */
+};
+
+/* ---- what a code generation target tells the passes ------------------------- */
+
+/* A target is a struct of hooks (codegen/target.c fills them): the passes ask
+ * it what its kernels can fuse and how much scratch each kernel needs, so a
+ * fact about a kernel lives with the emitter that writes the kernel and the
+ * planner never copies it. */
+/* Characters a string-making kernel may write when --string-bytes is not given. */
+#define IR_STRING_BYTES 4096
+
+typedef struct Target Target;
+struct Target {
+  const char *name;        /* "c", "cuda" */
+  int threads;             /* threads the generated code splits large kernels over (>= 1) */
+  bool fuse_residual;      /* its Conv kernels add a residual input in their store */
+  /* Bytes of scratch the kernel emitted for n needs during n's step; 0: none. */
+  int64_t (*scratch_bytes)(const Target *t, const Node *n);
+  /* True when n's scratch must live from n's step to the end of the run
+   * (the characters of strings n outputs). */
+  bool (*scratch_persists)(const Target *t, const Node *n);
 };
 
 #endif

@@ -12,7 +12,7 @@ const OpInfo ir_ops[OP_COUNT_] = {
 #undef EW
 };
 
-#define DOMAIN_FLAGS (OPF_DOMAIN_ML | OPF_DOMAIN_TRAINING | OPF_DOMAIN_PREVIEW)
+#define DOMAIN_FLAGS (OPF_DOMAIN_ML | OPF_DOMAIN_TRAINING | OPF_DOMAIN_PREVIEW | OPF_INTERNAL)
 
 /* The OPF_DOMAIN_* flag of an ONNX domain name (0: default); false when the
  * table has no row of that domain. */
@@ -25,6 +25,8 @@ static bool domain_flag(const char *domain, unsigned *flag) {
     *flag = OPF_DOMAIN_TRAINING;
   else if (strcmp(domain, "ai.onnx.preview") == 0)
     *flag = OPF_DOMAIN_PREVIEW;
+  else if (strcmp(domain, "onnxc") == 0)
+    *flag = OPF_INTERNAL;
   else
     return false;
   return true;
@@ -49,5 +51,6 @@ const char *ir_op_domain(OpKind op) {
   return f == OPF_DOMAIN_ML         ? "ai.onnx.ml"
          : f == OPF_DOMAIN_TRAINING ? "ai.onnx.preview.training"
          : f == OPF_DOMAIN_PREVIEW  ? "ai.onnx.preview"
+         : f == OPF_INTERNAL        ? "onnxc"
                                     : "";
 }

@@ -17,7 +17,7 @@
  *   bias, left empty when absent; attribute onnxc.fused_inputs = 1, which
  *   ir_verify counts), added in the store before the activation, so the
  *   activation after the Add then folds in too. The Conv moves down to the
- *   Add's place, after r's producer. PipelineOpts.no_residual (the CUDA
+ *   Add's place, after r's producer. Target.fuse_residual false (the CUDA
  *   target, whose conv kernel takes no residual) keeps them apart.
  * invalidates: schedule positions (the activation nodes go).
  * The producer's output takes the place of the activation's, so the tensor

@@ -634,24 +634,3 @@ bool infer_Einsum(Node *n, Diag *d) {
   infer_set(n, 0, t, &ys);
   return true;
 }
-
-/* ---- scratch (read by memplan_scratch.c) --------------------------------------------------
- * Attention keeps one row of scores (total kv length) in the compute type;
- * LinearAttention the state of one kv head (d_k x d_v). */
-
-int64_t attn_scratch_bytes(const Node *n) {
-  int64_t el = n->in[0]->dt == DT_F64 ? 8 : 4;
-  if (n->op == OP_Attention || n->op == OP_FlexAttention) {
-    const Value *k = n->in[1];
-    int64_t total = k->shape.rank == 4 ? dim(k, 2) : dim(k, 1);
-    if (ir_has_input(n, 4))
-      total += dim(n->in[4], 2);
-    return total > 0 ? total * el : 0;
-  }
-  if (n->op == OP_LinearAttention) {
-    int64_t hq = ir_attr_int(n, "q_num_heads", 1), hkv = ir_attr_int(n, "kv_num_heads", 1);
-    int64_t dk = quot(dim(n->in[0], 2), hq), dv = quot(dim(n->in[2], 2), hkv);
-    return dk > 0 && dv > 0 ? dk * dv * el : 0;
-  }
-  return 0;
-}

@@ -80,6 +80,7 @@ static bool read_axis(Node *n, Diag *d, int64_t dflt, int r, int *ax) {
 /* The element type named by stash_type (ONNX TensorProto codes). */
 static bool read_stash(Node *n, Diag *d, DType *out) {
   int64_t st = ir_attr_int(n, "stash_type", 1);
+  *out = DT_F32; /* defined on failure too (gcc -O3 cannot see through infer_fail) */
   if (st != DT_F32 && st != DT_F64 && st != DT_BF16 && st != DT_F16)
     return infer_fail(d, n, "stash_type %lld is not a floating-point type (1, 10, 11 or 16)",
                       (long long)st);

@@ -6,7 +6,7 @@
  * LSTM peepholes P [D,3*H]; the outputs Y [S,D,B,H], Y_h and Y_c [D,B,H].
  * layout 1 (opset 14) puts the batch first: X [B,S,I], Y [B,S,D,H], the
  * states [B,D,H]. Every output is optional. The kernels keep their state in
- * scratch memory (rnn_scratch_bytes). Reference: the ONNX operator docs.
+ * scratch memory (rnn_scratch_bytes, codegen/emit_rnn.c). Reference: the ONNX operator docs.
  */
 #include "passes.h"
 
@@ -169,13 +169,3 @@ static bool infer_recurrent(Node *n, Diag *d) {
 bool infer_RNN(Node *n, Diag *d) { return infer_recurrent(n, d); }
 bool infer_GRU(Node *n, Diag *d) { return infer_recurrent(n, d); }
 bool infer_LSTM(Node *n, Diag *d) { return infer_recurrent(n, d); }
-
-/* State H and C, the gate pre-activations (G*H) and one temporary row (H),
- * in the compute type (double for f64, else float). */
-int64_t rnn_scratch_bytes(const Node *n) {
-  const Shape *r = &n->in[2]->shape;
-  if (r->rank != 3 || r->d[2] < 0)
-    return 0;
-  int64_t hid = r->d[2], esz = n->in[0]->dt == DT_F64 ? 8 : 4;
-  return (gates_of(n) + 3) * hid * esz;
-}

@@ -3,8 +3,8 @@
  *
  * String tensors hold `const char *` elements in generated code (docs/strings.md).
  * Kernels that make new strings write their characters into a buffer of
- * "onnxc.string_bytes" bytes (--string-bytes; default STRING_BYTES) that the
- * memory planner keeps until the end of the run (plan_scratch_persists).
+ * "onnxc.string_bytes" bytes (--string-bytes; default IR_STRING_BYTES) that the
+ * memory planner keeps until the end of the run (the target's scratch_persists).
  * Data-dependent extents use the dynamic-output ABI (Value.dyn_dims,
  * docs/abi.md): StringNormalizer with stopwords ([C] or [1, C], bound C) and
  * StringSplit's last dim (bound maxsplit + 1, else the model's declared
@@ -20,7 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { STRING_BYTES = 4096, STRING_SPLIT_MAX = 16 };
+enum { STRING_SPLIT_MAX = 16 };
 
 static bool string_input(Node *n, int i, Diag *d) {
   if (n->in[i]->dt != DT_STRING)
@@ -38,16 +38,6 @@ void infer_string_capacity(Graph *g, int64_t bytes) {
       ir_attr_set_int(n, "onnxc.string_bytes", bytes);
 }
 
-int64_t string_char_bytes(const Node *n) {
-  if (!makes_strings(n))
-    return 0;
-  if (n->op == OP_StringNormalizer && strcmp(ir_attr_str(n, "case_change_action", "NONE"), "NONE") == 0)
-    return 0; /* the output points at the input's strings */
-  if (n->op == OP_StringSplit && (n->n_out < 1 || n->out[0]->kind == VK_NONE))
-    return 0; /* only the counts are wanted */
-  int64_t b = ir_attr_int(n, "onnxc.string_bytes", STRING_BYTES);
-  return b > 0 ? b : STRING_BYTES;
-}
 
 bool infer_StringConcat(Node *n, Diag *d) {
   if (!string_input(n, 0, d) || !string_input(n, 1, d))

@@ -320,6 +320,97 @@ static bool select_output(Lower *L, Node *n, Value *cond, Value *t, Value *e, in
   return true;
 }
 
+/* Inlines branch `sub` before n on a private Diag, so that a branch that
+ * cannot run with the static shapes is no error of the compile. On failure
+ * the nodes it added are removed again and *why receives its first error
+ * (without the file prefix; heap-owned); on success its messages (warnings)
+ * join L->d. */
+static bool try_branch(Lower *L, Node *n, Graph *sub, Value **res, char **why) {
+  Diag trial, *outer = L->d;
+  diag_init(&trial, outer->file, NULL);
+  Node *before = n->prev;
+  long budget = L->budget;
+  L->d = &trial;
+  bool ok = inline_graph(L, sub, n, NULL, res, NULL) && trial.n_errors == 0;
+  L->d = outer;
+  if (ok) {
+    diag_move(outer, &trial);
+    return true;
+  }
+  /* Consumers come after producers: remove from n backwards. */
+  for (Node *k = n->prev, *prev; k && k != before; k = prev) {
+    prev = k->prev;
+    for (int i = 0; i < k->n_out; i++)
+      if (k->out[i]->kind != VK_NONE)
+        ir_value_replace(k->out[i], L->g->none);  /* a use left by an unfinished lowering */
+    ir_node_remove(k);
+  }
+  L->budget = budget;
+  size_t skip = strlen(trial.file) + 2;
+  const char *first = "no reason given";
+  for (int i = 0; i < trial.n_msgs; i++)
+    if (strlen(trial.msgs[i]) > skip && strncmp(trial.msgs[i] + skip, "warning: ", 9) != 0) {
+      first = trial.msgs[i] + skip;
+      break;
+    }
+  *why = malloc(strlen(first) + 1);
+  IR_ASSERT(*why);
+  strcpy(*why, first);
+  diag_free(&trial);
+  return false;
+}
+
+/* y = BranchGuard(v, cond){fail_if}: v, or ONNXC_ERR_BRANCH at run time when
+ * cond == fail_if. */
+static Value *guard(Lower *L, Node *n, Value *cond, Value *v, bool fail_if, int i) {
+  Value *in[2] = {v, cond};
+  Node *gn = lower_node(L, n, OP_BranchGuard, arena_printf(L->g->arena, "%s_guard%d", n->name, i), 2, in);
+  ir_attr_set_int(gn, "fail_if", fail_if);
+  return gn->out[0];
+}
+
+/* Output i of an If whose other branch cannot run: the good branch's value
+ * behind a guard (each element of a sequence). */
+static bool guard_output(Lower *L, Node *n, Value *cond, Value *v, bool fail_if, int i) {
+  v = lower_resolve(L, v);
+  Seq *s = lower_seq(L, v);
+  if (!s) {
+    lower_forward(L, n->out[i], guard(L, n, cond, v, fail_if, i));
+    return lower_flush(L, n);
+  }
+  Seq *t = lower_seq_new(L, s->n, s->opt);
+  for (int k = 0; k < s->n; k++)
+    t->v[k] = guard(L, n, cond, lower_resolve(L, s->v[k]), fail_if, i);
+  lower_seq_set(L, n->out[i], t);
+  return lower_flush(L, n);
+}
+
+/* Run-time condition: both branches inlined and merged with Where. A branch
+ * that fails to infer or lower with the static shapes (e.g. the 8 kHz half of
+ * a model whose `sr` input picks it) becomes a run-time error instead: the
+ * other branch's outputs are guarded, and the compile warns. */
+static bool lower_if_runtime(Lower *L, Node *n, Value *cond, Graph *tg, Graph *eg, Value **rt, Value **re) {
+  char *why_t = NULL, *why_e = NULL;
+  bool ok_t = try_branch(L, n, tg, rt, &why_t);
+  bool ok_e = try_branch(L, n, eg, re, &why_e);
+  bool ok = ok_t || ok_e;
+  if (!ok) {
+    diag_error(L->d, n, "neither branch can run with these input shapes: then branch: %s; "
+               "else branch: %s", why_t, why_e);
+  } else if (!ok_t || !ok_e) {
+    diag_warn(L->d, n, "%s branch cannot run with these input shapes (%s); taking it returns "
+              "ONNXC_ERR_BRANCH", ok_t ? "else" : "then", ok_t ? why_e : why_t);
+    for (int i = 0; ok && i < n->n_out; i++)
+      ok = guard_output(L, n, cond, ok_t ? rt[i] : re[i], !ok_t, i);
+  } else {
+    for (int i = 0; ok && i < n->n_out; i++)
+      ok = select_output(L, n, cond, rt[i], re[i], i);
+  }
+  free(why_t);
+  free(why_e);
+  return ok;
+}
+
 static bool lower_if(Lower *L, Node *n) {
   Graph *tg = graph_attr(L, n, "then_branch"), *eg = graph_attr(L, n, "else_branch");
   if (!tg || !eg)
@@ -336,20 +427,14 @@ static bool lower_if(Lower *L, Node *n) {
     ok = inline_graph(L, c ? tg : eg, n, NULL, rt, NULL);
     for (int i = 0; ok && i < n->n_out; i++)
       lower_forward(L, n->out[i], rt[i]);
+  } else if (cond->dt != DT_BOOL || cond->shape.rank < 0) {
+    ok = diag_error(L->d, n, "the condition must be a bool tensor of one element");
   } else {
-    if (cond->dt != DT_BOOL || cond->shape.rank < 0) {
-      free(rt);
-      free(re);
-      return diag_error(L->d, n, "the condition must be a bool tensor of one element");
-    }
     if (cond->shape.rank > 0) {   /* [1] -> scalar, so Where keeps each output's shape */
       Value *in[2] = {cond, rewrite_const_i64(L->g, arena_printf(L->g->arena, "%s_scalar", n->name), NULL, 0)};
       cond = lower_node(L, n, OP_Reshape, arena_printf(L->g->arena, "%s_cond", n->name), 2, in)->out[0];
     }
-    ok = lower_flush(L, n) && inline_graph(L, tg, n, NULL, rt, NULL) &&
-         inline_graph(L, eg, n, NULL, re, NULL);
-    for (int i = 0; ok && i < n->n_out; i++)
-      ok = select_output(L, n, cond, rt[i], re[i], i);
+    ok = lower_flush(L, n) && lower_if_runtime(L, n, cond, tg, eg, rt, re);
   }
   free(rt);
   free(re);
@@ -801,3 +886,13 @@ CF_HOOK(SequenceMap)
 CF_HOOK(Optional)
 CF_HOOK(OptionalHasElement)
 CF_HOOK(OptionalGetElement)
+
+/* BranchGuard (made by lower_if above): Y has X's type; cond is one bool. */
+bool infer_BranchGuard(Node *n, Diag *d) {
+  const Value *x = n->in[0], *c = n->in[1];
+  int64_t numel = 0;
+  if (c->dt != DT_BOOL || !shape_numel(&c->shape, &numel) || numel != 1)
+    return diag_error(d, n, "input 1 must be one bool");
+  infer_set(n, 0, x->dt, &x->shape);
+  return true;
+}

@@ -244,8 +244,8 @@ static void concat_slices(const Graph *g, const Node *n, Buffers *b, int *grp_fi
 }
 
 /* Walks the schedule: aliases, roots and their group lifetimes. */
-static bool assign_roots(const Graph *g, Node *const *order, int n_nodes, bool slices, Buffers *b,
-                         int *grp_first, int *grp_last, Diag *d) {
+static bool assign_roots(const Graph *g, Node *const *order, int n_nodes, bool slices,
+                         const Target *t, Buffers *b, int *grp_first, int *grp_last, Diag *d) {
   for (int s = 0; s < n_nodes; s++) {
     const Node *n = order[s];
     for (int i = 0; i < n->n_out; i++)
@@ -268,7 +268,7 @@ static bool assign_roots(const Graph *g, Node *const *order, int n_nodes, bool s
         continue;
       }
     }
-    b->scratch[n->id] = plan_scratch_bytes(n);
+    b->scratch[n->id] = t ? t->scratch_bytes(t, n) : 0;
     int r = inplace_root(g, n, b, grp_last, s);
     for (int i = 0; i < n->n_out; i++) {
       const Value *v = n->out[i];
@@ -307,8 +307,8 @@ static int64_t heaviest_step(const Buffers *b) {
   return most;
 }
 
-bool memplan_buffers(const Graph *g, Node *const *order, int n_nodes, bool slices, Buffers *b,
-                     Diag *d) {
+bool memplan_buffers(const Graph *g, Node *const *order, int n_nodes, bool slices,
+                     const Target *t, Buffers *b, Diag *d) {
   memset(b, 0, sizeof *b);
   b->n_steps = n_nodes;
   b->step = malloc((size_t)(g->n_node_ids + 1) * sizeof *b->step);
@@ -329,7 +329,7 @@ bool memplan_buffers(const Graph *g, Node *const *order, int n_nodes, bool slice
     b->step[order[s]->id] = s;
   subgraph_reads(g, order, n_nodes, b->sub_read);
   redirect_to_outputs(g, b);
-  if (!assign_roots(g, order, n_nodes, slices, b, grp_first, grp_last, d)) {
+  if (!assign_roots(g, order, n_nodes, slices, t, b, grp_first, grp_last, d)) {
     free(grp_last);
     free(grp_first);
     memplan_buffers_free(b);
@@ -370,7 +370,7 @@ bool memplan_buffers(const Graph *g, Node *const *order, int n_nodes, bool slice
       int64_t size = align_up(b->scratch[n->id]);
       b->naive += size;
       /* Characters of strings a node made stay until the end (docs/strings.md). */
-      b->ts[b->n++] = (PlanTensor){-1, n->id, 0, size, s, plan_scratch_persists(n) ? n_nodes - 1 : s};
+      b->ts[b->n++] = (PlanTensor){-1, n->id, 0, size, s, t->scratch_persists(t, n) ? n_nodes - 1 : s};
     }
   }
   IR_ASSERT(b->n == count);
@@ -391,9 +391,9 @@ static void pad_buffers(Buffers *b, int64_t redzone) {
   b->lower_bound = heaviest_step(b);
 }
 
-static bool plan_padded(const Graph *g, Node *const *order, int n_nodes, int64_t redzone, Buffers *b,
-                        int64_t *arena, const char **strategy, Diag *d) {
-  if (!memplan_buffers(g, order, n_nodes, true, b, d))
+static bool plan_padded(const Graph *g, Node *const *order, int n_nodes, const Target *t, int64_t redzone,
+                        Buffers *b, int64_t *arena, const char **strategy, Diag *d) {
+  if (!memplan_buffers(g, order, n_nodes, true, t, b, d))
     return false;
   pad_buffers(b, redzone);
   *arena = memplan_place(b->ts, b->n, b->lower_bound, strategy);
@@ -401,7 +401,7 @@ static bool plan_padded(const Graph *g, Node *const *order, int n_nodes, int64_t
     return true;
   Buffers plain;
   const char *plain_strategy;
-  if (!memplan_buffers(g, order, n_nodes, false, &plain, d)) {
+  if (!memplan_buffers(g, order, n_nodes, false, t, &plain, d)) {
     memplan_buffers_free(b);
     return false;
   }
@@ -418,12 +418,14 @@ static bool plan_padded(const Graph *g, Node *const *order, int n_nodes, int64_t
   return true;
 }
 
-bool memplan_plan(const Graph *g, Node *const *order, int n_nodes, Buffers *b, int64_t *arena,
-                  const char **strategy, Diag *d) {
-  return plan_padded(g, order, n_nodes, 0, b, arena, strategy, d);
+bool memplan_plan(const Graph *g, Node *const *order, int n_nodes, const Target *t, Buffers *b,
+                  int64_t *arena, const char **strategy, Diag *d) {
+  return plan_padded(g, order, n_nodes, t, 0, b, arena, strategy, d);
 }
 
-bool pass_memplan(Graph *g, Plan *plan, Diag *d) { return pass_memplan_guarded(g, plan, 0, d); }
+bool pass_memplan(Graph *g, Plan *plan, const Target *target, Diag *d) {
+  return pass_memplan_guarded(g, plan, target, 0, d);
+}
 
 /* Guard mode: each padded buffer [p, p + size + 2 redzone) keeps only its
  * exact bytes at p + redzone, and everything moves up past the header. */
@@ -438,12 +440,12 @@ static void unpad_buffers(const Graph *g, Buffers *b, int64_t redzone, int64_t *
   *arena += PLAN_GUARD_HEADER;
 }
 
-bool pass_memplan_guarded(Graph *g, Plan *plan, int64_t redzone, Diag *d) {
+bool pass_memplan_guarded(Graph *g, Plan *plan, const Target *target, int64_t redzone, Diag *d) {
   IR_ASSERT(redzone >= 0 && redzone % PLAN_ALIGN == 0);
   memset(plan, 0, sizeof *plan);
   Node **order = memplan_order(g);
   Buffers b;
-  bool ok = plan_padded(g, order, g->n_nodes, redzone, &b, &plan->arena_bytes, &plan->strategy, d);
+  bool ok = plan_padded(g, order, g->n_nodes, target, redzone, &b, &plan->arena_bytes, &plan->strategy, d);
   free(order);
   if (!ok)
     return false;

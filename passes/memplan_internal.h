@@ -27,13 +27,14 @@ typedef struct Buffers {
  * inputs of a Concat become slices of its output; every remaining
  * intermediate and scratch a buffer with its lifetime. Offsets are left 0.
  * False after a diag error (a tensor too large to plan). */
-bool memplan_buffers(const Graph *g, Node *const *order, int n_nodes, bool slices, Buffers *b,
-                     Diag *d);
+bool memplan_buffers(const Graph *g, Node *const *order, int n_nodes, bool slices,
+                     const Target *t, Buffers *b, Diag *d);
 void memplan_buffers_free(Buffers *b);
 /* Buffers and offsets for `order`: with Concat slices and without (when any
- * Concat could use them), keeping the smaller arena. */
-bool memplan_plan(const Graph *g, Node *const *order, int n_nodes, Buffers *b, int64_t *arena,
-                  const char **strategy, Diag *d);
+ * Concat could use them), keeping the smaller arena. Kernel scratch as the
+ * target t sizes it (none when t is NULL). */
+bool memplan_plan(const Graph *g, Node *const *order, int n_nodes, const Target *t, Buffers *b,
+                  int64_t *arena, const char **strategy, Diag *d);
 
 /* Places ts[0..n) in one arena (offsets PLAN_ALIGN-aligned, sizes already
  * aligned) so that no two lifetime-overlapping buffers share bytes. Tries

@@ -15,6 +15,17 @@ typedef struct DimPin {
   int64_t value;
 } DimPin;
 
+/* A graph input's whole shape given on the command line (--shape NAME=1x3x48x192):
+ * for inputs whose dims are unnamed or share a name, where -D cannot reach. */
+typedef struct InputShape {
+  const char *name;            /* heap copy, owned by the caller */
+  int rank;
+  int64_t d[IR_MAX_RANK];
+} InputShape;
+/* Parses "NAME=AxBxC" (extents >= 1, element count within int64). On failure
+ * writes why into err and returns false; on success out->name is malloc'ed. */
+bool input_shape_parse(const char *spec, InputShape *out, char *err, size_t n_err);
+
 typedef struct PipelineOpts {
   int opt_level;               /* 0..3 */
   const DimPin *pins;
@@ -22,8 +33,9 @@ typedef struct PipelineOpts {
   const char *dump_after;      /* pass name, "all", or NULL */
   FILE *dump_to;               /* where dumps go (stderr when NULL) */
   bool verify;                 /* run ir_verify between passes */
-  bool no_residual;            /* fuse-epilogue keeps Conv + Add apart (the CUDA target's
-                                  kernels take no residual input) */
+  const Target *target;        /* what the kernels fuse and the scratch they need (required) */
+  const InputShape *shapes;    /* --shape NAME=...: applied by pin-dims before the -D pins */
+  int n_shapes;
   bool guard;                  /* plan red zones around every buffer (docs/guard.md) */
 } PipelineOpts;
 
@@ -48,6 +60,12 @@ typedef struct SeqLen {
 bool pass_expand_inputs(Graph *g, const SeqLen *lens, int n_lens, Diag *d);
 bool pass_canonicalize(Graph *g, Diag *d);    /* old opset forms -> current forms */
 bool pass_pin_dims(Graph *g, const DimPin *pins, int n_pins, Diag *d);
+/* Sets each named graph input's shape (--shape); an error for an unknown input
+ * (the inputs are listed), a rank that differs, an extent that contradicts a
+ * static dim of the model or a -D pin of the dim's name. Runs before
+ * pass_pin_dims in the pin-dims step (shapes_static.c). */
+bool pass_pin_shapes(Graph *g, const InputShape *shapes, int n_shapes, const DimPin *pins, int n_pins,
+                     Diag *d);
 bool pass_infer(Graph *g, Diag *d);           /* dtypes and shapes of every value */
 bool pass_lower_gradient(Graph *g, Diag *d);  /* Gradient -> its derivative's nodes */
 bool pass_fold(Graph *g, Diag *d);            /* constant folding */
@@ -60,30 +78,20 @@ bool pass_require_static(Graph *g, Diag *d);  /* codegen needs static shapes */
 /* Reorders the schedule to lower the planned arena; keeps the model's order
  * unless another topological order plans smaller (schedule.c). Sets
  * *model_order_bound (when not NULL) to the lower bound of the model's order. */
-bool pass_schedule(Graph *g, int64_t *model_order_bound, Diag *d);
-bool pass_memplan(Graph *g, Plan *plan, Diag *d);
+bool pass_schedule(Graph *g, const Target *t, int64_t *model_order_bound, Diag *d);
+/* Kernel scratch is sized by the target's hook; a NULL target plans tensors only. */
+bool pass_memplan(Graph *g, Plan *plan, const Target *target, Diag *d);
 /* The same plan with `redzone` bytes (a multiple of PLAN_ALIGN) fenced off
  * before and after every buffer, for guard mode (Plan.redzone, docs/guard.md);
  * redzone 0 is pass_memplan. */
-bool pass_memplan_guarded(Graph *g, Plan *plan, int64_t redzone, Diag *d);
+bool pass_memplan_guarded(Graph *g, Plan *plan, const Target *target, int64_t redzone, Diag *d);
 /* Checks a plan: alignment, bounds, that no two buffers whose lifetimes
  * overlap share bytes, that every value used has storage live at the steps
  * that use it, and arena >= lower bound. Reports every violation. */
 bool plan_validate(const Graph *g, const Plan *plan, Diag *d);
-/* Scratch bytes the kernel of n needs during its step (memplan_scratch.c). */
-int64_t plan_scratch_bytes(const Node *n);
-/* --threads: > 1 gives each thread of a parallel GEMM its own packing
- * buffers (memplan_scratch.c, codegen/emit_gemm.c); set before planning. */
-void plan_set_threads(int threads);
-/* True when n's scratch holds the characters of strings it outputs: the plan
- * keeps it from n's step to the end of the run (docs/strings.md). */
-bool plan_scratch_persists(const Node *n);
-/* String ops (infer_string.c): character bytes of a node that makes strings
- * (0 for others), and --string-bytes applied to every such node of g. */
-int64_t string_char_bytes(const Node *n);
+/* String ops (infer_string.c): --string-bytes applied to every node of g that
+ * makes strings (its kernel's character buffer, codegen/emit_string.c). */
 void infer_string_capacity(Graph *g, int64_t bytes);
-/* Scratch of the attention family's kernels (infer_attention.c). */
-int64_t attn_scratch_bytes(const Node *n);
 /* FlexAttention's checks and output type, its modifier subgraphs aside
  * (infer_attention.c; lower_flex.c lowers those before inference). */
 bool flex_attention_check(Node *n, Diag *d);
@@ -130,8 +138,6 @@ bool infer_reduce_axes(const Node *n, int rank, bool *mask, bool *noop);
 /* Output shape of a Conv-like node over data x and weight w, both static rank
  * >= 3 (infer_conv.c; used by QLinearConv and ConvInteger). */
 bool infer_conv_window_shape(const Node *n, Diag *d, const Shape *x, const Shape *w, Shape *out);
-/* Scratch bytes of the RNN/GRU/LSTM kernels (infer_rnn.c, memplan_scratch.c). */
-int64_t rnn_scratch_bytes(const Node *n);
 
 /* ---- helpers of the rewriting passes (rewrite.c) ---------------------------- */
 

@@ -16,22 +16,25 @@ typedef struct Ctx {
 
 static bool run_check(Graph *g, Ctx *c, Diag *d) { (void)c; return pass_check_ops(g, d); }
 static bool run_canon(Graph *g, Ctx *c, Diag *d) { (void)c; return pass_canonicalize(g, d); }
-static bool run_pin(Graph *g, Ctx *c, Diag *d) { return pass_pin_dims(g, c->o->pins, c->o->n_pins, d); }
+static bool run_pin(Graph *g, Ctx *c, Diag *d) {
+  return pass_pin_shapes(g, c->o->shapes, c->o->n_shapes, c->o->pins, c->o->n_pins, d) &&
+         pass_pin_dims(g, c->o->pins, c->o->n_pins, d);
+}
 static bool run_order(Graph *g, Ctx *c, Diag *d) { (void)c; return ir_toposort(g, d); }
 static bool run_lower(Graph *g, Ctx *c, Diag *d) { (void)c; return pass_lower_control(g, d); }
 static bool run_infer(Graph *g, Ctx *c, Diag *d) { (void)c; return pass_infer(g, d); }
 static bool run_lower_grad(Graph *g, Ctx *c, Diag *d) { (void)c; return pass_lower_gradient(g, d); }
 static bool run_simplify(Graph *g, Ctx *c, Diag *d) { return c->o->opt_level < 1 || pass_simplify(g, d); }
 static bool run_fuse_bn(Graph *g, Ctx *c, Diag *d) { return c->o->opt_level < 1 || pass_fuse_bn(g, d); }
-static bool run_fuse_epi(Graph *g, Ctx *c, Diag *d) { return c->o->opt_level < 1 || pass_fuse_epilogue(g, d, !c->o->no_residual); }
+static bool run_fuse_epi(Graph *g, Ctx *c, Diag *d) { return c->o->opt_level < 1 || pass_fuse_epilogue(g, d, c->o->target->fuse_residual); }
 static bool run_cse(Graph *g, Ctx *c, Diag *d) { return c->o->opt_level < 1 || pass_cse(g, d); }
 static bool run_dce(Graph *g, Ctx *c, Diag *d) { (void)c; return pass_dce(g, d); }
 static bool run_static(Graph *g, Ctx *c, Diag *d) { (void)c; return pass_require_static(g, d); }
 static bool run_schedule(Graph *g, Ctx *c, Diag *d) {
-  return c->o->opt_level < 1 || pass_schedule(g, &c->model_order_bound, d);
+  return c->o->opt_level < 1 || pass_schedule(g, c->o->target, &c->model_order_bound, d);
 }
 static bool run_plan(Graph *g, Ctx *c, Diag *d) {
-  if (!pass_memplan_guarded(g, c->plan, c->o->guard ? PLAN_REDZONE : 0, d))
+  if (!pass_memplan_guarded(g, c->plan, c->o->target, c->o->guard ? PLAN_REDZONE : 0, d))
     return false;
   c->plan->model_order_bound_bytes =
       c->model_order_bound >= 0 ? c->model_order_bound : c->plan->lower_bound_bytes;

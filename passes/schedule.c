@@ -170,11 +170,12 @@ static void list_schedule(Sched *s, int rule, Node **order) {
 }
 
 /* Planned arena of a schedule (and its lower bound); -1 after an error. */
-static int64_t arena_of(const Graph *g, Node **order, int n, int64_t *lower_bound, Diag *d) {
+static int64_t arena_of(const Graph *g, Node **order, int n, const Target *t, int64_t *lower_bound,
+                        Diag *d) {
   Buffers b;
   const char *strategy;
   int64_t arena;
-  if (!memplan_plan(g, order, n, &b, &arena, &strategy, d))
+  if (!memplan_plan(g, order, n, t, &b, &arena, &strategy, d))
     return -1;
   if (lower_bound)
     *lower_bound = b.lower_bound;
@@ -191,7 +192,7 @@ static void apply_order(Graph *g, Node **order, int n) {
   g->last = order[n - 1];
 }
 
-bool pass_schedule(Graph *g, int64_t *model_order_bound, Diag *d) {
+bool pass_schedule(Graph *g, const Target *t, int64_t *model_order_bound, Diag *d) {
   /* Subgraph reads are not uses, so the ready lists would not see them:
    * graphs with control flow keep the model's order. */
   bool fixed = false;
@@ -203,13 +204,13 @@ bool pass_schedule(Graph *g, int64_t *model_order_bound, Diag *d) {
   Node **cand = malloc((size_t)(n + 1) * sizeof *cand), **best = NULL;
   IR_ASSERT(cand);
   int64_t bound = 0;
-  int64_t best_arena = arena_of(g, s.orig, n, &bound, d);
+  int64_t best_arena = arena_of(g, s.orig, n, t, &bound, d);
   bool ok = best_arena >= 0;
   if (model_order_bound)
     *model_order_bound = bound;
   for (int rule = MIN_NET; ok && !fixed && n >= 3 && rule <= DEPTH_FIRST; rule++) {
     list_schedule(&s, rule, cand);
-    int64_t arena = arena_of(g, cand, n, NULL, d);
+    int64_t arena = arena_of(g, cand, n, t, NULL, d);
     ok = arena >= 0;
     if (ok && arena < best_arena) {
       best_arena = arena;

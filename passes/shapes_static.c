@@ -1,5 +1,7 @@
 /* shapes_static.c - pinning symbolic dims and requiring static shapes.
  *
+ * pass_pin_shapes (requires: loaded graph; provides: every graph input named by
+ * a --shape has that static shape; runs before inference, like the pins).
  * pass_pin_dims (requires: loaded graph; provides: every dim named by a -D pin
  * is static; runs before inference so pinned extents flow through the graph).
  * pass_require_static (requires: inferred graph; provides: every value the C
@@ -8,7 +10,169 @@
  */
 #include "passes.h"
 
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+
+/* ---- --shape NAME=AxBxC ------------------------------------------------------ */
+
+bool input_shape_parse(const char *spec, InputShape *out, char *err, size_t n_err) {
+  /* The last '=' splits: extents never hold one, an ONNX name might. */
+  const char *eq = strrchr(spec, '=');
+  out->name = NULL;
+  out->rank = 0;
+  if (!eq || eq == spec) {
+    snprintf(err, n_err, "expected NAME=AxBx... (e.g. x=1x3x48x192)");
+    return false;
+  }
+  const char *p = eq + 1;
+  if (!*p) {
+    snprintf(err, n_err, "no extents after '='");
+    return false;
+  }
+  int64_t numel = 1;
+  for (;;) {
+    const char *start = p;
+    while (*p >= '0' && *p <= '9')
+      p++;
+    size_t len = (size_t)(p - start);
+    if (len == 0 && (!*start || *start == 'x')) {
+      snprintf(err, n_err, "an extent is empty");
+      return false;
+    }
+    if (len == 0 || (*p && *p != 'x')) {
+      const char *stop = strchr(start, 'x');
+      int n = stop ? (int)(stop - start) : (int)strlen(start);
+      snprintf(err, n_err, "extent '%.*s' is not a positive integer", n, start);
+      return false;
+    }
+    char num[32];
+    if (len >= sizeof num) {
+      snprintf(err, n_err, "extent '%.*s' is too large", (int)len, start);
+      return false;
+    }
+    memcpy(num, start, len);
+    num[len] = 0;
+    errno = 0;
+    long long v = strtoll(num, NULL, 10);
+    if (errno == ERANGE) {
+      snprintf(err, n_err, "extent '%s' is too large", num);
+      return false;
+    }
+    if (v < 1) {
+      snprintf(err, n_err, "extent %lld: every extent must be at least 1", v);
+      return false;
+    }
+    if (out->rank == IR_MAX_RANK) {
+      snprintf(err, n_err, "more than %d extents", IR_MAX_RANK);
+      return false;
+    }
+    if (numel > INT64_MAX / 64 / v) {   /* room for the widest dtype's bytes */
+      snprintf(err, n_err, "the shape's size overflows");
+      return false;
+    }
+    numel *= v;
+    out->d[out->rank++] = v;
+    if (!*p)
+      break;
+    p++;   /* 'x' */
+  }
+  char *name = malloc((size_t)(eq - spec) + 1);
+  if (!name) {
+    snprintf(err, n_err, "out of memory");
+    return false;
+  }
+  memcpy(name, spec, (size_t)(eq - spec));
+  name[eq - spec] = 0;
+  out->name = name;
+  return true;
+}
+
+static const char *spec_str(const InputShape *s, char *buf, size_t n) {
+  int k = snprintf(buf, n, "%s=", s->name);
+  for (int i = 0; i < s->rank && k >= 0 && (size_t)k < n; i++)
+    k += snprintf(buf + k, n - (size_t)k, "%s%lld", i ? "x" : "", (long long)s->d[i]);
+  return buf;
+}
+
+static const DimPin *pin_of(const char *sym, const DimPin *pins, int n_pins) {
+  for (int p = 0; sym && p < n_pins; p++)
+    if (strcmp(pins[p].name, sym) == 0)
+      return &pins[p];
+  return NULL;
+}
+
+static void no_such_input(const Graph *g, const char *spec, const char *name, Diag *d) {
+  const Value *v = ir_value_find(g, name);
+  if (v && v->kind == VK_CONST) {
+    diag_error(d, NULL, "--shape %s: '%s' is a weight (an initializer), not an input", spec, name);
+    return;
+  }
+  char list[1024];
+  size_t k = 0;
+  list[0] = 0;
+  for (int i = 0; i < g->n_inputs && k + 4 < sizeof list; i++) {
+    int w = snprintf(list + k, sizeof list - k, "%s'%s'", i ? ", " : "", g->inputs[i]->name);
+    k = w < 0 ? k : k + (size_t)w >= sizeof list ? sizeof list - 1 : k + (size_t)w;
+  }
+  diag_error(d, NULL, "--shape %s: the model has no graph input '%s' (its inputs: %s)", spec, name,
+             g->n_inputs ? list : "none");
+}
+
+/* Checks one --shape against the input's declared shape, then sets it. */
+static bool apply_shape(Graph *g, const InputShape *s, const DimPin *pins, int n_pins, Diag *d) {
+  char spec[512], sb[512];
+  spec_str(s, spec, sizeof spec);
+  Value *v = NULL;
+  for (int i = 0; i < g->n_inputs && !v; i++)
+    if (strcmp(g->inputs[i]->name, s->name) == 0)
+      v = g->inputs[i];
+  if (!v) {
+    no_such_input(g, spec, s->name, d);
+    return false;
+  }
+  Shape *sh = &v->shape;
+  if (sh->rank >= 0 && sh->rank != s->rank)
+    return diag_error(d, NULL, "--shape %s: input '%s' has rank %d (shape %s), not %d", spec, s->name,
+                      sh->rank, shape_str(sh, sb, sizeof sb), s->rank);
+  bool ok = true;
+  for (int i = 0; i < s->rank && sh->rank >= 0; i++) {
+    const DimPin *pin = sh->d[i] < 0 ? pin_of(sh->sym[i], pins, n_pins) : NULL;
+    if (sh->d[i] >= 0 && sh->d[i] != s->d[i])
+      ok = diag_error(d, NULL, "--shape %s: dimension %d of input '%s' is %lld in the model (shape %s), "
+                      "not %lld", spec, i, s->name, (long long)sh->d[i], shape_str(sh, sb, sizeof sb),
+                      (long long)s->d[i]);
+    else if (pin && pin->value != s->d[i])
+      ok = diag_error(d, NULL, "--shape %s: dimension %d of input '%s' is '%s', pinned to %lld by "
+                      "-D %s=%lld, not %lld", spec, i, s->name, pin->name, (long long)pin->value,
+                      pin->name, (long long)pin->value, (long long)s->d[i]);
+  }
+  if (!ok)
+    return false;
+  sh->rank = s->rank;
+  for (int i = 0; i < s->rank; i++) {
+    sh->d[i] = s->d[i];
+    sh->sym[i] = NULL;
+  }
+  return true;
+}
+
+bool pass_pin_shapes(Graph *g, const InputShape *shapes, int n_shapes, const DimPin *pins, int n_pins,
+                     Diag *d) {
+  int before = d->n_errors;
+  for (int i = 0; i < n_shapes; i++) {
+    for (int j = 0; j < i; j++)
+      if (strcmp(shapes[i].name, shapes[j].name) == 0) {
+        diag_error(d, NULL, "--shape %s: given twice", shapes[i].name);
+        return false;
+      }
+    apply_shape(g, &shapes[i], pins, n_pins, d);
+  }
+  return d->n_errors == before;
+}
+
+/* ---- -D NAME=VALUE ------------------------------------------------------------ */
 
 static int pin_shape(Shape *s, const DimPin *pins, int n_pins, bool *used) {
   int k = 0;
@@ -41,12 +205,32 @@ bool pass_pin_dims(Graph *g, const DimPin *pins, int n_pins, Diag *d) {
   return true;
 }
 
+/* "--shape x=Nx3xHxW" with the model's static extents, names or '?' elsewhere. */
+static const char *shape_hint(const Value *v, char *buf, size_t n) {
+  int k = snprintf(buf, n, "--shape %s=", v->name);
+  for (int i = 0; i < v->shape.rank && k >= 0 && (size_t)k < n; i++) {
+    const char *x = i ? "x" : "";
+    if (v->shape.d[i] >= 0)
+      k += snprintf(buf + k, n - (size_t)k, "%s%lld", x, (long long)v->shape.d[i]);
+    else
+      k += snprintf(buf + k, n - (size_t)k, "%s%s", x, v->shape.sym[i] ? v->shape.sym[i] : "?");
+  }
+  return buf;
+}
+
 static void report_value(const Value *v, bool *named, Diag *d) {
-  char sb[512];
+  char sb[512], hb[512];
   for (int i = 0; i < v->shape.rank; i++) {
     if (v->shape.d[i] >= 0)
       continue;
-    if (v->shape.sym[i]) {
+    if (v->kind == VK_INPUT) {
+      /* A dim name can be shared by dims of different sizes ('?' twice): the
+       * whole shape is what the user can always give. */
+      diag_error(d, NULL, "graph input '%s' has shape %s, which is not known at compile time; "
+                 "give it with %s%s", v->name, shape_str(&v->shape, sb, sizeof sb),
+                 shape_hint(v, hb, sizeof hb),
+                 v->shape.sym[i] ? " (or pin a named dim with -D NAME=VALUE)" : "");
+    } else if (v->shape.sym[i]) {
       if (*named)
         return;
       *named = true;

@@ -40,8 +40,11 @@
 /* String ops (docs/strings.md): */
 #define ONNXC_ERR_CAPACITY 8     /* made strings need more than --string-bytes, or more
                                     substrings than StringSplit's bound */
+/* If with a condition known only at run time (docs/control-flow.md): */
+#define ONNXC_ERR_BRANCH 9       /* the run took an If branch that could not be compiled
+                                    for the model's static shapes (the compiler warned) */
 /* Guard mode (onnxc --guard, docs/guard.md): */
-#define ONNXC_ERR_GUARD 9        /* a node wrote into a red zone (NAME_guard_report says which) */
+#define ONNXC_ERR_GUARD 10       /* a node wrote into a red zone (NAME_guard_report says which) */
 
 /* Weights are placed in this section when the model was compiled with
  * --weights-section; otherwise the attribute is empty. */

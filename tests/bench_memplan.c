@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <time.h>
 
+#include "target_util.h"
 #include "plan_util.h"
 
 /* CPU time of this process: the figure that matters on a busy machine. */
@@ -24,15 +25,15 @@ static int bench(int n, int reach, uint64_t seed) {
   diag_init(&d, "bench", stderr);
   Plan plan;
   double t0 = now_ms();
-  bool ok = pass_memplan(g, &plan, &d);
+  bool ok = pass_memplan(g, &plan, onnxc_test_target(), &d);
   double t1 = now_ms();
   ok = ok && plan_validate(g, &plan, &d);
   int64_t before = plan.arena_bytes, lb = plan.lower_bound_bytes ? plan.lower_bound_bytes : 1;
   const char *strategy = plan.strategy;
   double t2 = now_ms();
-  ok = ok && pass_schedule(g, NULL, &d);
+  ok = ok && pass_schedule(g, onnxc_test_target(), NULL, &d);
   double t3 = now_ms();
-  ok = ok && pass_memplan(g, &plan, &d) && plan_validate(g, &plan, &d);
+  ok = ok && pass_memplan(g, &plan, onnxc_test_target(), &d) && plan_validate(g, &plan, &d);
   if (ok)
     printf("nodes %5d reach %3d: %5d tensors  memplan %7.2f ms  schedule %8.2f ms  "
            "arena/lb %.4f (%s)  after schedule %.4f\n",

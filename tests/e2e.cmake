@@ -11,6 +11,10 @@ set(ONNXC_BIN $<TARGET_FILE:onnxc>)
 set(ONNXC_SRC ${CMAKE_SOURCE_DIR})
 
 add_test(NAME e2e.cli COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/cli/test_cli.sh ${ONNXC_BIN} ${ONNXC_PYTHON})
+# An If whose one branch cannot run with the static shapes: a warning, and
+# ONNXC_ERR_BRANCH at run time (docs/control-flow.md).
+add_test(NAME e2e.if_branch COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/cli/test_if_branch.sh ${ONNXC_BIN}
+         ${ONNXC_PYTHON} ${CMAKE_C_COMPILER})
 
 add_test(NAME e2e.conformance
   COMMAND ${ONNXC_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/conformance/run_conformance.py
@@ -45,5 +49,5 @@ add_test(NAME e2e.cortex_m COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/e2e/test_corte
   ${CMAKE_BINARY_DIR}/e2e-models)
 set_tests_properties(e2e.cortex_m PROPERTIES DEPENDS e2e.models_vs_ort)
 
-set_tests_properties(e2e.cli e2e.conformance e2e.conformance_sanitize e2e.models_vs_ort e2e.models_vs_ort_guard
-                     e2e.guard e2e.digits e2e.cortex_m PROPERTIES LABELS e2e)
+set_tests_properties(e2e.cli e2e.if_branch e2e.conformance e2e.conformance_sanitize e2e.models_vs_ort
+                     e2e.models_vs_ort_guard e2e.guard e2e.digits e2e.cortex_m PROPERTIES LABELS e2e)

@@ -1,5 +1,5 @@
 # Unit tests of the packed GEMM (codegen/emit_gemm.c) and its scratch plan
-# (passes/memplan_scratch.c); the fuse-epilogue pass has a golden test
+# (codegen/target.c); the fuse-epilogue pass has a golden test
 # (tests/golden/fuse_epilogue_activations.txt).
 add_executable(test_emit_gemm ${CMAKE_CURRENT_LIST_DIR}/test_emit_gemm.c)
 target_include_directories(test_emit_gemm PRIVATE ${CMAKE_CURRENT_LIST_DIR})

@@ -6,7 +6,7 @@ add_test(NAME unit.memplan COMMAND test_memplan)
 set_tests_properties(unit.memplan PROPERTIES LABELS unit)
 
 add_executable(bench_memplan ${CMAKE_CURRENT_LIST_DIR}/bench_memplan.c)
-target_link_libraries(bench_memplan PRIVATE onnxc_passes onnxc_ir)
+target_link_libraries(bench_memplan PRIVATE onnxc_codegen onnxc_passes onnxc_ir)
 
 # Guard mode (docs/guard.md): the guarded plan, the emitted checks and the
 # runtime's red-zone helpers.

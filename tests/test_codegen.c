@@ -58,7 +58,9 @@ static Graph *graph_with_weights(const float *w, int n) {
 
 static bool compile_graph(Graph *g, const char *dir, Diag *d) {
   Plan plan;
-  PipelineOpts po = {2, NULL, 0, NULL, NULL, true, false, false};
+  Target t;
+  codegen_target(&t, "c", 1);
+  PipelineOpts po = {.opt_level = 2, .verify = true, .target = &t};
   if (!passes_run(g, &po, &plan, d))
     return false;
   CodegenOpts co = {"m", "t.onnx", WEIGHTS_C, NULL};
@@ -130,7 +132,9 @@ static void test_rejects_bad_name_and_types(void **state) {
   Plan plan;
   Diag d;
   diag_init(&d, "t.onnx", NULL);
-  PipelineOpts po = {2, NULL, 0, NULL, NULL, true, false, false};
+  Target t;
+  codegen_target(&t, "c", 1);
+  PipelineOpts po = {.opt_level = 2, .verify = true, .target = &t};
   assert_true(passes_run(g, &po, &plan, &d));
   CodegenOpts co = {"3bad-name", "t.onnx", WEIGHTS_C, NULL};
   assert_false(codegen_c(g, &plan, &co, "/nonexistent", &d));

@@ -1,5 +1,5 @@
 /* test_emit_gemm.c - the packed GEMM's contract between the memory plan
- * (passes/memplan_scratch.c) and the emitter (codegen/emit_gemm.c): the plan
+ * (codegen/target.c, asked by the planner) and the emitter (codegen/emit_gemm.c): the plan
  * gives a node the scratch the emitter needs, weights are packed in the
  * kernels' panel layout exactly when the fast path reads them, and small or
  * shared cases fall back. */
@@ -12,6 +12,7 @@
 
 #include <cmocka.h>
 
+#include "target_util.h"
 #include "gemm.h"
 #include "plan_util.h"
 
@@ -19,7 +20,7 @@ static void plan_of(Graph *g, Plan *p) {
   assert_true(pu_infer(g));
   Diag d;
   diag_init(&d, "t.onnx", stderr);
-  assert_true(pass_memplan(g, p, &d));
+  assert_true(pass_memplan(g, p, onnxc_test_target(), &d));
   diag_free(&d);
 }
 

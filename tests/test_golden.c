@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "target_util.h"
 #include "passes.h"
 
 static bool run_pass(const char *name, Graph *g, Diag *d) {
@@ -35,9 +36,9 @@ static bool run_pass(const char *name, Graph *g, Diag *d) {
   if (strcmp(name, "require-static") == 0) return pass_require_static(g, d);
   if (strcmp(name, "schedule") == 0) {
     int64_t bound;
-    return pass_schedule(g, &bound, d);
+    return pass_schedule(g, onnxc_test_target(), &bound, d);
   }
-  if (strcmp(name, "memplan") == 0) return pass_memplan(g, &plan, d) && plan_validate(g, &plan, d);
+  if (strcmp(name, "memplan") == 0) return pass_memplan(g, &plan, onnxc_test_target(), d) && plan_validate(g, &plan, d);
   return diag_error(d, NULL, "test: unknown pass '%s'", name);
 }
 

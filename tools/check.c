@@ -114,7 +114,7 @@ static bool same_input_values_bound(const DataSet *a, const DataSet *b, const bo
 /* --guard: red zones around each output buffer, checked after the run, and
  * the generated code's own report of a red zone hit in the arena. */
 static void emit_harness_guard(Buf *h, const Graph *g, const char *name) {
-  buf_printf(h, "#define OG %d /* red zone bytes around each output */\n"
+  buf_printf(h, "#include \"onnxc_rt.h\" /* ONNXC_ERR_GUARD */\n#define OG %d /* red zone bytes around each output */\n"
                 "static int guard_report(const void *arena, int rc, void *const *out, const size_t *bytes) {\n"
                 "  static const char *const names[%d] = {", PLAN_REDZONE, g->n_outputs + 1);
   for (int i = 0; i < g->n_outputs; i++) {
@@ -131,7 +131,7 @@ static void emit_harness_guard(Buf *h, const Graph *g, const char *name) {
     buf_free(&txt);
   }
   buf_printf(h, "0};\n  %s_guard_info gi;\n  int i;\n  size_t k;\n", name);
-  buf_printf(h, "  if (rc == 9 && %s_guard_report(arena, &gi)) {\n"
+  buf_printf(h, "  if (rc == ONNXC_ERR_GUARD && %s_guard_report(arena, &gi)) {\n"
                 "    fprintf(stderr, \"guard: node '%%s' (%%s) wrote out of bounds: red zone %%s %%s (offset %%lld, %%lld bytes; "
                 "first changed byte at arena offset %%lld, step %%d)\\n\", gi.node, gi.op, gi.after ? \"after\" : \"before\", "
                 "gi.region, gi.offset, gi.bytes, gi.at, gi.step);\n    return 1;\n  }\n", name);
@@ -311,6 +311,19 @@ static Graph *build_runner(const char *model, const DataSet *ds, const Options *
       ir_graph_free(g);
       return NULL;
     }
+    /* Shapes come from the data; a --shape for this input must agree with it. */
+    for (int k = 0; k < o->n_shapes; k++) {
+      const InputShape *s = &o->shapes[k];
+      Shape want = shape_make(s->rank, s->d);
+      char sa[512], sb[512];
+      if (strcmp(s->name, v->name) == 0 && !shape_equal(&want, &ds->in[i]->shape)) {
+        diag_error(d, NULL, "--shape %s=%s: the test data in %s gives input '%s' shape %s", s->name,
+                   shape_str(&want, sa, sizeof sa), ds->dir, v->name,
+                   shape_str(&ds->in[i]->shape, sb, sizeof sb));
+        ir_graph_free(g);
+        return NULL;
+      }
+    }
     v->shape = ds->in[i]->shape;
     bound[i] = false;
   }
@@ -332,8 +345,10 @@ static Graph *build_runner(const char *model, const DataSet *ds, const Options *
   }
   infer_string_capacity(g, o->string_bytes);
   Plan plan;
-  PipelineOpts po = {o->opt_level, o->pins, o->n_pins, o->dump_after, stderr, true,
-                     o->target && strcmp(o->target, "cuda") == 0, o->guard};
+  Target target;
+  codegen_target(&target, o->target, o->threads);
+  PipelineOpts po = {o->opt_level, o->pins, o->n_pins, o->dump_after, stderr, true, &target,
+                     o->shapes, o->n_shapes, o->guard};
   if (!passes_run(g, &po, &plan, d)) {
     ir_graph_free(g);
     return NULL;
@@ -438,7 +453,7 @@ static bool compare(const char *label, const Value *v, const Tensor *exp, const 
   if (is_float && v->producer && (v->producer->op == OP_DFT || v->producer->op == OP_STFT))
     for (int64_t i = 0; i < exp->numel; i++)
       atol = fmax(atol, 1e-6 * fabs(tensor_get_f64(exp, i)));
-  double worst = 0, wg = 0, we = 0;
+  double worst = 0, wg = 0, we = 0, max_abs = 0, max_rel = 0;
   int64_t wi = -1, bad = 0;
   for (int64_t i = 0; i < exp->numel; i++) {
     double e, g;
@@ -462,6 +477,11 @@ static bool compare(const char *label, const Value *v, const Tensor *exp, const 
       score = INFINITY;
     else
       score = fabs(g - e) / (atol + o->rtol * fabs(e));
+    if (is_float && isfinite(e) && isfinite(g)) {
+      max_abs = fmax(max_abs, fabs(g - e));
+      if (fabs(e) > atol)   /* relative error of elements above the noise floor */
+        max_rel = fmax(max_rel, fabs(g - e) / fabs(e));
+    }
     if (score > 1)
       bad++;
     if (score > worst || (wi < 0 && score > 1)) {
@@ -471,6 +491,9 @@ static bool compare(const char *label, const Value *v, const Tensor *exp, const 
       we = e;
     }
   }
+  if (o->verbose && is_float)   /* -v: the error figures (tests/models/real_models.py reads them) */
+    printf("%s '%s': max abs err %.3g, max rel err %.3g over %lld elements\n", label, v->name, max_abs,
+           max_rel, (long long)exp->numel);
   if (bad == 0)
     return true;
   /* Index of the worst element in the tensor's coordinates. */

@@ -74,8 +74,10 @@ Graph *driver_compile(const Options *o, Plan *plan, Diag *d) {
     return NULL;
   }
   infer_string_capacity(g, o->string_bytes);
-  PipelineOpts po = {o->opt_level, o->pins, o->n_pins, o->dump_after, stderr, o->verify_ir,
-                     o->target && strcmp(o->target, "cuda") == 0, o->guard};
+  Target t;
+  codegen_target(&t, o->target, o->threads);
+  PipelineOpts po = {o->opt_level, o->pins, o->n_pins, o->dump_after, stderr, o->verify_ir, &t,
+                     o->shapes, o->n_shapes, o->guard};
   if (!passes_run(g, &po, plan, d)) {
     ir_graph_free(g);
     return NULL;
@@ -241,10 +243,7 @@ static bool link_output(const Options *o, const char *dir, const Buf *objects, c
 
 bool driver_build(const Options *o, Diag *d) {
   Plan plan;
-  bool cuda = o->target && strcmp(o->target, "cuda") == 0;
-  plan_set_threads(cuda ? 1 : o->threads); /* --threads: the C target only */
   Graph *g = driver_compile(o, &plan, d);
-  plan_set_threads(1);
   if (!g)
     return false;
   char nbuf[256];

@@ -26,6 +26,9 @@ static void usage(FILE *f) {
           "  --name NAME            C prefix of generated symbols (default: from MODEL)\n"
           "  --target c|cuda        code generation target (default c)\n"
           "  -D DIM=VALUE           pin the symbolic dimension DIM (repeatable)\n"
+          "  --shape NAME=AxBx...   the whole shape of graph input NAME, e.g.\n"
+          "                         --shape x=1x3x48x192 (repeatable; for dims that are\n"
+          "                         unnamed or share a name; check: must match the data)\n"
           "  --elements NAME=N      sequence input NAME holds N tensors; NAME=none: the\n"
           "                         optional input NAME is empty (docs/abi.md)\n"
           "  --string-bytes N       characters each string-making node may write\n"
@@ -47,7 +50,8 @@ static void usage(FILE *f) {
           "                         default sm_90; PTX of the lowest is added)\n"
           "  --help, --version\n"
           "\n"
-          "check options: --sanitize (ASan+UBSan), --rtol R, --atol A, -v, -O, -D, --keep-temps,\n"
+          "check options: --sanitize (ASan+UBSan), --rtol R, --atol A, -v (also error figures),\n"
+          "  -O, -D, --shape, --threads, --keep-temps,\n"
           "  --target c|cuda, --build-only (compile and link, do not run: no GPU needed)\n"
           "  Environment: CC (C compiler), AR, ONNXC_CFLAGS (extra C flags),\n"
           "  ONNXC_CHECK_SANITIZE=1 (same as --sanitize), ONNXC_CHECK_GUARD=1 (same as --guard).\n"
@@ -134,6 +138,16 @@ static int parse(int argc, char **argv, Options *o, bool check, const char **pos
       }
       if (!parse_pin(o, pin))
         return bad_usage("bad -D '%s' (expected DIM=VALUE, VALUE >= 0)", pin ? pin : "");
+    } else if (strcmp(a, "--shape") == 0) {
+      NEED_ARG();
+      char why[256];
+      if (o->n_shapes == 64)
+        return bad_usage("bad --shape '%s' (at most 64 --shape options)", next);
+      if (!input_shape_parse(next, &o->shapes[o->n_shapes], why, sizeof why)) {
+        fprintf(stderr, "onnxc: bad --shape '%s': %s\n(see onnxc --help)\n", next, why);
+        return 2;
+      }
+      o->n_shapes++;
     } else if (strcmp(a, "--elements") == 0) {
       NEED_ARG();
       if (!parse_elements(o, next))
@@ -218,6 +232,15 @@ static int parse(int argc, char **argv, Options *o, bool check, const char **pos
   return -1;
 }
 
+static void options_free(Options *o) {
+  for (int i = 0; i < o->n_pins; i++)
+    free((char *)o->pins[i].name);
+  for (int i = 0; i < o->n_elems; i++)
+    free((char *)o->elems[i].name);
+  for (int i = 0; i < o->n_shapes; i++)
+    free((char *)o->shapes[i].name);
+}
+
 int main(int argc, char **argv) {
   Options o;
   memset(&o, 0, sizeof o);
@@ -258,10 +281,7 @@ int main(int argc, char **argv) {
     if (guard && *guard && strcmp(guard, "0") != 0 && strcmp(o.target, "c") == 0)
       o.guard = true;
     rc = check_case(pos, &o);
-    for (int i = 0; i < o.n_pins; i++)
-      free((char *)o.pins[i].name);
-    for (int i = 0; i < o.n_elems; i++)
-      free((char *)o.elems[i].name);
+    options_free(&o);
     return rc;
   }
   if (!pos)
@@ -271,10 +291,7 @@ int main(int argc, char **argv) {
       return bad_usage("%s", "footprint writes no output (-o, -S); see --json FILE");
     o.model = pos;
     rc = footprint_run(&o);
-    for (int i = 0; i < o.n_pins; i++)
-      free((char *)o.pins[i].name);
-    for (int i = 0; i < o.n_elems; i++)
-      free((char *)o.elems[i].name);
+    options_free(&o);
     return rc;
   }
   if (!o.out)
@@ -294,9 +311,6 @@ int main(int argc, char **argv) {
   diag_init(&d, o.model, stderr);
   bool ok = driver_build(&o, &d);
   diag_free(&d);
-  for (int i = 0; i < o.n_pins; i++)
-    free((char *)o.pins[i].name);
-  for (int i = 0; i < o.n_elems; i++)
-    free((char *)o.elems[i].name);
+  options_free(&o);
   return ok ? 0 : 1;
 }

@@ -18,6 +18,8 @@ typedef struct Options {
   int opt_level;
   DimPin pins[256];
   int n_pins;
+  InputShape shapes[64];       /* --shape NAME=AxBx...: graph inputs' whole shapes */
+  int n_shapes;
   SeqLen elems[64];            /* --elements NAME=N|none: sequence/optional inputs */
   int n_elems;
   const char *memory_report;

