@@ -57,6 +57,13 @@ PLACEMENTS = ["arena", "output"]
 FAST = r"implicit GEMM|direct conv|small maps|depthwise|packed GEMM"
 
 
+def weights(rng, shape):
+    """Random weights scaled by 1/sqrt(fan-in): results of order 1, so that
+    atol 1e-5 measures the kernel and not float32 rounding of large sums."""
+    fan_in = int(np.prod(shape[1:])) if len(shape) == 4 else shape[-2]
+    return rnd(rng, *shape) / np.float32(np.sqrt(fan_in))
+
+
 def conv(name, c, h, w, m, k, weights="init", residual=True, marks=(), absent=(), par=False,
          batch=1, **attrs):
     return dict(name=name, kind="conv", c=c, h=h, w=w, m=m, k=k, weights=weights,
@@ -166,15 +173,21 @@ def branch(path, rng, tag, bias, act, res, place, nodes, inits, outs, x, r, wsha
     chans = ys[1] if path["kind"] == "conv" else ys[-1]
     kernel = f"{tag}_k"
     if wshared:
+        # weights at run time: the input itself, or (so that no two branches
+        # compute the same product, which cse would merge) scaled per branch
         wname = wshared
+        if not tag.startswith("v00_"):
+            inits.append(numpy_helper.from_array(np.array(rng.uniform(0.5, 1.5), np.float32), f"{tag}_ws"))
+            nodes.append(helper.make_node("Mul", [wshared, f"{tag}_ws"], [f"{tag}_w"], name=f"{tag}_wmul"))
+            wname = f"{tag}_w"
     else:
         wname = f"{tag}_w"
         if path["kind"] == "conv":
             g = path["attrs"].get("group", 1)
             inits.append(numpy_helper.from_array(
-                rnd(rng, path["m"], path["c"] // g, *path["k"]) * 0.3, wname))
+                weights(rng, (path["m"], path["c"] // g, *path["k"])), wname))
         else:
-            inits.append(numpy_helper.from_array(rnd(rng, *path["b"]) * 0.2, wname))
+            inits.append(numpy_helper.from_array(weights(rng, path["b"]), wname))
     kin = [x, wname]
     if bias == "bias" and path["kind"] != "MatMul":
         inits.append(numpy_helper.from_array(rnd(rng, chans), f"{tag}_b"))
@@ -269,9 +282,9 @@ def build(root, path, seed):
         if path["weights"] == "input":
             if path["kind"] == "conv":
                 g = path["attrs"].get("group", 1)
-                wv = rnd(rng, path["m"], path["c"] // g, *path["k"]) * 0.3
+                wv = weights(rng, (path["m"], path["c"] // g, *path["k"]))
             else:
-                wv = rnd(rng, *path["b"]) * 0.2
+                wv = weights(rng, path["b"])
             feeds["w_in"] = wv
             ins.append(helper.make_tensor_value_info("w_in", F, list(wv.shape)))
             wshared = "w_in"
