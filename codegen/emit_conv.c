@@ -190,11 +190,19 @@ static void emit_conv_tile(EmitC *e, const ConvInfo *ci, int rows) {
   for (int i = 0; i < last; i++)
     ec_line(e, "}");
   ec_line(e, "}");  /* c */
+  /* a residual fused by passes/fuse_epilogue.c (input 3, float32, the output's
+   * shape): added before the activation, as the packed paths do */
+  bool res = ir_has_input(ci->n, 3);
+  if (res)
+    ec_line(e, "const %s *rrow = X3 + (yrow - Y0);", T);
   for (int k = 0; k < rows; k++) {
-    char v[64];
+    char v[96];
     Buf act;  /* the fused activation, if any (passes/fuse_epilogue.c) */
     buf_init(&act);
-    snprintf(v, sizeof v, "acc%d[o - ow0]", k);
+    if (res)
+      snprintf(v, sizeof v, "acc%d[o - ow0] + rrow[%lld + o]", k, LL(k * g->out_plane));
+    else
+      snprintf(v, sizeof v, "acc%d[o - ow0]", k);
     gemm_act_expr(ci->n, v, &act);
     ec_line(e, "for (long o = ow0; o < ow1; o++) yrow[%lld + o] = %s(%s);", LL(k * g->out_plane),
             st(ci->t), act.s);
