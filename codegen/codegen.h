@@ -20,6 +20,7 @@ typedef struct CodegenOpts {
   const char *model_path;   /* for the header comment */
   WeightsForm weights;
   const char *weights_section; /* optional linker section for weights, or NULL */
+  int threads;              /* --threads: > 1 splits large kernels over a pool (0, 1: none) */
 } CodegenOpts;
 
 /* Writes the C target into dir (which must exist). */
@@ -45,12 +46,14 @@ typedef struct EmitC {
   int indent;
   Diag *d;
   const char *prefix;       /* name prefix of the generated symbols */
+  int threads;              /* CodegenOpts.threads (0 or 1: single-threaded code) */
+  bool parallel;            /* set by ec_set_parallel: the node runs on every thread */
 } EmitC;
 
 /* ---- threads (--threads, docs/abi.md) -----------------------------------------
- * codegen_set_threads(n) before codegen_c: n > 1 makes NAME.c carry a pthreads
- * pool (host builds; firmware builds see sequential stubs). ec_threads() is
- * that count for hooks (0 or 1: write single-threaded code). A hook whose body
+ * CodegenOpts.threads > 1 makes NAME.c carry a pthreads pool (host builds;
+ * firmware builds see sequential stubs). ec_threads(e) is that count for
+ * hooks (0 or 1: write single-threaded code). A hook whose body
  * splits its work by `onnxc_th` (this thread) and `onnxc_nt` (the thread
  * count; 1 when the pool is busy) calls ec_set_parallel(e): the framework adds
  * those two parameters and runs the function on every thread. The body takes
@@ -59,8 +62,7 @@ typedef struct EmitC {
  * calling onnxc_ready_set(onnxc_nt) when done and the later ones
  * onnxc_ready_wait(onnxc_nt, n) (codegen/gemm_text.c writes the pool). The C
  * target only. */
-void codegen_set_threads(int threads);
-int ec_threads(void);
+int ec_threads(const EmitC *e);
 
 /* ---- the target's hooks for the passes (target.c) ------------------------------
  * codegen_target fills t for the target named "c" or "cuda" built for

@@ -14,6 +14,7 @@ typedef struct CGen {
   const Value **weights;    /* constants that reach generated code */
   const char **weight_sym;
   int n_weights;
+  int n_parallel;           /* nodes whose function runs on every thread (--threads) */
 } CGen;
 
 bool weights_write_c(const CGen *cg, FILE *f, Diag *d);

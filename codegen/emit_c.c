@@ -205,25 +205,18 @@ static void emit_elided(CGen *cg, Arena *a, const Node *n, Buf *run) {
   buf_puts(run, ", no code */\n");
 }
 
-/* --threads (codegen.h): the count, whether the node being emitted runs on
- * every thread, and how many such nodes the model has (perf2). */
-static int threads_opt;
-static bool node_parallel;
-static int n_parallel;
-
-void codegen_set_threads(int threads) { threads_opt = threads; }
-int ec_threads(void) { return threads_opt; }
-void ec_set_parallel(EmitC *e) {
-  (void)e;
-  node_parallel = threads_opt > 1;
-}
+/* --threads (codegen.h): the count for hooks, and the mark of a node whose
+ * function runs on every thread. */
+int ec_threads(const EmitC *e) { return e->threads > 1 ? e->threads : 1; }
+void ec_set_parallel(EmitC *e) { e->parallel = e->threads > 1; }
 
 void ec_open_rows(EmitC *e, int64_t outer, int64_t len) {
-  if (threads_opt <= 1 || outer < 16 || outer * len < (1 << 16)) {
+  int threads = ec_threads(e);
+  if (threads <= 1 || outer < 16 || outer * len < (1 << 16)) {
     ec_line(e, "for (long o = 0; o < %lld; o++) {", (long long)outer);
     return;
   }
-  int64_t rows = (outer + 4 * threads_opt - 1) / (4 * threads_opt);
+  int64_t rows = (outer + 4 * threads - 1) / (4 * threads);
   ec_set_parallel(e);
   ec_line(e, "long own = 0, it;");
   ec_line(e, "(void)own;");
@@ -243,14 +236,13 @@ static bool emit_node(CGen *cg, Arena *a, const Node *n, int step, Buf *fns, Buf
   int64_t scratch = scratch_of(cg, n);
   Buf body;
   buf_init(&body);
-  EmitC e = {cg->g, cg->plan, &body, 0, cg->d, cg->o->name};
+  EmitC e = {cg->g, cg->plan, &body, 0, cg->d, cg->o->name, cg->o->threads, false};
   /* Every parameter is marked used: hooks read only what they need. */
   for (int i = 0; i < n->n_in; i++)
     if (ir_has_input(n, i))
       ec_line(&e, "(void)X%d;", i);
-  node_parallel = false;
   bool ok = n->op == OP_Equal && n->in[0]->dt == DT_STRING ? emitc_string_equal(&e, n) : emit_tab[n->op](&e, n);
-  bool par = ok && node_parallel;
+  bool par = ok && e.parallel;
   /* Whether the body returns an error status (else only the appended ONNXC_OK). */
   bool can_fail = ok && body.s && strstr(body.s, "return") != NULL;
   if (!ok) {
@@ -293,7 +285,7 @@ static bool emit_node(CGen *cg, Arena *a, const Node *n, int step, Buf *fns, Buf
   if (par) {
     /* Run on every thread of the pool: a task taking the arguments as void pointers. */
     int k = 0;
-    n_parallel++;
+    cg->n_parallel++;
     buf_printf(fns, "static void %s_task(void *const *p, int th, int nt) {\n  (void)%s(", fn, fn);
     for (int i = 0; i < n->n_in; i++)
       if (ir_has_input(n, i))
@@ -413,12 +405,12 @@ static void write_header(CGen *cg, Buf *h) {
   buf_printf(h, ");\n\n/* Same, with inputs and outputs as arrays in graph order (for generic callers). */\n"
                 "int %s_run_v(void *arena, const void *const *inputs, void *const *outputs);\n\n", nm);
   guard_write_header(cg->plan, nm, h);
-  if (threads_opt > 1) /* --threads (docs/abi.md) */
+  if (cg->o->threads > 1) /* --threads (docs/abi.md) */
     buf_printf(h, "/* Built with --threads %d: %s_run starts a pool of %d threads on its first\n"
                   " * call (pthreads; firmware builds stay sequential). %s_free_threads stops\n"
                   " * and joins them (call it before unloading the library); a later run\n"
                   " * starts them again. */\nvoid %s_free_threads(void);\n\n",
-               threads_opt, nm, threads_opt - 1, nm, nm);
+               cg->o->threads, nm, cg->o->threads - 1, nm, nm);
   buf_puts(h, "#ifdef __cplusplus\n}\n#endif\n\n#endif\n");
 }
 
@@ -505,7 +497,7 @@ static bool write_weights(CGen *cg, const char *dir) {
                  "#define %s_WEIGHTS_H\n\n#include \"onnxc_rt.h\"\n\n", nm, ONNXC_VERSION, nm, nm);
   for (int w = 0; w < cg->n_weights; w++) {
     const Value *v = cg->weights[w];
-    int64_t elems = gemm_weight_numel(cg->plan, v);
+    int64_t elems = gemm_weight_numel(cg->plan, v, cg->o->threads);
     elems = elems ? elems : storage_of(v);
     buf_printf(&h, "extern const %s %s[%lld];\n", ctype_of(v), cg->weight_sym[w],
                (long long)(elems ? elems : 1));
@@ -582,7 +574,7 @@ bool codegen_c(const Graph *g, const Plan *plan, const CodegenOpts *o, const cha
       return diag_error(d, NULL, "output '%s' has element type %s, which the C target does not support",
                         g->outputs[i]->name, dtype_name(g->outputs[i]->dt));
   Arena *a = arena_new();
-  CGen cg = {g, plan, o, d, NULL, NULL, NULL, NULL, 0};
+  CGen cg = {g, plan, o, d, NULL, NULL, NULL, NULL, 0, 0};
   bool ok = assign_names(&cg, a);
   Buf fns, run, c, h, strs;
   buf_init(&strs);
@@ -593,7 +585,7 @@ bool codegen_c(const Graph *g, const Plan *plan, const CodegenOpts *o, const cha
   buf_init(&c);
   buf_init(&h);
   int step = 0, calls = 0;
-  n_parallel = 0;
+
   guard_run_begin(plan, &run);
   for (const Node *n = g->first; ok && n; n = n->next) {
     calls += !(plan->elided && plan->elided[n->id]);
@@ -608,9 +600,9 @@ bool codegen_c(const Graph *g, const Plan *plan, const CodegenOpts *o, const cha
                o->model_path ? o->model_path : "a model", o->name, o->name);
     if (op_used(g, OP_ImageDecoder))
       buf_puts(&c, "#include \"onnxc_image.h\"\n\n");
-    if (threads_opt > 1)
-      gemm_write_threads(&c, o->name, threads_opt, n_parallel > 0);
-    if (gemm_used(g, plan))
+    if (o->threads > 1)
+      gemm_write_threads(&c, o->name, o->threads, cg.n_parallel > 0);
+    if (gemm_used(g, plan, o->threads))
       gemm_write_prelude(&c);
     if (string_used(g)) {
       string_write_prelude(&c);

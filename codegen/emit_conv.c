@@ -262,14 +262,14 @@ static bool emit_depthwise(EmitC *e, const Node *n) {
   bool padded = g.pb[0] || g.pb[1] || g.pe[0] || g.pe[1];
   int64_t hp = g.in[0] + g.pb[0] + g.pe[0], wp = g.in[1] + g.pb[1] + g.pe[1];
   int64_t plane = depthwise_plane(&g);
-  int64_t need = depthwise_bytes(&g, ec_threads());
+  int64_t need = depthwise_bytes(&g, ec_threads(e));
   int64_t have = e->plan && e->plan->scratch_size ? e->plan->scratch_size[n->id] : 0;
   if (have < need)
     return false;
   int64_t kh = g.k[0], kw = g.k[1], taps = kh * kw;
   ec_line(e, "/* depthwise: %lld channels, %lldx%lld taps */", LL(group), LL(kh), LL(kw));
   /* --threads: channels claimed one at a time, a padded plane per thread */
-  bool par = ec_threads() > 1 && ec_numel(n->out[0]) * taps >= (1 << 18);
+  bool par = ec_threads(e) > 1 && ec_numel(n->out[0]) * taps >= (1 << 18);
   if (par)
     ec_set_parallel(e);
   if (padded) {
@@ -576,7 +576,7 @@ static bool emit_pool(EmitC *e, const Node *n, bool is_max) {
   for (int i = 0; i < g.r; i++)
     taps *= g.k[i];
   /* --threads: planes claimed one at a time */
-  if (ec_threads() > 1 && ny * taps >= (1 << 18) && xs->d[0] * xs->d[1] > 1) {
+  if (ec_threads(e) > 1 && ny * taps >= (1 << 18) && xs->d[0] * xs->d[1] > 1) {
     ec_set_parallel(e);
     ec_line(e, "long own = 0, nc;");
     ec_line(e, "(void)own;");

@@ -263,7 +263,7 @@ static const char *param_list(Arena *a, const Plan *p, const Node *n, bool with_
 static bool emit_fallback(CudaGen *cu, Arena *a, const Node *n, const char *fn, Buf *cu_src) {
   Buf body;
   buf_init(&body);
-  EmitC e = {cu->cg.g, cu->cg.plan, &body, 0, cu->cg.d, cu->cg.o->name};
+  EmitC e = {cu->cg.g, cu->cg.plan, &body, 0, cu->cg.d, cu->cg.o->name, 1, false};
   for (int i = 0; i < n->n_in; i++)
     if (ir_has_input(n, i))
       ec_line(&e, "(void)X%d;", i);
@@ -741,7 +741,7 @@ bool codegen_cuda(const Graph *g, const Plan *plan, const CodegenOpts *o, const 
   plan = &cplan;
   CudaGen cu;
   memset(&cu, 0, sizeof cu);
-  cu.cg = (CGen){g, plan, o, d, NULL, NULL, NULL, NULL, 0};
+  cu.cg = (CGen){g, plan, o, d, NULL, NULL, NULL, NULL, 0, 0};
   cu.kname = arena_alloc(a, (size_t)(g->n_nodes + 1) * sizeof(char *));
   bool ok = assign_names(&cu, a);
   Buf src, run, c, h;

@@ -368,8 +368,8 @@ bool emitc_elementwise(EmitC *e, const Node *n) {
   /* --threads (perf2): from 2^16 elements the outer loop is cut into chunks
    * that the threads claim one at a time (codegen.h) */
   int64_t chunks = 0;
-  if (ec_threads() > 1 && numel >= (1 << 16) && ns.rank >= 1) {
-    chunks = ns.ext[0] < 8 * ec_threads() ? ns.ext[0] : 8 * ec_threads();
+  if (ec_threads(e) > 1 && numel >= (1 << 16) && ns.rank >= 1) {
+    chunks = ns.ext[0] < 8 * ec_threads(e) ? ns.ext[0] : 8 * ec_threads(e);
     ec_set_parallel(e);
     ec_line(e, "long own = 0, it;");
     ec_line(e, "(void)own;");

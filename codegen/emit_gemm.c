@@ -407,7 +407,7 @@ static bool matmul_prod(const Node *n, int threads, Prod *p, int64_t *batch) {
 bool gemm_emit_matmul(EmitC *e, const Node *n) {
   Prod p;
   int64_t batch;
-  if (!matmul_prod(n, ec_threads(), &p, &batch) || !gk_scratch_ok(e, n, &p))
+  if (!matmul_prod(n, ec_threads(e), &p, &batch) || !gk_scratch_ok(e, n, &p))
     return false;
   gk_set_epilogue(&p, n, "v", "(const float *)0", "(const float *)0");
   if (!p.par)
@@ -483,7 +483,7 @@ static bool gemm_prod(const Node *n, int threads, Prod *p) {
 
 bool gemm_emit_gemm(EmitC *e, const Node *n) {
   Prod p;
-  if (!gemm_prod(n, ec_threads(), &p) || !gk_scratch_ok(e, n, &p))
+  if (!gemm_prod(n, ec_threads(e), &p) || !gk_scratch_ok(e, n, &p))
     return false;
   double alpha = ir_attr_float(n, "alpha", 1.0f), beta = ir_attr_float(n, "beta", 1.0f);
   char al[64], be[64];
@@ -530,19 +530,20 @@ bool gemm_emit_gemm(EmitC *e, const Node *n) {
 
 /* ---- model-level: prelude and packed weights ------------------------------------- */
 
-static bool node_fast(const Plan *plan, const Node *n, Prod *p) {
+static bool node_fast(const Plan *plan, const Node *n, int threads, Prod *p) {
   Window w;
   int64_t batch;
   EmitC e;
   memset(&e, 0, sizeof e);
   e.plan = plan;
+  e.threads = threads;
   bool ok = false;
   if (n->op == OP_Conv)
-    ok = gk_conv_prod(n, ec_threads(), p, &w);
+    ok = gk_conv_prod(n, ec_threads(&e), p, &w);
   else if (n->op == OP_MatMul)
-    ok = matmul_prod(n, ec_threads(), p, &batch);
+    ok = matmul_prod(n, ec_threads(&e), p, &batch);
   else if (n->op == OP_Gemm)
-    ok = gemm_prod(n, ec_threads(), p);
+    ok = gemm_prod(n, ec_threads(&e), p);
   return ok && gk_scratch_ok(&e, n, p);
 }
 
@@ -562,20 +563,20 @@ int64_t gemm_scratch_bytes(const Node *n, int threads) {
   return bytes;
 }
 
-bool gemm_used(const Graph *g, const Plan *plan) {
+bool gemm_used(const Graph *g, const Plan *plan, int threads) {
   Prod p;
   for (const Node *n = g->first; n; n = n->next)
-    if (!(plan->elided && plan->elided[n->id]) && node_fast(plan, n, &p))
+    if (!(plan->elided && plan->elided[n->id]) && node_fast(plan, n, threads, &p))
       return true;
   return false;
 }
 
-const Tensor *gemm_weight_data(const Plan *plan, const Value *v, Arena *a) {
+const Tensor *gemm_weight_data(const Plan *plan, const Value *v, Arena *a, int threads) {
   if (!gk_prepacked(v) || v->dt != DT_F32)
     return v->konst;
   const Node *n = v->uses[0];
   Prod p;
-  if (!node_fast(plan, n, &p))
+  if (!node_fast(plan, n, threads, &p))
     return v->konst;
   const float *src = v->konst->data;
   int64_t K = p.k;
@@ -612,9 +613,9 @@ const Tensor *gemm_weight_data(const Plan *plan, const Value *v, Arena *a) {
   return t;
 }
 
-int64_t gemm_weight_numel(const Plan *plan, const Value *v) {
+int64_t gemm_weight_numel(const Plan *plan, const Value *v, int threads) {
   Prod p;
-  if (!gk_prepacked(v) || v->dt != DT_F32 || !node_fast(plan, v->uses[0], &p))
+  if (!gk_prepacked(v) || v->dt != DT_F32 || !node_fast(plan, v->uses[0], threads, &p))
     return 0;
   const Node *n = v->uses[0];
   if (n->op == OP_Conv && n->in[1] == v && p.a.src == SRC_PACKED)

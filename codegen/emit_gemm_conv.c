@@ -152,7 +152,7 @@ int64_t gk_par_per(const Prod *p) {
 /* Marks the node's function as running on every thread (true), unless the
  * thread count is 1. */
 bool gk_want_par(EmitC *e) {
-  if (ec_threads() <= 1)
+  if (ec_threads(e) <= 1)
     return false;
   ec_set_parallel(e);
   return true;
@@ -215,7 +215,7 @@ static bool emit_conv_small(EmitC *e, const Node *n, const Prod *p, const Window
   /* Y^T's row stride: M + 16, as a power-of-two stride would put a column's
    * elements in one cache set */
   int64_t N = p->m, M = p->n, K = p->k, rows = up(N, GEMM_MRP), taps = w->kh * w->kw, ldt = M + 16;
-  int64_t cb = M % 64 == 0 && M / 64 >= 4 * ec_threads() ? 64 : 32, nj = M / cb;
+  int64_t cb = M % 64 == 0 && M / 64 >= 4 * ec_threads(e) ? 64 : 32, nj = M / cb;
   int64_t ns = min64(w->c, 8);
   bool shared = p->par && gk_want_par(e);
   ec_line(e, "/* small maps: Y^T[%lld x %lld] = cols^T[%lld x %lld] x W^T, packed weights; "
@@ -318,7 +318,7 @@ static void direct_setup_item(EmitC *e, const Prod *p, const Window *w, int64_t 
 static bool emit_conv_direct(EmitC *e, const Node *n, const Prod *p, const Window *w) {
   int64_t hp = w->h + w->pt + w->pb, wp = w->w + w->pl + w->pr, taps = w->kh * w->kw;
   int64_t M = p->m, K = p->k, N = p->n, nw = (w->oh - 1) * wp + w->ow, nt = (nw + 31) / 32;
-  int64_t batch = n->in[0]->shape.d[0], tb = nt >= 16 * ec_threads() ? 4 : 1, items = (nt + tb - 1) / tb;
+  int64_t batch = n->in[0]->shape.d[0], tb = nt >= 16 * ec_threads(e) ? 4 : 1, items = (nt + tb - 1) / tb;
   int64_t ns = min64(w->c, 8);
   bool shared = p->par && batch == 1 && gk_want_par(e);
   ec_line(e, "/* direct conv: [%lld x %lld] x image, %lld output rows %lld wide (%lld used) */", LL(M),
@@ -395,7 +395,7 @@ static bool emit_conv_direct(EmitC *e, const Node *n, const Prod *p, const Windo
 bool gemm_emit_conv(EmitC *e, const Node *n) {
   Prod p;
   Window w;
-  if (!gk_conv_prod(n, ec_threads(), &p, &w) || !gk_scratch_ok(e, n, &p))
+  if (!gk_conv_prod(n, ec_threads(e), &p, &w) || !gk_scratch_ok(e, n, &p))
     return false;
   if (p.trans)
     return emit_conv_small(e, n, &p, &w);

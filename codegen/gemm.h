@@ -36,13 +36,13 @@ void gemm_write_prelude(Buf *out);
 /* --threads n > 1: the thread pool (onnxc_parallel, onnxc_barrier) when `pool`
  * (some node runs on every thread), and NAME_free_threads (docs/abi.md). */
 void gemm_write_threads(Buf *out, const char *name, int threads, bool pool);
-bool gemm_used(const Graph *g, const Plan *plan);
+bool gemm_used(const Graph *g, const Plan *plan, int threads);
 
 /* The tensor the weights file holds for constant v: its packed form when the
  * one node reading it packs it at compile time, else v->konst. */
-const Tensor *gemm_weight_data(const Plan *plan, const Value *v, Arena *a);
+const Tensor *gemm_weight_data(const Plan *plan, const Value *v, Arena *a, int threads);
 /* Elements of that packed form; 0 when v is written as it is. */
-int64_t gemm_weight_numel(const Plan *plan, const Value *v);
+int64_t gemm_weight_numel(const Plan *plan, const Value *v, int threads);
 
 /* Fast-path emitters: false (having written nothing) when the node does not
  * qualify, so the caller emits its generic loops. */

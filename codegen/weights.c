@@ -121,7 +121,7 @@ bool weights_write_c(const CGen *cg, FILE *f, Diag *d) {
   for (int w = 0; w < cg->n_weights; w++) {
     const Value *v = cg->weights[w];
     Arena *pa = arena_new();
-    const Tensor *t = gemm_weight_data(cg->plan, v, pa);
+    const Tensor *t = gemm_weight_data(cg->plan, v, pa, cg->o->threads);
     int64_t n = storage_elems(t);
     buf_printf(&b, "/* %s */\n", v->name);
     if (cg->o->weights_section)
@@ -165,7 +165,7 @@ bool weights_write_blob(const CGen *cg, FILE *bin, FILE *asm_f, const char *bin_
   fprintf(asm_f, "\t.section %s,\"a\"\n", cg->o->weights_section ? cg->o->weights_section : ".rodata");
   for (int w = 0; w < cg->n_weights; w++) {
     Arena *pa = arena_new();
-    const Tensor *t = gemm_weight_data(cg->plan, cg->weights[w], pa);
+    const Tensor *t = gemm_weight_data(cg->plan, cg->weights[w], pa, cg->o->threads);
     int64_t len = t->nbytes ? t->nbytes : 1;
     const char *sym = cg->weight_sym[w];
     fprintf(asm_f, "\t.balign 64\n\t.globl %s\n\t.hidden %s\n\t.type %s, @object\n\t.size %s, %lld\n%s:\n",

@@ -63,7 +63,7 @@ static bool compile_graph(Graph *g, const char *dir, Diag *d) {
   PipelineOpts po = {.opt_level = 2, .verify = true, .target = &t};
   if (!passes_run(g, &po, &plan, d))
     return false;
-  CodegenOpts co = {"m", "t.onnx", WEIGHTS_C, NULL};
+  CodegenOpts co = {"m", "t.onnx", WEIGHTS_C, NULL, 1};
   return codegen_c(g, &plan, &co, dir, d);
 }
 
@@ -136,7 +136,7 @@ static void test_rejects_bad_name_and_types(void **state) {
   codegen_target(&t, "c", 1);
   PipelineOpts po = {.opt_level = 2, .verify = true, .target = &t};
   assert_true(passes_run(g, &po, &plan, &d));
-  CodegenOpts co = {"3bad-name", "t.onnx", WEIGHTS_C, NULL};
+  CodegenOpts co = {"3bad-name", "t.onnx", WEIGHTS_C, NULL, 1};
   assert_false(codegen_c(g, &plan, &co, "/nonexistent", &d));
   assert_non_null(strstr(diag_last(&d), "not a valid C identifier"));
   co.name = "ok";

@@ -36,7 +36,7 @@ static char *generated_c(const Graph *g, const Plan *p) {
   assert_non_null(mkdtemp(dir));
   Diag d;
   diag_init(&d, "t.onnx", stderr);
-  CodegenOpts co = {"m", "t.onnx", WEIGHTS_C, NULL};
+  CodegenOpts co = {"m", "t.onnx", WEIGHTS_C, NULL, 1};
   assert_true(codegen_c(g, p, &co, dir, &d));
   diag_free(&d);
   char path[4096];
@@ -70,10 +70,10 @@ static void test_emit_gemm_matmul_weight_packed_in_column_panels(void **state) {
   plan_of(g, &p);
   /* A block: 72 (64 rounded to 24) rows x 256 deep, floats */
   assert_int_equal(p.scratch_size[y->producer->id], 72 * 256 * 4);
-  assert_true(gemm_used(g, &p));
-  assert_int_equal(gemm_weight_numel(&p, w), 96 * 300);
+  assert_true(gemm_used(g, &p, 1));
+  assert_int_equal(gemm_weight_numel(&p, w, 1), 96 * 300);
   Arena *a = arena_new();
-  const Tensor *t = gemm_weight_data(&p, w, a);
+  const Tensor *t = gemm_weight_data(&p, w, a, 1);
   const float *pk = t->data;
   assert_int_equal(t->numel, 96 * 300);
   /* (k, j) of W sits at panel j / 32, row k, lane j % 32; lanes past N are 0 */
@@ -108,9 +108,9 @@ static void test_emit_gemm_conv_weight_packed_in_row_panels(void **state) {
   /* 5 x 10 outputs: B block 27 x 64 + pixel table 64 ints + padded image 3 x 12 x 12 (+16) */
   int64_t want = (27 * 64 * 4 + 63) / 64 * 64 + 256 + ((3 * 12 * 12 + 16) * 4 + 63) / 64 * 64;
   assert_int_equal(p.scratch_size[conv->id], want);
-  assert_int_equal(gemm_weight_numel(&p, in[1]), 48 * 27);
+  assert_int_equal(gemm_weight_numel(&p, in[1], 1), 48 * 27);
   Arena *a = arena_new();
-  const float *pk = gemm_weight_data(&p, in[1], a)->data;
+  const float *pk = gemm_weight_data(&p, in[1], a, 1)->data;
   /* (i, k) at panel i / 24, row k, lane i % 24 */
   assert_true(pk[1 * 24 * 27 + 26 * 24 + 29 % 24] == (float)(29 * 27 + 26));
   assert_true(pk[1 * 24 * 27 + 3 * 24 + 23] == 0.0f);
@@ -135,7 +135,7 @@ static void test_emit_gemm_direct_conv(void **state) {
   Plan p;
   plan_of(g, &p);
   assert_int_equal(p.scratch_size[conv->id], ((5 * 22 * 32 + 32) * 4 + 63) / 64 * 64);
-  assert_int_equal(gemm_weight_numel(&p, in[1]), 48 * 45);
+  assert_int_equal(gemm_weight_numel(&p, in[1], 1), 48 * 45);
   char *c = generated_c(g, &p);
   assert_non_null(strstr(c, "/* direct conv: [40 x 45] x image, 20 output rows 32 wide (30 used) */"));
   /* k = 44: channel 4, tap (2, 2): 4 * 22 * 32 + 2 * 32 + 2 */
@@ -165,9 +165,9 @@ static void test_emit_gemm_small_map_conv_transposed(void **state) {
   int64_t want = (72 * 72 * 4 + 63) / 64 * 64 + (72 * 80 * 4 + 63) / 64 * 64 +
                  ((8 * 9 * 9 + 16) * 4 + 63) / 64 * 64;
   assert_int_equal(p.scratch_size[conv->id], want);
-  assert_int_equal(gemm_weight_numel(&p, in[1]), 64 * 72);
+  assert_int_equal(gemm_weight_numel(&p, in[1], 1), 64 * 72);
   Arena *a = arena_new();
-  const float *pk = gemm_weight_data(&p, in[1], a)->data;
+  const float *pk = gemm_weight_data(&p, in[1], a, 1)->data;
   /* (k, j) of W^T = W[j][k] at panel j / 32, row k, lane j % 32 */
   assert_true(pk[1 * 32 * 72 + 70 * 32 + 45 % 32] == (float)(45 * 72 + 70));
   assert_true(pk[0 * 32 * 72 + 3 * 32 + 31] == (float)(31 * 72 + 3));
@@ -191,10 +191,10 @@ static void test_emit_gemm_small_products_stay_generic(void **state) {
   plan_of(g, &p);
   assert_int_equal(p.scratch_size[y1->producer->id], 0);
   assert_int_equal(p.scratch_size[y2->producer->id], 0);
-  assert_false(gemm_used(g, &p));
-  assert_int_equal(gemm_weight_numel(&p, w1), 0);
+  assert_false(gemm_used(g, &p, 1));
+  assert_int_equal(gemm_weight_numel(&p, w1, 1), 0);
   Arena *a = arena_new();
-  assert_ptr_equal(gemm_weight_data(&p, w2, a), w2->konst);
+  assert_ptr_equal(gemm_weight_data(&p, w2, a, 1), w2->konst);
   arena_free(a);
   char *c = generated_c(g, &p);
   assert_null(strstr(c, "onnxc_ukr"));
@@ -215,8 +215,8 @@ static void test_emit_gemm_shared_weight_packed_at_run_time(void **state) {
   plan_of(g, &p);
   /* both blocks: B 64 x 64, A 48 x 64 */
   assert_int_equal(p.scratch_size[y1->producer->id], 64 * 64 * 4 + 48 * 64 * 4);
-  assert_true(gemm_used(g, &p));
-  assert_int_equal(gemm_weight_numel(&p, w), 0);
+  assert_true(gemm_used(g, &p, 1));
+  assert_int_equal(gemm_weight_numel(&p, w, 1), 0);
   ir_graph_free(g);
 }
 
@@ -229,8 +229,8 @@ static void test_emit_gemm_without_scratch_falls_back(void **state) {
   Plan p;
   plan_of(g, &p);
   p.scratch_size[y->producer->id] -= 64;
-  assert_false(gemm_used(g, &p));
-  assert_int_equal(gemm_weight_numel(&p, ir_value_find(g, "w")), 0);
+  assert_false(gemm_used(g, &p, 1));
+  assert_int_equal(gemm_weight_numel(&p, ir_value_find(g, "w"), 1), 0);
   ir_graph_free(g);
 }
 

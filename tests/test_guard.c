@@ -130,7 +130,7 @@ static void generate(const Graph *g, const Plan *p, char **c, char **h) {
   assert_non_null(mkdtemp(dir));
   Diag d;
   diag_init(&d, "t.onnx", stderr);
-  CodegenOpts co = {"m", "t.onnx", WEIGHTS_C, NULL};
+  CodegenOpts co = {"m", "t.onnx", WEIGHTS_C, NULL, 1};
   assert_true(codegen_c(g, p, &co, dir, &d));
   diag_free(&d);
   *c = slurp(dir, "m.c");

@@ -453,7 +453,7 @@ static char *generated_c(const Graph *g, const Plan *p) {
   assert_non_null(mkdtemp(dir));
   Diag d;
   diag_init(&d, "t.onnx", stderr);
-  CodegenOpts co = {"m", "t.onnx", WEIGHTS_C, NULL};
+  CodegenOpts co = {"m", "t.onnx", WEIGHTS_C, NULL, 1};
   assert_true(codegen_c(g, p, &co, dir, &d));
   diag_free(&d);
   char path[4096];

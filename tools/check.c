@@ -283,15 +283,6 @@ static void guard_test_shrink(const Graph *g, Plan *plan) {
 static const char *SAN = "-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer -g";
 static const char *STRICT = "-Wall -Wextra -Werror -pedantic";
 
-/* codegen_c with the generated code's thread count set for this call only. */
-static bool codegen_threaded(const Graph *g, const Plan *plan, const CodegenOpts *co, const char *dir,
-                             int threads, Diag *d) {
-  codegen_set_threads(threads);
-  bool ok = codegen_c(g, plan, co, dir, d);
-  codegen_set_threads(0);
-  return ok;
-}
-
 /* Compiles the model with its inputs fixed to the data set's shapes and builds
  * the harness into dir/runner. Returns the graph (caller frees) or NULL. */
 /* With `bind`, small integer inputs (shape tensors, axes, indices: rank <= 1)
@@ -370,7 +361,7 @@ static Graph *build_runner(const char *model, const DataSet *ds, const Options *
   for (int i = 0; i < g->n_values; i++)
     if (g->values[i]->kind == VK_CONST && g->values[i]->n_uses > 0)
       wbytes += g->values[i]->konst->nbytes;
-  CodegenOpts co = {"model", model, wbytes > (8 << 20) ? WEIGHTS_BLOB : WEIGHTS_C, NULL};
+  CodegenOpts co = {"model", model, wbytes > (8 << 20) ? WEIGHTS_BLOB : WEIGHTS_C, NULL, target.threads};
   Buf objects, h;
   buf_init(&objects);
   buf_init(&h);
@@ -378,7 +369,7 @@ static Graph *build_runner(const char *model, const DataSet *ds, const Options *
   snprintf(flags, sizeof flags, "%s %s", STRICT, o->sanitize ? SAN : "");
   bool cuda = o->target && strcmp(o->target, "cuda") == 0; /* docs/cuda.md */
   bool ok = cuda ? cuda_build_objects(g, &plan, o, "model", dir, flags, false, &objects, d)
-                 : codegen_threaded(g, &plan, &co, dir, target.threads > 1 ? target.threads : 0, d) &&
+                 : codegen_c(g, &plan, &co, dir, d) &&
                        driver_cc(dir, "model", o, flags, false, &objects, d);
   if (ok && cuda) {
     cuda_emit_harness(&h, g, "model", plan.arena_bytes);

@@ -175,11 +175,8 @@ bool driver_cc(const char *dir, const char *name, const Options *o, const char *
 /* Writes sources into dir; the blob form of the weights when `blob`. */
 static bool generate(const Graph *g, const Plan *plan, const Options *o, const char *name,
                      const char *dir, bool blob, Diag *d) {
-  CodegenOpts co = {name, o->model, blob ? WEIGHTS_BLOB : WEIGHTS_C, o->weights_section};
-  codegen_set_threads(o->threads);
-  bool ok = codegen_c(g, plan, &co, dir, d);
-  codegen_set_threads(0);
-  return ok;
+  CodegenOpts co = {name, o->model, blob ? WEIGHTS_BLOB : WEIGHTS_C, o->weights_section, o->threads};
+  return codegen_c(g, plan, &co, dir, d);
 }
 
 /* Moves every file of `from` into `to` (created if needed). */
