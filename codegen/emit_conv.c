@@ -340,8 +340,9 @@ static bool emit_depthwise(EmitC *e, const Node *n) {
     if (s2) {
       ec_line(e, "const float *e%lld = xe + (oh * %lld + %lld) * %lld;", LL(i), LL(g.s[0]),
               LL(i * g.dil[0]), LL(we));
-      ec_line(e, "const float *o%lld = xo + (oh * %lld + %lld) * %lld;", LL(i), LL(g.s[0]),
-              LL(i * g.dil[0]), LL(wo));
+      if (kw > 1) /* a one-column window reads no odd column */
+        ec_line(e, "const float *o%lld = xo + (oh * %lld + %lld) * %lld;", LL(i), LL(g.s[0]),
+                LL(i * g.dil[0]), LL(wo));
     } else {
       ec_line(e, "const float *r%lld = xp + (oh * %lld + %lld) * %lld;", LL(i), LL(g.s[0]),
               LL(i * g.dil[0]), LL(wp));
