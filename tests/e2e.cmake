@@ -23,7 +23,9 @@ add_test(NAME e2e.conformance
 
 # The same cases with the generated code built under ASan and UBSan and in
 # guard mode (red zones around every arena buffer, checked after each node;
-# docs/guard.md): any report fails the case.
+# docs/guard.md): any report fails the case. scripts/test.sh runs it in the
+# sanitizer build (-DONNXC_SANITIZE=ON), so the compiler itself runs under
+# ASan and UBSan over the whole ratchet too.
 add_test(NAME e2e.conformance_sanitize
   COMMAND ${CMAKE_COMMAND} -E env ONNXC_CHECK_SANITIZE=1 ONNXC_CHECK_GUARD=1
           ${ONNXC_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/conformance/run_conformance.py
