@@ -5,7 +5,8 @@
 #                point, linked with an ordinary main (tests/fuzz/replay.c): it
 #                runs in every build, the ASan+UBSan one included.
 #   fuzz.short   (label fuzz; ONNXC_FUZZ=ON only) 60 s of libFuzzer from the
-#                seeds tests/fuzz/make_seeds.py collects.
+#                seeds tests/fuzz/make_seeds.py collects (without the heavy
+#                model-zoo networks of data/light, which fuzz.replay samples).
 add_executable(fuzz_replay ${CMAKE_CURRENT_LIST_DIR}/fuzz/replay.c
                ${CMAKE_CURRENT_LIST_DIR}/fuzz/fuzz_compile.c)
 target_link_libraries(fuzz_replay PRIVATE onnxc_codegen onnxc_passes onnxc_frontend onnxc_ir)
@@ -33,7 +34,8 @@ if(ONNXC_FUZZ)
   target_link_libraries(fuzz_compile PRIVATE onnxc_codegen onnxc_passes onnxc_frontend onnxc_ir)
   target_link_options(fuzz_compile PRIVATE -fsanitize=fuzzer)
   add_test(NAME fuzz.short
-    COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/fuzz/run_fuzz.sh $<TARGET_FILE:fuzz_compile>
+    COMMAND ${CMAKE_COMMAND} -E env ONNXC_FUZZ_SEED_OPTS=--no-light
+            bash ${CMAKE_CURRENT_LIST_DIR}/fuzz/run_fuzz.sh $<TARGET_FILE:fuzz_compile>
             ${ONNXC_PYTHON} ${CMAKE_BINARY_DIR}/fuzz 60)
   set_tests_properties(fuzz.short PROPERTIES LABELS fuzz TIMEOUT 600)
 endif()

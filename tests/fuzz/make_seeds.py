@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Collect the fuzz target's seed corpus (docs/fuzzing.md).
 
-Usage: make_seeds.py OUTDIR [--max-bytes N] [--no-generated]
+Usage: make_seeds.py OUTDIR [--max-bytes N] [--no-generated] [--no-light]
 
 Copies every model.onnx of the installed onnx package's backend test data
 (data/{node,simple,pytorch-converted,pytorch-operator}/<case>/model.onnx and
@@ -10,7 +10,10 @@ models/ and the multi-op models tests/models/make_models.py builds (skipped
 with --no-generated, or when onnxruntime is missing: they need it for their
 reference outputs). Models over --max-bytes (default 1 MiB) are left out:
 libFuzzer caps an input's length at the largest seed's, and big seeds slow
-every mutation. Prints the count and the total size.
+every mutation. --no-light leaves out data/light (model-zoo networks whose
+ConstantOfShape weights fold into up to 500 MB: about a second each under
+the sanitizers, too slow for a one-minute run). Prints the count and the
+total size.
 """
 
 import argparse
@@ -26,8 +29,10 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 CATEGORIES = ["node", "simple", "pytorch-converted", "pytorch-operator", "light"]
 
 
-def backend_models(data):
+def backend_models(data, light):
     for cat in CATEGORIES:
+        if cat == "light" and not light:
+            continue
         base = os.path.join(data, cat)
         if not os.path.isdir(base):
             sys.exit(f"make_seeds: {base} is missing (onnx package without its test data?)")
@@ -59,11 +64,12 @@ def main():
     ap.add_argument("outdir")
     ap.add_argument("--max-bytes", type=int, default=1 << 20)
     ap.add_argument("--no-generated", action="store_true")
+    ap.add_argument("--no-light", action="store_true")
     args = ap.parse_args()
     import onnx
     data = os.path.join(os.path.dirname(onnx.__file__), "backend", "test", "data")
     os.makedirs(args.outdir, exist_ok=True)
-    sources = list(backend_models(data))
+    sources = list(backend_models(data, not args.no_light))
     sources += [("bundled__" + os.path.basename(p)[:-5], p)
                 for p in sorted(glob.glob(os.path.join(ROOT, "models", "*", "*.onnx")))]
     count = total = skipped = 0

@@ -14,10 +14,12 @@ here="$(cd "$(dirname "$0")" && pwd)"
 bin="$1" py="$2" work="$3" secs="$4"
 shift 4
 mkdir -p "$work/corpus" "$work/artifacts"
-if [ ! -f "$work/seeds/.complete" ]; then
+# ONNXC_FUZZ_SEED_OPTS: make_seeds.py options (the seeds are made again when they change).
+opts="${ONNXC_FUZZ_SEED_OPTS:-}"
+if [ "$(cat "$work/seeds/.complete" 2>/dev/null || echo none)" != "opts:$opts" ]; then
   rm -rf "$work/seeds"
-  "$py" "$here/make_seeds.py" "$work/seeds" ${ONNXC_FUZZ_SEED_OPTS:-}
-  touch "$work/seeds/.complete"
+  "$py" "$here/make_seeds.py" "$work/seeds" $opts
+  echo "opts:$opts" > "$work/seeds/.complete"
 fi
 # -timeout: an input over 10 s is a bug; -rss_limit_mb: so is one needing
 # 2 GiB (the frontend refuses tensors it cannot hold with an error).
