@@ -22,10 +22,10 @@ set(_fuzz_sample)
 foreach(c node simple pytorch-converted pytorch-operator light)
   list(APPEND _fuzz_sample ${ONNXC_BACKEND_DATA}/${c})
 endforeach()
-# The regressions run one by one with a wall-clock bound well under the
-# fuzzer's 10 s timeout (sanitized builds run several times slower).
+# The regressions run with a wall-clock bound under the fuzzer's 10 s
+# timeout and its 2 GiB memory limit.
 add_test(NAME fuzz.replay
-  COMMAND bash -c "$0 --max-seconds 8 ${CMAKE_CURRENT_LIST_DIR}/fuzz/regressions && $0 --every 8 $*"
+  COMMAND bash -c "$0 --max-seconds 8 --max-rss-mb 2048 ${CMAKE_CURRENT_LIST_DIR}/fuzz/regressions && $0 --every 8 $*"
           $<TARGET_FILE:fuzz_replay> ${_fuzz_sample})
 set_tests_properties(fuzz.replay PROPERTIES LABELS unit TIMEOUT 900)
 

@@ -1,6 +1,6 @@
 /* replay.c - runs files through the fuzz target without libFuzzer.
  *
- *   fuzz_replay [--every K] [--max-seconds S] PATH...
+ *   fuzz_replay [--every K] [--max-seconds S] [--max-rss-mb M] PATH...
  *
  * Each PATH is a file or a folder; folders are walked recursively, their
  * entries in name order, and every regular file is one input (in a folder,
@@ -10,7 +10,9 @@
  * fuzzer would hand it over: so the regressions of tests/fuzz/regressions/
  * and a sample of the seeds run under the ordinary build and under the
  * ASan+UBSan build. An input that runs longer than --max-seconds (wall
- * clock; default 0: no limit) fails the run after all inputs ran. A crash or
+ * clock; default 0: no limit) fails the run after all inputs ran, and so
+ * does a peak resident size over --max-rss-mb (the fuzzer's -rss_limit_mb;
+ * checked after each input, naming the first input past it). A crash or
  * a sanitizer report ends the process with the input's name on stderr.
  */
 #include <dirent.h>
@@ -19,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 
@@ -27,8 +30,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 typedef struct Run {
   long every, seen, ran;
   double max_seconds, slowest;
+  long max_rss_mb;
   char slowest_path[4096];
-  int slow, errors;
+  int slow, errors, fat;
 } Run;
 
 static double now(void) {
@@ -80,6 +84,13 @@ static void run_file(Run *r, const char *path) {
   if (dt > r->slowest) {
     r->slowest = dt;
     snprintf(r->slowest_path, sizeof r->slowest_path, "%s", path);
+  }
+  struct rusage ru;
+  if (r->max_rss_mb > 0 && !r->fat && getrusage(RUSAGE_SELF, &ru) == 0 &&
+      ru.ru_maxrss / 1024 > r->max_rss_mb) {
+    fprintf(stderr, "fuzz_replay: %s: peak resident size %ld MB (limit %ld MB)\n", path,
+            ru.ru_maxrss / 1024, r->max_rss_mb);
+    r->fat = 1;
   }
   if (r->max_seconds > 0 && dt > r->max_seconds) {
     fprintf(stderr, "fuzz_replay: %s took %.2f s (limit %.2f s)\n", path, dt, r->max_seconds);
@@ -149,6 +160,8 @@ int main(int argc, char **argv) {
   for (; first < argc && strncmp(argv[first], "--", 2) == 0; first++) {
     if (strcmp(argv[first], "--every") == 0 && first + 1 < argc) {
       r.every = strtol(argv[++first], NULL, 10);
+    } else if (strcmp(argv[first], "--max-rss-mb") == 0 && first + 1 < argc) {
+      r.max_rss_mb = strtol(argv[++first], NULL, 10);
     } else if (strcmp(argv[first], "--max-seconds") == 0 && first + 1 < argc) {
       r.max_seconds = strtod(argv[++first], NULL);
     } else {
@@ -157,7 +170,7 @@ int main(int argc, char **argv) {
     }
   }
   if (first == argc || r.every < 1) {
-    fprintf(stderr, "usage: fuzz_replay [--every K] [--max-seconds S] PATH...\n");
+    fprintf(stderr, "usage: fuzz_replay [--every K] [--max-seconds S] [--max-rss-mb M] PATH...\n");
     return 2;
   }
   for (int i = first; i < argc; i++)
@@ -168,5 +181,5 @@ int main(int argc, char **argv) {
     fprintf(stderr, "fuzz_replay: no input found\n");
     return 1;
   }
-  return r.errors || r.slow ? 1 : 0;
+  return r.errors || r.slow || r.fat ? 1 : 0;
 }
