@@ -15,6 +15,7 @@
 typedef struct FeCtx {
   Diag *d;
   const char *dir;     /* folder of the model file (anchors external data); NULL: none */
+  int64_t dense_bytes; /* dense forms of sparse tensors made so far (MAX_DENSE_BYTES) */
 } FeCtx;
 
 /* One graph being built, with a link to the enclosing one (subgraphs). */

@@ -116,7 +116,7 @@ static Onnx__ModelProto *unpack_model(const void *data, size_t n, Diag *d) {
 /* Builds the graph of m and frees m. */
 static Graph *build_model(Onnx__ModelProto *m, const char *path, Diag *d) {
   char *dir = path ? dir_of(path) : NULL;
-  FeCtx c = {d, dir};
+  FeCtx c = {d, dir, 0};
   Graph *g = ir_graph_new(path);
   set_opsets(g, m, d);
   FeFunctions *fns = fe_functions_inline(&c, m);
@@ -167,7 +167,7 @@ Tensor *fe_tensor_load(Graph *g, const char *path, const char **name, Diag *d) {
     diag_error(d, NULL, "cannot parse %s: not a valid TensorProto (malformed protobuf)", what.s);
   } else {
     char *dir = dir_of(path);
-    FeCtx c = {d, dir};
+    FeCtx c = {d, dir, 0};
     t = fe_tensor_decode(&c, g, NULL, tp, what.s);
     if (t && name)
       *name = arena_strdup(g->arena, fe_str(tp->name));

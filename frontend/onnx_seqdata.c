@@ -140,7 +140,7 @@ bool fe_value_load(Graph *g, const char *path, ValueType vt, Tensor **out, int m
   char *slash = dir ? strrchr(dir, '/') : NULL;
   if (slash)
     *slash = 0;
-  FeCtx c = {d, slash ? dir : "."};
+  FeCtx c = {d, slash ? dir : ".", 0};
   char what[4200];
   snprintf(what, sizeof what, "%s file '%s'", vt == VT_SEQUENCE ? "sequence" : "optional", path);
   Load l = {&c, g, what, out, max, 0};

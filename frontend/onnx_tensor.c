@@ -18,9 +18,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Largest dense tensor we materialize from a sparse one (the data present in
- * the file does not bound it, so we do). */
-#define MAX_DENSE_BYTES ((int64_t)1 << 32)
+/* Most bytes the dense forms of a model's sparse tensors may take, all
+ * together: the only tensors whose memory the file's size does not bound (a
+ * sparse tensor of one value may declare gigabytes), so we do. 1 GiB keeps a
+ * model's load well under the fuzzer's 2 GiB limit (docs/fuzzing.md). */
+#define MAX_DENSE_BYTES ((int64_t)1 << 30)
 
 /* Reports `what: message` (with the node prefix when n is set); returns false. */
 static bool terr(FeCtx *c, const Node *n, const char *what, const char *fmt, ...)
@@ -411,9 +413,11 @@ Tensor *fe_sparse_decode(FeCtx *c, Graph *g, const Node *n, const Onnx__SparseTe
            NULL;
   if (!tensor_size(c, n, what, dt, &ds, &numel, &nbytes))
     return NULL;
-  if (nbytes > MAX_DENSE_BYTES)
-    return terr(c, n, what, "dense form would take %lld bytes, more than the supported %lld",
-                (long long)nbytes, (long long)MAX_DENSE_BYTES), NULL;
+  if (nbytes > MAX_DENSE_BYTES - c->dense_bytes)
+    return terr(c, n, what, "dense form would take %lld bytes; with the model's other sparse "
+                "tensors (%lld bytes) that is more than the supported %lld",
+                (long long)nbytes, (long long)c->dense_bytes, (long long)MAX_DENSE_BYTES), NULL;
+  c->dense_bytes += nbytes;
   Tensor *t = ir_tensor_new(g, dt, &ds, c->d);
   if (!t)
     return NULL;

@@ -213,7 +213,8 @@ static bool infer_pool(Node *n, Diag *d, bool is_max) {
   const Value *x = n->in[0];
   if (x->shape.rank < 0) {
     infer_set(n, 0, x->dt, NULL);
-    infer_set(n, 1, DT_I64, NULL);
+    if (n->n_out > 1)   /* MaxPool's Indices output is optional */
+      infer_set(n, 1, DT_I64, NULL);
     return true;
   }
   Window w;

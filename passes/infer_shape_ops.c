@@ -73,12 +73,21 @@ static bool is_index_type(DType t) { return t == DT_I32 || t == DT_I64; }
 
 /* Reshape's -1 entry: input elements / product of the other output dims.
  * Symbolic input dims cancel when each is copied by a 0 at its own position. */
+/* a * b for a, b >= 0; false when it overflows int64. */
+static bool mul_dims(int64_t a, int64_t b, int64_t *out) {
+  if (b != 0 && a > INT64_MAX / b)
+    return false;
+  *out = a * b;
+  return true;
+}
+
 static bool reshape_infer_neg(Diag *d, const Node *n, const Shape *x, Shape *o, int neg, const bool *copied) {
   int64_t in_p = 1, out_p = 1;
   int n_unknown = 0, which = -1;
+  bool ok = true;
   for (int i = 0; i < x->rank; i++) {
     if (x->d[i] >= 0)
-      in_p *= x->d[i];
+      ok = ok && mul_dims(in_p, x->d[i], &in_p);
     else if (!(i < o->rank && copied[i])) {
       n_unknown++;
       which = i;
@@ -86,7 +95,12 @@ static bool reshape_infer_neg(Diag *d, const Node *n, const Shape *x, Shape *o, 
   }
   for (int j = 0; j < o->rank; j++)
     if (j != neg && o->d[j] >= 0)
-      out_p *= o->d[j];
+      ok = ok && mul_dims(out_p, o->d[j], &out_p);
+  if (!ok) {
+    char b[128], c[128];
+    return diag_error(d, n, "cannot reshape %s into %s: an element count overflows",
+                      shape_str(x, b, sizeof b), shape_str(o, c, sizeof c));
+  }
   if (n_unknown > 0) {
     /* [N,3,4] -> [-1,12]: the lone symbolic dim survives when the rest cancels. */
     o->d[neg] = DIM_UNKNOWN;
@@ -157,11 +171,14 @@ bool infer_Reshape(Node *n, Diag *d) {
       return false;
   } else {
     int64_t a, b;
-    if (shape_numel(xs, &a) && shape_numel(&o, &b) && a != b) {
-      char s1[128], s2[128];
+    char s1[128], s2[128];
+    /* A target whose element count overflows must not pass for a match. */
+    if (shape_numel(xs, &a) && shape_is_static(&o) && !shape_numel(&o, &b))
+      return diag_error(d, n, "cannot reshape %s (%lld elements) into %s: its element count overflows",
+                        shape_str(xs, s1, sizeof s1), (long long)a, shape_str(&o, s2, sizeof s2));
+    if (shape_numel(xs, &a) && shape_numel(&o, &b) && a != b)
       return diag_error(d, n, "cannot reshape %s (%lld elements) into %s (%lld elements)",
                         shape_str(xs, s1, sizeof s1), (long long)a, shape_str(&o, s2, sizeof s2), (long long)b);
-    }
   }
   infer_set(n, 0, x->dt, &o);
   return true;

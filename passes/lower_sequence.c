@@ -263,7 +263,8 @@ bool lower_outputs(Lower *L) {
   int n_old = g->n_outputs;
   Value **old = malloc((size_t)(n_old + 1) * sizeof *old);
   IR_ASSERT(old);
-  memcpy(old, g->outputs, (size_t)n_old * sizeof *old);
+  if (n_old)   /* g->outputs is NULL in a graph without outputs */
+    memcpy(old, g->outputs, (size_t)n_old * sizeof *old);
   bool any = false;
   for (int i = 0; i < n_old; i++)
     any |= lower_seq(L, old[i]) != NULL;
@@ -312,7 +313,8 @@ bool pass_expand_inputs(Graph *g, const SeqLen *lens, int n_lens, Diag *d) {
   int before = d->n_errors, n_in = g->n_inputs;
   Value **old = malloc((size_t)(n_in + 1) * sizeof *old), **elems = NULL;
   IR_ASSERT(old);
-  memcpy(old, g->inputs, (size_t)n_in * sizeof *old);
+  if (n_in)   /* g->inputs is NULL in a graph without inputs */
+    memcpy(old, g->inputs, (size_t)n_in * sizeof *old);
   int n_new = 0;
   Value **neu = NULL;
   for (int i = 0; i < n_in; i++) {

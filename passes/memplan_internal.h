@@ -42,6 +42,13 @@ bool memplan_plan(const Graph *g, Node *const *order, int n_nodes, const Target 
  * reaches lower_bound. Returns the arena size; *strategy names the winner.
  * Deterministic: the same input gives the same offsets. */
 int64_t memplan_place(PlanTensor *ts, int n, int64_t lower_bound, const char **strategy);
+/* Work units the exact search may spend in one memplan_place (memplan_place.c
+ * explains the unit); past it, the best placement found so far is kept. */
+#define MEMPLAN_EXACT_WORK (8L << 20)
+/* memplan_place that also reports the units its exact search spent (0 when
+ * it did not run): at most MEMPLAN_EXACT_WORK plus one search node's. */
+int64_t memplan_place_work(PlanTensor *ts, int n, int64_t lower_bound, const char **strategy,
+                           long *exact_work);
 
 /* The graph's nodes in schedule order (heap array of g->n_nodes). */
 Node **memplan_order(const Graph *g);

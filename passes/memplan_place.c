@@ -15,6 +15,17 @@
  *    solutions in order of increasing offset, where each buffer sits on the
  *    highest placed buffer it overlaps (every optimum can be compacted to
  *    one), pruned by max over steps of (floor + bytes still to place there).
+ *    It is bounded by a work counter, not by a clock, so a plan never depends
+ *    on the machine's speed: each search node adds the entries it scans or
+ *    copies (points, buffers, conflicts, saved state), and past
+ *    MEMPLAN_EXACT_WORK units (memplan_internal.h; about 50 ms optimized) the
+ *    search stops and keeps the best placement found so far, at worst the
+ *    greedy or local-search one it started from. The planner may run up to
+ *    eight searches per model (three schedules, with and without Concat
+ *    slices, and the final plan). Before this bound (a cap of a million
+ *    nodes, each costing up to a few hundred units), a 36-buffer instance took
+ *    0.8 s per search optimized, and a 34-node model over 15 s under the
+ *    fuzzer's sanitizers (docs/fuzzing.md).
  * Conflicts are an adjacency list built by a sweep over start steps, so a
  * greedy pass costs O(E log E) for E overlapping pairs.
  */
@@ -24,7 +35,6 @@
 #include <string.h>
 
 #define EXACT_MAX 40            /* buffers for the exact search */
-#define EXACT_NODES 1000000     /* search nodes before it gives up (~50 ms) */
 #define MAX_EDGES (4 << 20)     /* denser conflict graphs scan instead */
 #define PLACE_WORK (3 << 20)    /* greedy and local search: conflict visits in all */
 #define LOCAL_ITERS 1000
@@ -310,15 +320,20 @@ typedef struct Exact {
   int64_t *floor;         /* per buffer: top of the placed buffers it overlaps */
   int64_t *sky;           /* per point: top of the placed buffers live there */
   int64_t *unplaced;      /* per point: bytes of unplaced buffers live there */
-  long nodes;
+  Key *kids;              /* per depth: n + 1 children */
+  int64_t *save;          /* per depth: n + np + 1 saved floors and skyline */
+  long work;              /* units spent (entries scanned or copied) */
 } Exact;
 
-static bool exact_done(const Exact *x) { return x->best == x->lower_bound || x->nodes > EXACT_NODES; }
+static bool exact_done(const Exact *x) {
+  return x->best == x->lower_bound || x->work > MEMPLAN_EXACT_WORK;
+}
 
 static void exact_dfs(Exact *x, int depth, int64_t cur_off, int cur_idx, int64_t height) {
   Work *w = x->w;
   int n = w->n;
-  if (++x->nodes > EXACT_NODES)
+  x->work += n + x->np;   /* the bound scan and the children scan below */
+  if (x->work > MEMPLAN_EXACT_WORK)
     return;
   if (depth == n) {
     if (height < x->best) {
@@ -331,9 +346,8 @@ static void exact_dfs(Exact *x, int depth, int64_t cur_off, int cur_idx, int64_t
     if (x->unplaced[p] > 0 && (x->sky[p] > cur_off ? x->sky[p] : cur_off) + x->unplaced[p] >= x->best)
       return;
   /* Children in order of offset, larger buffers first on ties. */
-  Key *kids = malloc((size_t)(n + 1) * sizeof *kids);
-  int64_t *save = malloc((size_t)(n + x->np + 1) * sizeof *save);
-  IR_ASSERT(kids && save);
+  Key *kids = x->kids + (size_t)depth * (size_t)(n + 1);
+  int64_t *save = x->save + (size_t)depth * (size_t)(n + x->np + 1);
   int nk = 0;
   for (int t = 0; t < n; t++) {
     if (w->placed[t])
@@ -347,6 +361,7 @@ static void exact_dfs(Exact *x, int depth, int64_t cur_off, int cur_idx, int64_t
   for (int i = 0; i < nk && !exact_done(x); i++) {
     int t = kids[i].idx;
     int64_t o = x->floor[t], end = o + w->ts[t].size;
+    x->work += 2 * (n + x->np) + (w->adj_start[t + 1] - w->adj_start[t]) + nk;
     memcpy(save, x->floor, (size_t)n * sizeof *save);
     memcpy(save + n, x->sky, (size_t)x->np * sizeof *save);
     w->placed[t] = true;
@@ -366,14 +381,13 @@ static void exact_dfs(Exact *x, int depth, int64_t cur_off, int cur_idx, int64_t
     memcpy(x->sky, save + n, (size_t)x->np * sizeof *save);
     w->placed[t] = false;
   }
-  free(kids);
-  free(save);
 }
 
 /* Improves best_off/best in place when it finds a smaller arena. */
-static int64_t exact_search(Work *w, int64_t lower_bound, int64_t best, int64_t *best_off) {
+static int64_t exact_search(Work *w, int64_t lower_bound, int64_t best, int64_t *best_off,
+                            long *work) {
   int n = w->n;
-  Exact x = {w, 0, NULL, NULL, lower_bound, best, best_off, NULL, NULL, NULL, 0};
+  Exact x = {w, 0, NULL, NULL, lower_bound, best, best_off, NULL, NULL, NULL, NULL, NULL, 0};
   int *by = sorted_by_first(w->ts, n);
   int *pts = malloc((size_t)(n + 1) * sizeof *pts);
   x.lo_pt = malloc((size_t)(n + 1) * sizeof *x.lo_pt);
@@ -397,7 +411,13 @@ static int64_t exact_search(Work *w, int64_t lower_bound, int64_t best, int64_t 
       }
   }
   memset(w->placed, 0, (size_t)n * sizeof *w->placed);
+  x.kids = malloc((size_t)(n + 1) * (size_t)(n + 1) * sizeof *x.kids);
+  x.save = malloc((size_t)(n + 1) * (size_t)(n + x.np + 1) * sizeof *x.save);
+  IR_ASSERT(x.kids && x.save);
   exact_dfs(&x, 0, 0, -1, 0);
+  free(x.kids);
+  free(x.save);
+  *work = x.work;
   free(by);
   free(pts);
   free(x.lo_pt);
@@ -475,7 +495,14 @@ static int64_t local_search(Work *w, int *order, int64_t lower_bound, int64_t be
 /* ---- the driver ------------------------------------------------------------------- */
 
 int64_t memplan_place(PlanTensor *ts, int n, int64_t lower_bound, const char **strategy) {
+  long work;
+  return memplan_place_work(ts, n, lower_bound, strategy, &work);
+}
+
+int64_t memplan_place_work(PlanTensor *ts, int n, int64_t lower_bound, const char **strategy,
+                           long *exact_work) {
   *strategy = "none";
+  *exact_work = 0;
   if (n <= 0)
     return 0;
   Work w = {n, ts, NULL, NULL, 0, NULL, NULL, NULL, NULL};
@@ -514,7 +541,7 @@ int64_t memplan_place(PlanTensor *ts, int n, int64_t lower_bound, const char **s
     }
   }
   if (best > lower_bound && n <= EXACT_MAX && w.adj) {
-    int64_t arena = exact_search(&w, lower_bound, best, best_off);
+    int64_t arena = exact_search(&w, lower_bound, best, best_off, exact_work);
     if (arena < best) {
       best = arena;
       *strategy = "exact";

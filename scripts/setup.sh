@@ -18,6 +18,8 @@ if (( want_test )); then
   # Runs the Cortex-M4F firmware test (mps2-an386); without recommends it is
   # ~28 packages, about 20 s to install.
   pkgs+=(qemu-system-arm)
+  # libFuzzer and clang's sanitizer runtimes (the fuzz build, docs/fuzzing.md).
+  pkgs+=(libclang-rt-dev)
 fi
 
 SUDO=""

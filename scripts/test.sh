@@ -47,5 +47,12 @@ cmake --build build-asan -j"$JOBS" >/dev/null
 ctest --test-dir build-asan --output-on-failure -j"$JOBS" -L unit
 ctest --test-dir build-asan --output-on-failure -R '^e2e\.conformance_sanitize$'
 
+# The compiler itself under libFuzzer (docs/fuzzing.md): 60 s from the seeds,
+# plus the regressions and sampled seeds replayed in that build.
+echo "== fuzz build (clang, libFuzzer + ASan + UBSan): a short run"
+CC=clang cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DONNXC_FUZZ=ON "${common[@]}" >/dev/null
+cmake --build build-fuzz -j"$JOBS" --target fuzz_compile fuzz_replay >/dev/null
+ctest --test-dir build-fuzz --output-on-failure -R '^fuzz\.'
+
 echo "== demo again in this checkout, after the test builds"
 bash scripts/demo.sh | tail -n 3
