@@ -278,7 +278,10 @@ static Graph *build_runner(const char *model, const DataSet *ds, const Options *
   Plan plan;
   PipelineOpts po = {o->opt_level, o->pins, o->n_pins, o->dump_after, stderr, true,
                      o->target && strcmp(o->target, "cuda") == 0};
-  if (!passes_run(g, &po, &plan, d)) {
+  plan_set_threads(po.no_residual ? 1 : o->threads); /* --threads: the C target only, as builds */
+  bool planned = passes_run(g, &po, &plan, d);
+  plan_set_threads(1);
+  if (!planned) {
     ir_graph_free(g);
     return NULL;
   }
@@ -296,8 +299,10 @@ static Graph *build_runner(const char *model, const DataSet *ds, const Options *
   char flags[512];
   snprintf(flags, sizeof flags, "%s %s", STRICT, o->sanitize ? SAN : "");
   bool cuda = o->target && strcmp(o->target, "cuda") == 0; /* docs/cuda.md */
+  codegen_set_threads(cuda ? 0 : o->threads);
   bool ok = cuda ? cuda_build_objects(g, &plan, o, "model", dir, flags, false, &objects, d)
                  : codegen_c(g, &plan, &co, dir, d) && driver_cc(dir, "model", o, flags, false, &objects, d);
+  codegen_set_threads(0);
   if (ok && cuda) {
     cuda_emit_harness(&h, g, "model", plan.arena_bytes);
     char path[4096];
@@ -338,6 +343,8 @@ static Graph *build_runner(const char *model, const DataSet *ds, const Options *
       argv[n++] = cstub;
       argv[n++] = "-lcuda";
     }
+    if (o->threads > 1 && !cuda)
+      argv[n++] = "-pthread";
     argv[n++] = "-lm";
     argv[n++] = "-o";
     argv[n++] = runner;
