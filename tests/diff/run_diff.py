@@ -16,6 +16,11 @@ that fails the same way and kept as a regression case under --regressions
 (default tests/diff/regressions). --keep DIR keeps the failing cases as
 generated.
 
+    run_diff.py --onnxc build/bin/onnxc --cases tests/diff/regressions
+
+checks every case folder under DIR (the kept regressions) under the same
+configurations instead.
+
 Prints one line per failing model, per-configuration counts, the rate, and a
 last line `N passed, N failed` (models); exits 1 on any failure.
 """
@@ -144,6 +149,12 @@ def run_seed(seed, args, configs):
     return seed, len(model.graph.node), res
 
 
+def run_case_dir(case, args, configs):
+    """Checks a stored case under every configuration (as run_seed does)."""
+    n = len(onnx.load(os.path.join(case, "model.onnx"), load_external_data=False).graph.node)
+    return os.path.basename(case), n, {c: check(args.onnxc, case, c, args.timeout) for c in configs}
+
+
 def parse_seeds(s):
     a, _, b = s.partition(":")
     return range(int(a), int(b)) if b else range(int(a), int(a) + 1)
@@ -163,6 +174,7 @@ def main():
     ap.add_argument("--shrink", action="store_true", help="shrink failures into --regressions")
     ap.add_argument("--regressions", default=os.path.join(HERE, "regressions"))
     ap.add_argument("--log", help="append one line per model here")
+    ap.add_argument("--cases", help="check the case folders under this folder instead of random seeds")
     args = ap.parse_args()
     args.onnxc = os.path.abspath(args.onnxc)
     configs = args.configs.split(",")
@@ -172,13 +184,20 @@ def main():
         args.cuda_every = 1
     for c in configs:
         parse_config(c)
-    seeds = parse_seeds(args.seeds)
+    if args.cases:
+        seeds = sorted(os.path.join(args.cases, d) for d in os.listdir(args.cases)
+                       if os.path.isfile(os.path.join(args.cases, d, "model.onnx")))
+        if not seeds:
+            sys.exit(f"no case folders under {args.cases}")
+        args.shrink = False
+    else:
+        seeds = parse_seeds(args.seeds)
     counts = {c: {} for c in configs}
     failures, nodes = [], 0
     log = open(args.log, "a") if args.log else None
     t0 = time.time()
     with concurrent.futures.ProcessPoolExecutor(max_workers=args.jobs) as ex:
-        futs = [ex.submit(run_seed, s, args, configs) for s in seeds]
+        futs = [ex.submit(run_case_dir if args.cases else run_seed, s, args, configs) for s in seeds]
         for fut in concurrent.futures.as_completed(futs):
             try:
                 seed, n, res = fut.result()
@@ -190,7 +209,7 @@ def main():
             for c, (cat, _) in res.items():
                 counts[c][cat] = counts[c].get(cat, 0) + 1
             bad = {c: r for c, r in res.items() if r[0] != "ok"}
-            line = f"seed {seed} ({n} nodes): " + (", ".join(f"{c} {r[0]}" for c, r in sorted(bad.items()))
+            line = f"{'' if args.cases else 'seed '}{seed} ({n} nodes): " + (", ".join(f"{c} {r[0]}" for c, r in sorted(bad.items()))
                                                    if bad else "ok")
             if log:
                 log.write(line + "\n")
@@ -208,7 +227,7 @@ def main():
     print(f"{n_models} models ({nodes} nodes) in {dt:.1f} s: {n_models / dt:.2f} models/s with -j {args.jobs}")
     if args.shrink:
         import shrink
-        for seed, res in sorted(failures, key=lambda f: -1 if f[0] is None else f[0]):
+        for seed, res in sorted(failures, key=lambda f: -1 if f[0] is None else f[0]):  # seeds, not cases
             if seed is None:
                 continue
             path = shrink.shrink_seed(seed, res, args)
