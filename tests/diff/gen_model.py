@@ -175,6 +175,19 @@ def op_conv(b, x):
     return b.one("Conv", ins, (n, cout, oh, ow), **attrs)
 
 
+def op_conv_block(b, x):
+    """The unit of most CNNs: Conv -> [BatchNormalization] -> activation, the
+    pattern whose epilogues onnxc fuses."""
+    y = op_conv(b, x)
+    if b.rng.random() < 0.5:
+        y = op_bn(b, y)
+    act = str(b.rng.choice(["Relu", "LeakyRelu", "LeakyRelu", "Clip", "HardSwish", "Sigmoid", "Tanh",
+                            "HardSigmoid", "none"]))
+    if act != "none":
+        y = op_unary(b, y, act)
+    return y
+
+
 def op_bn(b, x):
     c = x.shape[1]
     r = b.rng
@@ -625,7 +638,7 @@ def op_int64(b):
 
 
 OPS4 = {  # profile cnn weights
-    op_conv: 10, op_bn: 3, op_pool: 3, op_unary: 8, op_binary: 4, op_residual: 2, op_se: 1, op_concat_c: 1.5,
+    op_conv_block: 8, op_conv: 4, op_bn: 3, op_pool: 3, op_unary: 8, op_binary: 4, op_residual: 2, op_se: 1, op_concat_c: 1.5,
     op_split: 1, op_slice: 1, op_resize: 1, op_global_pool: 0.5, op_reduce: 0.5, op_softmax: 0.3,
     op_transpose: 0.3, op_gather: 0.3, op_unsqueeze: 0.3, op_squeeze: 0.2, op_reshape: 0.3,
 }
@@ -677,7 +690,7 @@ def build(rng, profile):
         src = cur if rng.random() < 0.8 else (b.pick(b.floats(len(cur.shape)), 0.0) or cur)
         if len(src.shape) == 4 and f in (op_gemm, op_attention, op_layernorm, op_gelu):
             continue
-        if len(src.shape) != 4 and f in (op_conv, op_bn, op_pool, op_resize, op_se, op_residual, op_global_pool,
+        if len(src.shape) != 4 and f in (op_conv, op_conv_block, op_bn, op_pool, op_resize, op_se, op_residual, op_global_pool,
                                          op_qdq_conv):
             continue
         if len(src.shape) == 4 and numel(src.shape) > 1 << 17:
