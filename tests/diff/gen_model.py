@@ -31,6 +31,9 @@ F32, I64 = TensorProto.FLOAT, TensorProto.INT64
 PROFILES = ("cnn", "mlp", "mixed")
 
 
+AVOID = set()  # operator types not to generate (--avoid: steer around a known failure class)
+
+
 class Reject(Exception):
     """This draw cannot continue: draw again."""
 
@@ -451,7 +454,9 @@ BOUNDING = {"Sigmoid", "HardSigmoid", "Tanh", "Erf", "Clip"}
 
 def op_unary(b, x, op=None):
     r = b.rng
-    op = op or str(r.choice(UNARY))
+    op = op or str(r.choice([u for u in UNARY if u not in AVOID]))
+    if op in AVOID:
+        op = "Relu" if "Relu" not in AVOID else "Abs"
     attrs, ins = {}, [x]
     if op == "Exp" and not x.bounded:
         x = b.one("Tanh", [x], x.shape, bounded=True)
@@ -713,6 +718,8 @@ def build(rng, profile):
             table = dict(OPS2)
     if len(b.nodes) < 5:
         raise Reject("too small")
+    if any(n.op_type in AVOID for n in b.nodes):
+        raise Reject("avoided operator")
     # Outputs: every value nothing consumes, and sometimes an intermediate one.
     outs = [v for v in b.values if v.uses == 0 and v.name not in b.feeds]
     for v in b.values:
@@ -787,7 +794,9 @@ def main():
     ap.add_argument("seed", type=int)
     ap.add_argument("--profile", choices=PROFILES)
     ap.add_argument("-o", "--output", default="model.onnx")
+    ap.add_argument("--avoid", default="", help="comma-separated operator types not to generate")
     a = ap.parse_args()
+    AVOID.update(x for x in a.avoid.split(",") if x)
     model, _, _ = generate(a.seed, a.profile)
     onnx.save(model, a.output)
     ops = {}

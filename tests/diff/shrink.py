@@ -302,6 +302,8 @@ def shrink(model, feeds, args, configs, seed=None, name=None, source=""):
             "passing": [c for c, v in sig.items() if v == "ok"], "nodes_before": n0,
             "nodes_after": len(model.graph.node), "ops": [n.op_type for n in model.graph.node],
             "what": s.message.split("test_data_set_0: ")[-1], "shrink_tries": s.tries}
+    if gen_model.AVOID and seed is not None:
+        info["generator_avoid"] = sorted(gen_model.AVOID)
     return write_regression(args.regressions, name, model, feeds, info)
 
 
@@ -316,6 +318,7 @@ def main():
     ap.add_argument("case", nargs="?")
     ap.add_argument("--seed", type=int)
     ap.add_argument("--profile", choices=gen_model.PROFILES)
+    ap.add_argument("--avoid", default="", help="as run_diff.py --avoid, for --seed")
     ap.add_argument("--onnxc", default=os.path.join(HERE, "..", "..", "build", "bin", "onnxc"))
     ap.add_argument("--configs", default=run_diff.DEFAULT_CONFIGS)
     ap.add_argument("--timeout", type=int, default=300)
@@ -324,6 +327,7 @@ def main():
     args = ap.parse_args()
     args.onnxc = os.path.abspath(args.onnxc)
     configs = args.configs.split(",")
+    gen_model.AVOID.update(x for x in args.avoid.split(",") if x)
     if args.seed is not None:
         model, feeds, _ = gen_model.generate(args.seed, args.profile)
         src = f"run_diff.py seed {args.seed}"
