@@ -252,8 +252,27 @@ def op_resize(b, x):
         shape = (n, c, int(h * f[0]), int(w * f[1]))
         return b.one("Resize", [x, "", scales], shape, bounded=x.bounded, **attrs)
     oh, ow = int(r.integers(max(1, h // 2), 2 * h + 2)), int(r.integers(max(1, w // 2), 2 * w + 2))
+    if mode == "nearest" and (nearest_tie(h, oh, ctm) or nearest_tie(w, ow, ctm)):
+        return None  # ONNX Runtime's float32 scale and exact arithmetic round such a point apart
     sizes = b.const(np.array([n, c, oh, ow], np.int64), "sizes")
     return b.one("Resize", [x, "", "", sizes], (n, c, oh, ow), bounded=x.bounded, **attrs)
+
+
+def nearest_tie(n_in, n_out, ctm):
+    """Whether some output index maps exactly onto a rounding boundary of
+    nearest Resize with sizes (a .5 for half_pixel rounding, an integer
+    reached by an inexact scale for asymmetric floor)."""
+    from fractions import Fraction
+    for i in range(n_out):
+        if ctm == "half_pixel":
+            c = Fraction(2 * i + 1, 2) * Fraction(n_in, n_out) - Fraction(1, 2)
+            if c.denominator == 2:
+                return True
+        else:
+            c = Fraction(i * n_in, n_out)
+            if i and c.denominator == 1 and n_out % n_in:
+                return True
+    return False
 
 
 def op_se(b, x):

@@ -238,7 +238,9 @@ class Shrinker:
             outs = gen_model.run_ort(m, feeds)
         except Exception:
             return False
-        for vi, a in zip(m.graph.output, outs):
+        for vi, a, was in zip(m.graph.output, outs, gen_model.run_ort(self.model, self.feeds)):
+            if was.ndim and was.shape[0] == len(self.feeds[ins[0]]) and (not a.ndim or a.shape[0] != 1):
+                return False  # a constant still names the old batch (Reshape, Resize sizes): not a batch of 1
             vi.CopyFrom(value_info(vi.name, a))
         old = (self.model, self.feeds, self.vals)
         self.vals = all_values(m, feeds)
