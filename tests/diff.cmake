@@ -17,7 +17,7 @@ set(ONNXC_DIFF_DIR ${CMAKE_CURRENT_LIST_DIR}/diff)
 
 add_test(NAME diff.random
   COMMAND ${ONNXC_PYTHON} ${ONNXC_DIFF_DIR}/run_diff.py --onnxc $<TARGET_FILE:onnxc>
-          --seeds 0:40 -j 2 --timeout 120)
+          --seeds 0:60 -j 2 --timeout 120)
 
 add_test(NAME diff.regressions
   COMMAND ${ONNXC_PYTHON} ${ONNXC_DIFF_DIR}/run_diff.py --onnxc $<TARGET_FILE:onnxc>
