@@ -1,0 +1,831 @@
+#!/usr/bin/env python3
+"""Seeded random ONNX models for differential testing (docs/differential-testing.md).
+
+    gen_model.py SEED [--profile cnn|mlp|mixed] [-o model.onnx]
+
+generate(seed) returns (model, inputs): a valid graph of 5 to 60 nodes drawn
+from the operators onnxc implements, with random weights and random inputs of
+moderate size (weights scaled by 1/sqrt(fan_in), divisors kept away from zero,
+Exp only of bounded values), so that float results are comparable at rtol 1e-3.
+The same seed always gives the same model. Every model is checked with
+onnx.checker, strict shape inference (against the shapes tracked here) and
+ONNX Runtime; a draw that fails any of them is replaced by the next draw of
+the same seed.
+
+Profiles: "cnn" (NCHW chains of convs, pools, normalizations, activations,
+residual joins, squeeze-excite gates, a classifier head), "mlp" (Gemm/MatMul,
+LayerNormalization, attention-like batched MatMuls, GELU), "mixed" (both, plus
+movement ops, int64 shape paths and int8 QDQ). Without --profile the seed
+picks one: cnn half of the time.
+"""
+import argparse
+import math
+import sys
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+OPSET = 17
+F32, I64 = TensorProto.FLOAT, TensorProto.INT64
+PROFILES = ("cnn", "mlp", "mixed")
+
+
+AVOID = set()  # operator types not to generate (--avoid: steer around a known failure class)
+
+
+class Reject(Exception):
+    """This draw cannot continue: draw again."""
+
+
+class V:
+    """A value of the graph under construction."""
+
+    def __init__(self, name, shape, dtype=F32, bounded=False):
+        self.name, self.shape, self.dtype = name, tuple(int(d) for d in shape), dtype
+        self.bounded = bounded  # known to lie in [-1, 1] (Exp may take it)
+        self.uses = 0
+
+
+class Builder:
+    def __init__(self, rng, profile):
+        self.rng, self.profile = rng, profile
+        self.nodes, self.inits, self.inputs, self.feeds = [], [], [], {}
+        self.values = []
+        self.n = 0
+
+    # ---- naming and constants -------------------------------------------
+    def fresh(self, stem):
+        self.n += 1
+        return f"{stem}_{self.n}"
+
+    def const(self, arr, stem="c"):
+        name = self.fresh(stem)
+        self.inits.append(numpy_helper.from_array(np.asarray(arr), name))
+        return name
+
+    def weight(self, shape, fan_in):
+        w = self.rng.uniform(-1.0, 1.0, size=shape) * math.sqrt(3.0 / max(fan_in, 1))
+        return self.const(w.astype(np.float32), "w")
+
+    def input(self, shape, dtype=F32, lo=-1.0, hi=1.0):
+        name = self.fresh("in")
+        if dtype == F32:
+            data = self.rng.uniform(lo, hi, size=shape).astype(np.float32)
+        else:
+            data = self.rng.integers(int(lo), int(hi) + 1, size=shape).astype(np.int64)
+        self.inputs.append(helper.make_tensor_value_info(name, dtype, list(shape)))
+        self.feeds[name] = data
+        v = V(name, shape, dtype, bounded=dtype == F32 and lo >= -1 and hi <= 1)
+        self.values.append(v)
+        return v
+
+    def node(self, op, ins, shapes, dtype=F32, bounded=False, **attrs):
+        """Adds a node; ins are V or initializer names; returns the output Vs."""
+        names = []
+        for i in ins:
+            if isinstance(i, V):
+                i.uses += 1
+                names.append(i.name)
+            else:
+                names.append(i)
+        outs = [V(self.fresh(op.lower()), s, dtype, bounded) for s in shapes]
+        self.nodes.append(helper.make_node(op, names, [o.name for o in outs], name=self.fresh("n_" + op), **attrs))
+        self.values.extend(outs)
+        return outs
+
+    def one(self, op, ins, shape, dtype=F32, bounded=False, **attrs):
+        return self.node(op, ins, [shape], dtype, bounded, **attrs)[0]
+
+    # ---- picking values ---------------------------------------------------
+    def floats(self, rank=None, pred=None):
+        return [v for v in self.values if v.dtype == F32 and (rank is None or len(v.shape) == rank)
+                and (pred is None or pred(v))]
+
+    def pick(self, cands, recent=0.7):
+        """The newest candidate most of the time (chains), an older one otherwise (branches)."""
+        if not cands:
+            return None
+        if self.rng.random() < recent:
+            return cands[-1]
+        return cands[int(self.rng.integers(0, len(cands)))]
+
+
+def numel(shape):
+    return int(np.prod(shape)) if shape else 1
+
+
+def conv_out(size, k, s, d, pb, pe):
+    return (size + pb + pe - ((k - 1) * d + 1)) // s + 1
+
+
+def pool_out(size, k, s, d, pb, pe, ceil):
+    span = size + pb + pe - ((k - 1) * d + 1)
+    if span < 0:
+        return 0
+    if not ceil:
+        return span // s + 1
+    out = -(-span // s) + 1
+    if (out - 1) * s >= size + pb:  # a window starting in the end pad: conventions differ, avoid
+        return 0
+    return out
+
+
+# ---- 4-D (NCHW) operators ---------------------------------------------------
+
+def op_conv(b, x):
+    r = b.rng
+    n, c, h, w = x.shape
+    for _ in range(20):
+        kh, kw = int(r.integers(1, 6)), int(r.integers(1, 6))
+        if r.random() < 0.5:
+            kw = kh
+        s = int(r.choice([1, 1, 1, 2, 2, 3]))
+        sw = s if r.random() < 0.8 else int(r.integers(1, 3))
+        dil = int(r.choice([1, 1, 1, 2])) if max(kh, kw) > 1 else 1
+        pads = [int(r.integers(0, max(kh, kw))) for _ in range(4)]
+        if r.random() < 0.3:
+            pads = [0, 0, 0, 0]
+        mode = r.random()
+        if mode < 0.2:  # depthwise, maybe with a channel multiplier
+            group, cout = c, c * int(r.choice([1, 1, 1, 2]))
+        elif mode < 0.35:
+            divs = [g for g in range(2, c + 1) if c % g == 0]
+            if not divs:
+                group = 1
+            else:
+                group = int(r.choice(divs))
+            cout = group * int(r.integers(1, max(2, 33 // group)))
+        else:
+            group, cout = 1, int(r.choice([1, 2, 3, 4, 5, 7, 8, 12, 16, 24, 32]))
+        oh = conv_out(h, kh, s, dil, pads[0], pads[2])
+        ow = conv_out(w, kw, sw, dil, pads[1], pads[3])
+        if oh >= 1 and ow >= 1 and cout * oh * ow * n <= 1 << 17:
+            break
+    else:
+        raise Reject("no conv fits")
+    wt = b.weight((cout, c // group, kh, kw), c // group * kh * kw)
+    ins = [x, wt]
+    if r.random() < 0.6:
+        ins.append(b.const(r.uniform(-0.5, 0.5, size=cout).astype(np.float32), "bias"))
+    attrs = dict(kernel_shape=[kh, kw], strides=[s, sw], dilations=[dil, dil], group=group)
+    auto = r.random()
+    if auto < 0.1 and s == 1 and sw == 1 and dil == 1:
+        attrs["auto_pad"] = "SAME_UPPER" if r.random() < 0.5 else "SAME_LOWER"
+        oh, ow = h, w
+    else:
+        attrs["pads"] = pads
+    return b.one("Conv", ins, (n, cout, oh, ow), **attrs)
+
+
+def op_conv_block(b, x):
+    """The unit of most CNNs: Conv -> [BatchNormalization] -> activation, the
+    pattern whose epilogues onnxc fuses."""
+    y = op_conv(b, x)
+    if b.rng.random() < 0.5:
+        y = op_bn(b, y)
+    act = str(b.rng.choice(["Relu", "LeakyRelu", "LeakyRelu", "Clip", "HardSwish", "Sigmoid", "Tanh",
+                            "HardSigmoid", "none"]))
+    if act != "none":
+        y = op_unary(b, y, act)
+    return y
+
+
+def op_bn(b, x):
+    c = x.shape[1]
+    r = b.rng
+    consts = [b.const(r.uniform(lo, hi, size=c).astype(np.float32), "bn")
+              for lo, hi in ((0.5, 1.5), (-0.5, 0.5), (-0.5, 0.5), (0.5, 2.0))]
+    return b.one("BatchNormalization", [x] + consts, x.shape, epsilon=float(r.choice([1e-5, 1e-3])))
+
+
+def op_pool(b, x):
+    r = b.rng
+    n, c, h, w = x.shape
+    op = "MaxPool" if r.random() < 0.6 else "AveragePool"
+    for _ in range(20):
+        k = [int(r.integers(1, 4)), int(r.integers(1, 4))]
+        if r.random() < 0.6:
+            k = [k[0], k[0]]
+        s = [int(r.integers(1, 3)), int(r.integers(1, 3))]
+        if r.random() < 0.5:
+            s = list(k)
+        pads = [int(r.integers(0, k[i % 2])) if r.random() < 0.4 else 0 for i in range(4)]
+        ceil = int(r.random() < 0.25)
+        dil = [1, 1]
+        if op == "MaxPool" and r.random() < 0.15:
+            dil = [2, 2]
+        oh = pool_out(h, k[0], s[0], dil[0], pads[0], pads[2], ceil)
+        ow = pool_out(w, k[1], s[1], dil[1], pads[1], pads[3], ceil)
+        if oh >= 1 and ow >= 1:
+            break
+    else:
+        raise Reject("no pool fits")
+    attrs = dict(kernel_shape=k, strides=s, pads=pads, ceil_mode=ceil)
+    if dil != [1, 1]:
+        attrs["dilations"] = dil
+    if op == "AveragePool" and r.random() < 0.4:
+        attrs["count_include_pad"] = 1
+    return b.one(op, [x], (n, c, oh, ow), bounded=x.bounded and op == "MaxPool", **attrs)
+
+
+def op_global_pool(b, x):
+    op = "GlobalAveragePool" if b.rng.random() < 0.7 else "GlobalMaxPool"
+    n, c = x.shape[:2]
+    return b.one(op, [x], (n, c) + (1,) * (len(x.shape) - 2), bounded=x.bounded)
+
+
+def op_resize(b, x):
+    r = b.rng
+    n, c, h, w = x.shape
+    if h * w * 4 * c * n > 1 << 16:
+        return None
+    mode = "nearest" if r.random() < 0.5 else "linear"
+    ctm = str(r.choice(["half_pixel", "asymmetric", "align_corners", "pytorch_half_pixel"]
+                       if mode == "linear" else ["asymmetric", "half_pixel"]))
+    attrs = dict(mode=mode, coordinate_transformation_mode=ctm)
+    if mode == "nearest":
+        attrs["nearest_mode"] = "floor" if ctm == "asymmetric" else str(r.choice(["floor", "round_prefer_floor"]))
+    if r.random() < 0.6:
+        f = [float(r.choice([1, 2, 2, 3])), float(r.choice([1, 2, 2, 3]))]
+        scales = b.const(np.array([1, 1] + f, np.float32), "scales")
+        shape = (n, c, int(h * f[0]), int(w * f[1]))
+        return b.one("Resize", [x, "", scales], shape, bounded=x.bounded, **attrs)
+    oh, ow = int(r.integers(max(1, h // 2), 2 * h + 2)), int(r.integers(max(1, w // 2), 2 * w + 2))
+    if mode == "nearest" and (nearest_tie(h, oh, ctm) or nearest_tie(w, ow, ctm)):
+        return None  # ONNX Runtime's float32 scale and exact arithmetic round such a point apart
+    sizes = b.const(np.array([n, c, oh, ow], np.int64), "sizes")
+    return b.one("Resize", [x, "", "", sizes], (n, c, oh, ow), bounded=x.bounded, **attrs)
+
+
+def nearest_tie(n_in, n_out, ctm):
+    """Whether some output index maps exactly onto a rounding boundary of
+    nearest Resize with sizes (a .5 for half_pixel rounding, an integer
+    reached by an inexact scale for asymmetric floor)."""
+    from fractions import Fraction
+    for i in range(n_out):
+        if ctm == "half_pixel":
+            c = Fraction(2 * i + 1, 2) * Fraction(n_in, n_out) - Fraction(1, 2)
+            if c.denominator == 2:
+                return True
+        else:
+            c = Fraction(i * n_in, n_out)
+            if i and c.denominator == 1 and n_out % n_in:
+                return True
+    return False
+
+
+def op_se(b, x):
+    """Squeeze-excite: x * Sigmoid(Conv1x1(Relu(Conv1x1(GAP(x)))))."""
+    n, c = x.shape[:2]
+    g = b.one("GlobalAveragePool", [x], (n, c, 1, 1))
+    mid = max(1, c // 4)
+    h = b.one("Conv", [g, b.weight((mid, c, 1, 1), c)], (n, mid, 1, 1), kernel_shape=[1, 1])
+    h = b.one("Relu", [h], h.shape)
+    h = b.one("Conv", [h, b.weight((c, mid, 1, 1), mid), b.const(np.zeros(c, np.float32), "bias")], (n, c, 1, 1),
+              kernel_shape=[1, 1])
+    gate = b.one("HardSigmoid" if b.rng.random() < 0.3 else "Sigmoid", [h], h.shape, bounded=True)
+    return b.one("Mul", [x, gate], x.shape, bounded=x.bounded)
+
+
+def op_head(b, x):
+    """Classifier head: GlobalAveragePool -> Flatten -> Gemm -> Softmax."""
+    n, c = x.shape[:2]
+    g = b.one("GlobalAveragePool", [x], (n, c, 1, 1))
+    f = b.one("Flatten", [g], (n, c), axis=1)
+    k = int(b.rng.choice([3, 5, 10, 15]))
+    y = b.one("Gemm", [f, b.weight((k, c), c), b.const(b.rng.uniform(-0.5, 0.5, k).astype(np.float32), "bias")],
+              (n, k), transB=1)
+    return b.one("Softmax", [y], (n, k), bounded=True, axis=1)
+
+
+def op_concat_c(b, x):
+    others = b.floats(4, lambda v: v is not x and v.shape[0] == x.shape[0] and v.shape[2:] == x.shape[2:])
+    y = b.pick(others, 0.3) or x
+    return b.one("Concat", [x, y], (x.shape[0], x.shape[1] + y.shape[1]) + x.shape[2:],
+                 bounded=x.bounded and y.bounded, axis=1)
+
+
+def op_split(b, x):
+    r = b.rng
+    axis = int(r.integers(1, len(x.shape)))
+    d = x.shape[axis]
+    if d < 2:
+        return None
+    k = int(r.integers(2, min(d, 3) + 1))
+    cuts = sorted(r.choice(np.arange(1, d), size=k - 1, replace=False).tolist())
+    parts = [hi - lo for lo, hi in zip([0] + cuts, cuts + [d])]
+    shapes = [x.shape[:axis] + (p,) + x.shape[axis + 1:] for p in parts]
+    outs = b.node("Split", [x, b.const(np.array(parts, np.int64), "split")], shapes, bounded=x.bounded, axis=axis)
+    return outs[int(r.integers(0, len(outs)))]
+
+
+def op_slice(b, x):
+    r = b.rng
+    if len(x.shape) < 2:
+        return None
+    axis = int(r.integers(1, len(x.shape)))
+    d = x.shape[axis]
+    step = int(r.choice([1, 1, 1, 2, -1]))
+    if step > 0:
+        start = int(r.integers(0, max(1, d // 2) + 0))
+        end = int(r.integers(start + 1, d + 1))
+        length = -(-(end - start) // step)
+        ends = end if r.random() < 0.8 else 1 << 40
+        if ends != end:
+            length = -(-(d - start) // step)
+    else:
+        start, end = d - 1, -(1 << 40)
+        length = d
+    starts = b.const(np.array([start], np.int64), "starts")
+    endc = b.const(np.array([ends if step > 0 else end], np.int64), "ends")
+    ax = b.const(np.array([axis if r.random() < 0.7 else axis - len(x.shape)], np.int64), "axes")
+    st = b.const(np.array([step], np.int64), "steps")
+    shape = x.shape[:axis] + (length,) + x.shape[axis + 1:]
+    return b.one("Slice", [x, starts, endc, ax, st], shape, bounded=x.bounded)
+
+
+def op_gather(b, x):
+    r = b.rng
+    axis = int(r.integers(1, len(x.shape)))
+    d = x.shape[axis]
+    k = int(r.integers(1, d + 2))
+    idx = r.integers(-d, d, size=k).astype(np.int64)
+    if r.random() < 0.2:
+        idx = np.array(int(idx[0]), np.int64)  # scalar index: drops the axis
+        shape = x.shape[:axis] + x.shape[axis + 1:]
+    else:
+        shape = x.shape[:axis] + (k,) + x.shape[axis + 1:]
+    return b.one("Gather", [x, b.const(idx, "idx")], shape, bounded=x.bounded, axis=axis)
+
+
+def op_transpose(b, x):
+    perm = [int(p) for p in b.rng.permutation(len(x.shape))]
+    if len(x.shape) == 4 and b.rng.random() < 0.5:
+        perm = [0] + [int(p) + 1 for p in b.rng.permutation(3)]
+    return b.one("Transpose", [x], tuple(x.shape[p] for p in perm), bounded=x.bounded, perm=perm)
+
+
+def op_reshape(b, x):
+    r = b.rng
+    s = list(x.shape)
+    choice = r.random()
+    if choice < 0.4 and len(s) >= 3:  # merge two neighbouring dims
+        i = int(r.integers(1, len(s) - 1))
+        new = s[:i] + [s[i] * s[i + 1]] + s[i + 2:]
+    elif choice < 0.7:  # split a dim by a divisor
+        cands = [(i, f) for i in range(1, len(s)) for f in range(2, s[i]) if s[i] % f == 0]
+        if not cands or len(s) >= 5:
+            return None
+        i, f = cands[int(r.integers(0, len(cands)))]
+        new = s[:i] + [f, s[i] // f] + s[i + 1:]
+    else:
+        new = [s[0], numel(s[1:])]
+    spec = list(new)
+    if r.random() < 0.4:
+        spec[int(r.integers(1, len(spec)))] = -1
+    if r.random() < 0.3 and spec[0] == s[0]:
+        spec[0] = 0
+    return b.one("Reshape", [x, b.const(np.array(spec, np.int64), "shape")], tuple(new), bounded=x.bounded)
+
+
+def op_shape_reshape(b, x):
+    """The int64 path of exports: Shape -> Gather -> (Mul/Add) -> Concat -> Reshape."""
+    r = b.rng
+    rank = len(x.shape)
+    sh = b.one("Shape", [x], (rank,), dtype=I64)
+    n0 = b.one("Gather", [sh, b.const(np.array([0], np.int64), "idx")], (1,), dtype=I64, axis=0)
+    if r.random() < 0.5 and rank >= 3:
+        d1 = b.one("Gather", [sh, b.const(np.array([1], np.int64), "idx")], (1,), dtype=I64, axis=0)
+        one = b.const(np.array([1], np.int64), "one")
+        d1 = b.one("Mul", [d1, one], (1,), dtype=I64)
+        zero = b.const(np.array([0], np.int64), "zero")
+        d1 = b.one("Add", [d1, zero], (1,), dtype=I64)
+        spec = b.one("Concat", [n0, d1, b.const(np.array([-1], np.int64), "m1")], (3,), dtype=I64, axis=0)
+        new = (x.shape[0], x.shape[1], numel(x.shape[2:]))
+    else:
+        spec = b.one("Concat", [n0, b.const(np.array([-1], np.int64), "m1")], (2,), dtype=I64, axis=0)
+        new = (x.shape[0], numel(x.shape[1:]))
+    return b.one("Reshape", [x, spec], new, bounded=x.bounded)
+
+
+def op_flatten(b, x):
+    axis = int(b.rng.integers(1, len(x.shape)))
+    return b.one("Flatten", [x], (numel(x.shape[:axis]), numel(x.shape[axis:])), bounded=x.bounded, axis=axis)
+
+
+def op_unsqueeze(b, x):
+    if len(x.shape) >= 5:
+        return None
+    ax = int(b.rng.integers(1, len(x.shape) + 1))
+    y = b.one("Unsqueeze", [x, b.const(np.array([ax], np.int64), "axes")], x.shape[:ax] + (1,) + x.shape[ax:],
+              bounded=x.bounded)
+    if b.rng.random() < 0.5:  # and back
+        y = b.one("Squeeze", [y, b.const(np.array([ax], np.int64), "axes")], x.shape, bounded=x.bounded)
+    return y
+
+
+def op_squeeze(b, x):
+    ones = [i for i, d in enumerate(x.shape) if d == 1 and i > 0]
+    if not ones:
+        return None
+    ax = int(b.rng.choice(ones))
+    return b.one("Squeeze", [x, b.const(np.array([ax], np.int64), "axes")], x.shape[:ax] + x.shape[ax + 1:],
+                 bounded=x.bounded)
+
+
+def op_reduce(b, x):
+    r = b.rng
+    op = str(r.choice(["ReduceMean", "ReduceSum", "ReduceMax"]))
+    rank = len(x.shape)
+    k = int(r.integers(1, rank))
+    axes = sorted(int(a) for a in r.choice(np.arange(1, rank), size=k, replace=False))
+    keep = int(r.random() < 0.6)
+    shape = tuple(1 if i in axes else d for i, d in enumerate(x.shape)) if keep else \
+        tuple(d for i, d in enumerate(x.shape) if i not in axes)
+    if not shape:
+        return None
+    if op == "ReduceSum":
+        return b.one(op, [x, b.const(np.array(axes, np.int64), "axes")], shape, keepdims=keep)
+    return b.one(op, [x], shape, bounded=x.bounded, axes=axes, keepdims=keep)
+
+
+def op_softmax(b, x):
+    axis = int(b.rng.integers(-len(x.shape), len(x.shape)))
+    return b.one("Softmax", [x], x.shape, bounded=True, axis=axis)
+
+
+def op_layernorm(b, x):
+    r = b.rng
+    axis = -1 if r.random() < 0.7 or len(x.shape) < 3 else -2
+    norm = x.shape[axis:]
+    if numel(norm) < 2:
+        return None
+    ins = [x, b.const(r.uniform(0.5, 1.5, size=norm).astype(np.float32), "gamma")]
+    if r.random() < 0.8:
+        ins.append(b.const(r.uniform(-0.5, 0.5, size=norm).astype(np.float32), "beta"))
+    return b.one("LayerNormalization", ins, x.shape, axis=axis, epsilon=1e-5)
+
+
+UNARY = ["Relu", "LeakyRelu", "Clip", "Sigmoid", "HardSigmoid", "HardSwish", "Tanh", "Erf", "Exp", "Abs", "Neg"]
+BOUNDING = {"Sigmoid", "HardSigmoid", "Tanh", "Erf", "Clip"}
+
+
+def op_unary(b, x, op=None):
+    r = b.rng
+    op = op or str(r.choice([u for u in UNARY if u not in AVOID]))
+    if op in AVOID:
+        op = "Relu" if "Relu" not in AVOID else "Abs"
+    attrs, ins = {}, [x]
+    if op == "Exp" and not x.bounded:
+        x = b.one("Tanh", [x], x.shape, bounded=True)
+        ins = [x]
+    if op == "LeakyRelu":
+        attrs["alpha"] = float(r.choice([0.01, 0.1, 0.2]))
+    elif op == "Clip":
+        lo = float(r.choice([-1.0, 0.0, -6.0]))
+        ins += [b.const(np.array(lo, np.float32), "lo"), b.const(np.array(lo + float(r.choice([1, 2, 6])), np.float32),
+                                                                   "hi")]
+    elif op == "HardSigmoid" and r.random() < 0.5:
+        attrs.update(alpha=0.2, beta=0.5)
+    bounded = op in BOUNDING and not (op == "Clip" and ins[2:] and False)
+    if op == "Clip":
+        bounded = x.bounded
+    if op in ("Abs", "Neg", "Relu", "LeakyRelu"):
+        bounded = x.bounded
+    return b.one(op, ins, x.shape, bounded=bounded, **attrs)
+
+
+def op_gelu(b, x):
+    h = b.one("Mul", [x, b.const(np.array(1 / math.sqrt(2), np.float32), "s")], x.shape)
+    e = b.one("Erf", [h], x.shape, bounded=True)
+    e = b.one("Add", [e, b.const(np.array(1.0, np.float32), "one")], x.shape)
+    m = b.one("Mul", [x, e], x.shape)
+    return b.one("Mul", [m, b.const(np.array(0.5, np.float32), "half")], x.shape)
+
+
+def bcast_shape(a, c):
+    rank = max(len(a), len(c))
+    a, c = (1,) * (rank - len(a)) + a, (1,) * (rank - len(c)) + c
+    out = []
+    for p, q in zip(a, c):
+        if p != q and 1 not in (p, q):
+            return None
+        out.append(max(p, q))
+    return tuple(out)
+
+
+def op_binary(b, x):
+    r = b.rng
+    op = str(r.choice(["Add", "Add", "Sub", "Mul", "Mul", "Div", "Max", "Min"]))
+    rank = len(x.shape)
+    kind = r.random()
+    if op == "Div":  # a constant divisor away from zero
+        shape = per_channel_shape(b, x)
+        d = r.uniform(0.5, 2.0, size=shape) * r.choice([-1, 1], size=shape)
+        return b.one("Div", [x, b.const(d.astype(np.float32), "div")], x.shape, bounded=False)
+    if kind < 0.45:  # a joined branch: same or broadcastable shape
+        others = b.floats(None, lambda v: v is not x and bcast_shape(v.shape, x.shape) == x.shape)
+        y = b.pick(others, 0.3)
+        if y is not None:
+            ins = [x, y] if r.random() < 0.7 else [y, x]
+            return b.one(op, ins, x.shape, bounded=x.bounded and y.bounded and op in ("Max", "Min"))
+    shape = per_channel_shape(b, x)
+    c = r.uniform(-1.0, 1.0, size=shape).astype(np.float32)
+    ins = [x, b.const(c, "k")] if r.random() < 0.8 else [b.const(c, "k"), x]
+    return b.one(op, ins, x.shape, bounded=x.bounded and op in ("Max", "Min", "Mul"))
+
+
+def per_channel_shape(b, x):
+    r = b.rng.random()
+    rank = len(x.shape)
+    if r < 0.25:
+        return ()
+    if r < 0.55 and rank == 4:
+        return (x.shape[1], 1, 1) if b.rng.random() < 0.6 else (1, x.shape[1], 1, 1)
+    if r < 0.75:
+        return (x.shape[-1],)
+    return x.shape[1:]
+
+
+def op_residual(b, x):
+    """A residual block: y = x + Conv(Act(Conv(x))) with shapes kept."""
+    n, c, h, w = x.shape
+    k = int(b.rng.choice([1, 3]))
+    y = b.one("Conv", [x, b.weight((c, c, k, k), c * k * k)], x.shape, kernel_shape=[k, k], pads=[k // 2] * 4)
+    y = op_unary(b, y, str(b.rng.choice(["Relu", "LeakyRelu", "HardSwish", "Clip"])))
+    y = b.one("Conv", [y, b.weight((c, 1, 3, 3), 9), b.const(np.zeros(c, np.float32), "bias")], x.shape,
+              kernel_shape=[3, 3], pads=[1, 1, 1, 1], group=c)
+    return b.one("Add", [x, y] if b.rng.random() < 0.5 else [y, x], x.shape)
+
+
+# ---- 2-D / 3-D operators ------------------------------------------------------
+
+def op_gemm(b, x):
+    r = b.rng
+    if len(x.shape) != 2:
+        return None
+    m, k = x.shape
+    n = int(r.choice([1, 3, 4, 8, 16, 17, 32, 64]))
+    ta, tb = 0, int(r.random() < 0.5)
+    a = x
+    if r.random() < 0.2:
+        a = b.one("Transpose", [x], (k, m), perm=[1, 0])
+        ta = 1
+    wshape = (n, k) if tb else (k, n)
+    ins = [a, b.weight(wshape, k)]
+    if r.random() < 0.7:
+        cshape = [(n,), (1, n), (m, n), ()][int(r.integers(0, 4))]
+        ins.append(b.const(r.uniform(-0.5, 0.5, size=cshape).astype(np.float32), "bias"))
+    attrs = dict(transA=ta, transB=tb)
+    if r.random() < 0.3:
+        attrs.update(alpha=float(r.choice([0.5, 2.0])), beta=float(r.choice([0.5, 1.0])))
+    return b.one("Gemm", ins, (m, n), **attrs)
+
+
+def op_matmul(b, x):
+    r = b.rng
+    rank = len(x.shape)
+    k = x.shape[-1]
+    if r.random() < 0.35 and rank >= 2:  # two activations: x @ y^T style
+        others = b.floats(rank, lambda v: v.shape[:-2] == x.shape[:-2] and v.shape[-1] == k and v is not x)
+        y = b.pick(others, 0.5) or x
+        yt = b.one("Transpose", [y], y.shape[:-2] + (k, y.shape[-2]), perm=list(range(rank - 2)) + [rank - 1, rank - 2])
+        s = b.one("MatMul", [x, yt], x.shape[:-1] + (y.shape[-2],))
+        return b.one("Mul", [s, b.const(np.array(1 / math.sqrt(k), np.float32), "scale")], s.shape)
+    n = int(r.choice([1, 2, 5, 8, 16, 24, 32]))
+    if r.random() < 0.3 and rank >= 3:  # a batched weight broadcast over the leading dims
+        wshape = (x.shape[-3], k, n)
+    else:
+        wshape = (k, n)
+    w = b.weight(wshape, k)
+    if rank == 1:
+        return b.one("MatMul", [x, w], (n,))
+    out = bcast_shape(x.shape[:-2], wshape[:-2]) + (x.shape[-2], n)
+    return b.one("MatMul", [x, w], out)
+
+
+def op_attention(b, x):
+    """Single-head self attention over (B, S, D)."""
+    if len(x.shape) != 3:
+        return None
+    bsz, s, d = x.shape
+    q = b.one("MatMul", [x, b.weight((d, d), d)], x.shape)
+    k = b.one("MatMul", [x, b.weight((d, d), d)], x.shape)
+    v = b.one("MatMul", [x, b.weight((d, d), d)], x.shape)
+    kt = b.one("Transpose", [k], (bsz, d, s), perm=[0, 2, 1])
+    sc = b.one("MatMul", [q, kt], (bsz, s, s))
+    sc = b.one("Mul", [sc, b.const(np.array(1 / math.sqrt(d), np.float32), "scale")], sc.shape)
+    p = b.one("Softmax", [sc], sc.shape, bounded=True, axis=-1)
+    o = b.one("MatMul", [p, v], x.shape)
+    return b.one("Add", [x, o], x.shape)
+
+
+# ---- int8 QDQ ----------------------------------------------------------------
+
+def op_qdq_conv(b, x):
+    """QDQ around a conv: activations through Quantize/DequantizeLinear, int8
+    weights dequantized, or a QLinearConv. Only on values no arithmetic has
+    touched yet (graph inputs), so that rounding at .5 steps cannot split the
+    reference from onnxc."""
+    r = b.rng
+    n, c, h, w = x.shape
+    xs = np.float32(float(r.choice([0.01, 0.02, 0.05])))
+    xz = np.uint8(int(r.integers(100, 156)))
+    k = int(r.choice([1, 3]))
+    cout = int(r.choice([4, 8, 16]))
+    if h < k or w < k:
+        return None
+    wq = r.integers(-127, 128, size=(cout, c, k, k)).astype(np.int8)
+    # Scales off simple ratios: with ys == xs and ws = 1/(127 n), the
+    # requantized accumulator lands on exact .5 ties in float32, where ONNX
+    # Runtime (float32 multiplier) and the reference (exact) round apart.
+    ws = np.float32(r.uniform(0.8, 1.2) / (127 * math.sqrt(c * k * k)))
+    q = b.one("QuantizeLinear", [x, b.const(xs, "xs"), b.const(xz, "xz")], x.shape, dtype=TensorProto.UINT8)
+    oh, ow = h - k + 1, w - k + 1
+    if r.random() < 0.5:
+        ys = np.float32(r.uniform(0.03, 0.07))
+        yz = np.uint8(128)
+        y = b.one("QLinearConv", [q, b.const(xs, "xs"), b.const(xz, "xz"), b.const(wq, "wq"), b.const(ws, "ws"),
+                                  b.const(np.int8(0), "wz"), b.const(ys, "ys"), b.const(yz, "yz")],
+                  (n, cout, oh, ow), dtype=TensorProto.UINT8, kernel_shape=[k, k])
+        return b.one("DequantizeLinear", [y, b.const(ys, "ys"), b.const(yz, "yz")], y.shape)
+    dq = b.one("DequantizeLinear", [q, b.const(xs, "xs"), b.const(xz, "xz")], x.shape)
+    wd = b.one("DequantizeLinear", [b.const(wq, "wq"), b.const(ws, "ws")], wq.shape)
+    return b.one("Conv", [dq, wd, b.const(np.zeros(cout, np.float32), "bias")], (n, cout, oh, ow), kernel_shape=[k, k])
+
+
+def op_int64(b):
+    """An int64 graph input through Add/Mul with constants (exact)."""
+    r = b.rng
+    shape = tuple(int(d) for d in r.integers(1, 6, size=int(r.integers(1, 4))))
+    x = b.input(shape, I64, -100, 100)
+    y = b.one("Mul", [x, b.const(r.integers(-3, 4, size=shape[-1:]).astype(np.int64), "k")], shape, dtype=I64)
+    return b.one("Add", [y, b.const(r.integers(-50, 50, size=()).astype(np.int64), "k")], shape, dtype=I64)
+
+
+OPS4 = {  # profile cnn weights
+    op_conv_block: 8, op_conv: 4, op_bn: 3, op_pool: 3, op_unary: 8, op_binary: 4, op_residual: 2, op_se: 1, op_concat_c: 1.5,
+    op_split: 1, op_slice: 1, op_resize: 1, op_global_pool: 0.5, op_reduce: 0.5, op_softmax: 0.3,
+    op_transpose: 0.3, op_gather: 0.3, op_unsqueeze: 0.3, op_squeeze: 0.2, op_reshape: 0.3,
+}
+OPS2 = {
+    op_gemm: 6, op_matmul: 5, op_unary: 6, op_binary: 5, op_layernorm: 2, op_softmax: 1.5, op_gelu: 1,
+    op_attention: 1, op_transpose: 1, op_reshape: 1.5, op_concat_c: 0, op_split: 1, op_slice: 1, op_gather: 1,
+    op_reduce: 1, op_unsqueeze: 0.5, op_squeeze: 0.5, op_flatten: 0.5,
+}
+
+
+def weighted(rng, table):
+    fs, ws = list(table), np.array(list(table.values()), float)
+    return fs[int(rng.choice(len(fs), p=ws / ws.sum()))]
+
+
+def build(rng, profile):
+    b = Builder(rng, profile)
+    target = int(rng.integers(5, 54))  # the last operator may add a few more
+    nb = int(rng.choice([1, 1, 1, 2, 3]))
+    if profile == "cnn" or (profile == "mixed" and rng.random() < 0.6):
+        c = int(rng.choice([1, 3, 3, 4, 8, 16]))
+        h = int(rng.choice([1, 2, 5, 7, 8, 13, 16, 20, 23, 29, 32]))
+        w = h if rng.random() < 0.5 else int(rng.choice([1, 3, 6, 9, 17, 20, 31]))
+        x = b.input((nb, c, h, w))
+        table = dict(OPS4)
+        if profile == "mixed":
+            table.update({op_reshape: 1, op_shape_reshape: 1, op_flatten: 0.5, op_transpose: 1, op_gather: 1,
+                          op_reduce: 1})
+        if rng.random() < 0.2 and h >= 3 and w >= 3 and profile != "cnn" or rng.random() < 0.05:
+            x = op_qdq_conv(b, x) or x
+    else:
+        if rng.random() < 0.5:
+            x = b.input((nb * int(rng.choice([1, 2, 5])), int(rng.choice([3, 8, 16, 31, 64]))))
+        else:
+            x = b.input((nb, int(rng.choice([1, 4, 7, 16])), int(rng.choice([8, 16, 24, 32]))))
+        table = dict(OPS2)
+        if profile == "mixed":
+            table.update({op_shape_reshape: 1})
+    if profile == "mixed" and rng.random() < 0.3:
+        op_int64(b)
+    if rng.random() < 0.15:  # a second float input, joined
+        x = b.one(str(rng.choice(["Add", "Mul", "Max"])), [x, b.input(x.shape[1:] if rng.random() < 0.3 else x.shape)],
+                  x.shape)
+    cur = x
+    steps = 0
+    while len(b.nodes) < target and steps < 400:
+        steps += 1
+        f = weighted(rng, table)
+        src = cur if rng.random() < 0.8 else (b.pick(b.floats(len(cur.shape)), 0.0) or cur)
+        if len(src.shape) == 4 and f in (op_gemm, op_attention, op_layernorm, op_gelu):
+            continue
+        if len(src.shape) != 4 and f in (op_conv, op_conv_block, op_bn, op_pool, op_resize, op_se, op_residual, op_global_pool,
+                                         op_qdq_conv):
+            continue
+        if len(src.shape) == 4 and numel(src.shape) > 1 << 17:
+            continue
+        try:
+            y = f(b, src)
+        except (Reject, ValueError):  # the operator does not apply to src (rank, sizes)
+            continue
+        if y is None:
+            continue
+        if len(y.shape) != 4 and len(cur.shape) == 4 and profile == "cnn":
+            continue  # stay in NCHW; the node stays, as a side output
+        cur = y
+        if len(cur.shape) == 4 and profile == "cnn" and len(b.nodes) >= target - 4 and rng.random() < 0.6:
+            cur = op_head(b, cur)
+            break
+        if len(cur.shape) < 2 and profile != "mixed":
+            break
+        if len(cur.shape) == 2 and table is not OPS2 and profile == "mixed":
+            table = dict(OPS2)
+    if len(b.nodes) < 5:
+        raise Reject("too small")
+    if any(n.op_type in AVOID for n in b.nodes):
+        raise Reject("avoided operator")
+    # Outputs: every value nothing consumes, and sometimes an intermediate one.
+    outs = [v for v in b.values if v.uses == 0 and v.name not in b.feeds]
+    for v in b.values:
+        if v.name in b.feeds and v.uses == 0:
+            raise Reject("unused input")
+    if rng.random() < 0.2:
+        mids = [v for v in b.values if v.uses > 0 and v.name not in b.feeds and v.dtype in (F32, I64)]
+        if mids:
+            outs.append(mids[int(rng.integers(0, len(mids)))])
+    outs = [v for v in outs if v.dtype in (F32, I64)]
+    if not outs or len(outs) > 8:
+        raise Reject("outputs")
+    graph = helper.make_graph(b.nodes, "diff", b.inputs,
+                              [helper.make_tensor_value_info(v.name, v.dtype, list(v.shape)) for v in outs],
+                              b.inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)], producer_name="onnxc-diff")
+    model.ir_version = 8
+    shapes = {v.name: v.shape for v in b.values}
+    return model, b.feeds, shapes
+
+
+def validate(model, feeds, shapes):
+    import onnxruntime as ort
+    onnx.checker.check_model(model, full_check=True)
+    inf = onnx.shape_inference.infer_shapes(model, strict_mode=True)
+    for vi in list(inf.graph.value_info) + list(inf.graph.output):
+        dims = tuple(d.dim_value for d in vi.type.tensor_type.shape.dim)
+        known = all(d.HasField("dim_value") for d in vi.type.tensor_type.shape.dim)
+        if vi.name in shapes and known and dims != shapes[vi.name]:
+            raise Reject(f"{vi.name}: inferred {dims}, tracked {shapes[vi.name]}")
+    outs = run_ort(model, feeds)
+    for o, arr in zip(model.graph.output, outs):
+        if o.name in shapes and tuple(arr.shape) != shapes[o.name]:
+            raise Reject(f"ORT shape of {o.name}")
+        if arr.dtype == np.float32 and (not np.all(np.isfinite(arr)) or np.abs(arr).max(initial=0) > 1e4):
+            raise Reject("values out of range")
+    return outs
+
+
+def run_ort(model, feeds):
+    import onnxruntime as ort
+    so = ort.SessionOptions()
+    so.intra_op_num_threads = 1
+    so.inter_op_num_threads = 1
+    so.log_severity_level = 3
+    s = ort.InferenceSession(model.SerializeToString(), so, providers=["CPUExecutionProvider"])
+    return s.run(None, feeds)
+
+
+def profile_of(seed):
+    return ("cnn", "cnn", "mlp", "mixed")[seed % 4]
+
+
+def generate(seed, profile=None):
+    """(model, feeds, ORT outputs) for the seed; deterministic."""
+    profile = profile or profile_of(seed)
+    for attempt in range(50):
+        rng = np.random.default_rng([seed, attempt])
+        try:
+            model, feeds, shapes = build(rng, profile)
+            outs = validate(model, feeds, shapes)
+            return model, feeds, outs
+        except Reject:
+            continue
+        except Exception:  # checker, shape inference or ORT refused the draw
+            continue
+    raise RuntimeError(f"seed {seed}: no valid model in 50 draws")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("seed", type=int)
+    ap.add_argument("--profile", choices=PROFILES)
+    ap.add_argument("-o", "--output", default="model.onnx")
+    ap.add_argument("--avoid", default="", help="comma-separated operator types not to generate")
+    a = ap.parse_args()
+    AVOID.update(x for x in a.avoid.split(",") if x)
+    model, _, _ = generate(a.seed, a.profile)
+    onnx.save(model, a.output)
+    ops = {}
+    for n in model.graph.node:
+        ops[n.op_type] = ops.get(n.op_type, 0) + 1
+    print(f"{a.output}: {len(model.graph.node)} nodes", " ".join(f"{k}x{v}" for k, v in sorted(ops.items())))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

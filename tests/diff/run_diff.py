@@ -1,0 +1,243 @@
+#!/usr/bin/env python3
+"""Differential testing of whole models: random graphs, onnxc against ONNX Runtime.
+
+    run_diff.py --onnxc build/bin/onnxc --seeds 0:200 [-j 2] [--shrink]
+
+For every seed in A:B, gen_model.py makes a valid random model and its inputs,
+ONNX Runtime computes the reference outputs, and the model is written as an
+ONNX backend case (model.onnx, test_data_set_0/input_*.pb, output_*.pb) that
+`onnxc check` compiles and runs under each configuration (default: -O0, -O2,
+and -O3 --threads 2; rtol 1e-3, atol 1e-5). With --cuda-every K, every K-th
+seed is also built for --target cuda and run on the CPU emulation of
+tests/cuda/emu. A model fails when any configuration does not match.
+
+With --shrink, each failing model is reduced (shrink.py) to a minimal graph
+that fails the same way and kept as a regression case under --regressions
+(default tests/diff/regressions). --keep DIR keeps the failing cases as
+generated.
+
+    run_diff.py --onnxc build/bin/onnxc --cases tests/diff/regressions
+
+checks every case folder under DIR (the kept regressions) under the same
+configurations instead.
+
+Prints one line per failing model, per-configuration counts, the rate, and a
+last line `N passed, N failed` (models); exits 1 on any failure.
+"""
+import argparse
+import concurrent.futures
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+import onnx
+from onnx import numpy_helper
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import gen_model  # noqa: E402
+
+RTOL, ATOL = "1e-3", "1e-5"
+DEFAULT_CONFIGS = "O0,O2,O3:t2"
+
+
+def parse_config(spec):
+    """'O3:t2' -> ['-O3', '--threads', '2']; 'cuda' -> the emulated CUDA target."""
+    if spec == "cuda":
+        return None
+    parts = spec.split(":")
+    args = ["-" + parts[0]]
+    for p in parts[1:]:
+        if p.startswith("t"):
+            args += ["--threads", p[1:]]
+        else:
+            raise SystemExit(f"bad config '{spec}'")
+    return args
+
+
+def write_case(case_dir, model, feeds, outs):
+    """The ONNX backend layout `onnxc check` reads."""
+    ds = os.path.join(case_dir, "test_data_set_0")
+    os.makedirs(ds, exist_ok=True)
+    for f in os.listdir(ds):
+        os.unlink(os.path.join(ds, f))
+    onnx.save(model, os.path.join(case_dir, "model.onnx"))
+    for i, vi in enumerate(model.graph.input):
+        with open(os.path.join(ds, f"input_{i}.pb"), "wb") as f:
+            f.write(numpy_helper.from_array(feeds[vi.name], vi.name).SerializeToString())
+    for i, (vi, arr) in enumerate(zip(model.graph.output, outs)):
+        with open(os.path.join(ds, f"output_{i}.pb"), "wb") as f:
+            f.write(numpy_helper.from_array(arr, vi.name).SerializeToString())
+
+
+def classify(rc, text):
+    if rc == 0:
+        return "ok"
+    if rc == "timeout":
+        return "timeout"
+    if rc == 2:
+        return "compile"
+    if "elements differ" in text or "the model produced" in text:
+        return "mismatch"
+    if "generated code failed" in text:
+        return "crash"
+    return "error"
+
+
+def check(onnxc, case_dir, spec, timeout=300):
+    """(category, message) of one configuration on one case."""
+    if spec == "cuda":
+        return check_cuda(onnxc, case_dir, timeout)
+    cmd = [onnxc, "check"] + parse_config(spec) + ["--rtol", RTOL, "--atol", ATOL, case_dir]
+    try:
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL)
+    except subprocess.TimeoutExpired:
+        return "timeout", f"over {timeout} s"
+    text = (p.stdout + p.stderr).strip()
+    return classify(p.returncode, text), summary(text)
+
+
+def summary(text):
+    lines = [ln for ln in text.splitlines() if ln.strip()]
+    for ln in lines:
+        if "elements differ" in ln or "error" in ln.lower() or "the model produced" in ln:
+            return ln.strip()[:400]
+    return lines[-1][:400] if lines else ""
+
+
+_EMU = {}
+
+
+def check_cuda(onnxc, case_dir, timeout):
+    sys.path.insert(0, os.path.join(HERE, "..", "cuda"))
+    import emu_check  # noqa: E402
+    if "dir" not in _EMU:
+        _EMU["dir"] = emu_check.build_emu_lib(tempfile.mkdtemp(prefix="onnxc-diff-emu-"))
+    p = subprocess.run([onnxc, "check", "--target", "cuda", "--build-only", "--keep-temps", case_dir],
+                       capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL)
+    m = re.search(r"onnxc check: kept (\S+)", p.stderr)
+    if p.returncode or not m:
+        return "compile", summary(p.stderr)
+    try:
+        _, status, msg = emu_check.run_built("diff", m.group(1), case_dir, _EMU["dir"])
+    finally:
+        shutil.rmtree(m.group(1), ignore_errors=True)
+    return ("ok" if status == "ok" else status), msg.strip()[:400]
+
+
+def run_seed(seed, args, configs):
+    """Generates, checks under every configuration; returns (seed, nodes, {config: (cat, msg)})."""
+    model, feeds, outs = gen_model.generate(seed, args.profile)
+    work = tempfile.mkdtemp(prefix=f"onnxc-diff-{seed}-")
+    case = os.path.join(work, "case")
+    write_case(case, model, feeds, outs)
+    res = {}
+    for spec in configs:
+        if spec == "cuda" and seed % args.cuda_every:
+            continue
+        res[spec] = check(args.onnxc, case, spec, args.timeout)
+    failed = any(c != "ok" for c, _ in res.values())
+    if failed and args.keep:
+        dst = os.path.join(args.keep, f"seed{seed}")
+        shutil.rmtree(dst, ignore_errors=True)
+        shutil.copytree(case, dst)
+    shutil.rmtree(work, ignore_errors=True)
+    return seed, len(model.graph.node), res
+
+
+def run_case_dir(case, args, configs):
+    """Checks a stored case under every configuration (as run_seed does)."""
+    n = len(onnx.load(os.path.join(case, "model.onnx"), load_external_data=False).graph.node)
+    return os.path.basename(case), n, {c: check(args.onnxc, case, c, args.timeout) for c in configs}
+
+
+def parse_seeds(s):
+    a, _, b = s.partition(":")
+    return range(int(a), int(b)) if b else range(int(a), int(a) + 1)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--onnxc", default=os.path.join(HERE, "..", "..", "build", "bin", "onnxc"))
+    ap.add_argument("--seeds", default="0:50", help="A:B, B excluded")
+    ap.add_argument("-j", "--jobs", type=int, default=2)
+    ap.add_argument("--configs", default=DEFAULT_CONFIGS,
+                    help="comma-separated: On[:tN] (-On, --threads N), cuda (emulated); default " + DEFAULT_CONFIGS)
+    ap.add_argument("--cuda-every", type=int, default=0, help="also the CUDA target (emulated) on every K-th seed")
+    ap.add_argument("--profile", choices=gen_model.PROFILES, help="default: by seed (cnn half of the time)")
+    ap.add_argument("--avoid", default="", help="comma-separated operator types the generator leaves out "
+                    "(to look past a known failure class; the seeds then name other models)")
+    ap.add_argument("--timeout", type=int, default=300, help="seconds per onnxc check")
+    ap.add_argument("--keep", help="copy failing cases here")
+    ap.add_argument("--shrink", action="store_true", help="shrink failures into --regressions")
+    ap.add_argument("--regressions", default=os.path.join(HERE, "regressions"))
+    ap.add_argument("--log", help="append one line per model here")
+    ap.add_argument("--cases", help="check the case folders under this folder instead of random seeds")
+    args = ap.parse_args()
+    args.onnxc = os.path.abspath(args.onnxc)
+    configs = args.configs.split(",")
+    gen_model.AVOID.update(x for x in args.avoid.split(",") if x)
+    if args.cuda_every:
+        configs.append("cuda")
+    else:
+        args.cuda_every = 1
+    for c in configs:
+        parse_config(c)
+    if args.cases:
+        seeds = sorted(os.path.join(args.cases, d) for d in os.listdir(args.cases)
+                       if os.path.isfile(os.path.join(args.cases, d, "model.onnx")))
+        if not seeds:
+            sys.exit(f"no case folders under {args.cases}")
+        args.shrink = False
+    else:
+        seeds = parse_seeds(args.seeds)
+    counts = {c: {} for c in configs}
+    failures, nodes = [], 0
+    log = open(args.log, "a") if args.log else None
+    t0 = time.time()
+    with concurrent.futures.ProcessPoolExecutor(max_workers=args.jobs) as ex:
+        futs = [ex.submit(run_case_dir if args.cases else run_seed, s, args, configs) for s in seeds]
+        for fut in concurrent.futures.as_completed(futs):
+            try:
+                seed, n, res = fut.result()
+            except Exception as e:  # the generator itself: a bug in this script, counted as a failure
+                print(f"FAIL generator: {type(e).__name__}: {e}", flush=True)
+                failures.append((None, {}))
+                continue
+            nodes += n
+            for c, (cat, _) in res.items():
+                counts[c][cat] = counts[c].get(cat, 0) + 1
+            bad = {c: r for c, r in res.items() if r[0] != "ok"}
+            line = f"{'' if args.cases else 'seed '}{seed} ({n} nodes): " + (", ".join(f"{c} {r[0]}" for c, r in sorted(bad.items()))
+                                                   if bad else "ok")
+            if log:
+                log.write(line + "\n")
+                log.flush()
+            if bad:
+                failures.append((seed, res))
+                print("FAIL " + line, flush=True)
+                for c, (cat, msg) in sorted(bad.items()):
+                    print(f"    {c}: {msg}", flush=True)
+    dt = time.time() - t0
+    n_models = len(seeds)
+    for c in configs:
+        cs = counts[c]
+        print(f"config {c:7s}: " + ", ".join(f"{k} {v}" for k, v in sorted(cs.items())))
+    print(f"{n_models} models ({nodes} nodes) in {dt:.1f} s: {n_models / dt:.2f} models/s with -j {args.jobs}")
+    if args.shrink:
+        import shrink
+        for seed, res in sorted(failures, key=lambda f: -1 if f[0] is None else f[0]):  # seeds, not cases
+            if seed is None:
+                continue
+            path = shrink.shrink_seed(seed, res, args)
+            print(f"shrunk seed {seed} -> {path}", flush=True)
+    print(f"{n_models - len(failures)} passed, {len(failures)} failed")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
