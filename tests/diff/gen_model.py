@@ -260,13 +260,13 @@ def op_resize(b, x):
 
 def nearest_tie(n_in, n_out, ctm):
     """Whether some output index maps exactly onto a rounding boundary of
-    nearest Resize with sizes (a .5 for half_pixel rounding, an integer
-    reached by an inexact scale for asymmetric floor)."""
+    nearest Resize with sizes (for half_pixel a .5 or an integer, for
+    asymmetric floor an integer, reached through an inexact float scale)."""
     from fractions import Fraction
     for i in range(n_out):
         if ctm == "half_pixel":
             c = Fraction(2 * i + 1, 2) * Fraction(n_in, n_out) - Fraction(1, 2)
-            if c.denominator == 2:
+            if c.denominator <= 2 and n_in != n_out:  # ties, and integers reached by an inexact scale
                 return True
         else:
             c = Fraction(i * n_in, n_out)
