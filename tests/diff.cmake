@@ -5,14 +5,6 @@
 #   diff.regressions  every kept case of tests/diff/regressions (shrunk
 #                     failures and the graphs of issue 12) under the same
 #                     configurations
-# Fragments are included in name order, before e2e.cmake: ONNXC_PYTHON is
-# resolved to a full path here as there.
-set(ONNXC_PYTHON python3 CACHE STRING "Python with the packages of requirements-test.txt")
-if(NOT IS_ABSOLUTE "${ONNXC_PYTHON}" OR NOT EXISTS "${ONNXC_PYTHON}")
-  get_filename_component(ONNXC_PYTHON_NAME "${ONNXC_PYTHON}" NAME)
-  find_program(ONNXC_PYTHON_PATH NAMES ${ONNXC_PYTHON_NAME} REQUIRED)
-  set(ONNXC_PYTHON ${ONNXC_PYTHON_PATH})
-endif()
 set(ONNXC_DIFF_DIR ${CMAKE_CURRENT_LIST_DIR}/diff)
 
 add_test(NAME diff.random

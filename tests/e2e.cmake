@@ -1,12 +1,5 @@
 # End-to-end tests: the CLI, the ONNX conformance ratchet, multi-op models
 # against ONNX Runtime, the digits demo, and the Cortex-M cross-compile.
-set(ONNXC_PYTHON python3 CACHE STRING "Python with the packages of requirements-test.txt")
-# Tests run it from other folders and through `cmake -E env`: use a full path.
-if(NOT IS_ABSOLUTE "${ONNXC_PYTHON}" OR NOT EXISTS "${ONNXC_PYTHON}")
-  get_filename_component(ONNXC_PYTHON_NAME "${ONNXC_PYTHON}" NAME)
-  find_program(ONNXC_PYTHON_PATH NAMES ${ONNXC_PYTHON_NAME} REQUIRED)
-  set(ONNXC_PYTHON ${ONNXC_PYTHON_PATH})
-endif()
 set(ONNXC_BIN $<TARGET_FILE:onnxc>)
 set(ONNXC_SRC ${CMAKE_SOURCE_DIR})
 
