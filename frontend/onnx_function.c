@@ -65,12 +65,60 @@ static bool is_default_domain(const char *d) {
   return !d || !*d || strcmp(d, "ai.onnx") == 0;
 }
 
+/* Fields newer than some installed onnx.proto files (Debian 12's libonnx-dev
+ * is ONNX 1.12): CMake defines ONNXC_PROTO_OVERLOAD / ONNXC_PROTO_ATTRIBUTE_PROTO
+ * when the schema the bindings came from has them. Without them protobuf-c
+ * keeps the fields as unknown ones (by field number), so a model that uses
+ * them is refused with the reason instead of being read wrong. */
+enum { NODE_OVERLOAD_TAG = 8, FUNCTION_ATTRIBUTE_PROTO_TAG = 11, FUNCTION_OVERLOAD_TAG = 13 };
+
+#ifdef ONNXC_PROTO_OVERLOAD
+#define FN_OVERLOAD(fn) ((fn)->overload)
+#define NODE_OVERLOAD(np) ((np)->overload)
+#else
+#define FN_OVERLOAD(fn) ((void)(fn), (const char *)NULL)
+#define NODE_OVERLOAD(np) ((void)(np), (const char *)NULL)
+#endif
+
+static bool has_unknown_field(const ProtobufCMessage *m, uint32_t tag) {
+  for (unsigned i = 0; i < m->n_unknown_fields; i++)
+    if (m->unknown_fields[i].tag == tag)
+      return true;
+  return false;
+}
+
+/* False (after an error) when the model uses function fields this build's
+ * schema lacks. */
+static bool schema_has_fields(FeFunctions *f) {
+  const char *what = NULL, *fname = NULL;
+  for (size_t i = 0; i < f->m->n_functions && !what; i++) {
+    const Onnx__FunctionProto *fn = f->m->functions[i];
+    fname = fe_str(fn->name);
+#ifndef ONNXC_PROTO_OVERLOAD
+    if (has_unknown_field(&fn->base, FUNCTION_OVERLOAD_TAG))
+      what = "an overload name";
+#endif
+#ifndef ONNXC_PROTO_ATTRIBUTE_PROTO
+    if (has_unknown_field(&fn->base, FUNCTION_ATTRIBUTE_PROTO_TAG))
+      what = "attribute defaults (attribute_proto)";
+#endif
+  }
+  (void)has_unknown_field;
+  if (!what)
+    return true;
+  diag_error(f->c->d, NULL,
+             "function '%s' has %s, a field of ONNX 1.13+ that the onnx.proto this onnxc was "
+             "built from lacks; rebuild onnxc with -DONNX_PROTO=<onnx.proto of ONNX >= 1.16> "
+             "(pip install onnx)", fname, what);
+  return false;
+}
+
 static const Onnx__FunctionProto *find_function(const FeFunctions *f, const Onnx__NodeProto *np) {
   for (size_t i = 0; i < f->m->n_functions; i++) {
     const Onnx__FunctionProto *fn = f->m->functions[i];
     bool dom = is_default_domain(fn->domain) ? is_default_domain(np->domain)
                                              : same_str(fn->domain, np->domain);
-    if (dom && same_str(fn->name, np->op_type) && same_str(fn->overload, np->overload))
+    if (dom && same_str(fn->name, np->op_type) && same_str(FN_OVERLOAD(fn), NODE_OVERLOAD(np)))
       return fn;
   }
   return NULL;
@@ -172,8 +220,10 @@ static void expand_call(FeFunctions *f, const Onnx__NodeProto *top, const Onnx__
       }
       const Onnx__AttributeProto *src =
           find_attr(call->attribute, call->n_attribute, ap->ref_attr_name);
+#ifdef ONNXC_PROTO_ATTRIBUTE_PROTO
       if (!src)
         src = find_attr(fn->attribute_proto, fn->n_attribute_proto, ap->ref_attr_name);
+#endif
       if (!src)
         continue;   /* unset reference: the attribute is absent */
       if (has_subgraph(src)) {
@@ -248,8 +298,9 @@ FeFunctions *fe_functions_inline(FeCtx *c, Onnx__ModelProto *m) {
   f->c = c;
   f->m = m;
   f->a = arena_new();
-  f->ok = true;
-  expand_graph(f, m->graph, "");
+  f->ok = schema_has_fields(f);
+  if (f->ok)
+    expand_graph(f, m->graph, "");
   return f;
 }
 
