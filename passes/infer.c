@@ -78,7 +78,7 @@ bool infer_attr_ints(const Node *n, Diag *d, const char *name, int want, int64_t
   return true;
 }
 
-bool infer_fail(Diag *d, const Node *n, const char *fmt, ...) {
+void infer_report(Diag *d, const Node *n, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
   Buf b;
@@ -87,7 +87,6 @@ bool infer_fail(Diag *d, const Node *n, const char *fmt, ...) {
   va_end(ap);
   diag_error(d, n, "%s", b.s);
   buf_free(&b);
-  return false;
 }
 
 bool infer_node(Node *n, Diag *d) {

@@ -63,11 +63,11 @@ static const int64_t *ints_of(const Node *n, Diag *d, const char *name, int want
   int c = 0;
   const int64_t *v = ir_attr_ints(n, name, &c);
   if (!v && required) {
-    infer_fail(d, n, "attribute %s is required", name);
+    (void)infer_fail(d, n, "attribute %s is required", name);
     return NULL;
   }
   if (v && want >= 0 && c != want) {
-    infer_fail(d, n, "attribute %s has %d entries, expected %d (one per %s)", name, c, want,
+    (void)infer_fail(d, n, "attribute %s has %d entries, expected %d (one per %s)", name, c, want,
                strncmp(name, "leaf", 4) ? "interior node" : "leaf");
     return NULL;
   }
@@ -81,15 +81,15 @@ static const Tensor *tensor_attr(const Node *n, Diag *d, const char *name, int64
   const Attr *a = ir_attr(n, name);
   if (!a) {
     if (required)
-      infer_fail(d, n, "attribute %s is required", name);
+      (void)infer_fail(d, n, "attribute %s is required", name);
     return NULL;
   }
   if (a->kind != AT_TENSOR) {
-    infer_fail(d, n, "attribute %s must be a tensor", name);
+    (void)infer_fail(d, n, "attribute %s must be a tensor", name);
     return NULL;
   }
   if (want >= 0 && a->u.t->numel != want) {
-    infer_fail(d, n, "attribute %s has %lld entries, expected %lld", name,
+    (void)infer_fail(d, n, "attribute %s has %lld entries, expected %lld", name,
                (long long)a->u.t->numel, (long long)want);
     return NULL;
   }

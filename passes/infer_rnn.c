@@ -48,7 +48,7 @@ static int directions(Node *n, Diag *d) {
     return 1;
   if (!strcmp(dir, "bidirectional"))
     return 2;
-  infer_fail(d, n, "direction '%s' is not forward, reverse or bidirectional", dir);
+  (void)infer_fail(d, n, "direction '%s' is not forward, reverse or bidirectional", dir);
   return 0;
 }
 

@@ -179,13 +179,15 @@ static Tensor *le_list(Node *n, Diag *d, const char *what, bool *bad) {
     AttrKind want = i == 0 ? AT_INTS : i == 1 ? AT_FLOATS : i == 2 ? AT_STRINGS : AT_TENSOR;
     if (a->kind != want) {
       *bad = true;
-      return infer_fail(d, n, "attribute '%s' has the wrong kind", name), NULL;
+      infer_report(d, n, "attribute '%s' has the wrong kind", name);
+      return NULL;
     }
     if (i == 3) {
       t = a->u.t;
       if (t->shape.rank != 1) {
         *bad = true;
-        return infer_fail(d, n, "attribute '%s' must be a 1-D tensor", name), NULL;
+        infer_report(d, n, "attribute '%s' must be a 1-D tensor", name);
+        return NULL;
       }
       continue;
     }
@@ -207,7 +209,7 @@ static Tensor *le_list(Node *n, Diag *d, const char *what, bool *bad) {
   }
   if (found > 1) {
     *bad = true;
-    return infer_fail(d, n, "more than one %s_* attribute is set", what), NULL;
+    return infer_report(d, n, "more than one %s_* attribute is set", what), NULL;
   }
   return t;
 }
@@ -262,7 +264,7 @@ static Tensor *le_default(Node *n, Diag *d, DType vt, bool tensor_form) {
   const Attr *dt = ir_attr(n, "default_tensor");
   if (tensor_form && dt && dt->kind == AT_TENSOR) {
     if (dt->u.t->dt != vt || dt->u.t->numel != 1)
-      return infer_fail(d, n, "default_tensor must hold one %s", dtype_name(vt)), NULL;
+      return infer_report(d, n, "default_tensor must hold one %s", dtype_name(vt)), NULL;
     copy_elem(t, 0, dt->u.t, 0);
   } else if (vt == DT_STRING) {
     ((const char **)t->data)[0] = tensor_form ? "_Unused" : ir_attr_str(n, "default_string", "_Unused");

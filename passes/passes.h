@@ -125,8 +125,11 @@ bool infer_const_ints(const Node *n, int i, int64_t *dims, int *count, int max);
  * on a wrong kind, count or value. */
 bool infer_attr_ints(const Node *n, Diag *d, const char *name, int want, int64_t min, int64_t dflt,
                      int64_t *out);
-/* Errors with node context; return value false for tail calls. */
-bool infer_fail(Diag *d, const Node *n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* Errors with node context: infer_fail reports and is false, for tail calls.
+ * A macro so that the false is visible where it is used: gcc -O3 then knows
+ * that an out-parameter a failing helper leaves unset is never read. */
+void infer_report(Diag *d, const Node *n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+#define infer_fail(d, n, ...) (infer_report((d), (n), __VA_ARGS__), false)
 /* A shape of `rank` unknown dims (no symbols). */
 Shape infer_unknown_dims(int rank);
 /* Copies dim i of a into dim j of b (static extent or symbol). */
