@@ -13,6 +13,7 @@
 #include <cmocka.h>
 
 #include "target_util.h"
+#include "codegen_util.h"
 #include "gemm.h"
 #include "plan_util.h"
 
@@ -31,32 +32,6 @@ static void iota(Value *w) {
     f[i] = (float)i;
 }
 
-static char *generated_c(const Graph *g, const Plan *p) {
-  char dir[] = "/tmp/onnxc-gemm-XXXXXX";
-  assert_non_null(mkdtemp(dir));
-  Diag d;
-  diag_init(&d, "t.onnx", stderr);
-  CodegenOpts co = {"m", "t.onnx", WEIGHTS_C, NULL, 1};
-  assert_true(codegen_c(g, p, &co, dir, &d));
-  diag_free(&d);
-  char path[4096];
-  snprintf(path, sizeof path, "%s/m.c", dir);
-  FILE *f = fopen(path, "rb");
-  assert_non_null(f);
-  fseek(f, 0, SEEK_END);
-  long n = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  char *c = calloc(1, (size_t)n + 1);
-  assert_int_equal(fread(c, 1, (size_t)n, f), (size_t)n);
-  fclose(f);
-  const char *files[] = {"m.c", "m.h", "m_weights.c", "m_weights.h", "onnxc_rt.h"};
-  for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
-    snprintf(path, sizeof path, "%s/%s", dir, files[i]);
-    unlink(path);
-  }
-  rmdir(dir);
-  return c;
-}
 
 /* [64,300] x W[300,70]: scratch for A's block, W packed in 32-column panels. */
 static void test_emit_gemm_matmul_weight_packed_in_column_panels(void **state) {
@@ -81,7 +56,7 @@ static void test_emit_gemm_matmul_weight_packed_in_column_panels(void **state) {
   assert_true(pk[0 * 32 * 300 + 299 * 32 + 1] == (float)(299 * 70 + 1));
   assert_true(pk[2 * 32 * 300 + 7 * 32 + 31] == 0.0f);
   arena_free(a);
-  char *c = generated_c(g, &p);
+  char *c = cu_generate(g, &p, NULL);
   assert_non_null(strstr(c, "#if defined(__AVX512F__)"));
   assert_non_null(strstr(c, "onnxc_ukr(kc, a, as, b, (const int *)0, c, 70"));
   assert_non_null(strstr(c, "const long as = ONNXC_MR;")); /* A packed at run time */
@@ -136,7 +111,7 @@ static void test_emit_gemm_direct_conv(void **state) {
   plan_of(g, &p);
   assert_int_equal(p.scratch_size[conv->id], ((5 * 22 * 32 + 32) * 4 + 63) / 64 * 64);
   assert_int_equal(gemm_weight_numel(&p, in[1], 1), 48 * 45);
-  char *c = generated_c(g, &p);
+  char *c = cu_generate(g, &p, NULL);
   assert_non_null(strstr(c, "/* direct conv: [40 x 45] x image, 20 output rows 32 wide (30 used) */"));
   /* k = 44: channel 4, tap (2, 2): 4 * 22 * 32 + 2 * 32 + 2 */
   assert_non_null(strstr(c, "static const int koff[45]"));
@@ -172,7 +147,7 @@ static void test_emit_gemm_small_map_conv_transposed(void **state) {
   assert_true(pk[1 * 32 * 72 + 70 * 32 + 45 % 32] == (float)(45 * 72 + 70));
   assert_true(pk[0 * 32 * 72 + 3 * 32 + 31] == (float)(31 * 72 + 3));
   arena_free(a);
-  char *c = generated_c(g, &p);
+  char *c = cu_generate(g, &p, NULL);
   assert_non_null(strstr(c, "/* small maps: Y^T[49 x 64]"));
   free(c);
   ir_graph_free(g);
@@ -196,7 +171,7 @@ static void test_emit_gemm_small_products_stay_generic(void **state) {
   Arena *a = arena_new();
   assert_ptr_equal(gemm_weight_data(&p, w2, a, 1), w2->konst);
   arena_free(a);
-  char *c = generated_c(g, &p);
+  char *c = cu_generate(g, &p, NULL);
   assert_null(strstr(c, "onnxc_ukr"));
   free(c);
   ir_graph_free(g);

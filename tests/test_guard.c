@@ -16,6 +16,7 @@
 #include "onnxc_rt.h"
 #include "plan_util.h"
 #include "target_util.h"
+#include "codegen_util.h"
 
 /* x[4,16] -> a[4,32] -> r (Relu, in place) -> b[4,64] -> c[4,10] -> y (outputs). */
 static Graph *chain(void) {
@@ -109,37 +110,6 @@ static void test_guard_validate_sees_red_zones(void **state) {
   ir_graph_free(g);
 }
 
-static char *slurp(const char *dir, const char *file) {
-  char path[4096];
-  snprintf(path, sizeof path, "%s/%s", dir, file);
-  FILE *f = fopen(path, "rb");
-  assert_non_null(f);
-  Buf b;
-  buf_init(&b);
-  char tmp[4096];
-  size_t k;
-  while ((k = fread(tmp, 1, sizeof tmp, f)) > 0)
-    buf_write(&b, tmp, k);
-  fclose(f);
-  unlink(path);
-  return b.s;
-}
-
-static void generate(const Graph *g, const Plan *p, char **c, char **h) {
-  char dir[] = "/tmp/onnxc-guard-XXXXXX";
-  assert_non_null(mkdtemp(dir));
-  Diag d;
-  diag_init(&d, "t.onnx", stderr);
-  CodegenOpts co = {"m", "t.onnx", WEIGHTS_C, NULL, 1};
-  assert_true(codegen_c(g, p, &co, dir, &d));
-  diag_free(&d);
-  *c = slurp(dir, "m.c");
-  *h = slurp(dir, "m.h");
-  free(slurp(dir, "m_weights.c"));
-  free(slurp(dir, "m_weights.h"));
-  free(slurp(dir, "onnxc_rt.h"));
-  rmdir(dir);
-}
 
 static int count(const char *s, const char *what) {
   int n = 0;
@@ -156,7 +126,7 @@ static void test_guard_codegen_tables_and_checks(void **state) {
   Plan p;
   char *c, *h;
   plan(g, &p, PLAN_REDZONE);
-  generate(g, &p, &c, &h);
+  c = cu_generate(g, &p, &h);
   assert_non_null(strstr(c, "static const onnxc_guard_region m_guard_regions["));
   for (int i = 0; i < p.n_tensors; i++) {
     char row[128];
@@ -174,7 +144,7 @@ static void test_guard_codegen_tables_and_checks(void **state) {
   free(c);
   free(h);
   plan(g, &p, 0);
-  generate(g, &p, &c, &h);
+  c = cu_generate(g, &p, &h);
   assert_null(strstr(c, "guard"));
   assert_null(strstr(h, "guard"));
   free(c);

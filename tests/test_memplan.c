@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "target_util.h"
+#include "codegen_util.h"
 #include "codegen.h"
 #include "memplan_internal.h"
 #include "plan_util.h"
@@ -433,41 +434,6 @@ static void test_memplan_5000_tensors_validate(void **state) {
   }
 }
 
-static char *slurp(const char *path) {
-  FILE *f = fopen(path, "rb");
-  if (!f)
-    return NULL;
-  Buf b;
-  buf_init(&b);
-  char tmp[4096];
-  size_t k;
-  while ((k = fread(tmp, 1, sizeof tmp, f)) > 0)
-    buf_write(&b, tmp, k);
-  fclose(f);
-  return b.s;
-}
-
-/* The NAME.c that codegen_c writes for g with plan p (heap string). */
-static char *generated_c(const Graph *g, const Plan *p) {
-  char dir[] = "/tmp/onnxc-memplan-XXXXXX";
-  assert_non_null(mkdtemp(dir));
-  Diag d;
-  diag_init(&d, "t.onnx", stderr);
-  CodegenOpts co = {"m", "t.onnx", WEIGHTS_C, NULL, 1};
-  assert_true(codegen_c(g, p, &co, dir, &d));
-  diag_free(&d);
-  char path[4096];
-  snprintf(path, sizeof path, "%s/m.c", dir);
-  char *c = slurp(path);
-  assert_non_null(c);
-  const char *files[] = {"m.c", "m.h", "m_weights.c", "m_weights.h", "onnxc_rt.h"};
-  for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
-    snprintf(path, sizeof path, "%s/%s", dir, files[i]);
-    unlink(path);
-  }
-  rmdir(dir);
-  return c;
-}
 
 /* Views get no function and an in-place node gets one pointer twice. */
 static void test_memplan_codegen_uses_aliases(void **state) {
@@ -479,7 +445,7 @@ static void test_memplan_codegen_uses_aliases(void **state) {
   ir_output_add(g, pu_op2(g, OP_MatMul, "y", r, pu_weight(g, "w2", 8, 4)));
   Plan p;
   plan_ok(g, &p, true);
-  char *c = generated_c(g, &p);
+  char *c = cu_generate(g, &p, NULL);
   assert_null(strstr(c, "_Reshape("));
   assert_non_null(strstr(c, "(Reshape): a view of"));
   assert_non_null(strstr(c, "node2_Relu((const float *)(a + 0), (float *)(a + 0))"));
@@ -500,7 +466,7 @@ static void test_memplan_codegen_concat_output_slices(void **state) {
   Plan p;
   plan_ok(g, &p, true);
   assert_int_equal(p.arena_bytes, 0);
-  char *c = generated_c(g, &p);
+  char *c = cu_generate(g, &p, NULL);
   assert_non_null(strstr(c, "node0_Relu(in_x, out_y)"));
   assert_non_null(strstr(c, "node1_Sigmoid(in_x, (float *)((unsigned char *)out_y + 48))"));
   assert_non_null(strstr(c, "(Concat): its inputs were written in place, no code"));
@@ -518,7 +484,7 @@ static void test_memplan_codegen_passes_scratch(void **state) {
   p.scratch_size[b->id] = 100;
   p.scratch_offset[b->id] = p.arena_bytes;
   p.arena_bytes += 128;
-  char *c = generated_c(g, &p);
+  char *c = cu_generate(g, &p, NULL);
   char call[64];
   assert_non_null(strstr(c, "float *Y0, unsigned char *S) {"));
   /* (a node that cannot fail is called without a status check: `(void)f(...);`) */
