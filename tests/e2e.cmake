@@ -24,6 +24,8 @@ add_test(NAME e2e.conformance_sanitize
           ${ONNXC_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/conformance/run_conformance.py
           --onnxc ${ONNXC_BIN} --ratchet ${CMAKE_CURRENT_LIST_DIR}/conformance/passing.txt --only-listed
           --timeout 900)
+# The whole ratchet, sanitized and guarded: longer than ctest's default limit.
+set_tests_properties(e2e.conformance_sanitize PROPERTIES TIMEOUT 3600)
 
 add_test(NAME e2e.models_vs_ort
   COMMAND ${ONNXC_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/models/compare_ort.py
