@@ -13,22 +13,13 @@
 #include <unistd.h>
 
 #include "codegen.h"
+#include "../codegen_util.h"
 #include "passes.h"
 
 static char *slurp(const char *dir, const char *file) {
   char path[4096];
   snprintf(path, sizeof path, "%s/%s", dir, file);
-  FILE *f = fopen(path, "rb");
-  if (!f)
-    return NULL;
-  Buf b;
-  buf_init(&b);
-  char tmp[4096];
-  size_t k;
-  while ((k = fread(tmp, 1, sizeof tmp, f)) > 0)
-    buf_write(&b, tmp, k);
-  fclose(f);
-  return b.s;
+  return cu_slurp(path);
 }
 
 static void rmdir_all(const char *dir) {
