@@ -8,10 +8,11 @@
  * then a third pass writes (x - mean) * (1 / sqrt(var + eps)) * scale + bias.
  * They compute in double whatever the element type: outputs near zero come
  * from cancellation (x - mean, + bias), where float rounding alone would
- * exceed the 1e-7 absolute tolerance. Mean and 1 / stddev are rounded to the
- * stash type (f32 by default) as ONNX specifies and ONNX Runtime computes, so
- * large offsets (x ~ 1000) round alike. Rows are contiguous except for MVN's arbitrary axes (nested
- * loops over merged kept / reduced dims) and LpNormalization on an inner axis
+ * exceed the 1e-7 absolute tolerance. Mean and 1 / stddev stay double too
+ * (stash_type asks for at least float32): a row whose spread is near float32's
+ * resolution of its mean would lose its digits to a rounded mean. Rows are
+ * contiguous except for MVN's arbitrary axes (nested loops over merged kept /
+ * reduced dims) and LpNormalization on an inner axis
  * (blocks of adjacent columns). The other kernels compute f16/bf16 in float.
  * ConvTranspose needs no scratch: each output row (last spatial dim) is built
  * in a small stack buffer of accumulators; the outer output dims gather the
@@ -72,17 +73,13 @@ static bool is_empty(const Value *v) {
   return !shape_numel(&v->shape, &k) || k == 0;
 }
 
-/* Precision of the statistics (stash_type): f32 unless X or stash_type is
- * f64. The sums run in double either way; rounding mean and 1 / stddev to
- * f32 keeps the results (and the Mean / InvStdDev outputs) those of the
- * f32 computation the ONNX function specifies and ONNX Runtime performs. */
-static DType stash_of(const Node *n) {
-  return n->in[0]->dt == DT_F64 || ir_attr_int(n, "stash_type", 1) == DT_F64 ? DT_F64 : DT_F32;
-}
-
-/* Emits the statistics of the row x[0 .. len) as doubles rounded to `stash`:
- * `mean` (when centered) and `inv` = 1 / sqrt(var + eps), or
- * 1 / sqrt(mean(x^2) + eps) uncentered. */
+/* Emits the statistics of the row x[0 .. len) in double: `mean` (when
+ * centered) and `inv` = 1 / sqrt(var + eps), or 1 / sqrt(mean(x^2) + eps)
+ * uncentered. They stay double for the normalization whatever stash_type
+ * says (at least as precise as the spec asks: a row whose spread is near
+ * float32's resolution of its mean loses every digit when the mean is
+ * rounded to float first); only the Mean/InvStdDev outputs are rounded to
+ * their element type. */
 /* acc += the sum over i < len of v(i) (center NULL), or of (v(i) - center)^2:
  * in eight partial sums over blocks of 8 (vj: v at i + j), then the tail (vi). */
 static void emit_sum8(EmitC *e, int64_t len, const char *acc, const char *vj, const char *vi,
@@ -105,21 +102,19 @@ static void emit_sum8(EmitC *e, int64_t len, const char *acc, const char *vj, co
   ec_line(e, "}");
 }
 
-static void emit_row_stats(EmitC *e, DType from, DType stash, int64_t len, bool centered,
-                           const char *eps) {
+static void emit_row_stats(EmitC *e, DType from, int64_t len, bool centered, const char *eps) {
   Expr a, b;
-  const char *R = stash == DT_F64 ? "" : "(float)";
   /* eight double partial sums (a loop the compiler vectorizes), then the rest */
   ec_line(e, "double s = 0;");
   if (centered) {
     emit_sum8(e, len, "s", ld(&a, from, DT_F64, "x[i + j]"), ld(&b, from, DT_F64, "x[i]"), NULL);
-    ec_line(e, "const double mean = %s(s / %lld);", R, LL(len));
+    ec_line(e, "const double mean = s / %lld;", LL(len));
     ec_line(e, "double q = 0;");
     emit_sum8(e, len, "q", ld(&a, from, DT_F64, "x[i + j]"), ld(&b, from, DT_F64, "x[i]"), "mean");
-    ec_line(e, "const double inv = %s(1 / sqrt(q / %lld + %s));", R, LL(len), eps);
+    ec_line(e, "const double inv = 1 / sqrt(q / %lld + %s);", LL(len), eps);
   } else {
     emit_sum8(e, len, "s", ld(&a, from, DT_F64, "x[i + j]"), ld(&b, from, DT_F64, "x[i]"), "0");
-    ec_line(e, "const double inv = %s(1 / sqrt(s / %lld + %s));", R, LL(len), eps);
+    ec_line(e, "const double inv = 1 / sqrt(s / %lld + %s);", LL(len), eps);
   }
 }
 
@@ -221,7 +216,7 @@ static bool emit_layer_rms(EmitC *e, const Node *n, bool centered) {
   ec_open_rows(e, outer, len); /* --threads: blocks of rows */
   ec_line(e, "const %s *x = X0 + o * %lld;", dtype_ctype(tx), LL(len));
   ec_line(e, "%s *y = Y0 + o * %lld;", dtype_ctype(ty), LL(len));
-  emit_row_stats(e, tx, stash_of(n), len, centered, eps_lit(&a, n, 1e-5f));
+  emit_row_stats(e, tx, len, centered, eps_lit(&a, n, 1e-5f));
   if (centered && ec_has_output(n, 1))
     ec_line(e, "Y1[o] = %s;", st(&a, ct, n->out[1]->dt, "mean"));
   if (centered && ec_has_output(n, 2))
@@ -270,7 +265,7 @@ static void emit_group_rows(EmitC *e, const Node *n, int64_t groups, int64_t cha
   ec_line(e, "for (long o = 0; o < %lld; o++) {", LL(xs->d[0] * groups));
   ec_line(e, "const %s *x = X0 + o * %lld;", T, LL(len));
   ec_line(e, "%s *y = Y0 + o * %lld;", T, LL(len));
-  emit_row_stats(e, t, stash_of(n), len, true, eps_lit(&a, n, 1e-5f));
+  emit_row_stats(e, t, len, true, eps_lit(&a, n, 1e-5f));
   if (per_channel) {
     ec_line(e, "for (long c = 0; c < %lld; c++) {", LL(chans));
     ec_line(e, "const long p = o %% %lld * %lld + c;", LL(groups), LL(chans));
@@ -436,7 +431,7 @@ bool emitc_MeanVarianceNormalization(EmitC *e, const Node *n) {
   open_loops(e, &rd, "r", &ridx);
   ec_line(e, "s += %s;", ld(&a, t, DT_F64, fmt(&b, "x[%s]", ridx.s)));
   close_loops(e, rd.n);
-  ec_line(e, "const double mean = %s(s / %lld);", t == DT_F64 ? "" : "(float)", LL(count));
+  ec_line(e, "const double mean = s / %lld;", LL(count));
   buf_free(&ridx);
   buf_init(&ridx);
   open_loops(e, &rd, "r", &ridx);
@@ -444,8 +439,7 @@ bool emitc_MeanVarianceNormalization(EmitC *e, const Node *n) {
   ec_line(e, "q += v * v;");
   close_loops(e, rd.n);
   /* (x - E[x]) / (sqrt(Var[x]) + 1e-9), the epsilon of the ONNX function body. */
-  ec_line(e, "const double inv = %s(1 / (sqrt(q / %lld) + 1e-9));", t == DT_F64 ? "" : "(float)",
-          LL(count));
+  ec_line(e, "const double inv = 1 / (sqrt(q / %lld) + 1e-9);", LL(count));
   buf_free(&ridx);
   buf_init(&ridx);
   open_loops(e, &rd, "r", &ridx);

@@ -10,6 +10,7 @@
 #include "onnx_internal.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -177,4 +178,40 @@ Tensor *fe_tensor_load(Graph *g, const char *path, const char **name, Diag *d) {
   free(data);
   buf_free(&what);
   return t;
+}
+
+bool fe_tensor_save(const char *path, const char *name, DType dt, const Shape *s, const void *raw,
+                    size_t nbytes, Diag *d) {
+  if (dt == DT_STRING) {
+    diag_error(d, NULL, "cannot write '%s' to %s: string tensors are not saved", name, path);
+    return false;
+  }
+  Onnx__TensorProto tp = ONNX__TENSOR_PROTO__INIT;
+  int64_t dims[IR_MAX_RANK];
+  for (int i = 0; i < s->rank; i++)
+    dims[i] = s->d[i];
+  tp.n_dims = (size_t)s->rank;
+  tp.dims = dims;
+  tp.has_data_type = true;
+  tp.data_type = (int32_t)dt;
+  tp.name = (char *)name;
+  tp.has_raw_data = true;
+  tp.raw_data.len = nbytes;
+  tp.raw_data.data = (uint8_t *)raw;
+  size_t n = onnx__tensor_proto__get_packed_size(&tp);
+  uint8_t *buf = malloc(n ? n : 1);
+  if (!buf) {
+    diag_error(d, NULL, "out of memory writing %s", path);
+    return false;
+  }
+  onnx__tensor_proto__pack(&tp, buf);
+  FILE *f = fopen(path, "wb");
+  bool ok = f && fwrite(buf, 1, n, f) == n;
+  ok = (f && fclose(f) == 0) && ok;
+  free(buf);
+  if (!ok) {
+    diag_error(d, NULL, "cannot write %s", path);
+    remove(path);
+  }
+  return ok;
 }

@@ -11,6 +11,9 @@
 #include "tools.h"
 
 #include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <sys/stat.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -556,6 +559,26 @@ static bool compare_strings(const char *label, const Value *v, const Tensor *exp
   return false;
 }
 
+/* check --save-outputs DIR: output i of data set ds as DIR/SET/output_i.pb
+ * (SET: the data set folder's name), for tools that look at the values
+ * themselves (tests/diff/run_diff.py's float64 referee). */
+static bool save_output(const Options *o, const DataSet *ds, int i, const Value *v, const Buf *got) {
+  const char *set = strrchr(ds->dir, '/');
+  set = set ? set + 1 : ds->dir;
+  char dir[4096], path[4200];
+  snprintf(dir, sizeof dir, "%s/%s", o->save_outputs, set);
+  if ((mkdir(o->save_outputs, 0777) != 0 && errno != EEXIST) || (mkdir(dir, 0777) != 0 && errno != EEXIST)) {
+    fprintf(stderr, "onnxc check: cannot create %s: %s\n", dir, strerror(errno));
+    return false;
+  }
+  snprintf(path, sizeof path, "%s/output_%d.pb", dir, i);
+  Diag d;
+  diag_init(&d, path, stderr);
+  bool ok = fe_tensor_save(path, v->name, v->dt, &v->shape, got->s, got->len, &d);
+  diag_free(&d);
+  return ok;
+}
+
 static int run_set(const char *dir, const Graph *g, const DataSet *ds, const bool *bound, const Options *o) {
   char *argv[2 * MAX_IO + 2];
   char paths[2 * MAX_IO][64];
@@ -627,6 +650,10 @@ static int run_set(const char *dir, const Graph *g, const DataSet *ds, const boo
       buf_free(&got);
       continue;
     }
+    if (o->save_outputs && sys_read_file(argv[n - g->n_outputs + i], &got) &&
+        (int64_t)got.len == ds->out[i]->nbytes && !save_output(o, ds, i, &actual, &got))
+      status = 1;
+    got.len = 0;
     if (!sys_read_file(argv[n - g->n_outputs + i], &got) || (int64_t)got.len != ds->out[i]->nbytes) {
       fprintf(stderr, "%s: output %d '%s' has %zu bytes, expected %lld\n", ds->dir, i,
               g->outputs[i]->name, got.len, (long long)ds->out[i]->nbytes);

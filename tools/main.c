@@ -51,6 +51,7 @@ static void usage(FILE *f) {
           "  --help, --version\n"
           "\n"
           "check options: --sanitize (ASan+UBSan), --rtol R, --atol A, -v (also error figures),\n"
+          "  --save-outputs DIR (each data set's outputs as DIR/SET/output_N.pb),\n"
           "  -O, -D, --shape, --threads, --keep-temps,\n"
           "  --target c|cuda, --build-only (compile and link, do not run: no GPU needed)\n"
           "  Environment: CC (C compiler), AR, ONNXC_CFLAGS (extra C flags),\n"
@@ -213,6 +214,9 @@ static int parse(int argc, char **argv, Options *o, bool check, const char **pos
       o->sanitize = true;
     } else if (check && strcmp(a, "-v") == 0) {
       o->verbose = true;
+    } else if (check && strcmp(a, "--save-outputs") == 0) {
+      NEED_ARG();
+      o->save_outputs = next;
     } else if (check && (strcmp(a, "--rtol") == 0 || strcmp(a, "--atol") == 0)) {
       NEED_ARG();
       double v = strtod(next, NULL);

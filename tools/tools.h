@@ -33,6 +33,7 @@ typedef struct Options {
   bool sanitize;               /* check: build the harness with ASan+UBSan */
   double rtol, atol;           /* check tolerances */
   bool verbose;
+  const char *save_outputs;    /* check --save-outputs DIR: outputs as DIR/SET/output_N.pb */
   bool footprint;              /* onnxc footprint */
   const char *fp_cc;           /* footprint: target compiler (NULL: arm-none-eabi-gcc) */
   const char *fp_cflags;       /* footprint: its flags (NULL: Cortex-M4F, -Os) */

@@ -82,6 +82,25 @@ expect_shape 2 "--shape" "--shape needs an argument"
 rc=$?
 if [[ $rc -eq 2 ]] && grep -qF "gives input 'x' shape [1,3,4,5]" "$T/err"; then echo "ok   check --shape disagreeing with the data"
 else echo "FAIL: check --shape x=1x3x4x6: exit $rc"; cat "$T/err"; fails=$((fails+1)); fi
+
+# check --save-outputs DIR: the outputs the compiled model computed, as
+# TensorProto files that match the case's expected outputs.
+"$ONNXC" check --save-outputs "$T/saved" "$T/m/paddle_case" >/dev/null 2>"$T/err" \
+  || { echo "FAIL: check --save-outputs"; cat "$T/err"; fails=$((fails+1)); }
+"$PY" - "$T/saved/test_data_set_0" "$T/m/paddle_case/test_data_set_0" <<'PYEOF' \
+  && echo "ok   check --save-outputs" || { echo "FAIL: saved outputs"; fails=$((fails+1)); }
+import glob, os, sys
+import numpy as np, onnx
+from onnx import numpy_helper
+want = sorted(glob.glob(os.path.join(sys.argv[2], "output_*.pb")))
+assert want and len(want) == len(glob.glob(os.path.join(sys.argv[1], "output_*.pb")))
+for w in want:
+    e = onnx.load_tensor(w)
+    g = onnx.load_tensor(os.path.join(sys.argv[1], os.path.basename(w)))
+    a, b = numpy_helper.to_array(g), numpy_helper.to_array(e)
+    assert a.dtype == b.dtype and a.shape == b.shape, (a.dtype, a.shape, b.dtype, b.shape)
+    assert np.allclose(a, b, rtol=1e-3, atol=1e-6), np.abs(a - b).max()
+PYEOF
 "$ONNXC" --help | grep -qF -- "--shape NAME=" || { echo "FAIL: --help lacks --shape"; fails=$((fails+1)); }
 
 # Usage errors.
