@@ -143,6 +143,37 @@ void ec_ew_store(Buf *out, DType compute, DType to, const char *expr);
 const char *ec_ew_load_str(char *buf, size_t n, DType from, DType compute, const char *src);
 const char *ec_ew_store_str(char *buf, size_t n, DType compute, DType to, const char *expr);
 
+/* ---- kernel description of a fused elementwise node (kernel_desc.c) ----------
+ * One description, printed by both targets: the iteration space is the fused
+ * node's output shape; operand k is loaded (through its broadcast index map,
+ * the target's business) into the variable `a<k>` of kd_operand_type of its
+ * element type; each body node is one statement `const T t<s> = expr;` of its
+ * row's template; the last one is the stored result. */
+#define KD_MAX_STEPS 32
+typedef struct KdStep {
+  const Node *n;             /* the body node: op, attributes, output type */
+  DType compute;             /* ec_ew_compute_type(n) */
+  int n_arg;
+  int arg[EC_EXPR_MAX_OPS];  /* >= 0: operand index; < 0: the result of step -1 - arg */
+} KdStep;
+typedef struct Kdesc {
+  const Node *fused;
+  int n_steps;
+  KdStep step[KD_MAX_STEPS];
+} Kdesc;
+/* Reads n's body into k. False after a diag error (a malformed body). */
+bool kd_build(const Node *n, Kdesc *k, Diag *d);
+/* Type an operand of element type t is held in: float for f16/bf16, else t. */
+DType kd_operand_type(DType t);
+/* Appends one statement per step but the last to stmts, each as
+ * `<indent>const T t<s> = expr;\n`, and the last step's expression, stored as
+ * the output's element type, to result. fast_c: float32 Exp, Erf, Tanh and
+ * Sigmoid through onnxc_rt.h's vectorizable versions (the C target), else
+ * <math.h>. False after a diag error. */
+bool kd_emit(const Kdesc *k, bool fast_c, const char *indent, Buf *stmts, Buf *result, Diag *d);
+/* Comment text naming the fused nodes: "Mul mul_3, Erf erf_4, ...". */
+void kd_describe(const Kdesc *k, Buf *out);
+
 /* Window geometry of a Conv-like node (emit_conv.c): per spatial dim of the
  * static data shape x and output shape y, the kernel extent (kernel_shape, else
  * `kernel`), stride, dilation and begin padding (auto_pad resolved). */

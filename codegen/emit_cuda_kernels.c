@@ -3,7 +3,9 @@
  *   elementwise   every EW row, from the same templates as the C target
  *                 (ec_ew_template / ec_expand_expr / ec_ew_load / ec_ew_store):
  *                 one thread per output element in a grid-stride loop, each
- *                 operand's broadcast offset unravelled from the flat index
+ *                 operand's broadcast offset unravelled from the flat index;
+ *                 FusedElementwise the same, its body from the kernel
+ *                 description the C target prints (kernel_desc.c)
  *   Gemm, MatMul  16x16 shared-memory tiles, one thread per output element,
  *                 batches (MatMul broadcasting) on grid z; f32 and f64
  *   Conv          direct convolution, one thread per output element (any
@@ -178,6 +180,56 @@ static int emit_elementwise(CudaKernel *k, const Node *n) {
   buf_free(&ld);
   buf_free(&ex);
   buf_free(&st);
+  return ok ? 1 : -1;
+}
+
+/* A fused elementwise chain: the kernel description (kernel_desc.c) in the
+ * same one-thread-per-element loop, operands loaded in their own types. */
+static int emit_fused(CudaKernel *k, const Node *n) {
+  const Value *y = n->out[0];
+  int64_t ny;
+  Kdesc kd;
+  if (!numel(y, &ny) || ny == 0 || !kd_build(n, &kd, k->d))
+    return 0;
+  for (int i = 0; i < n->n_in; i++)
+    if (dtype_bits(n->in[i]->dt) < 8)
+      return 0;
+  Buf what, src, ld, st, res;
+  buf_init(&what);
+  buf_init(&src);
+  buf_init(&ld);
+  buf_init(&st);
+  buf_init(&res);
+  buf_puts(&what, "fused elementwise, one thread per element: ");
+  kd_describe(&kd, &what);
+  open_kernel(k, what.s);
+  k->block[0] = EW_THREADS;
+  k->grid[0] = cuda_blocks_for(ny, EW_THREADS);
+  kline(k, "ONNXC_CUDA_FOR(i, %lld) {", LL(ny));
+  for (int i = 0; i < n->n_in; i++) {
+    DType to = kd_operand_type(n->in[i]->dt);
+    src.len = 0;
+    ld.len = 0;
+    buf_printf(&src, "X%d[", i);
+    bcast_offset(&n->in[i]->shape, &y->shape, &src);
+    buf_putc(&src, ']');
+    ec_ew_load(&ld, n->in[i]->dt, to, src.s);
+    kline(k, "  const %s a%d = %s;", dtype_ctype(to), i, ld.s);
+  }
+  buf_puts(&st, "");
+  buf_puts(&res, "");
+  bool ok = kd_emit(&kd, false, "    ", &st, &res, k->d);
+  if (ok) {
+    buf_puts(k->cu, st.s);
+    kline(k, "  Y0[i] = %s;", res.s);
+  }
+  kline(k, "}");
+  close_kernel(k);
+  buf_free(&what);
+  buf_free(&src);
+  buf_free(&ld);
+  buf_free(&st);
+  buf_free(&res);
   return ok ? 1 : -1;
 }
 
@@ -819,6 +871,8 @@ int cuda_emit_parallel(CudaKernel *k, const Node *n) {
   if (ir_ops[n->op].expr)
     return emit_elementwise(k, n);
   switch (n->op) {
+  case OP_FusedElementwise:
+    return emit_fused(k, n);
   case OP_Gemm:
     return emit_gemm(k, n);
   case OP_MatMul:

@@ -266,15 +266,17 @@ static void index_expr(Buf *b, const int64_t *stride, int depth) {
     buf_puts(b, "0");
 }
 
-static void emit_load(EmitC *e, const Node *n, const Nest *ns, int k, DType compute) {
+/* Loads operand k into `a<k>`, converted to `to` (the compute type; for a
+ * fused kernel the operand's own type, kd_operand_type). */
+static void emit_load(EmitC *e, const Node *n, const Nest *ns, int k, DType to) {
   Buf src, ld;
   buf_init(&src);
   buf_init(&ld);
   buf_printf(&src, "X%d[", k);
   index_expr(&src, ns->stride[k], ns->depth[k]);
   buf_putc(&src, ']');
-  ec_ew_load(&ld, n->in[k]->dt, compute, src.s);
-  ec_line(e, "const %s a%d = %s;", dtype_ctype(compute), k, ld.s);
+  ec_ew_load(&ld, n->in[k]->dt, to, src.s);
+  ec_line(e, "const %s a%d = %s;", dtype_ctype(to), k, ld.s);
   buf_free(&src);
   buf_free(&ld);
 }
@@ -341,7 +343,34 @@ static bool emit_body(EmitC *e, const Node *n, const Nest *ns, DType compute) {
   return ok;
 }
 
-bool emitc_elementwise(EmitC *e, const Node *n) {
+/* The fused kernel's body (kernel_desc.c): its steps, then the store. */
+static bool emit_fused_body(EmitC *e, const Kdesc *kd, const Nest *ns) {
+  Buf st, res, idx;
+  buf_init(&st);
+  buf_init(&res);
+  buf_init(&idx);
+  buf_puts(&st, "");
+  buf_puts(&res, "");
+  bool ok = kd_emit(kd, true, "", &st, &res, e->d);
+  for (char *line = st.s, *nl; ok && line && *line; line = nl + 1) {
+    nl = strchr(line, '\n');
+    IR_ASSERT(nl);
+    *nl = 0;
+    ec_line(e, "%s", line);
+  }
+  if (ok) {
+    index_expr(&idx, ns->ostride, ns->rank - 1);
+    ec_line(e, "Y0[%s] = %s;", idx.s, res.s);
+  }
+  buf_free(&st);
+  buf_free(&res);
+  buf_free(&idx);
+  return ok;
+}
+
+/* The loop nest over n's output; the body is n's template, or the fused
+ * kernel kd's steps when kd is set. */
+static bool emit_ew_kernel(EmitC *e, const Node *n, const Kdesc *kd) {
   const Value *y = n->out[0];
   int64_t numel;
   if (!shape_numel(&y->shape, &numel))
@@ -349,22 +378,25 @@ bool emitc_elementwise(EmitC *e, const Node *n) {
   if (!dtype_ctype(y->dt)[0])
     return diag_error(e->d, n, "element type %s is not supported by the C target", dtype_name(y->dt));
   int nk = n->n_in;
-  if (ir_ops[n->op].max_in >= 0 && nk > EC_EXPR_MAX_OPS)
+  if (!kd && ir_ops[n->op].max_in >= 0 && nk > EC_EXPR_MAX_OPS)
     return diag_error(e->d, n, "internal: %d operands, templates take at most %d", nk, EC_EXPR_MAX_OPS);
   if (numel == 0) {
     ec_line(e, "(void)Y0;");
     return true;
   }
-  DType compute = ec_ew_compute_type(n);
+  DType compute = kd ? DT_UNDEF : ec_ew_compute_type(n);
   Nest ns;
   ns.n_ops = nk;
   ns.stride = calloc((size_t)nk, sizeof *ns.stride);
   ns.depth = calloc((size_t)nk, sizeof *ns.depth);
-  IR_ASSERT(ns.stride && ns.depth);
+  DType *to = calloc((size_t)nk, sizeof *to);
+  IR_ASSERT(ns.stride && ns.depth && to);
+  for (int k = 0; k < nk; k++)
+    to[k] = kd ? kd_operand_type(n->in[k]->dt) : compute;
   nest_build(n, &ns);
   for (int k = 0; k < nk; k++)
     if (ns.depth[k] < 0)
-      emit_load(e, n, &ns, k, compute);
+      emit_load(e, n, &ns, k, to[k]);
   /* --threads (perf2): from 2^16 elements the outer loop is cut into chunks
    * that the threads claim one at a time (codegen.h) */
   int64_t chunks = 0;
@@ -383,14 +415,33 @@ bool emitc_elementwise(EmitC *e, const Node *n) {
       ec_line(e, "for (ptrdiff_t i%d = 0; i%d < %lld; i%d++) {", m, m, (long long)ns.ext[m], m);
     for (int k = 0; k < nk; k++)
       if (ns.depth[k] == m)
-        emit_load(e, n, &ns, k, compute);
+        emit_load(e, n, &ns, k, to[k]);
   }
-  bool ok = emit_body(e, n, &ns, compute);
+  bool ok = kd ? emit_fused_body(e, kd, &ns) : emit_body(e, n, &ns, compute);
   for (int m = 0; m < ns.rank; m++)
     ec_line(e, "}");
   if (chunks)
     ec_line(e, "}");
   free(ns.stride);
   free(ns.depth);
+  free(to);
   return ok;
+}
+
+bool emitc_elementwise(EmitC *e, const Node *n) { return emit_ew_kernel(e, n, NULL); }
+
+/* A fused elementwise chain (passes/fuse_elementwise.c): one loop nest over
+ * its output, its operands loaded as in a single node's kernel, the chain's
+ * steps in the innermost body. */
+bool emitc_FusedElementwise(EmitC *e, const Node *n) {
+  Kdesc kd;
+  if (!kd_build(n, &kd, e->d))
+    return false;
+  Buf what;
+  buf_init(&what);
+  buf_puts(&what, "");
+  kd_describe(&kd, &what);
+  ec_line(e, "/* fused: %s */", what.s);
+  buf_free(&what);
+  return emit_ew_kernel(e, n, &kd);
 }

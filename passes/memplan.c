@@ -146,10 +146,18 @@ static int last_use(const Buffers *b, const Value *v, int produced) {
   return last;
 }
 
+/* Reads through a subgraph are captures (a nested body's go through its
+ * parent body's); a body that captures nothing (FusedElementwise's) reads only
+ * the node's inputs. */
 bool memplan_has_subgraph(const Node *n) {
-  for (int i = 0; i < n->n_attrs; i++)
-    if (n->attrs[i].kind == AT_GRAPH || n->attrs[i].kind == AT_GRAPHS)
+  for (int i = 0; i < n->n_attrs; i++) {
+    const Attr *a = &n->attrs[i];
+    if (a->kind == AT_GRAPH && a->u.g && a->u.g->n_captures > 0)
       return true;
+    for (int k = 0; a->kind == AT_GRAPHS && k < a->n; k++)
+      if (a->u.gs[k] && a->u.gs[k]->n_captures > 0)
+        return true;
+  }
   return false;
 }
 

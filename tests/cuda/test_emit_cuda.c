@@ -33,7 +33,7 @@ static void rmdir_all(const char *dir) {
   rmdir(dir);
 }
 
-/* x[2,3] + b[3] -> Relu -> MatMul(w[3,4]) -> Softmax -> Transpose -> Hardmax -> y[4,2] */
+/* x[2,3] + b[3] -> Relu (one fused kernel) -> MatMul(w[3,4]) -> Softmax -> Transpose -> Hardmax -> y[4,2] */
 static Graph *small_graph(void) {
   Graph *g = ir_graph_new("t.onnx");
   g->opset = 13;
@@ -48,7 +48,7 @@ static Graph *small_graph(void) {
   Value *b = ir_const_new(g, "b", bt), *w = ir_const_new(g, "w", wt);
   Value *in[2] = {x, b};
   Node *add = ir_node_new(g, OP_Add, NULL, "add*/", 2, in, 1);
-  Node *relu = ir_node_new(g, OP_Relu, NULL, "relu", 1, add->out, 1);
+  Node *relu = ir_node_new(g, OP_Relu, NULL, "relu*/", 1, add->out, 1);
   Value *mm_in[2] = {relu->out[0], w};
   Node *mm = ir_node_new(g, OP_MatMul, NULL, "mm", 2, mm_in, 1);
   Node *sm = ir_node_new(g, OP_Softmax, NULL, "sm", 1, mm->out, 1);
@@ -81,9 +81,12 @@ static void test_kernels_parallel_and_fallback(void **state) {
   char *cu = slurp(dir, "m.cu");
   assert_non_null(cu);
   assert_non_null(strstr(cu, "#include \"onnxc_cuda_rt.h\""));
-  /* Named and commented after the node; a comment terminator in a name is defused. */
-  assert_non_null(strstr(cu, "/* node 'add* /' (Add) */"));
-  assert_non_null(strstr(cu, "extern \"C\" __global__ void node0_Add("));
+  /* Named and commented after the node; a comment terminator in a name is
+   * defused. Add and Relu are one fused kernel, named after its last node. */
+  assert_non_null(strstr(cu, "/* node 'relu* /' (FusedElementwise) */"));
+  assert_non_null(strstr(cu, "extern \"C\" __global__ void node0_FusedElementwise("));
+  assert_non_null(strstr(cu, "one thread per element: Add add_/, Relu relu_/ */"));
+  assert_null(strstr(cu, "(Relu)"));
   /* Broadcast operand: its offset is the output index modulo 3. */
   assert_non_null(strstr(cu, "X1[(i % 3)]"));
   assert_non_null(strstr(cu, "__shared__ float ta[16][17]"));

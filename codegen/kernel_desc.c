@@ -1,0 +1,159 @@
+/* kernel_desc.c - the kernel description of a FusedElementwise node, and the
+ * scalar code both targets print from it.
+ *
+ * passes/fuse_elementwise.c leaves each chain of elementwise nodes as one
+ * node whose body subgraph holds the chain. kd_build reads that body into
+ * steps: the node (its row's template and attributes), its compute type
+ * (ec_ew_compute_type, as if it ran alone) and where each argument comes from
+ * (an operand of the fused node, or an earlier step). kd_emit prints the
+ * steps as C statements over the operand variables; the C target
+ * (emit_elementwise.c) puts them in its broadcast loop nest, the CUDA target
+ * (emit_cuda_kernels.c) in its one-thread-per-element kernel. Each step's
+ * result is converted to its ONNX output type exactly as a store to memory
+ * would (the pass keeps float16/bfloat16 out of intermediates), so a fused
+ * chain computes what the separate kernels compute, value for value.
+ */
+#include "codegen.h"
+
+#include <stdio.h>
+#include <string.h>
+
+DType kd_operand_type(DType t) { return t == DT_F16 || t == DT_BF16 ? DT_F32 : t; }
+
+bool kd_build(const Node *n, Kdesc *k, Diag *d) {
+  const Attr *a = ir_attr(n, "body");
+  const Graph *b = a && a->kind == AT_GRAPH ? a->u.g : NULL;
+  if (!b || b->n_inputs != n->n_in || b->n_outputs != 1 || b->n_nodes < 1 || b->n_nodes > KD_MAX_STEPS)
+    return diag_error(d, n, "internal: FusedElementwise body missing or malformed");
+  k->fused = n;
+  k->n_steps = 0;
+  for (const Node *m = b->first; m; m = m->next) {
+    KdStep *s = &k->step[k->n_steps];
+    if (!ir_ops[m->op].expr || m->n_in > EC_EXPR_MAX_OPS)
+      return diag_error(d, n, "internal: body node '%s' (%s) is not elementwise", m->name, m->op_type);
+    s->n = m;
+    s->compute = ec_ew_compute_type(m);
+    s->n_arg = m->n_in;
+    for (int j = 0; j < m->n_in; j++) {
+      int src = 0;
+      bool found = false;
+      for (int i = 0; i < b->n_inputs && !found; i++)
+        if (b->inputs[i] == m->in[j]) {
+          src = i;
+          found = true;
+        }
+      for (int t = 0; t < k->n_steps && !found; t++)
+        if (k->step[t].n->out[0] == m->in[j]) {
+          src = -1 - t;
+          found = true;
+        }
+      if (!found)
+        return diag_error(d, n, "internal: body node '%s' reads a value from outside the body", m->name);
+      s->arg[j] = src;
+    }
+    k->n_steps++;
+  }
+  if (k->step[k->n_steps - 1].n->out[0] != b->outputs[0])
+    return diag_error(d, n, "internal: FusedElementwise body does not end in its output");
+  return true;
+}
+
+/* The template for step s: the row's (ec_ew_template), or on the C target the
+ * float32 transcendental functions of onnxc_rt.h that vectorize. */
+static const char *step_template(const KdStep *s, bool fast_c) {
+  if (fast_c && s->compute == DT_F32) {
+    switch (s->n->op) {
+    case OP_Exp: return "onnxc_expf(%0)";
+    case OP_Erf: return "onnxc_erff(%0)";
+    case OP_Tanh: return "onnxc_tanhf(%0)";
+    case OP_Sigmoid: return "(1.0f / (1.0f + onnxc_expf(-%0)))";
+    default: break;
+    }
+  }
+  return ec_ew_template(s->n, s->compute);
+}
+
+/* The C expression of argument j of step s, converted to its compute type. */
+static void arg_expr(const Kdesc *k, const KdStep *s, int j, Buf *out) {
+  char name[16];
+  DType from;
+  if (s->arg[j] >= 0) {
+    snprintf(name, sizeof name, "a%d", s->arg[j]);
+    from = kd_operand_type(k->fused->in[s->arg[j]]->dt);
+  } else {
+    snprintf(name, sizeof name, "t%d", -1 - s->arg[j]);
+    from = k->step[-1 - s->arg[j]].n->out[0]->dt;
+  }
+  ec_ew_load(out, from, s->compute, name);
+}
+
+/* The expression of step s (in its compute type) into out. */
+static bool step_expr(const Kdesc *k, const KdStep *s, bool fast_c, Buf *out, Diag *d) {
+  const char *tmpl = step_template(s, fast_c);
+  Buf args[EC_EXPR_MAX_OPS];
+  const char *ops[EC_EXPR_MAX_OPS];
+  for (int j = 0; j < s->n_arg; j++) {
+    buf_init(&args[j]);
+    buf_puts(&args[j], "");
+    arg_expr(k, s, j, &args[j]);
+    ops[j] = args[j].s;
+  }
+  bool ok = true;
+  if (ir_ops[s->n->op].max_in < 0) {
+    /* variadic rows: the binary step folded left to right */
+    Buf acc;
+    buf_init(&acc);
+    buf_puts(&acc, ops[0]);
+    for (int j = 1; j < s->n_arg && ok; j++) {
+      Buf next;
+      buf_init(&next);
+      buf_puts(&next, "");
+      const char *pair[2] = {acc.s, ops[j]};
+      ok = ec_expand_expr(d, s->n, tmpl, pair, 2, s->compute, &next);
+      buf_free(&acc);
+      acc = next;
+    }
+    if (ok && s->n->op == OP_Mean)
+      buf_printf(out, "(%s) / (%s)%d", acc.s, dtype_ctype(s->compute), s->n_arg);
+    else if (ok)
+      buf_puts(out, acc.s);
+    buf_free(&acc);
+  } else {
+    ok = ec_expand_expr(d, s->n, tmpl, ops, s->n_arg, s->compute, out);
+  }
+  for (int j = 0; j < s->n_arg; j++)
+    buf_free(&args[j]);
+  return ok;
+}
+
+bool kd_emit(const Kdesc *k, bool fast_c, const char *indent, Buf *stmts, Buf *result, Diag *d) {
+  for (int i = 0; i < k->n_steps; i++) {
+    const KdStep *s = &k->step[i];
+    Buf ex;
+    buf_init(&ex);
+    buf_puts(&ex, "");
+    bool ok = step_expr(k, s, fast_c, &ex, d);
+    if (ok && i + 1 < k->n_steps) {
+      DType to = s->n->out[0]->dt;
+      buf_printf(stmts, "%sconst %s t%d = ", indent, dtype_ctype(to), i);
+      ec_ew_store(stmts, s->compute, to, ex.s);
+      buf_puts(stmts, ";\n");
+    } else if (ok) {
+      ec_ew_store(result, s->compute, k->fused->out[0]->dt, ex.s);
+    }
+    buf_free(&ex);
+    if (!ok)
+      return false;
+  }
+  return true;
+}
+
+void kd_describe(const Kdesc *k, Buf *out) {
+  for (int i = 0; i < k->n_steps; i++) {
+    const char *nm = k->step[i].n->name;
+    buf_printf(out, "%s%s ", i ? ", " : "", k->step[i].n->op_type);
+    /* node names may hold anything; keep the comment closed */
+    for (const char *p = nm; *p; p++)
+      buf_putc(out, (*p == '*' && p[1] == '/') || *p == '\n' ? '_' : *p);
+  }
+}

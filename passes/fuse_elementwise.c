@@ -1,0 +1,233 @@
+/* fuse_elementwise.c - chains of elementwise nodes become one kernel.
+ *
+ * requires: inferred types and static shapes; fuse-epilogue done (the
+ *   activations a Conv/Gemm takes in its stores are gone already).
+ * provides: every group of two or more elementwise nodes (rows of ops.def
+ *   with a scalar template) whose intermediate results are read only inside
+ *   the group is one onnxc:FusedElementwise node:
+ *     Y = FusedElementwise(operands...){body = graph}
+ *   The body is a subgraph in the parent's arena: one input per operand (same
+ *   type and shape, in the node's input order), the group's nodes in their
+ *   schedule order, and one output, Y's value. It is the kernel description
+ *   both targets print (codegen/kernel_desc.c): the iteration space is Y's
+ *   shape, each operand is loaded through its broadcast index map, each body
+ *   node is one scalar expression of its row's template, and Y is stored once.
+ *   A group grows backwards from its last node (the root) over producers that
+ *   are elementwise, whose output has Y's shape (no value is recomputed
+ *   under broadcasting), that only the group reads, that is no graph output
+ *   and that no subgraph captures. Intermediates are never float16/bfloat16
+ *   (each would round through its storage type) and every type is one the C
+ *   target has; operands and Y may be of any such type.
+ * invalidates: schedule positions (the group's nodes go, Y's producer takes
+ *   the root's place).
+ * Intermediates leave the arena: a chain of k nodes reads its operands and
+ * writes Y once instead of writing and reading k - 1 tensors.
+ */
+#include "passes.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Largest group: body steps, and operands of the fused node. */
+#define FUSE_MAX_STEPS 32
+#define FUSE_MAX_OPERANDS 16
+
+static bool plain_type(DType t) {
+  return t != DT_STRING && dtype_bits(t) >= 8 && dtype_ctype(t)[0] != 0 &&
+         !(t >= DT_F8E4M3FN && t <= DT_F8E5M2FNUZ);
+}
+
+/* An elementwise node the kernel description can hold. */
+static bool fusable(const Node *n) {
+  if (!ir_ops[n->op].expr || n->n_out != 1 || n->n_in < 1)
+    return false;
+  if (ir_ops[n->op].max_in < 0 && n->n_in > 8)
+    return false;
+  if (ir_ops[n->op].max_in >= 0 && n->n_in > 10)
+    return false;
+  int64_t k;
+  if (!shape_numel(&n->out[0]->shape, &k) || k == 0 || !plain_type(n->out[0]->dt))
+    return false;
+  for (int i = 0; i < n->n_in; i++)
+    if (!ir_has_input(n, i) || !plain_type(n->in[i]->dt) || !shape_numel(&n->in[i]->shape, &k))
+      return false;
+  return true;
+}
+
+typedef struct Group {
+  Node *node[FUSE_MAX_STEPS];
+  int n;
+  Value *operand[FUSE_MAX_OPERANDS];
+  int n_operands;
+} Group;
+
+static bool in_group(const Group *gr, const Node *n) {
+  for (int i = 0; i < gr->n; i++)
+    if (gr->node[i] == n)
+      return true;
+  return false;
+}
+
+/* Operands the group would have with candidate c added (c's output becomes
+ * internal, c's inputs external unless produced inside). */
+static int operands_with(const Group *gr, const Node *c) {
+  Value *ops[FUSE_MAX_OPERANDS + 16];
+  int n = 0;
+  for (int i = 0; i < gr->n + 1; i++) {
+    const Node *m = i < gr->n ? gr->node[i] : c;
+    for (int j = 0; j < m->n_in; j++) {
+      Value *v = m->in[j];
+      const Node *p = v->kind == VK_NODE ? v->producer : NULL;
+      if (p && (p == c || in_group(gr, p)))
+        continue;
+      bool seen = false;
+      for (int k = 0; k < n && !seen; k++)
+        seen = ops[k] == v;
+      if (!seen) {
+        if (n == FUSE_MAX_OPERANDS)
+          return FUSE_MAX_OPERANDS + 1;
+        ops[n++] = v;
+      }
+    }
+  }
+  return n;
+}
+
+/* Can producer p of a group member join the group rooted where Y is? */
+static bool joinable(const Group *gr, const Node *p, const Value *y, const Captured *cap) {
+  if (!p || in_group(gr, p) || !fusable(p))
+    return false;
+  const Value *v = p->out[0];
+  if (v->is_output || rewrite_is_captured(cap, v) || !rewrite_same_shape(&v->shape, &y->shape) ||
+      v->dt == DT_F16 || v->dt == DT_BF16)
+    return false;
+  for (int u = 0; u < v->n_uses; u++)
+    if (!in_group(gr, v->uses[u]))
+      return false;
+  return operands_with(gr, p) <= FUSE_MAX_OPERANDS;
+}
+
+static int cmp_pos(const void *a, const void *b, void *pos) {
+  const int *p = pos;
+  return p[(*(Node *const *)a)->id] - p[(*(Node *const *)b)->id];
+}
+
+/* Grows the group of root backwards; members end in schedule order. */
+static void grow(Group *gr, Node *root, const Captured *cap, const int *pos) {
+  gr->n = 0;
+  gr->node[gr->n++] = root;
+  for (bool added = true; added && gr->n < FUSE_MAX_STEPS;) {
+    added = false;
+    for (int i = 0; i < gr->n && !added; i++)
+      for (int j = 0; j < gr->node[i]->n_in && !added; j++) {
+        Value *v = gr->node[i]->in[j];
+        Node *p = v->kind == VK_NODE ? v->producer : NULL;
+        if (joinable(gr, p, root->out[0], cap)) {
+          gr->node[gr->n++] = p;
+          added = true;
+        }
+      }
+  }
+  /* insertion sort by schedule position (groups are small) */
+  for (int i = 1; i < gr->n; i++)
+    for (int j = i; j > 0 && cmp_pos(&gr->node[j - 1], &gr->node[j], (void *)pos) > 0; j--) {
+      Node *t = gr->node[j];
+      gr->node[j] = gr->node[j - 1];
+      gr->node[j - 1] = t;
+    }
+  gr->n_operands = 0;
+  for (int i = 0; i < gr->n; i++)
+    for (int j = 0; j < gr->node[i]->n_in; j++) {
+      Value *v = gr->node[i]->in[j];
+      if (v->kind == VK_NODE && v->producer && in_group(gr, v->producer))
+        continue;
+      bool seen = false;
+      for (int k = 0; k < gr->n_operands && !seen; k++)
+        seen = gr->operand[k] == v;
+      if (!seen)
+        gr->operand[gr->n_operands++] = v;
+    }
+}
+
+/* Builds the fused node in place of the group's root. */
+static Node *fuse(Graph *g, Group *gr) {
+  Node *root = gr->node[gr->n - 1];
+  Graph *body = ir_subgraph_new(g, arena_printf(g->arena, "%s_body", root->name));
+  Value **map_from = malloc((size_t)(gr->n_operands + gr->n) * sizeof *map_from);
+  Value **map_to = malloc((size_t)(gr->n_operands + gr->n) * sizeof *map_to);
+  IR_ASSERT(map_from && map_to);
+  int nm = 0;
+  for (int k = 0; k < gr->n_operands; k++) {
+    Value *v = gr->operand[k];
+    map_from[nm] = v;
+    map_to[nm++] = ir_input_add(body, arena_printf(g->arena, "in%d", k), v->dt, &v->shape);
+  }
+  for (int i = 0; i < gr->n; i++) {
+    Node *m = gr->node[i];
+    Value *in[FUSE_MAX_OPERANDS + 16];
+    IR_ASSERT(m->n_in <= (int)(sizeof in / sizeof in[0]));
+    for (int j = 0; j < m->n_in; j++) {
+      in[j] = NULL;
+      for (int k = 0; k < nm && !in[j]; k++)
+        if (map_from[k] == m->in[j])
+          in[j] = map_to[k];
+      IR_ASSERT(in[j]);
+    }
+    Node *c = ir_node_new(body, m->op, m->op_type, m->name, m->n_in, in, 1);
+    c->domain = m->domain;
+    c->attrs = m->attrs;
+    c->n_attrs = m->n_attrs;
+    c->out[0]->dt = m->out[0]->dt;
+    c->out[0]->shape = m->out[0]->shape;
+    map_from[nm] = m->out[0];
+    map_to[nm++] = c->out[0];
+  }
+  ir_output_add(body, map_to[nm - 1]);
+  Node *f = ir_node_insert(g, root, OP_FusedElementwise, "FusedElementwise", root->name, gr->n_operands,
+                           gr->operand, 1);
+  f->domain = "onnxc";
+  f->out[0]->dt = root->out[0]->dt;
+  f->out[0]->shape = root->out[0]->shape;
+  Attr *a = ir_attr_add(f, "body", AT_GRAPH);
+  a->u.g = body;
+  ir_value_replace(root->out[0], f->out[0]);
+  for (int i = gr->n - 1; i >= 0; i--)
+    ir_node_remove(gr->node[i]);
+  free(map_from);
+  free(map_to);
+  return f;
+}
+
+bool pass_fuse_elementwise(Graph *g, Diag *d) {
+  (void)d;
+  Captured cap = rewrite_captured(g);
+  int *pos = calloc((size_t)g->n_node_ids + 1, sizeof *pos);
+  IR_ASSERT(pos);
+  int k = 0;
+  for (Node *n = g->first; n; n = n->next)
+    pos[n->id] = k++;
+  Group gr;
+  for (Node *n = g->last, *prev; n; n = prev) {
+    prev = n->prev;
+    if (!fusable(n))
+      continue;
+    grow(&gr, n, &cap, pos);
+    if (gr.n < 2)
+      continue;
+    /* the nodes before the fused one are still to be looked at */
+    prev = fuse(g, &gr)->prev;
+  }
+  free(pos);
+  return true;
+}
+
+/* The fused node keeps the type and shape its root had (set by the pass). */
+bool infer_FusedElementwise(Node *n, Diag *d) {
+  const Attr *a = ir_attr(n, "body");
+  if (!a || a->kind != AT_GRAPH || !a->u.g || a->u.g->n_outputs != 1 || a->u.g->n_inputs != n->n_in)
+    return diag_error(d, n, "internal: FusedElementwise without its body");
+  const Value *y = a->u.g->outputs[0];
+  n->out[0]->dt = y->dt;
+  n->out[0]->shape = y->shape;
+  return true;
+}
