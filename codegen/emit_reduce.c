@@ -7,8 +7,9 @@
  * into vector code without reassociating anything itself). When the last
  * group is kept, the kernel accumulates whole rows: a block of up to BLOCK
  * columns of accumulators on the stack, added to row by row, so the inner
- * loop stays contiguous. f16/bf16 compute in float, f32 sums over more than
- * F64_FROM elements in double. Integer Max/Min compare exactly; the other
+ * loop stays contiguous. Float sums (Sum, Mean, SumSquare, L1, L2, LogSum,
+ * LogSumExp) accumulate in double, so a mean of equal values is that value
+ * and a sum rounds once; Max, Min and Prod of f16/bf16 compute in float. Integer Max/Min compare exactly; the other
  * integer reductions run in double and saturate when stored, which is what
  * ONNX Runtime computes. An empty reduction yields the op's identity (0, 1,
  * -inf, +inf, log 0; a mean of nothing is 0, as in ONNX Runtime).
@@ -28,7 +29,6 @@
 #define BLOCK 128        /* row-accumulation columns per block */
 #define LANES 32         /* partial accumulators of a contiguous reduction: enough
                             * that gcc vectorizes the lane loop instead of unrolling it */
-#define F64_FROM 4096    /* f32 sums over more elements accumulate in double */
 #define TOPK_STACK 512   /* TopK index buffer on the stack when Indices is unused */
 
 /* ---- helpers --------------------------------------------------------------- */
@@ -98,7 +98,7 @@ static DType red_ct(RKind k, DType in, int64_t count) {
     if (in == DT_F64)
       return DT_F64;
     bool sumlike = k != RK_MAX && k != RK_MIN && k != RK_PROD;
-    return sumlike && count > F64_FROM ? DT_F64 : DT_F32;
+    return sumlike ? DT_F64 : DT_F32;
   }
   if (in == DT_BOOL)
     return DT_U8;

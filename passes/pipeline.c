@@ -27,6 +27,7 @@ static bool run_lower_grad(Graph *g, Ctx *c, Diag *d) { (void)c; return pass_low
 static bool run_simplify(Graph *g, Ctx *c, Diag *d) { return c->o->opt_level < 1 || pass_simplify(g, d); }
 static bool run_fuse_bn(Graph *g, Ctx *c, Diag *d) { return c->o->opt_level < 1 || pass_fuse_bn(g, d); }
 static bool run_fuse_epi(Graph *g, Ctx *c, Diag *d) { return c->o->opt_level < 1 || pass_fuse_epilogue(g, d, c->o->target->fuse_residual); }
+static bool run_fuse_norm(Graph *g, Ctx *c, Diag *d) { return c->o->opt_level < 1 || pass_fuse_norm(g, d); }
 static bool run_fuse_ew(Graph *g, Ctx *c, Diag *d) { return c->o->opt_level < 1 || pass_fuse_elementwise(g, d); }
 static bool run_cse(Graph *g, Ctx *c, Diag *d) { return c->o->opt_level < 1 || pass_cse(g, d); }
 static bool run_dce(Graph *g, Ctx *c, Diag *d) { (void)c; return pass_dce(g, d); }
@@ -59,6 +60,7 @@ static const Step steps[] = {
     {"simplify", run_simplify, true},
     {"fuse-bn", run_fuse_bn, true},
     {"cse", run_cse, true},
+    {"fuse-norm", run_fuse_norm, true},
     {"fuse-epilogue", run_fuse_epi, true},
     {"fuse-elementwise", run_fuse_ew, true},
     {"dce", run_dce, true},
@@ -69,7 +71,7 @@ static const Step steps[] = {
 
 const char *const passes_names[] = {"check-ops", "topo-order", "canonicalize", "pin-dims", "lower-control",
                                     "infer", "lower-gradient",
-                                    "simplify", "fuse-bn", "cse", "fuse-epilogue", "fuse-elementwise", "dce", "require-static", "schedule",
+                                    "simplify", "fuse-bn", "cse", "fuse-norm", "fuse-epilogue", "fuse-elementwise", "dce", "require-static", "schedule",
                                     "memplan", NULL};
 
 bool passes_run(Graph *g, const PipelineOpts *o, Plan *plan, Diag *d) {

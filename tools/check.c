@@ -622,7 +622,9 @@ static int run_set(const char *dir, const Graph *g, const DataSet *ds, const boo
     fprintf(stderr, "%s: the generated code failed (status %d):\n%s", ds->dir, rc, log.s ? log.s : "");
     status = 1;
   }
-  for (int i = 0; status == 0 && i < g->n_outputs; i++) {
+  /* --save-outputs: every output is saved (and compared) even after a mismatch */
+  bool ran = status == 0;
+  for (int i = 0; (status == 0 || (ran && o->save_outputs)) && i < g->n_outputs; i++) {
     Buf got;
     buf_init(&got);
     Value actual = *g->outputs[i]; /* a dynamic output: shaped by the dims it reported */

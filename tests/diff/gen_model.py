@@ -464,7 +464,34 @@ def op_layernorm(b, x):
     ins = [x, b.const(r.uniform(0.5, 1.5, size=norm).astype(np.float32), "gamma")]
     if r.random() < 0.8:
         ins.append(b.const(r.uniform(-0.5, 0.5, size=norm).astype(np.float32), "beta"))
+    if r.random() < 0.4:
+        return layernorm_primitives(b, x, axis, ins[1:], r)
     return b.one("LayerNormalization", ins, x.shape, axis=axis, epsilon=1e-5)
+
+
+def layernorm_primitives(b, x, axis, params, r):
+    """LayerNorm as exporters write it before opset 17 (ReduceMean, Sub, Pow,
+    ReduceMean, Add, Sqrt, Div, Mul, Add); sometimes Mul(c, c) for the square,
+    the scale or shift left out, or operands swapped."""
+    rank = len(x.shape)
+    axes = list(range(rank + axis, rank))
+    kept = tuple(1 if i in axes else d for i, d in enumerate(x.shape))
+    m = b.one("ReduceMean", [x], kept, axes=axes, keepdims=1)
+    c = b.one("Sub", [x, m], x.shape)
+    if r.random() < 0.7:
+        p = b.one("Pow", [c, b.const(np.array(2.0, np.float32), "two")], x.shape)
+    else:
+        p = b.one("Mul", [c, c], x.shape)
+    v = b.one("ReduceMean", [p], kept, axes=axes, keepdims=1)
+    eps = b.const(np.array(float(r.choice([1e-5, 1e-6, 1e-12])), np.float32), "eps")
+    e = b.one("Add", [v, eps] if r.random() < 0.7 else [eps, v], kept)
+    s = b.one("Sqrt", [e], kept)
+    y = b.one("Div", [c, s], x.shape)
+    if r.random() < 0.8:
+        y = b.one("Mul", [y, params[0]] if r.random() < 0.7 else [params[0], y], x.shape)
+        if len(params) > 1:
+            y = b.one("Add", [y, params[1]] if r.random() < 0.7 else [params[1], y], x.shape)
+    return y
 
 
 UNARY = ["Relu", "LeakyRelu", "Clip", "Sigmoid", "HardSigmoid", "HardSwish", "Tanh", "Erf", "Exp", "Abs", "Neg"]

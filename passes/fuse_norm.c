@@ -1,0 +1,173 @@
+/* fuse_norm.c - LayerNorm written as primitive ops becomes one
+ * LayerNormalization node.
+ *
+ * requires: inferred types and static shapes; cse (so the two reads of x
+ *   and of the centered value are one value each).
+ * provides: the pattern exporters write for LayerNorm before opset 17
+ *     m = ReduceMean(x, axes = A)          A: the last k dims, keepdims
+ *     c = Sub(x, m)
+ *     p = Pow(c, 2)  or  Mul(c, c)
+ *     v = ReduceMean(p, axes = A)
+ *     e = Add(v, eps)                      eps: a constant scalar
+ *     s = Sqrt(e)
+ *     n = Div(c, s)
+ *     [y = Mul(n, gamma)] [z = Add(y, beta)]   gamma, beta: constants that
+ *                                          broadcast over the normalized dims
+ *   is one LayerNormalization(x, gamma, beta){axis = rank - k, epsilon = eps}
+ *   (gamma a constant of ones when the Mul is absent), float32 and float64
+ *   only. Every intermediate must be read only inside the pattern, be no graph
+ *   output and not be captured by a subgraph. Nine loops over x (and five
+ *   intermediates in the arena) become the LayerNormalization kernel's one
+ *   row pass (codegen/emit_nn.c), which computes the statistics in double.
+ * invalidates: schedule positions (the pattern's nodes go; the new node takes
+ *   the last one's place).
+ */
+#include "passes.h"
+
+#include <math.h>
+#include <string.h>
+
+/* The single consumer of v, or NULL when v has another use or is an output. */
+static Node *sole_user(const Value *v, const Captured *cap) {
+  if (v->n_uses != 1 || v->is_output || rewrite_is_captured(cap, v))
+    return NULL;
+  return v->uses[0];
+}
+
+/* Value of a constant scalar (any rank, one element) of a float type. */
+static bool const_scalar(const Value *v, double *out) {
+  if (v->kind != VK_CONST || !v->konst || v->konst->numel != 1 || !dtype_is_float(v->dt))
+    return false;
+  *out = tensor_get_f64(v->konst, 0);
+  return true;
+}
+
+/* The operand of binary n that is not `self` (n's other input), or NULL when
+ * self is not among n's first two inputs. */
+static Value *other(const Node *n, const Value *self) {
+  if (n->n_in != 2)
+    return NULL;
+  return n->in[0] == self ? n->in[1] : n->in[1] == self ? n->in[0] : NULL;
+}
+
+/* A ReduceMean over the last k dims of a rank-r input, keepdims: k, else 0. */
+static int mean_suffix(const Node *n) {
+  if (n->op != OP_ReduceMean || ir_attr_int(n, "keepdims", 1) != 1)
+    return 0;
+  int r = n->in[0]->shape.rank;
+  bool mask[IR_MAX_RANK], noop = false;
+  if (r < 1 || !infer_reduce_axes(n, r, mask, &noop) || noop)
+    return 0;
+  int k = 0;
+  while (k < r && mask[r - 1 - k])
+    k++;
+  for (int i = 0; i < r - k; i++)
+    if (mask[i])
+      return 0;
+  return k;
+}
+
+/* A parameter (gamma, beta) that broadcasts over the normalized dims only. */
+static bool param_ok(const Value *p, const Value *x, int axis) {
+  if (p->kind != VK_CONST || p->dt != x->dt)
+    return false;
+  int r = x->shape.rank;
+  if (p->shape.rank > r)
+    return false;
+  for (int i = 0; i < p->shape.rank; i++) {
+    int xi = r - p->shape.rank + i;
+    int64_t d = p->shape.d[i];
+    if (xi < axis ? d != 1 : (d != 1 && d != x->shape.d[xi]))
+      return false;
+  }
+  return true;
+}
+
+static bool try_layer_norm(Graph *g, Node *m, const Captured *cap) {
+  Value *x = m->in[0];
+  if ((x->dt != DT_F32 && x->dt != DT_F64) || !shape_is_static(&x->shape))
+    return false;
+  int k = mean_suffix(m);
+  if (k == 0)
+    return false;
+  int axis = x->shape.rank - k;
+  Node *sub = sole_user(m->out[0], cap);
+  if (!sub || sub->op != OP_Sub || sub->in[0] != x || sub->in[1] != m->out[0])
+    return false;
+  Value *c = sub->out[0];
+  /* read by the square (Pow, or Mul(c, c): two uses) and the Div only */
+  if (c->n_uses < 2 || c->n_uses > 3 || c->is_output || rewrite_is_captured(cap, c))
+    return false;
+  Node *sq = NULL, *div = NULL;
+  for (int u = 0; u < c->n_uses; u++) {
+    Node *n = c->uses[u];
+    double two;
+    if (n->op == OP_Pow && n->in[0] == c && const_scalar(n->in[1], &two) && two == 2.0)
+      sq = n;
+    else if (n->op == OP_Mul && n->in[0] == c && n->in[1] == c)
+      sq = n;
+    else if (n->op == OP_Div && n->in[0] == c)
+      div = n;
+  }
+  if (!sq || !div || c->n_uses != (sq->op == OP_Mul ? 3 : 2))
+    return false;
+  Node *var = sole_user(sq->out[0], cap);
+  if (!var || mean_suffix(var) != k || var->in[0] != sq->out[0])
+    return false;
+  Node *add = sole_user(var->out[0], cap);
+  double eps;
+  Value *ev = add && add->op == OP_Add ? other(add, var->out[0]) : NULL;
+  if (!ev || !const_scalar(ev, &eps) || !(eps >= 0))
+    return false;
+  Node *sqrt = sole_user(add->out[0], cap);
+  if (!sqrt || sqrt->op != OP_Sqrt || sole_user(sqrt->out[0], cap) != div || div->in[1] != sqrt->out[0])
+    return false;
+  /* optional scale and shift */
+  Node *last = div, *mul = NULL, *bias = NULL;
+  Value *gamma = NULL, *beta = NULL;
+  Node *n1 = sole_user(div->out[0], cap);
+  if (n1 && n1->op == OP_Mul && (gamma = other(n1, div->out[0])) && param_ok(gamma, x, axis)) {
+    mul = last = n1;
+    Node *n2 = sole_user(mul->out[0], cap);
+    if (n2 && n2->op == OP_Add && (beta = other(n2, mul->out[0])) && param_ok(beta, x, axis))
+      bias = last = n2;
+    else
+      beta = NULL;
+  } else {
+    gamma = NULL;
+  }
+  if (!rewrite_same_shape(&last->out[0]->shape, &x->shape) || last->out[0]->dt != x->dt)
+    return false;
+  if (!gamma) {
+    Shape ps = shape_make(0, NULL);
+    Tensor *one = ir_tensor_new(g, x->dt, &ps, NULL);
+    tensor_set_f64(one, 0, 1.0);
+    gamma = ir_const_new(g, arena_printf(g->arena, "%s_scale", m->name), one);
+  }
+  Value *in[3] = {x, gamma, beta ? beta : g->none};
+  Node *ln = ir_node_insert(g, last, OP_LayerNormalization, "LayerNormalization",
+                            arena_printf(g->arena, "%s_layernorm", last->name), beta ? 3 : 2, in, 1);
+  ir_attr_set_int(ln, "axis", axis);
+  ir_attr_add(ln, "epsilon", AT_FLOAT)->u.f = (float)eps;
+  ln->out[0]->dt = x->dt;
+  ln->out[0]->shape = x->shape;
+  ir_value_replace(last->out[0], ln->out[0]);
+  Node *gone[9] = {bias, mul, div, sqrt, add, var, sq, sub, m};
+  for (int i = 0; i < 9; i++)
+    if (gone[i])
+      ir_node_remove(gone[i]);
+  return true;
+}
+
+bool pass_fuse_norm(Graph *g, Diag *d) {
+  (void)d;
+  Captured cap = rewrite_captured(g);
+  bool again = true;
+  while (again) {
+    again = false;
+    for (Node *n = g->first; n && !again; n = n->next)
+      if (n->op == OP_ReduceMean)
+        again = try_layer_norm(g, n, &cap);
+  }
+  return true;
+}

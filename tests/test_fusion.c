@@ -1,0 +1,188 @@
+/* test_fusion.c - the elementwise fusion pass and the kernel description
+ * both targets print (passes/fuse_elementwise.c, codegen/kernel_desc.c).
+ * Numeric agreement of fused kernels with ONNX Runtime is the differential
+ * tests' job (tests/diff); here: which nodes group, what the description
+ * holds, and the C text it prints for each target. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "codegen.h"
+#include "passes.h"
+
+static Graph *parse_fused(const char *text, Diag *d) {
+  Graph *g = ir_parse(text, "t.ir", d);
+  assert_non_null(g);
+  assert_true(pass_infer(g, d));
+  assert_true(pass_fuse_elementwise(g, d));
+  assert_true(pass_dce(g, d));
+  assert_true(ir_verify(g, true, d));
+  return g;
+}
+
+static int count_op(const Graph *g, OpKind op) {
+  int k = 0;
+  for (const Node *n = g->first; n; n = n->next)
+    k += n->op == op;
+  return k;
+}
+
+static const Node *producer_of(const Graph *g, const char *out) {
+  for (int i = 0; i < g->n_outputs; i++)
+    if (strcmp(g->outputs[i]->name, out) == 0)
+      return g->outputs[i]->producer;
+  return NULL;
+}
+
+/* The body's ops, space-separated. */
+static void body_ops(const Kdesc *k, char *buf, size_t n) {
+  buf[0] = 0;
+  for (int i = 0; i < k->n_steps; i++) {
+    strncat(buf, k->step[i].n->op_type, n - strlen(buf) - 1);
+    if (i + 1 < k->n_steps)
+      strncat(buf, " ", n - strlen(buf) - 1);
+  }
+}
+
+static const char *k_gelu =
+    "graph g opset 13\n"
+    "input %x : f32[2,4]\n"
+    "input %b : f32[4]\n"
+    "const %s : f32[] = [0.5]\n"
+    "const %one : f32[] = [1.0]\n"
+    "const %half : f32[] = [0.5]\n"
+    "%h : f32[2,4] = Add(%x, %b) @bias\n"
+    "%u : f32[2,4] = Mul(%h, %s) @scale\n"
+    "%e : f32[2,4] = Erf(%u) @erf\n"
+    "%p : f32[2,4] = Add(%e, %one) @plus\n"
+    "%m : f32[2,4] = Mul(%h, %p) @times\n"
+    "%y : f32[2,4] = Mul(%m, %half) @gelu\n"
+    "%t : f32[2,4] = Tanh(%y) @tanh\n"
+    "%n : f32[2,4] = Neg(%t) @neg\n"
+    "%a : f32[2,4] = Abs(%n) @abs\n"
+    "%r : f32[4] = Sqrt(%b) @sqrt\n"
+    "%z : f32[2,4] = Sub(%a, %r) @sub\n"
+    "output %t\n"
+    "output %z\n";
+
+static void test_groups_and_description(void **state) {
+  (void)state;
+  Diag d;
+  diag_init(&d, "t.ir", stderr);
+  Graph *g = parse_fused(k_gelu, &d);
+  /* GELU + Tanh, and Neg, Abs, Sub; the smaller Sqrt stays alone. */
+  assert_int_equal(count_op(g, OP_FusedElementwise), 2);
+  assert_int_equal(count_op(g, OP_Sqrt), 1);
+  assert_int_equal(g->n_nodes, 3);
+  const Node *f1 = producer_of(g, "t"), *f2 = producer_of(g, "z");
+  assert_non_null(f1);
+  assert_non_null(f2);
+  assert_int_equal(f1->op, OP_FusedElementwise);
+  assert_string_equal(f1->name, "tanh");
+  Kdesc k;
+  char ops[256];
+  assert_true(kd_build(f1, &k, &d));
+  body_ops(&k, ops, sizeof ops);
+  assert_string_equal(ops, "Add Mul Erf Add Mul Mul Tanh");
+  /* operands: x, b, and the three scalars, each once */
+  assert_int_equal(f1->n_in, 5);
+  assert_ptr_equal(f1->in[0], g->inputs[0]);
+  /* h is read by two steps: from the same temporary */
+  assert_int_equal(k.step[1].arg[0], -1);
+  assert_int_equal(k.step[4].arg[0], -1);
+  assert_int_equal(k.step[4].arg[1], -4);
+  Buf st, res;
+  buf_init(&st);
+  buf_init(&res);
+  buf_puts(&st, "");
+  buf_puts(&res, "");
+  assert_true(kd_emit(&k, true, "", &st, &res, &d));
+  assert_non_null(strstr(st.s, "const float t0 = (float)((a0 + a1));"));
+  assert_non_null(strstr(st.s, "onnxc_erff(t1)"));
+  assert_non_null(strstr(res.s, "onnxc_tanhf(t5)"));
+  assert_null(strstr(st.s, "t6"));  /* the last step is the stored result */
+  st.len = res.len = 0;
+  buf_puts(&st, "");
+  buf_puts(&res, "");
+  /* the CUDA target: <math.h> functions */
+  assert_true(kd_emit(&k, false, "  ", &st, &res, &d));
+  assert_non_null(strstr(st.s, "erff(t1)"));
+  assert_null(strstr(st.s, "onnxc_"));
+  assert_non_null(strstr(res.s, "tanhf(t5)"));
+  assert_true(kd_build(f2, &k, &d));
+  body_ops(&k, ops, sizeof ops);
+  assert_string_equal(ops, "Neg Abs Sub");
+  buf_free(&st);
+  buf_free(&res);
+  assert_int_equal(d.n_errors, 0);
+  diag_free(&d);
+  ir_graph_free(g);
+}
+
+static const char *k_types =
+    "graph g opset 13\n"
+    "input %x : f32[8]\n"
+    "input %h : f16[8]\n"
+    "input %i : i32[8]\n"
+    "const %zero : f32[] = [0.0]\n"
+    /* bool intermediates: Greater -> Not -> Where, one kernel */
+    "%c : bool[8] = Greater(%x, %zero) @gt\n"
+    "%nc : bool[8] = Not(%c) @not\n"
+    "%w : f32[8] = Where(%nc, %x, %zero) @where\n"
+    /* an f16 intermediate would round through its storage type: not fused */
+    "%h2 : f16[8] = Add(%h, %h) @hadd\n"
+    "%h3 : f16[8] = Relu(%h2) @hrelu\n"
+    /* integers wrap in the unsigned type; an f16 operand loads as float */
+    "%j : i32[8] = Mul(%i, %i) @imul\n"
+    "%k : i32[8] = Add(%j, %i) @iadd\n"
+    "output %w\n"
+    "output %h3\n"
+    "output %k\n";
+
+static void test_types(void **state) {
+  (void)state;
+  Diag d;
+  diag_init(&d, "t.ir", stderr);
+  Graph *g = parse_fused(k_types, &d);
+  assert_int_equal(count_op(g, OP_FusedElementwise), 2);
+  assert_int_equal(count_op(g, OP_Add), 1);
+  assert_int_equal(count_op(g, OP_Relu), 1);
+  Kdesc k;
+  Buf st, res;
+  buf_init(&st);
+  buf_init(&res);
+  buf_puts(&st, "");
+  buf_puts(&res, "");
+  assert_true(kd_build(producer_of(g, "w"), &k, &d));
+  assert_true(kd_emit(&k, true, "", &st, &res, &d));
+  /* bool results are stored as uint8_t, exactly as in memory */
+  assert_non_null(strstr(st.s, "const uint8_t t0 = "));
+  assert_non_null(strstr(st.s, "const uint8_t t1 = "));
+  st.len = res.len = 0;
+  buf_puts(&st, "");
+  buf_puts(&res, "");
+  assert_true(kd_build(producer_of(g, "k"), &k, &d));
+  assert_int_equal(k.step[0].compute, DT_U32);
+  assert_true(kd_emit(&k, true, "", &st, &res, &d));
+  assert_non_null(strstr(st.s, "const int32_t t0 = (int32_t)"));
+  assert_non_null(strstr(res.s, "(uint32_t)t0"));
+  assert_int_equal(kd_operand_type(DT_F16), DT_F32);
+  assert_int_equal(kd_operand_type(DT_I8), DT_I8);
+  buf_free(&st);
+  buf_free(&res);
+  assert_int_equal(d.n_errors, 0);
+  diag_free(&d);
+  ir_graph_free(g);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_groups_and_description),
+      cmocka_unit_test(test_types),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
