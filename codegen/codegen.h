@@ -150,6 +150,7 @@ const char *ec_ew_store_str(char *buf, size_t n, DType compute, DType to, const 
  * element type; each body node is one statement `const T t<s> = expr;` of its
  * row's template; the last one is the stored result. */
 #define KD_MAX_STEPS 32
+#define KD_MAX_OPERANDS 16
 typedef struct KdStep {
   const Node *n;             /* the body node: op, attributes, output type */
   DType compute;             /* ec_ew_compute_type(n) */
@@ -157,7 +158,8 @@ typedef struct KdStep {
   int arg[EC_EXPR_MAX_OPS];  /* >= 0: operand index; < 0: the result of step -1 - arg */
 } KdStep;
 typedef struct Kdesc {
-  const Node *fused;
+  const Node *fused;         /* the node the body belongs to */
+  const Graph *body;
   int n_steps;
   KdStep step[KD_MAX_STEPS];
 } Kdesc;
@@ -171,6 +173,11 @@ DType kd_operand_type(DType t);
  * Sigmoid through onnxc_rt.h's vectorizable versions (the C target), else
  * <math.h>. False after a diag error. */
 bool kd_emit(const Kdesc *k, bool fast_c, const char *indent, Buf *stmts, Buf *result, Diag *d);
+/* The epilogue a Conv, Gemm or MatMul p took from fusion (attributes
+ * "epilogue", "epilogue_input", "epilogue_consts"; passes/fuse_elementwise.c)
+ * as one float expression of x, the value before it (parenthesized by the
+ * caller), into out. False after a diag error. */
+bool kd_epilogue_expr(const Node *p, const char *x, Buf *out, Diag *d);
 /* Comment text naming the fused nodes: "Mul mul_3, Erf erf_4, ...". */
 void kd_describe(const Kdesc *k, Buf *out);
 

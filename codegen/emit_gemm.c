@@ -80,7 +80,12 @@ void gemm_act_expr(const Node *n, const char *operand, Buf *out) {
   Buf wrapped = {0};
   buf_printf(&wrapped, "(%s)", operand);
   const char *v = wrapped.s;
-  if (strcmp(act, "Relu") == 0) {
+  if (ir_attr(n, "epilogue")) {  /* an elementwise chain from fusion (kernel_desc.c) */
+    Diag d;
+    diag_init(&d, n->g->file ? n->g->file : "", stderr);
+    IR_ASSERT(kd_epilogue_expr(n, v, out, &d));
+    diag_free(&d);
+  } else if (strcmp(act, "Relu") == 0) {
     buf_printf(out, "(%s > 0 ? %s : 0.0f)", v, v);
   } else if (strcmp(act, "Clip") == 0) {
     ec_literal(DT_F32, ir_attr_float(n, "activation_min", -INFINITY), lo, sizeof lo);
@@ -352,7 +357,8 @@ void gk_declare_scratch(EmitC *e, const Prod *p) {
  * when base is more than v plus such a bias (then the generic loop does all). */
 void gk_set_epilogue(Prod *p, const Node *n, const char *base, const char *rb, const char *cb) {
   const char *act = ir_attr_str(n, "activation", "");
-  p->act = strcmp(act, "Relu") == 0 ? 1 : strcmp(act, "Clip") == 0 ? 2 : act[0] ? -1 : 0;
+  bool chain = ir_attr(n, "epilogue") != NULL;  /* fused elementwise chain: the generic store */
+  p->act = chain ? -1 : strcmp(act, "Relu") == 0 ? 1 : strcmp(act, "Clip") == 0 ? 2 : act[0] ? -1 : 0;
   p->fast_epi = rb && cb && p->act >= 0;
   p->rb = rb;
   p->cb = cb;
@@ -363,7 +369,7 @@ void gk_set_epilogue(Prod *p, const Node *n, const char *base, const char *rb, c
     ec_literal(DT_F32, ir_attr_float(n, "activation_max", INFINITY), p->hi, sizeof p->hi);
   }
   buf_init(&p->epi);
-  if (!act[0] && strcmp(base, "v") == 0)
+  if (!act[0] && !chain && strcmp(base, "v") == 0)
     return;
   gemm_act_expr(n, base, &p->epi);
 }

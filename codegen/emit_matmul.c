@@ -69,7 +69,7 @@ typedef struct Product {
 
 /* The value stored for output (i, j) given accumulator expression acc. */
 static void epilogue(const Product *p, const char *acc, const char *j, Buf *out) {
-  bool act = p->node && ir_attr(p->node, "activation");
+  bool act = p->node && (ir_attr(p->node, "activation") || ir_attr(p->node, "epilogue"));
   buf_printf(out, "%s(", st(p->t));
   Buf inner;
   Buf *whole = out;

@@ -20,12 +20,12 @@
 
 DType kd_operand_type(DType t) { return t == DT_F16 || t == DT_BF16 ? DT_F32 : t; }
 
-bool kd_build(const Node *n, Kdesc *k, Diag *d) {
-  const Attr *a = ir_attr(n, "body");
-  const Graph *b = a && a->kind == AT_GRAPH ? a->u.g : NULL;
-  if (!b || b->n_inputs != n->n_in || b->n_outputs != 1 || b->n_nodes < 1 || b->n_nodes > KD_MAX_STEPS)
-    return diag_error(d, n, "internal: FusedElementwise body missing or malformed");
+/* Reads body b (of node n, for messages) into k. */
+static bool build_body(const Node *n, const Graph *b, Kdesc *k, Diag *d) {
+  if (!b || b->n_outputs != 1 || b->n_nodes < 1 || b->n_nodes > KD_MAX_STEPS)
+    return diag_error(d, n, "internal: fused body missing or malformed");
   k->fused = n;
+  k->body = b;
   k->n_steps = 0;
   for (const Node *m = b->first; m; m = m->next) {
     KdStep *s = &k->step[k->n_steps];
@@ -54,8 +54,16 @@ bool kd_build(const Node *n, Kdesc *k, Diag *d) {
     k->n_steps++;
   }
   if (k->step[k->n_steps - 1].n->out[0] != b->outputs[0])
-    return diag_error(d, n, "internal: FusedElementwise body does not end in its output");
+    return diag_error(d, n, "internal: fused body does not end in its output");
   return true;
+}
+
+bool kd_build(const Node *n, Kdesc *k, Diag *d) {
+  const Attr *a = ir_attr(n, "body");
+  const Graph *b = a && a->kind == AT_GRAPH ? a->u.g : NULL;
+  if (b && b->n_inputs != n->n_in)
+    return diag_error(d, n, "internal: FusedElementwise body does not match its inputs");
+  return build_body(n, b, k, d);
 }
 
 /* The template for step s: the row's (ec_ew_template), or on the C target the
@@ -73,29 +81,27 @@ static const char *step_template(const KdStep *s, bool fast_c) {
   return ec_ew_template(s->n, s->compute);
 }
 
-/* The C expression of argument j of step s, converted to its compute type. */
-static void arg_expr(const Kdesc *k, const KdStep *s, int j, Buf *out) {
-  char name[16];
-  DType from;
-  if (s->arg[j] >= 0) {
-    snprintf(name, sizeof name, "a%d", s->arg[j]);
-    from = kd_operand_type(k->fused->in[s->arg[j]]->dt);
-  } else {
-    snprintf(name, sizeof name, "t%d", -1 - s->arg[j]);
-    from = k->step[-1 - s->arg[j]].n->out[0]->dt;
-  }
-  ec_ew_load(out, from, s->compute, name);
+/* The C expression of argument j of step s, converted to its compute type:
+ * operand i is opnd[i] (of kd_operand_type of its type), step t's result
+ * step_val[t] (of its output type). */
+static void arg_expr(const Kdesc *k, const KdStep *s, int j, const char *const *opnd,
+                     const char *const *step_val, Buf *out) {
+  if (s->arg[j] >= 0)
+    ec_ew_load(out, kd_operand_type(k->body->inputs[s->arg[j]]->dt), s->compute, opnd[s->arg[j]]);
+  else
+    ec_ew_load(out, k->step[-1 - s->arg[j]].n->out[0]->dt, s->compute, step_val[-1 - s->arg[j]]);
 }
 
 /* The expression of step s (in its compute type) into out. */
-static bool step_expr(const Kdesc *k, const KdStep *s, bool fast_c, Buf *out, Diag *d) {
+static bool step_expr(const Kdesc *k, const KdStep *s, bool fast_c, const char *const *opnd,
+                      const char *const *step_val, Buf *out, Diag *d) {
   const char *tmpl = step_template(s, fast_c);
   Buf args[EC_EXPR_MAX_OPS];
   const char *ops[EC_EXPR_MAX_OPS];
   for (int j = 0; j < s->n_arg; j++) {
     buf_init(&args[j]);
     buf_puts(&args[j], "");
-    arg_expr(k, s, j, &args[j]);
+    arg_expr(k, s, j, opnd, step_val, &args[j]);
     ops[j] = args[j].s;
   }
   bool ok = true;
@@ -126,26 +132,74 @@ static bool step_expr(const Kdesc *k, const KdStep *s, bool fast_c, Buf *out, Di
   return ok;
 }
 
+/* Names a0.. and t0.. (kd_emit's variables) into names (16 bytes each). */
+static void var_names(char (*names)[16], const char **ptr, int n, char c) {
+  for (int i = 0; i < n; i++) {
+    snprintf(names[i], 16, "%c%d", c, i);
+    ptr[i] = names[i];
+  }
+}
+
 bool kd_emit(const Kdesc *k, bool fast_c, const char *indent, Buf *stmts, Buf *result, Diag *d) {
+  char an[KD_MAX_OPERANDS][16], tn[KD_MAX_STEPS][16];
+  const char *opnd[KD_MAX_OPERANDS], *step_val[KD_MAX_STEPS];
+  IR_ASSERT(k->body->n_inputs <= KD_MAX_OPERANDS);
+  var_names(an, opnd, k->body->n_inputs, 'a');
+  var_names(tn, step_val, k->n_steps, 't');
   for (int i = 0; i < k->n_steps; i++) {
     const KdStep *s = &k->step[i];
     Buf ex;
     buf_init(&ex);
     buf_puts(&ex, "");
-    bool ok = step_expr(k, s, fast_c, &ex, d);
+    bool ok = step_expr(k, s, fast_c, opnd, step_val, &ex, d);
     if (ok && i + 1 < k->n_steps) {
       DType to = s->n->out[0]->dt;
       buf_printf(stmts, "%sconst %s t%d = ", indent, dtype_ctype(to), i);
       ec_ew_store(stmts, s->compute, to, ex.s);
       buf_puts(stmts, ";\n");
     } else if (ok) {
-      ec_ew_store(result, s->compute, k->fused->out[0]->dt, ex.s);
+      ec_ew_store(result, s->compute, k->body->outputs[0]->dt, ex.s);
     }
     buf_free(&ex);
     if (!ok)
       return false;
   }
   return true;
+}
+
+bool kd_epilogue_expr(const Node *p, const char *x, Buf *out, Diag *d) {
+  const Attr *a = ir_attr(p, "epilogue"), *c = ir_attr(p, "epilogue_consts");
+  int xi = (int)ir_attr_int(p, "epilogue_input", -1);
+  Kdesc k;
+  if (!a || a->kind != AT_GRAPH || !c || c->kind != AT_FLOATS || !build_body(p, a->u.g, &k, d) ||
+      c->n != k.body->n_inputs || xi < 0 || xi >= c->n || k.body->n_inputs > KD_MAX_OPERANDS)
+    return diag_error(d, p, "internal: malformed epilogue");
+  char lits[KD_MAX_OPERANDS][64];
+  const char *opnd[KD_MAX_OPERANDS];
+  for (int i = 0; i < c->n; i++)
+    opnd[i] = i == xi ? x : ec_literal(DT_F32, c->u.fs[i], lits[i], sizeof lits[i]);
+  /* each step's result is read once: inlined where it is read */
+  Buf val[KD_MAX_STEPS];
+  const char *step_val[KD_MAX_STEPS] = {0};
+  bool ok = true;
+  int done = 0;
+  for (int i = 0; i < k.n_steps && ok; i++, done++) {
+    Buf ex;
+    buf_init(&ex);
+    buf_puts(&ex, "");
+    ok = step_expr(&k, &k.step[i], true, opnd, step_val, &ex, d);
+    buf_init(&val[i]);
+    buf_putc(&val[i], '(');
+    ec_ew_store(&val[i], k.step[i].compute, k.step[i].n->out[0]->dt, ex.s);
+    buf_putc(&val[i], ')');
+    step_val[i] = val[i].s;
+    buf_free(&ex);
+  }
+  if (ok)
+    buf_puts(out, step_val[k.n_steps - 1]);
+  for (int i = 0; i < done; i++)
+    buf_free(&val[i]);
+  return ok;
 }
 
 void kd_describe(const Kdesc *k, Buf *out) {

@@ -198,7 +198,86 @@ static Node *fuse(Graph *g, Group *gr) {
   return f;
 }
 
-bool pass_fuse_elementwise(Graph *g, Diag *d) {
+/* ---- epilogues: a float32 chain of one value and constant scalars, stored by
+ * the Conv, Gemm or MatMul that makes the value ------------------------------ */
+
+static bool scalar_const(const Value *v) {
+  return v->kind == VK_CONST && v->konst && v->konst->numel == 1 && v->dt == DT_F32;
+}
+
+/* The producer whose stores can take the group as their epilogue: the
+ * group's only operand that is not a constant scalar is a float32 Conv, Gemm
+ * or MatMul output of the group's shape, that only the group reads and whose
+ * producer has no fused activation yet; every value in the group is float32
+ * and each step's result is read once (the epilogue is one expression). */
+static Node *epilogue_producer(const Group *gr, const Captured *cap) {
+  Value *x = NULL;
+  for (int k = 0; k < gr->n_operands; k++) {
+    Value *v = gr->operand[k];
+    if (scalar_const(v))
+      continue;
+    if (x)
+      return NULL;
+    x = v;
+  }
+  const Value *y = gr->node[gr->n - 1]->out[0];
+  if (!x || x->kind != VK_NODE || !x->producer || x->dt != DT_F32 || x->is_output ||
+      rewrite_is_captured(cap, x) || !rewrite_same_shape(&x->shape, &y->shape) || y->dt != DT_F32)
+    return NULL;
+  for (int u = 0; u < x->n_uses; u++)
+    if (!in_group(gr, x->uses[u]))
+      return NULL;
+  Node *p = x->producer;
+  /* through a Reshape (the one fuse-epilogue puts after a batched MatMul's
+   * Gemm): an elementwise epilogue commutes with it */
+  if (p->op == OP_Reshape) {
+    const Value *r = p->in[0];
+    if (r->kind != VK_NODE || !r->producer || r->n_uses != 1 || r->is_output || rewrite_is_captured(cap, r) ||
+        r->dt != DT_F32)
+      return NULL;
+    p = r->producer;
+  }
+  if ((p->op != OP_Conv && p->op != OP_Gemm && p->op != OP_MatMul) || ir_attr(p, "activation") ||
+      ir_attr(p, "epilogue") || p->n_out != 1)
+    return NULL;
+  for (int i = 0; i < gr->n; i++) {
+    const Node *m = gr->node[i];
+    if (m->out[0]->dt != DT_F32)
+      return NULL;
+    for (int j = 0; j < m->n_in; j++)
+      if (m->in[j]->dt != DT_F32)
+        return NULL;
+    if (i + 1 < gr->n && m->out[0]->n_uses != 1)
+      return NULL;
+  }
+  return p;
+}
+
+/* The fused node f becomes the epilogue of its operand's producer p: p
+ * carries f's body (attribute "epilogue"), the index of the body input that
+ * is its own output ("epilogue_input") and the constant scalars of the other
+ * inputs ("epilogue_consts"); f goes and p's output takes its place. */
+static void to_epilogue(Node *f, Node *p) {
+  const Attr *body = ir_attr(f, "body");
+  int x = -1;
+  float *consts = arena_alloc(f->g->arena, (size_t)f->n_in * sizeof *consts);
+  for (int k = 0; k < f->n_in; k++) {
+    if (!scalar_const(f->in[k]))
+      x = k;
+    else
+      consts[k] = (float)tensor_get_f64(f->in[k]->konst, 0);
+  }
+  IR_ASSERT(x >= 0);
+  consts[x] = 0;
+  ir_attr_add(p, "epilogue", AT_GRAPH)->u.g = body->u.g;
+  ir_attr_set_int(p, "epilogue_input", x);
+  Attr *c = ir_attr_add(p, "epilogue_consts", AT_FLOATS);
+  c->u.fs = consts;
+  c->n = f->n_in;
+  rewrite_forward(f, f->in[x]);  /* p's output, or the Reshape of it */
+}
+
+bool pass_fuse_elementwise(Graph *g, bool epilogue, Diag *d) {
   (void)d;
   Captured cap = rewrite_captured(g);
   int *pos = calloc((size_t)g->n_node_ids + 1, sizeof *pos);
@@ -212,10 +291,14 @@ bool pass_fuse_elementwise(Graph *g, Diag *d) {
     if (!fusable(n))
       continue;
     grow(&gr, n, &cap, pos);
-    if (gr.n < 2)
+    if (gr.n < 2 && !(epilogue && epilogue_producer(&gr, &cap)))
       continue;
     /* the nodes before the fused one are still to be looked at */
-    prev = fuse(g, &gr)->prev;
+    Node *p = epilogue ? epilogue_producer(&gr, &cap) : NULL;
+    Node *f = fuse(g, &gr);
+    prev = f->prev;
+    if (p)
+      to_epilogue(f, p);
   }
   free(pos);
   return true;

@@ -72,7 +72,9 @@ bool pass_fold(Graph *g, Diag *d);            /* constant folding */
 bool pass_simplify(Graph *g, Diag *d);        /* algebraic identities (simplify.c) */
 bool pass_fuse_bn(Graph *g, Diag *d);         /* BN, Mul, Add... folded into Conv/Gemm */
 bool pass_fuse_norm(Graph *g, Diag *d);        /* LayerNorm written as primitives into LayerNormalization */
-bool pass_fuse_elementwise(Graph *g, Diag *d); /* elementwise chains into FusedElementwise kernels */
+/* elementwise chains into FusedElementwise kernels; with `epilogue`, a float32
+ * chain of a Conv/Gemm/MatMul output and constant scalars into that node's stores */
+bool pass_fuse_elementwise(Graph *g, bool epilogue, Diag *d);
 bool pass_fuse_epilogue(Graph *g, Diag *d, bool residual); /* Relu/Clip/LeakyRelu, bias, residual Add into Conv/Gemm/MatMul */
 bool pass_cse(Graph *g, Diag *d);             /* identical constants and nodes merged */
 bool pass_dce(Graph *g, Diag *d);             /* dead nodes and unused optional outputs */

@@ -28,7 +28,7 @@ static bool run_simplify(Graph *g, Ctx *c, Diag *d) { return c->o->opt_level < 1
 static bool run_fuse_bn(Graph *g, Ctx *c, Diag *d) { return c->o->opt_level < 1 || pass_fuse_bn(g, d); }
 static bool run_fuse_epi(Graph *g, Ctx *c, Diag *d) { return c->o->opt_level < 1 || pass_fuse_epilogue(g, d, c->o->target->fuse_residual); }
 static bool run_fuse_norm(Graph *g, Ctx *c, Diag *d) { return c->o->opt_level < 1 || pass_fuse_norm(g, d); }
-static bool run_fuse_ew(Graph *g, Ctx *c, Diag *d) { return c->o->opt_level < 1 || pass_fuse_elementwise(g, d); }
+static bool run_fuse_ew(Graph *g, Ctx *c, Diag *d) { return c->o->opt_level < 1 || pass_fuse_elementwise(g, true, d); }
 static bool run_cse(Graph *g, Ctx *c, Diag *d) { return c->o->opt_level < 1 || pass_cse(g, d); }
 static bool run_dce(Graph *g, Ctx *c, Diag *d) { (void)c; return pass_dce(g, d); }
 static bool run_static(Graph *g, Ctx *c, Diag *d) { (void)c; return pass_require_static(g, d); }

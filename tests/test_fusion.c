@@ -18,7 +18,7 @@ static Graph *parse_fused(const char *text, Diag *d) {
   Graph *g = ir_parse(text, "t.ir", d);
   assert_non_null(g);
   assert_true(pass_infer(g, d));
-  assert_true(pass_fuse_elementwise(g, d));
+  assert_true(pass_fuse_elementwise(g, true, d));
   assert_true(pass_dce(g, d));
   assert_true(ir_verify(g, true, d));
   return g;
