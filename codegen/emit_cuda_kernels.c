@@ -727,8 +727,17 @@ static int emit_layer_rms(CudaKernel *k, const Node *n, bool centered) {
   buf_init(&ex);
   kline(k, "__shared__ double red[%d];", ROW_THREADS);
   kline(k, "const int64_t o = blockIdx.x;");
-  kline(k, "const %s *x = X0 + o * %lld;", dtype_ctype(tx), LL(len));
   kline(k, "%s *y = Y0 + o * %lld;", dtype_ctype(ty), LL(len));
+  if (ir_attr_int(n, "onnxc.fused_inputs", 0) == 1) {
+    /* the residual Add before it (passes/fuse_norm.c): the row's sum goes to
+     * the output row, normalized there in place */
+    kline(k, "for (int64_t j = threadIdx.x; j < %lld; j += blockDim.x)", LL(len));
+    kline(k, "  y[j] = X0[o * %lld + j] + X3[o * %lld + j];", LL(len), LL(len));
+    kline(k, "__syncthreads();");
+    kline(k, "const %s *x = y;", dtype_ctype(tx));
+  } else {
+    kline(k, "const %s *x = X0 + o * %lld;", dtype_ctype(tx), LL(len));
+  }
   ec_ew_load(&ld, tx, DT_F64, "x[j]");
   kline(k, "double mean = 0, ss = 0;");
   if (centered) {

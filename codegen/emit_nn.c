@@ -214,8 +214,17 @@ static bool emit_layer_rms(EmitC *e, const Node *n, bool centered) {
   int64_t outer = ec_prod(xs, 0, ax), len = ec_prod(xs, ax, xs->rank);
   Expr a;
   ec_open_rows(e, outer, len); /* --threads: blocks of rows */
-  ec_line(e, "const %s *x = X0 + o * %lld;", dtype_ctype(tx), LL(len));
-  ec_line(e, "%s *y = Y0 + o * %lld;", dtype_ctype(ty), LL(len));
+  if (ir_attr_int(n, "onnxc.fused_inputs", 0) == 1) {
+    /* the residual Add before it (passes/fuse_norm.c): the row's sum is
+     * written to the output row first, and normalized there in place */
+    ec_line(e, "%s *y = Y0 + o * %lld;", dtype_ctype(ty), LL(len));
+    ec_line(e, "for (long i = 0; i < %lld; i++) y[i] = X0[o * %lld + i] + X3[o * %lld + i];", LL(len), LL(len),
+            LL(len));
+    ec_line(e, "const %s *x = y;", dtype_ctype(tx));
+  } else {
+    ec_line(e, "const %s *x = X0 + o * %lld;", dtype_ctype(tx), LL(len));
+    ec_line(e, "%s *y = Y0 + o * %lld;", dtype_ctype(ty), LL(len));
+  }
   emit_row_stats(e, tx, len, centered, eps_lit(&a, n, 1e-5f));
   if (centered && ec_has_output(n, 1))
     ec_line(e, "Y1[o] = %s;", st(&a, ct, n->out[1]->dt, "mean"));

@@ -122,11 +122,24 @@ static bool attr_equal(const Attr *a, const Attr *b) {
   }
 }
 
+/* onnxc.fused records which ONNX nodes a node computes (for the fusion
+ * report), not what it computes: it does not keep two nodes apart. */
+static bool bookkeeping(const Attr *a) { return strcmp(a->name, "onnxc.fused") == 0; }
+
+static int counted_attrs(const Node *n) {
+  int k = 0;
+  for (int i = 0; i < n->n_attrs; i++)
+    k += !bookkeeping(&n->attrs[i]);
+  return k;
+}
+
 /* Same attribute set, in any order (names are unique per node). */
 static bool attrs_equal(const Node *a, const Node *b) {
-  if (a->n_attrs != b->n_attrs)
+  if (counted_attrs(a) != counted_attrs(b))
     return false;
   for (int i = 0; i < a->n_attrs; i++) {
+    if (bookkeeping(&a->attrs[i]))
+      continue;
     const Attr *o = ir_attr(b, a->attrs[i].name);
     if (!o || !attr_equal(&a->attrs[i], o))
       return false;
@@ -165,7 +178,7 @@ static uint64_t hash_node(const Node *n) {
   }
   uint64_t ah = 0;  /* order-independent over the attributes */
   for (int i = 0; i < n->n_attrs; i++)
-    ah += hash_attr(&n->attrs[i]);
+    ah += bookkeeping(&n->attrs[i]) ? 0 : hash_attr(&n->attrs[i]);
   return mix(h, ah);
 }
 
@@ -265,6 +278,7 @@ static void merge_nodes(Graph *g, const Captured *cap) {
     for (int i = 0; i < n->n_out; i++)
       if (n->out[i]->kind != VK_NONE && first->out[i]->kind != VK_NONE)
         ir_value_replace(n->out[i], first->out[i]);
+    rewrite_record_fused(first, n);  /* the survivor computes n (fusion report) */
     ir_node_remove(n);
   }
   table_free(&t);

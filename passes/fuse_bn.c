@@ -273,6 +273,7 @@ static bool try_fold(Node *n, const Captured *cap, Diag *d) {
     }
     if (!(p->op == OP_Conv ? fold_conv(p, &a, channels, d) : fold_gemm(p, &a, channels, c, d)))
       return false;
+    rewrite_record_fused(p, n);
     rewrite_forward(n, x);
     return true;
   }

@@ -190,6 +190,8 @@ static Node *fuse(Graph *g, Group *gr) {
   f->out[0]->shape = root->out[0]->shape;
   Attr *a = ir_attr_add(f, "body", AT_GRAPH);
   a->u.g = body;
+  for (int i = 0; i < gr->n; i++)
+    rewrite_record_fused(f, gr->node[i]);
   ir_value_replace(root->out[0], f->out[0]);
   for (int i = gr->n - 1; i >= 0; i--)
     ir_node_remove(gr->node[i]);
@@ -274,6 +276,7 @@ static void to_epilogue(Node *f, Node *p) {
   Attr *c = ir_attr_add(p, "epilogue_consts", AT_FLOATS);
   c->u.fs = consts;
   c->n = f->n_in;
+  rewrite_record_fused(p, f);
   rewrite_forward(f, f->in[x]);  /* p's output, or the Reshape of it */
 }
 

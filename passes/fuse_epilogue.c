@@ -62,6 +62,7 @@ static void try_fuse(Node *n, const Captured *cap) {
     ir_attr_add(p, "activation_min", AT_FLOAT)->u.f = lo;
     ir_attr_add(p, "activation_max", AT_FLOAT)->u.f = hi;
   }
+  rewrite_record_fused(p, n);
   rewrite_forward(n, x);
 }
 
@@ -112,6 +113,8 @@ static bool try_bias(Graph *g, Node *n, const Captured *cap, Diag *d) {
         return false;
       out = r->out[0];
     }
+    rewrite_record_fused(gm, mm);
+    rewrite_record_fused(gm, n);
     rewrite_forward(n, out);
     ir_node_remove(mm);
     return true;
@@ -155,6 +158,7 @@ static void try_residual(Node *n, const Captured *cap) {
     ir_node_add_input(c, r);
     ir_attr_set_int(c, "onnxc.fused_inputs", 1);
     ir_node_move_before(c, n); /* r may be made after the Conv was */
+    rewrite_record_fused(c, n);
     rewrite_forward(n, x);
     return;
   }

@@ -19,6 +19,10 @@
  *   output and not be captured by a subgraph. Nine loops over x (and five
  *   intermediates in the arena) become the LayerNormalization kernel's one
  *   row pass (codegen/emit_nn.c), which computes the statistics in double.
+ *   Then a LayerNormalization or RMSNormalization of an Add (the residual
+ *   before the norm in transformer layers), all float32 of one shape, takes
+ *   the Add's second operand as its input 3 (onnxc.fused_inputs = 1): the
+ *   kernel writes the row's sum to its output row and normalizes it there.
  * invalidates: schedule positions (the pattern's nodes go; the new node takes
  *   the last one's place).
  */
@@ -153,10 +157,37 @@ static bool try_layer_norm(Graph *g, Node *m, const Captured *cap) {
   ln->out[0]->shape = x->shape;
   ir_value_replace(last->out[0], ln->out[0]);
   Node *gone[9] = {bias, mul, div, sqrt, add, var, sq, sub, m};
+  for (int i = 8; i >= 0; i--)
+    if (gone[i])
+      rewrite_record_fused(ln, gone[i]);
   for (int i = 0; i < 9; i++)
     if (gone[i])
       ir_node_remove(gone[i]);
   return true;
+}
+
+/* LayerNormalization/RMSNormalization(Add(a, b), ...), a, b and the output
+ * float32 of one shape, the sum read only here: the Add goes, b becomes the
+ * node's input 3 (onnxc.fused_inputs = 1) and the kernel adds it while
+ * reading its rows. */
+static void try_residual(Node *n, const Captured *cap) {
+  Value *x = n->in[0];
+  if (n->n_in > 3 || ir_attr(n, "onnxc.fused_inputs") || x->kind != VK_NODE || !x->producer ||
+      x->producer->op != OP_Add || x->n_uses != 1 || x->is_output || rewrite_is_captured(cap, x) ||
+      x->dt != DT_F32 || n->out[0]->dt != DT_F32)
+    return;
+  Node *add = x->producer;
+  Value *a = add->in[0], *b = add->in[1];
+  if (a->dt != DT_F32 || b->dt != DT_F32 || !rewrite_same_shape(&a->shape, &x->shape) ||
+      !rewrite_same_shape(&b->shape, &x->shape))
+    return;
+  ir_node_set_input(n, 0, a);
+  while (n->n_in < 3)
+    ir_node_add_input(n, n->g->none);
+  ir_node_add_input(n, b);
+  ir_attr_set_int(n, "onnxc.fused_inputs", 1);
+  rewrite_record_fused(n, add);
+  ir_node_remove(add);
 }
 
 bool pass_fuse_norm(Graph *g, Diag *d) {
@@ -168,6 +199,11 @@ bool pass_fuse_norm(Graph *g, Diag *d) {
     for (Node *n = g->first; n && !again; n = n->next)
       if (n->op == OP_ReduceMean)
         again = try_layer_norm(g, n, &cap);
+  }
+  for (Node *n = g->first, *next; n; n = next) {
+    next = n->next;
+    if (n->op == OP_LayerNormalization || n->op == OP_RMSNormalization)
+      try_residual(n, &cap);
   }
   return true;
 }

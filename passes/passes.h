@@ -158,6 +158,11 @@ Captured rewrite_captured(Graph *g);
 bool rewrite_is_captured(const Captured *c, const Value *v);
 /* Both shapes known and equal dim by dim (symbolic dims by name). */
 bool rewrite_same_shape(const Shape *a, const Shape *b);
+/* Records on `into` (attribute onnxc.fused, "OpType name" per entry) that it
+ * now computes ONNX node `from` too, and whatever `from` had absorbed; an
+ * internal node (FusedElementwise) passes on its list only. The fusion
+ * report (--fusion-report) lists them per kernel. */
+void rewrite_record_fused(Node *into, const Node *from);
 /* Points the users of n's first output at v and removes n (its other outputs
  * must be unused). */
 void rewrite_forward(Node *n, Value *v);

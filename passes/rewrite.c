@@ -58,6 +58,25 @@ bool rewrite_same_shape(const Shape *a, const Shape *b) {
   return a->rank >= 0 && shape_equal(a, b);
 }
 
+void rewrite_record_fused(Node *into, const Node *from) {
+  const Attr *fa = ir_attr(from, "onnxc.fused");
+  Attr *a = (Attr *)ir_attr(into, "onnxc.fused");
+  bool self = !(ir_ops[from->op].flags & OPF_INTERNAL);
+  int old = a ? a->n : 0, add = (self ? 1 : 0) + (fa ? fa->n : 0);
+  const char **ss = arena_alloc(into->g->arena, (size_t)(old + add + 1) * sizeof *ss);
+  for (int i = 0; i < old; i++)
+    ss[i] = a->u.ss[i];
+  int k = old;
+  if (self)
+    ss[k++] = arena_printf(into->g->arena, "%s %s", from->op_type, from->name);
+  for (int i = 0; fa && i < fa->n; i++)
+    ss[k++] = fa->u.ss[i];
+  if (!a)
+    a = ir_attr_add(into, "onnxc.fused", AT_STRINGS);
+  a->u.ss = ss;
+  a->n = k;
+}
+
 void rewrite_forward(Node *n, Value *v) {
   ir_value_replace(n->out[0], v);
   for (int i = 1; i < n->n_out; i++)
