@@ -247,6 +247,7 @@ bool driver_build(const Options *o, Diag *d) {
   const char *name = o->name ? o->name : driver_default_name(o->model, nbuf, sizeof nbuf);
   bool ok = !o->memory_report || driver_memory_report(g, &plan, o->memory_report, d);
   ok = ok && (!o->memory_svg || driver_memory_svg(g, &plan, o->memory_svg, d));
+  ok = ok && (!o->fusion_report || driver_fusion_report(g, &plan, o->fusion_report, d));
   char *dir = ok ? sys_mkdtemp("build") : NULL;
   if (ok && !dir)
     ok = diag_error(d, NULL, "cannot create a temporary folder: %s", strerror(errno));
@@ -296,6 +297,8 @@ bool driver_build(const Options *o, Diag *d) {
     unlink(o->memory_report);
   if (!ok && o->memory_svg)
     unlink(o->memory_svg);
+  if (!ok && o->fusion_report)
+    unlink(o->fusion_report);
   ir_graph_free(g);
   return ok;
 }

@@ -35,6 +35,7 @@ static void usage(FILE *f) {
           "                         (default 4096; docs/strings.md)\n"
           "  -O0 -O1 -O2 -O3        optimization level (default -O2)\n"
           "  --memory-report FILE   write the memory plan as JSON\n"
+          "  --fusion-report FILE   write the kernels and the ONNX nodes each computes as JSON\n"
           "  --memory-svg FILE      draw the arena over time as SVG\n"
           "  --dump-ir-after PASS   print the IR after PASS (or 'all') to stderr\n"
           "  --verify-ir            run the IR verifier after every pass\n"
@@ -164,6 +165,9 @@ static int parse(int argc, char **argv, Options *o, bool check, const char **pos
       o->opt_level = a[2] - '0';
     } else if (strcmp(a, "-O") == 0) {
       o->opt_level = 2;
+    } else if (strcmp(a, "--fusion-report") == 0) {
+      NEED_ARG();
+      o->fusion_report = next;
     } else if (strcmp(a, "--memory-report") == 0) {
       NEED_ARG();
       o->memory_report = next;

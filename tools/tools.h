@@ -23,6 +23,7 @@ typedef struct Options {
   SeqLen elems[64];            /* --elements NAME=N|none: sequence/optional inputs */
   int n_elems;
   const char *memory_report;
+  const char *fusion_report;   /* --fusion-report FILE.json */
   const char *memory_svg;
   const char *dump_after;
   bool verify_ir;
@@ -56,6 +57,8 @@ const char *driver_default_name(const char *model, char *buf, size_t n);
 /* The plan as JSON (docs/cli.md) and as an SVG picture of the arena over time. */
 bool driver_memory_report(const Graph *g, const Plan *plan, const char *path, Diag *d);
 bool driver_memory_svg(const Graph *g, const Plan *plan, const char *path, Diag *d);
+/* ---- fusion_report.c ---- */
+bool driver_fusion_report(const Graph *g, const Plan *plan, const char *path, Diag *d);
 
 /* Full compile to o->out (sources, .so, .a or .o); no partial output on failure. */
 bool driver_build(const Options *o, Diag *d);

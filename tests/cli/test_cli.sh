@@ -127,5 +127,35 @@ grep -q "GOOD_ARENA_BYTES" "$T/src/good.h" || { echo "FAIL: header lacks GOOD_AR
 "$PY" -c "import sys, xml.etree.ElementTree as E; r=E.parse(sys.argv[1]).getroot(); assert r.tag.endswith('svg')" "$T/mem.svg" \
   || { echo "FAIL: memory svg"; fails=$((fails+1)); }
 
+# --fusion-report: an elementwise chain is one kernel listing its ONNX nodes;
+# a failed compile leaves no report.
+"$PY" - "$T/chain.onnx" <<'PYEOF' || fails=$((fails+1))
+import sys
+import numpy as np
+from onnx import TensorProto, helper, numpy_helper, save
+c = lambda n, v: numpy_helper.from_array(np.array(v, np.float32), n)
+nodes = [helper.make_node("Mul", ["x", "s"], ["u"], name="scale"),
+         helper.make_node("Erf", ["u"], ["e"], name="erf"),
+         helper.make_node("Add", ["e", "one"], ["p"], name="plus"),
+         helper.make_node("Mul", ["x", "p"], ["y"], name="gelu")]
+g = helper.make_graph(nodes, "chain", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 8])],
+                      [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 8])],
+                      [c("s", 0.70710677), c("one", 1.0)])
+save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]), sys.argv[1])
+PYEOF
+"$ONNXC" "$T/chain.onnx" -o "$T/chain.so" --fusion-report "$T/fusion.json" 2>"$T/err" || { cat "$T/err"; fails=$((fails+1)); }
+"$PY" - "$T/fusion.json" <<'PYEOF' && echo "ok   --fusion-report" || { echo "FAIL: --fusion-report"; fails=$((fails+1)); }
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["kernel_count"] == 1 and len(d["kernels"]) == 1, d
+k = d["kernels"][0]
+assert k["op"] == "FusedElementwise" and k["name"] == "gelu", k
+assert k["nodes"] == ["Mul scale", "Erf erf", "Add plus", "Mul gelu"], k["nodes"]
+assert k["bytes_read"] == 2 * 8 * 4 + 2 * 4 and k["bytes_written"] == 2 * 8 * 4 and k["flops"] == 4 * 16, k
+PYEOF
+rm -f "$T/fusion.json"
+"$ONNXC" "$T/m/bad_shape.onnx" -o "$T/bad.so" --fusion-report "$T/fusion.json" 2>/dev/null
+[[ -e "$T/fusion.json" ]] && { echo "FAIL: a failed compile left a fusion report"; fails=$((fails+1)); }
+
 echo "$fails failure(s)"
 exit $(( fails > 0 ))

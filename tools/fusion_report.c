@@ -1,0 +1,174 @@
+/* fusion_report.c - --fusion-report FILE.json: the kernels the compiled model
+ * runs, in schedule order, each with the ONNX nodes it computes (its own node
+ * and those fusion folded into it: the onnxc.fused record of the passes), the
+ * bytes it reads and writes, and an estimate of its floating-point work.
+ * Views that need no code (a Reshape whose output aliases its input) are
+ * listed apart. Written to a temporary name and renamed, like the memory
+ * report, so a failed compile leaves no file.
+ */
+#include "tools.h"
+
+#include <errno.h>
+#include <string.h>
+#include <unistd.h>
+
+static void json_str(FILE *f, const char *s) {
+  fputc('"', f);
+  for (; *s; s++) {
+    unsigned char c = (unsigned char)*s;
+    if (c == '"' || c == '\\')
+      fprintf(f, "\\%c", c);
+    else if (c < 0x20)
+      fprintf(f, "\\u%04x", c);
+    else
+      fputc(c, f);
+  }
+  fputc('"', f);
+}
+
+static int64_t numel_of(const Value *v) {
+  int64_t k = 0;
+  return shape_numel(&v->shape, &k) ? k : 0;
+}
+
+static int64_t bytes_of(const Value *v) {
+  int64_t b = 0;
+  if (v->kind == VK_NONE || v->dt == DT_STRING || !dtype_bytes(v->dt, numel_of(v), &b))
+    return 0;
+  return b;
+}
+
+/* Steps of an elementwise chain (a FusedElementwise body or an epilogue). */
+static int64_t body_steps(const Node *n, const char *attr) {
+  const Attr *a = ir_attr(n, attr);
+  return a && a->kind == AT_GRAPH && a->u.g ? a->u.g->n_nodes : 0;
+}
+
+/* Floating-point operations, estimated: 2 per multiply-add of a product,
+ * one per element and step of elementwise work, a few per element of the
+ * normalizations; data movement counts none. */
+static int64_t flops_of(const Node *n) {
+  int64_t out = numel_of(n->out[0]), in0 = n->n_in ? numel_of(n->in[0]) : 0;
+  int64_t epi = out * body_steps(n, "epilogue");
+  switch (n->op) {
+  case OP_MatMul:
+  case OP_Gemm: {
+    const Shape *a = &n->in[0]->shape;
+    int64_t k = a->rank ? a->d[a->rank - 1] : 1;
+    if (n->op == OP_Gemm && ir_attr_int(n, "transA", 0) && a->rank == 2)
+      k = a->d[0];
+    return 2 * out * k + epi;
+  }
+  case OP_Conv: {
+    const Shape *w = &n->in[1]->shape;
+    int64_t per = 1;
+    for (int i = 1; i < w->rank; i++)
+      per *= w->d[i];
+    return 2 * out * per + epi;
+  }
+  case OP_FusedElementwise:
+    return out * body_steps(n, "body");
+  case OP_LayerNormalization:
+  case OP_RMSNormalization:
+    return 8 * in0;
+  case OP_Softmax:
+  case OP_LogSoftmax:
+    return 5 * in0;
+  default:
+    if (ir_ops[n->op].expr)
+      return out;
+    if (n->op >= OP_ReduceSum && n->op <= OP_ReduceSumSquare)
+      return in0;
+    return 0;
+  }
+}
+
+/* The ONNX nodes n computes: itself (unless the compiler made it) and its
+ * onnxc.fused record. */
+static int write_nodes(FILE *f, const Node *n) {
+  int k = 0;
+  fputc('[', f);
+  const Attr *a = ir_attr(n, "onnxc.fused");
+  /* a node the compiler made in an ONNX node's place (MatMul + Add -> Gemm)
+   * takes its name, and the record lists that node */
+  bool replaced = false;
+  size_t nl = strlen(n->name);
+  for (int i = 0; a && a->kind == AT_STRINGS && i < a->n && !replaced; i++) {
+    size_t l = strlen(a->u.ss[i]);
+    replaced = l > nl && a->u.ss[i][l - nl - 1] == ' ' && strcmp(a->u.ss[i] + l - nl, n->name) == 0;
+  }
+  if (!(ir_ops[n->op].flags & OPF_INTERNAL) && !replaced) {
+    char buf[4096];
+    snprintf(buf, sizeof buf, "%s %s", n->op_type, n->name);
+    json_str(f, buf);
+    k++;
+  }
+  for (int i = 0; a && a->kind == AT_STRINGS && i < a->n; i++, k++) {
+    fputs(k ? ", " : "", f);
+    json_str(f, a->u.ss[i]);
+  }
+  fputc(']', f);
+  return k;
+}
+
+bool driver_fusion_report(const Graph *g, const Plan *plan, const char *path, Diag *d) {
+  char tmp[4096];
+  snprintf(tmp, sizeof tmp, "%s.tmp%ld", path, (long)getpid());
+  FILE *f = fopen(tmp, "w");
+  if (!f)
+    return diag_error(d, NULL, "cannot write %s: %s", path, strerror(errno));
+  int kernels = 0, views = 0;
+  for (const Node *n = g->first; n; n = n->next) {
+    if (plan->elided && plan->elided[n->id])
+      views++;
+    else
+      kernels++;
+  }
+  fprintf(f, "{\n  \"model\": ");
+  json_str(f, g->file ? g->file : "");
+  fprintf(f, ",\n  \"kernel_count\": %d,\n  \"view_count\": %d,\n  \"kernels\": [", kernels, views);
+  int64_t total_nodes = 0;
+  bool first = true;
+  for (const Node *n = g->first; n; n = n->next) {
+    if (plan->elided && plan->elided[n->id])
+      continue;
+    int64_t rd = 0, wr = 0;
+    for (int i = 0; i < n->n_in; i++)
+      rd += bytes_of(n->in[i]);
+    for (int i = 0; i < n->n_out; i++)
+      wr += bytes_of(n->out[i]);
+    fprintf(f, "%s\n    {\"name\": ", first ? "" : ",");
+    json_str(f, n->name);
+    fprintf(f, ", \"op\": ");
+    json_str(f, n->op_type);
+    fprintf(f, ", \"nodes\": ");
+    total_nodes += write_nodes(f, n);
+    fprintf(f, ", \"bytes_read\": %lld, \"bytes_written\": %lld, \"flops\": %lld}", (long long)rd, (long long)wr,
+            (long long)flops_of(n));
+    first = false;
+  }
+  fprintf(f, "\n  ],\n  \"views\": [");
+  first = true;
+  for (const Node *n = g->first; n; n = n->next) {
+    if (!plan->elided || !plan->elided[n->id])
+      continue;
+    fprintf(f, "%s\n    {\"name\": ", first ? "" : ",");
+    json_str(f, n->name);
+    fprintf(f, ", \"op\": ");
+    json_str(f, n->op_type);
+    fprintf(f, ", \"nodes\": ");
+    total_nodes += write_nodes(f, n);
+    fputc('}', f);
+    first = false;
+  }
+  fprintf(f, "\n  ],\n  \"nodes_listed\": %lld\n}\n", (long long)total_nodes);
+  bool ok = !ferror(f);
+  ok = fclose(f) == 0 && ok;
+  if (ok && rename(tmp, path) != 0)
+    ok = false;
+  if (!ok) {
+    unlink(tmp);
+    return diag_error(d, NULL, "cannot write %s: %s", path, strerror(errno));
+  }
+  return true;
+}
