@@ -178,6 +178,15 @@ bool kd_emit(const Kdesc *k, bool fast_c, const char *indent, Buf *stmts, Buf *r
  * as one float expression of x, the value before it (parenthesized by the
  * caller), into out. False after a diag error. */
 bool kd_epilogue_expr(const Node *p, const char *x, Buf *out, Diag *d);
+/* Appends to b the offset into an operand of shape `in`, broadcast
+ * (right-aligned) against `out`, of the element at flat output index i (a C
+ * expression): i itself when the sizes match, else unravelled coordinates. */
+void kd_bcast_offset(const Shape *in, const Shape *out, const char *i, Buf *b);
+/* The prologue a Softmax/LogSoftmax took from fusion (attribute "prologue":
+ * the elementwise chain that made its input, whose operands are now n's
+ * inputs X0..): statements computing the chain's value at flat output index f
+ * (a C expression) into `dst`, each line starting with indent. */
+bool kd_prologue_row(const Node *n, const char *indent, const char *f, const char *dst, Buf *out, Diag *d);
 /* Comment text naming the fused nodes: "Mul mul_3, Erf erf_4, ...". */
 void kd_describe(const Kdesc *k, Buf *out);
 

@@ -461,13 +461,15 @@ static void out_index(const Geom *g, Buf *b) {
     index_push(b, g->out[i], "o", i);
 }
 
-/* Smallest value of the compute type, the start of a max reduction. */
+/* Lowest finite value of the compute type, the start of a max reduction: a
+ * window that covers only padding gives it, as in ONNX Runtime (-FLT_MAX,
+ * not -inf, which a following BatchNormalization or Conv turns into NaN). */
 static const char *lowest(DType t) {
   switch (t) {
   case DT_I8: return "(-128)";
   case DT_U8: return "0";
-  case DT_F64: return "(-(double)INFINITY)";
-  default: return "(-(float)INFINITY)";
+  case DT_F64: return "(-1.7976931348623157e+308)";
+  default: return "(-3.40282347e+38f)";
   }
 }
 
@@ -486,7 +488,7 @@ static void emit_pool2d_plane(EmitC *e, const Geom *g, bool is_max, bool cip) {
     a = OW;
   if (b < a)
     b = a;
-  const char *init = is_max ? "(-(float)INFINITY)" : "0";
+  const char *init = is_max ? lowest(DT_F32) : "0";
   ec_line(e, "for (long o0 = 0; o0 < %lld; o0++) {", LL(g->out[0]));
   ec_line(e, "const long s0 = o0 * %lld - %lld;", LL(g->s[0]), LL(g->pb[0]));
   ec_line(e, "const long lo0 = s0 >= 0 ? 0 : (%lld - s0) / %lld;", LL(g->dil[0] - 1), LL(g->dil[0]));

@@ -64,49 +64,6 @@ static int64_t prod(const Shape *s, int from, int to) {
 
 /* ---- elementwise ------------------------------------------------------------------- */
 
-/* Offset of operand k (right-aligned broadcast against the output) for flat
- * output index i: "i" when shapes match, else a sum of unravelled coordinates. */
-static void bcast_offset(const Shape *in, const Shape *out, Buf *b) {
-  int64_t ni = 1, no = 1;
-  shape_numel(in, &ni);
-  shape_numel(out, &no);
-  if (ni == no) {
-    buf_puts(b, "i");
-    return;
-  }
-  int r = out->rank, off = r - in->rank;
-  int64_t ostride[IR_MAX_RANK], istride[IR_MAX_RANK];
-  int64_t acc = 1;
-  for (int m = r - 1; m >= 0; m--) {
-    ostride[m] = acc;
-    acc *= out->d[m];
-  }
-  acc = 1;
-  for (int m = r - 1; m >= 0; m--) {
-    int a = m - off;
-    int64_t ext = a >= 0 ? in->d[a] : 1;
-    istride[m] = ext == 1 ? 0 : acc;
-    acc *= ext;
-  }
-  bool any = false;
-  for (int m = 0; m < r; m++) {
-    if (!istride[m])
-      continue;
-    buf_printf(b, "%s", any ? " + " : "");
-    if (m == 0)
-      buf_printf(b, "(i / %lld)", LL(ostride[m]));
-    else if (ostride[m] == 1)
-      buf_printf(b, "(i %% %lld)", LL(out->d[m]));
-    else
-      buf_printf(b, "(i / %lld %% %lld)", LL(ostride[m]), LL(out->d[m]));
-    if (istride[m] != 1)
-      buf_printf(b, " * %lld", LL(istride[m]));
-    any = true;
-  }
-  if (!any)
-    buf_puts(b, "0");
-}
-
 static int emit_elementwise(CudaKernel *k, const Node *n) {
   const Value *y = n->out[0];
   int64_t ny;
@@ -140,7 +97,7 @@ static int emit_elementwise(CudaKernel *k, const Node *n) {
     src.len = 0;
     ld.len = 0;
     buf_printf(&src, "X%d[", i);
-    bcast_offset(&n->in[i]->shape, &y->shape, &src);
+    kd_bcast_offset(&n->in[i]->shape, &y->shape, "i", &src);
     buf_putc(&src, ']');
     ec_ew_load(&ld, n->in[i]->dt, compute, src.s);
     kline(k, "  const %s a%d = %s;", ct, i, ld.s);
@@ -211,7 +168,7 @@ static int emit_fused(CudaKernel *k, const Node *n) {
     src.len = 0;
     ld.len = 0;
     buf_printf(&src, "X%d[", i);
-    bcast_offset(&n->in[i]->shape, &y->shape, &src);
+    kd_bcast_offset(&n->in[i]->shape, &y->shape, "i", &src);
     buf_putc(&src, ']');
     ec_ew_load(&ld, n->in[i]->dt, to, src.s);
     kline(k, "  const %s a%d = %s;", dtype_ctype(to), i, ld.s);
@@ -475,8 +432,9 @@ static int emit_conv(CudaKernel *k, const Node *n) {
 
 
 static int emit_softmax(CudaKernel *k, const Node *n, bool log) {
-  const Shape *xs = &n->in[0]->shape;
-  DType t = n->in[0]->dt;
+  const Shape *xs = &n->out[0]->shape;  /* with a fused prologue, in[0] may broadcast */
+  DType t = n->out[0]->dt;
+  bool pro = ir_attr(n, "prologue") != NULL;
   int64_t nx;
   if ((t != DT_F32 && t != DT_F64) || !shape_numel(xs, &nx) || nx == 0)
     return 0;
@@ -488,7 +446,7 @@ static int emit_softmax(CudaKernel *k, const Node *n, bool log) {
   int64_t len = opset13 ? xs->d[ax] : prod(xs, ax, xs->rank);
   int64_t inner = opset13 ? prod(xs, ax + 1, xs->rank) : 1;
   int64_t rows = outer * inner;
-  if (rows > 2147483647)
+  if (rows > 2147483647 || (pro && inner != 1))
     return 0;
   const char *ct = dtype_ctype(t), *f = t == DT_F64 ? "" : "f";
   open_kernel(k, log ? "LogSoftmax: one block per row, block reductions"
@@ -497,8 +455,26 @@ static int emit_softmax(CudaKernel *k, const Node *n, bool log) {
   k->grid[0] = rows;
   kline(k, "__shared__ %s red[%d];", ct, ROW_THREADS);
   kline(k, "const int64_t row = blockIdx.x, o = row / %lld, in = row %% %lld;", LL(inner), LL(inner));
-  kline(k, "const %s *x = X0 + o * %lld + in;", ct, LL(len * inner));
   kline(k, "%s *y = Y0 + o * %lld + in;", ct, LL(len * inner));
+  if (pro) {
+    /* the fused prologue (kernel_desc.c): the row's input computed into the
+     * output row, read and overwritten there */
+    Buf b;
+    buf_init(&b);
+    buf_puts(&b, "");
+    bool ok = kd_prologue_row(n, "    ", "f", "y[j]", &b, k->d);
+    kline(k, "for (int64_t j = threadIdx.x; j < %lld; j += blockDim.x) {", LL(len));
+    kline(k, "  const int64_t f = o * %lld + j;", LL(len));
+    buf_puts(k->cu, b.s);
+    kline(k, "}");
+    kline(k, "__syncthreads();");
+    kline(k, "const %s *x = y;", ct);
+    buf_free(&b);
+    if (!ok)
+      return -1;
+  } else {
+    kline(k, "const %s *x = X0 + o * %lld + in;", ct, LL(len * inner));
+  }
   kline(k, "%s v = -INFINITY;", ct);
   kline(k, "for (int64_t j = threadIdx.x; j < %lld; j += blockDim.x)", LL(len));
   kline(k, "  v = fmax%s(v, x[j * %lld]);", f, LL(inner));
@@ -618,7 +594,7 @@ static int emit_expand(CudaKernel *k, const Node *n) {
   k->grid[0] = cuda_blocks_for(ny, EW_THREADS);
   Buf src;
   buf_init(&src);
-  bcast_offset(&n->in[0]->shape, &n->out[0]->shape, &src);
+  kd_bcast_offset(&n->in[0]->shape, &n->out[0]->shape, "i", &src);
   kline(k, "(void)X1;");
   kline(k, "ONNXC_CUDA_FOR(i, %lld)", LL(ny));
   kline(k, "  Y0[i] = X0[%s];", src.s);

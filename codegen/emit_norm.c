@@ -20,6 +20,8 @@
  */
 #include "codegen.h"
 
+#include <string.h>
+
 #define LL(x) ((long long)(x))
 #define ROW_BLOCK 128  /* softmax columns processed together when inner > 1 */
 
@@ -138,13 +140,40 @@ bool emitc_BatchNormalization(EmitC *e, const Node *n) {
 
 /* ---- Softmax, LogSoftmax --------------------------------------------------------------- */
 
+/* A fused prologue (kernel_desc.c): the row's input computed into the
+ * output row, which the softmax then reads and overwrites in place. */
+static bool prologue_row(EmitC *e, const Node *n, int64_t len) {
+  Buf b;
+  buf_init(&b);
+  buf_puts(&b, "");
+  ec_line(e, "for (long l = 0; l < %lld; l++) {", LL(len));
+  ec_line(e, "const long f = o * %lld + l;", LL(len));
+  bool ok = kd_prologue_row(n, "", "f", "y[l]", &b, e->d);
+  for (char *line = b.s, *nl; ok && *line; line = nl + 1) {
+    nl = strchr(line, '\n');
+    IR_ASSERT(nl);
+    *nl = 0;
+    ec_line(e, "%s", line);
+  }
+  ec_line(e, "}");
+  buf_free(&b);
+  return ok;
+}
+
 /* Rows of L contiguous elements (inner == 1). */
-static void softmax_rows(EmitC *e, DType t, bool log, int64_t outer, int64_t len) {
+static bool softmax_rows(EmitC *e, const Node *n, DType t, bool log, int64_t outer, int64_t len) {
   const char *T = dtype_ctype(t), *CT = ctype(t), *L = ld(t), *S = st(t), *f = ec_fsuf(t);
   bool narrow = t == DT_F16 || t == DT_BF16;
   ec_open_rows(e, outer, len); /* --threads: blocks of rows */
-  ec_line(e, "const %s *x = X0 + o * %lld;", T, LL(len));
-  ec_line(e, "%s *y = Y0 + o * %lld;", T, LL(len));
+  if (ir_attr(n, "prologue")) {
+    ec_line(e, "%s *y = Y0 + o * %lld;", T, LL(len));
+    if (!prologue_row(e, n, len))
+      return false;
+    ec_line(e, "const %s *x = y;", T);
+  } else {
+    ec_line(e, "const %s *x = X0 + o * %lld;", T, LL(len));
+    ec_line(e, "%s *y = Y0 + o * %lld;", T, LL(len));
+  }
   if (t == DT_F32 && !log && len >= 16) {
     /* perf2: vectorizable exp (onnxc_rt.h) and 8 partial max/sum chains */
     int64_t l8 = len / 8 * 8;
@@ -165,7 +194,7 @@ static void softmax_rows(EmitC *e, DType t, bool log, int64_t outer, int64_t len
     ec_line(e, "sum = 1 / sum;");
     ec_line(e, "for (l = 0; l < %lld; l++) y[l] *= sum;", LL(len));
     ec_line(e, "}");
-    return;
+    return true;
   }
   ec_line(e, "%s mx = %s(x[0]);", CT, L);
   ec_line(e, "for (long l = 1; l < %lld; l++) {", LL(len));
@@ -194,6 +223,7 @@ static void softmax_rows(EmitC *e, DType t, bool log, int64_t outer, int64_t len
     }
   }
   ec_line(e, "}");
+  return true;
 }
 
 /* Rows at stride inner > 1, ROW_BLOCK adjacent rows at a time. */
@@ -248,8 +278,8 @@ static void softmax_strided(EmitC *e, DType t, bool log, int64_t outer, int64_t 
 }
 
 static bool emit_softmax(EmitC *e, const Node *n, bool log) {
-  const Shape *xs = &n->in[0]->shape;
-  DType t = n->in[0]->dt;
+  const Shape *xs = &n->out[0]->shape;  /* with a fused prologue, in[0] may broadcast */
+  DType t = n->out[0]->dt;
   int64_t numel;
   if (!shape_numel(xs, &numel) || numel == 0) {
     ec_line(e, "(void)Y0;");
@@ -263,9 +293,10 @@ static bool emit_softmax(EmitC *e, const Node *n, bool log) {
   int64_t len = opset13 ? xs->d[ax] : ec_prod(xs, ax, xs->rank);
   int64_t inner = opset13 ? ec_prod(xs, ax + 1, xs->rank) : 1;
   if (inner == 1)
-    softmax_rows(e, t, log, outer, len);
-  else
-    softmax_strided(e, t, log, outer, len, inner);
+    return softmax_rows(e, n, t, log, outer, len);
+  if (ir_attr(n, "prologue"))
+    return diag_error(e->d, n, "internal: a fused prologue needs rows along the last axis");
+  softmax_strided(e, t, log, outer, len, inner);
   return true;
 }
 

@@ -202,6 +202,75 @@ bool kd_epilogue_expr(const Node *p, const char *x, Buf *out, Diag *d) {
   return ok;
 }
 
+void kd_bcast_offset(const Shape *in, const Shape *out, const char *i, Buf *b) {
+  int64_t ni = 1, no = 1;
+  shape_numel(in, &ni);
+  shape_numel(out, &no);
+  if (ni == no) {
+    buf_puts(b, i);
+    return;
+  }
+  int r = out->rank, off = r - in->rank;
+  int64_t ostride[IR_MAX_RANK], istride[IR_MAX_RANK];
+  int64_t acc = 1;
+  for (int m = r - 1; m >= 0; m--) {
+    ostride[m] = acc;
+    acc *= out->d[m];
+  }
+  acc = 1;
+  for (int m = r - 1; m >= 0; m--) {
+    int a = m - off;
+    int64_t ext = a >= 0 ? in->d[a] : 1;
+    istride[m] = ext == 1 ? 0 : acc;
+    acc *= ext;
+  }
+  bool any = false;
+  for (int m = 0; m < r; m++) {
+    if (!istride[m])
+      continue;
+    buf_printf(b, "%s", any ? " + " : "");
+    if (m == 0)
+      buf_printf(b, "(%s / %lld)", i, (long long)ostride[m]);
+    else if (ostride[m] == 1)
+      buf_printf(b, "(%s %% %lld)", i, (long long)out->d[m]);
+    else
+      buf_printf(b, "(%s / %lld %% %lld)", i, (long long)ostride[m], (long long)out->d[m]);
+    if (istride[m] != 1)
+      buf_printf(b, " * %lld", (long long)istride[m]);
+    any = true;
+  }
+  if (!any)
+    buf_puts(b, "0");
+}
+
+bool kd_prologue_row(const Node *n, const char *indent, const char *f, const char *dst, Buf *out, Diag *d) {
+  const Attr *a = ir_attr(n, "prologue");
+  Kdesc k;
+  if (!a || a->kind != AT_GRAPH || !build_body(n, a->u.g, &k, d) || k.body->n_inputs != n->n_in ||
+      n->n_in > KD_MAX_OPERANDS)
+    return diag_error(d, n, "internal: malformed prologue");
+  for (int i = 0; i < n->n_in; i++) {
+    DType to = kd_operand_type(n->in[i]->dt);
+    Buf src;
+    buf_init(&src);
+    buf_printf(&src, "X%d[", i);
+    kd_bcast_offset(&n->in[i]->shape, &n->out[0]->shape, f, &src);
+    buf_putc(&src, ']');
+    buf_printf(out, "%sconst %s a%d = ", indent, dtype_ctype(to), i);
+    ec_ew_load(out, n->in[i]->dt, to, src.s);
+    buf_puts(out, ";\n");
+    buf_free(&src);
+  }
+  Buf res;
+  buf_init(&res);
+  buf_puts(&res, "");
+  bool ok = kd_emit(&k, true, indent, out, &res, d);
+  if (ok)
+    buf_printf(out, "%s%s = %s;\n", indent, dst, res.s);
+  buf_free(&res);
+  return ok;
+}
+
 void kd_describe(const Kdesc *k, Buf *out) {
   for (int i = 0; i < k->n_steps; i++) {
     const char *nm = k->step[i].n->name;

@@ -280,6 +280,62 @@ static void to_epilogue(Node *f, Node *p) {
   rewrite_forward(f, f->in[x]);  /* p's output, or the Reshape of it */
 }
 
+/* ---- prologues: the elementwise chain that makes a Softmax's input (the
+ * attention scale and mask) computed row by row inside the Softmax ------- */
+
+/* Softmax/LogSoftmax s over contiguous rows whose float32 input only s reads
+ * and a fusable group makes: the group's root, else NULL. */
+static bool softmax_rows_last(const Node *s) {
+  const Shape *xs = &s->out[0]->shape;
+  if (s->g->opset < 13)
+    return true;  /* coerced to 2-D: rows are contiguous */
+  int ax;
+  return shape_axis(ir_attr_int(s, "axis", -1), xs->rank, &ax) && ax == xs->rank - 1;
+}
+
+static Node *prologue_producer(const Node *s, const Captured *cap) {
+  const Value *x = s->in[0];
+  if (s->n_in != 1 || x->kind != VK_NODE || !x->producer || x->n_uses != 1 || x->is_output ||
+      rewrite_is_captured(cap, x) || x->dt != DT_F32 || s->out[0]->dt != DT_F32 ||
+      !rewrite_same_shape(&x->shape, &s->out[0]->shape) || !softmax_rows_last(s))
+    return NULL;
+  Node *p = x->producer;
+  return p->op == OP_FusedElementwise || fusable(p) ? p : NULL;
+}
+
+/* Softmax s takes fused node f as its prologue: f's operands become s's
+ * inputs, f's body its attribute "prologue" (onnxc.fused_inputs counts the
+ * extra inputs for the verifier), and f goes. */
+static void to_prologue(Node *s, Node *f) {
+  ir_node_set_input(s, 0, f->in[0]);
+  for (int k = 1; k < f->n_in; k++)
+    ir_node_add_input(s, f->in[k]);
+  ir_attr_add(s, "prologue", AT_GRAPH)->u.g = ir_attr(f, "body")->u.g;
+  ir_attr_set_int(s, "onnxc.fused_inputs", f->n_in - 1);
+  rewrite_record_fused(s, f);
+  ir_node_remove(f);
+}
+
+static void fuse_prologues(Graph *g, const Captured *cap, const int *pos) {
+  for (Node *n = g->first, *next; n; n = next) {
+    next = n->next;
+    if (n->op != OP_Softmax && n->op != OP_LogSoftmax)
+      continue;
+    Node *p = prologue_producer(n, cap);
+    if (!p)
+      continue;
+    if (p->op != OP_FusedElementwise) {  /* a single elementwise node: a body of one */
+      Group gr;
+      grow(&gr, p, cap, pos);
+      if (gr.n != 1 || gr.n_operands > FUSE_MAX_OPERANDS)
+        continue;
+      p = fuse(g, &gr);
+    }
+    if (p->n_in <= FUSE_MAX_OPERANDS)
+      to_prologue(n, p);
+  }
+}
+
 bool pass_fuse_elementwise(Graph *g, bool epilogue, Diag *d) {
   (void)d;
   Captured cap = rewrite_captured(g);
@@ -303,6 +359,7 @@ bool pass_fuse_elementwise(Graph *g, bool epilogue, Diag *d) {
     if (p)
       to_epilogue(f, p);
   }
+  fuse_prologues(g, &cap, pos);
   free(pos);
   return true;
 }
