@@ -280,6 +280,62 @@ static bool try_fold(Node *n, const Captured *cap, Diag *d) {
   return true;
 }
 
+/* A float32 inference BatchNormalization left after folding (it follows a
+ * Concat, a pool, an input) becomes (x - mean) * a + b, a = scale /
+ * sqrt(var + eps) computed here, as Sub, Mul and Add by per-channel constants
+ * of shape [C, 1, ...]: the same arithmetic as its kernel, which the
+ * elementwise fusion then joins with the activation after it (and gives a
+ * parallel kernel on CUDA). */
+static bool bn_to_elementwise(Graph *g, Node *n, const Captured *cap, Diag *d) {
+  Value *x = n->in[0];
+  const Shape *xs = &x->shape;
+  if (ir_attr_int(n, "training_mode", 0) != 0 || x->dt != DT_F32 || n->out[0]->dt != DT_F32 || xs->rank < 2 ||
+      !shape_is_static(xs) || rewrite_is_captured(cap, n->out[0]) || n->n_in != 5)
+    return true;
+  for (int i = 1; i < n->n_out; i++)
+    if (n->out[i]->kind != VK_NONE && (n->out[i]->n_uses > 0 || n->out[i]->is_output))
+      return true;
+  int64_t c = xs->d[1];
+  for (int i = 1; i < 5; i++) {
+    const Value *p = n->in[i];
+    int64_t k;
+    if (p->kind != VK_CONST || p->dt != DT_F32 || !shape_numel(&p->shape, &k) || k != c)
+      return true;
+  }
+  int64_t dims[IR_MAX_RANK];
+  dims[0] = c;
+  for (int i = 1; i < xs->rank - 1; i++)
+    dims[i] = 1;
+  Shape ps = shape_make(xs->rank - 1, dims);
+  float eps = ir_attr_float(n, "epsilon", 1e-5f);
+  Tensor *mean = ir_tensor_new(g, DT_F32, &ps, d), *a = ir_tensor_new(g, DT_F32, &ps, d),
+         *b = ir_tensor_new(g, DT_F32, &ps, d);
+  if (!mean || !a || !b)
+    return false;
+  for (int64_t i = 0; i < c; i++) {
+    float var = (float)tensor_get_f64(n->in[4]->konst, i);
+    tensor_set_f64(mean, i, tensor_get_f64(n->in[3]->konst, i));
+    tensor_set_f64(a, i, (double)((float)tensor_get_f64(n->in[1]->konst, i) / sqrtf(var + eps)));
+    tensor_set_f64(b, i, tensor_get_f64(n->in[2]->konst, i));
+  }
+  const char *names[3] = {"center", "scale", "shift"};
+  Tensor *ts[3] = {mean, a, b};
+  OpKind ops[3] = {OP_Sub, OP_Mul, OP_Add};
+  const char *types[3] = {"Sub", "Mul", "Add"};
+  Value *cur = x;
+  Node *last = NULL;
+  for (int i = 0; i < 3; i++) {
+    Value *in[2] = {cur, ir_const_new(g, arena_printf(g->arena, "%s_%s", n->name, names[i]), ts[i])};
+    last = ir_node_insert(g, n, ops[i], types[i], arena_printf(g->arena, "%s_%s", n->name, names[i]), 2, in, 1);
+    if (!infer_node(last, d))
+      return false;
+    cur = last->out[0];
+  }
+  rewrite_record_fused(last, n);
+  rewrite_forward(n, cur);
+  return true;
+}
+
 bool pass_fuse_bn(Graph *g, Diag *d) {
   Captured cap = rewrite_captured(g);
   for (Node *n = g->first, *next; n; n = next) {
@@ -300,6 +356,11 @@ bool pass_fuse_bn(Graph *g, Diag *d) {
     default:
       break;
     }
+  }
+  for (Node *n = g->first, *next; n; n = next) {
+    next = n->next;
+    if (n->op == OP_BatchNormalization && !bn_to_elementwise(g, n, &cap, d))
+      return false;
   }
   return true;
 }
