@@ -184,9 +184,11 @@ bool kd_epilogue_expr(const Node *p, const char *x, Buf *out, Diag *d);
 void kd_bcast_offset(const Shape *in, const Shape *out, const char *i, Buf *b);
 /* The prologue a Softmax/LogSoftmax took from fusion (attribute "prologue":
  * the elementwise chain that made its input, whose operands are now n's
- * inputs X0..): statements computing the chain's value at flat output index f
- * (a C expression) into `dst`, each line starting with indent. */
-bool kd_prologue_row(const Node *n, const char *indent, const char *f, const char *dst, Buf *out, Diag *d);
+ * inputs X0..): statements computing the chain's value at row `row`, column
+ * `col` of the output (rows along its last axis; C expressions) into `dst`,
+ * each line starting with indent. */
+bool kd_prologue_row(const Node *n, const char *indent, const char *row, const char *col, const char *dst,
+                     Buf *out, Diag *d);
 /* Comment text naming the fused nodes: "Mul mul_3, Erf erf_4, ...". */
 void kd_describe(const Kdesc *k, Buf *out);
 

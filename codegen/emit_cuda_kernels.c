@@ -462,9 +462,8 @@ static int emit_softmax(CudaKernel *k, const Node *n, bool log) {
     Buf b;
     buf_init(&b);
     buf_puts(&b, "");
-    bool ok = kd_prologue_row(n, "    ", "f", "y[j]", &b, k->d);
+    bool ok = kd_prologue_row(n, "    ", "o", "j", "y[j]", &b, k->d);
     kline(k, "for (int64_t j = threadIdx.x; j < %lld; j += blockDim.x) {", LL(len));
-    kline(k, "  const int64_t f = o * %lld + j;", LL(len));
     buf_puts(k->cu, b.s);
     kline(k, "}");
     kline(k, "__syncthreads();");

@@ -256,6 +256,17 @@ static void emit_tiles(EmitC *e, const Prod *p) {
     ec_line(e, "}");
     ec_line(e, "}");
   }
+  if (p->epi_full.len) {
+    ec_line(e, "if (last && full) {");
+    ec_line(e, "for (long r = 0; r < ONNXC_MR; r++) {");
+    ec_line(e, "float *cr = c + r * %lld;", LL(p->ldy));
+    ec_line(e, "for (long x = 0; x < ONNXC_NR; x++) {");
+    ec_line(e, "const float v = cr[x];");
+    ec_line(e, "cr[x] = %s;", p->epi_full.s);
+    ec_line(e, "}");
+    ec_line(e, "}");
+    ec_line(e, "}");
+  }
   ec_line(e, "}"); /* ir */
   ec_line(e, "}"); /* jr */
 }
@@ -357,8 +368,10 @@ void gk_declare_scratch(EmitC *e, const Prod *p) {
  * when base is more than v plus such a bias (then the generic loop does all). */
 void gk_set_epilogue(Prod *p, const Node *n, const char *base, const char *rb, const char *cb) {
   const char *act = ir_attr_str(n, "activation", "");
-  bool chain = ir_attr(n, "epilogue") != NULL;  /* fused elementwise chain: the generic store */
-  p->act = chain ? -1 : strcmp(act, "Relu") == 0 ? 1 : strcmp(act, "Clip") == 0 ? 2 : act[0] ? -1 : 0;
+  /* a fused elementwise chain: on full tiles the kernel adds the bias and the
+   * chain runs over the tile after it (epi_full); partial tiles take it all */
+  bool chain = ir_attr(n, "epilogue") != NULL;
+  p->act = chain ? 0 : strcmp(act, "Relu") == 0 ? 1 : strcmp(act, "Clip") == 0 ? 2 : act[0] ? -1 : 0;
   p->fast_epi = rb && cb && p->act >= 0;
   p->rb = rb;
   p->cb = cb;
@@ -369,6 +382,9 @@ void gk_set_epilogue(Prod *p, const Node *n, const char *base, const char *rb, c
     ec_literal(DT_F32, ir_attr_float(n, "activation_max", INFINITY), p->hi, sizeof p->hi);
   }
   buf_init(&p->epi);
+  buf_init(&p->epi_full);
+  if (chain && p->fast_epi)
+    gemm_act_expr(n, "v", &p->epi_full);
   if (!act[0] && !chain && strcmp(base, "v") == 0)
     return;
   gemm_act_expr(n, base, &p->epi);
@@ -461,6 +477,7 @@ bool gemm_emit_matmul(EmitC *e, const Node *n) {
     buf_free(&bo);
   }
   buf_free(&p.epi);
+  buf_free(&p.epi_full);
   return true;
 }
 
@@ -531,6 +548,7 @@ bool gemm_emit_gemm(EmitC *e, const Node *n) {
     gk_emit_core(e, &p, NULL);
   }
   buf_free(&p.epi);
+  buf_free(&p.epi_full);
   return true;
 }
 
@@ -566,6 +584,7 @@ int64_t gemm_scratch_bytes(const Node *n, int threads) {
                            : gemm_prod(n, threads, &p))
     bytes = p.bytes;
   buf_free(&p.epi);
+  buf_free(&p.epi_full);
   return bytes;
 }
 

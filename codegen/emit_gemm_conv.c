@@ -454,6 +454,7 @@ bool gemm_emit_conv(EmitC *e, const Node *n) {
     const char *setup[] = {gl, g0, g1, g2, g3, NULL};
     gk_emit_core_par(e, &p, &w, G, setup, true, nsetup, conv_setup_item);
     buf_free(&p.epi);
+    buf_free(&p.epi_full);
     return true;
   }
   if (p.b.src == SRC_IM2COL) {

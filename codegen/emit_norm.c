@@ -147,8 +147,7 @@ static bool prologue_row(EmitC *e, const Node *n, int64_t len) {
   buf_init(&b);
   buf_puts(&b, "");
   ec_line(e, "for (long l = 0; l < %lld; l++) {", LL(len));
-  ec_line(e, "const long f = o * %lld + l;", LL(len));
-  bool ok = kd_prologue_row(n, "", "f", "y[l]", &b, e->d);
+  bool ok = kd_prologue_row(n, "", "o", "l", "y[l]", &b, e->d);
   for (char *line = b.s, *nl; ok && *line; line = nl + 1) {
     nl = strchr(line, '\n');
     IR_ASSERT(nl);

@@ -39,6 +39,8 @@ typedef struct Prod {
   const char *y;
   int64_t ldy;
   Buf epi;             /* stored value from v (float), i, j; empty: v */
+  Buf epi_full;        /* a fused chain (kernel_desc.c) on full tiles, whose bias the kernel
+                          added (fast_epi): from v alone; empty: none */
   bool fast_epi;       /* the kernel applies all of epi itself on full tiles, from: */
   const char *rb, *cb; /* per-row / per-column bias at the tile, or a null pointer */
   const char *res;     /* residual with y's layout (its matrix base), or NULL */

@@ -243,7 +243,8 @@ void kd_bcast_offset(const Shape *in, const Shape *out, const char *i, Buf *b) {
     buf_puts(b, "0");
 }
 
-bool kd_prologue_row(const Node *n, const char *indent, const char *f, const char *dst, Buf *out, Diag *d) {
+bool kd_prologue_row(const Node *n, const char *indent, const char *row, const char *col, const char *dst,
+                     Buf *out, Diag *d) {
   const Attr *a = ir_attr(n, "prologue");
   Kdesc k;
   if (!a || a->kind != AT_GRAPH || !build_body(n, a->u.g, &k, d) || k.body->n_inputs != n->n_in ||
@@ -253,9 +254,17 @@ bool kd_prologue_row(const Node *n, const char *indent, const char *f, const cha
     DType to = kd_operand_type(n->in[i]->dt);
     Buf src;
     buf_init(&src);
-    buf_printf(&src, "X%d[", i);
-    kd_bcast_offset(&n->in[i]->shape, &n->out[0]->shape, f, &src);
-    buf_putc(&src, ']');
+    /* rows run along the last axis: the operand's offset is its row's
+     * (broadcast over the outer dims) times its last extent, plus the column
+     * unless it broadcasts along the row */
+    const Shape *is = &n->in[i]->shape, *os = &n->out[0]->shape;
+    int64_t last = is->rank ? is->d[is->rank - 1] : 1;
+    Shape io = *is, oo = *os;
+    io.rank = is->rank ? is->rank - 1 : 0;
+    oo.rank = os->rank - 1;
+    buf_printf(&src, "X%d[(", i);
+    kd_bcast_offset(&io, &oo, row, &src);
+    buf_printf(&src, ") * %lld + %s]", (long long)last, last == 1 ? "0" : col);
     buf_printf(out, "%sconst %s a%d = ", indent, dtype_ctype(to), i);
     ec_ew_load(out, n->in[i]->dt, to, src.s);
     buf_puts(out, ";\n");
