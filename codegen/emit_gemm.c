@@ -393,11 +393,45 @@ void gk_set_epilogue(Prod *p, const Node *n, const char *base, const char *rb, c
 /* ---- MatMul, Gemm ----------------------------------------------------------------- */
 
 /* MatMul whose B is a 2-D weight packed at compile time: A's batch dims fold into M. */
+/* A batched MatMul through folded Transposes (mm_view): each operand row- or
+ * column-major with its own leading dimension, batches at the views' strides. */
+static bool matmul_prod_permuted(const Node *n, int threads, Prod *p, int64_t *batch) {
+  Shape va, vb, vy;
+  int64_t sa[IR_MAX_RANK], sb[IR_MAX_RANK], sy[IR_MAX_RANK];
+  mm_view(n, 0, &va, sa);
+  mm_view(n, 1, &vb, sb);
+  mm_view(n, 2, &vy, sy);
+  int r = vy.rank;
+  if (va.rank != r || vb.rank != r || r < 3 || sy[r - 1] != 1 || (sa[r - 1] != 1 && sa[r - 2] != 1) ||
+      (sb[r - 1] != 1 && sb[r - 2] != 1))
+    return false;
+  memset(p, 0, sizeof *p);
+  p->threads = threads;
+  p->m = va.d[r - 2];
+  p->k = va.d[r - 1];
+  p->n = vb.d[r - 1];
+  p->a.src = sa[r - 1] == 1 ? SRC_ROWS : SRC_TRANS;
+  p->a.ptr = "pa";
+  p->a.ld = sa[r - 1] == 1 ? sa[r - 2] : sa[r - 1];
+  p->b.src = sb[r - 1] == 1 ? SRC_ROWS : SRC_TRANS;
+  p->b.ptr = "pb";
+  p->b.ld = sb[r - 1] == 1 ? sb[r - 2] : sb[r - 1];
+  p->y = "py";
+  p->ldy = sy[r - 2];
+  *batch = 1;
+  for (int i = 0; i < r - 2; i++)
+    *batch *= vy.d[i];
+  gk_layout(p, NULL);
+  return gk_worth_packing(p);
+}
+
 static bool matmul_prod(const Node *n, int threads, Prod *p, int64_t *batch) {
   const Shape *as = &n->in[0]->shape, *bs = &n->in[1]->shape;
   if (!gk_is_f32(n) || as->rank < 1 || bs->rank < 2 || !shape_is_static(as) || !shape_is_static(bs) ||
       !shape_is_static(&n->out[0]->shape))
     return false;
+  if (mm_permuted(n))
+    return matmul_prod_permuted(n, threads, p, batch);
   memset(p, 0, sizeof *p);
   p->threads = threads;
   p->m = as->rank >= 2 ? as->d[as->rank - 2] : 1;
@@ -448,33 +482,47 @@ bool gemm_emit_matmul(EmitC *e, const Node *n) {
       gk_emit_core(e, &p, NULL);
   } else {
     int nb = ys->rank - (as->rank >= 2) - 1;
-    Buf ao, bo;
+    Buf ao, bo, yo;
     buf_init(&ao);
     buf_init(&bo);
-    ec_batch_offset(as->d, as->rank >= 2 ? as->rank - 2 : 0, ys->d, nb, p.m * p.k, &ao);
-    ec_batch_offset(bs->d, bs->rank - 2, ys->d, nb, p.k * p.n, &bo);
+    buf_init(&yo);
+    if (mm_permuted(n)) { /* through folded Transposes (passes/fuse_layout.c) */
+      Shape v;
+      int64_t st[IR_MAX_RANK];
+      mm_view(n, 0, &v, st);
+      mm_batch_offset(&v, st, nb, &ao);
+      mm_view(n, 1, &v, st);
+      mm_batch_offset(&v, st, nb, &bo);
+      mm_view(n, 2, &v, st);
+      mm_batch_offset(&v, st, nb, &yo);
+    } else {
+      ec_batch_offset(as->d, as->rank >= 2 ? as->rank - 2 : 0, ys->d, nb, p.m * p.k, &ao);
+      ec_batch_offset(bs->d, bs->rank - 2, ys->d, nb, p.k * p.n, &bo);
+      buf_printf(&yo, "bi * %lld", LL(p.m * p.n));
+    }
     ec_line(e, "/* packed GEMM: %lld x [%lld x %lld] x [%lld x %lld] */", LL(batch), LL(p.m), LL(p.k),
             LL(p.k), LL(p.n));
     if (p.par) {
       int64_t ncw = gk_par_ncw(p.m, p.n, p.threads);
       int64_t per = ((p.m + GEMM_MC - 1) / GEMM_MC) * ((p.n + ncw - 1) / ncw);
-      char l0[64], l1[512], l2[512], l3[128];
+      char l0[64], l1[512], l2[512], l3[512];
       const char *setup[] = {l0, l1, l2, l3, NULL};
       snprintf(l0, sizeof l0, "const long bi = it / %lld;", LL(per));
       snprintf(l1, sizeof l1, "const float *pa = X0 + %s;", ao.s);
       snprintf(l2, sizeof l2, "const float *pb = X1 + %s;", bo.s);
-      snprintf(l3, sizeof l3, "float *py = Y0 + bi * %lld;", LL(p.m * p.n));
+      snprintf(l3, sizeof l3, "float *py = Y0 + %s;", yo.s);
       gk_emit_core_par(e, &p, NULL, batch, setup, true, 0, NULL);
     } else {
       ec_line(e, "for (long bi = 0; bi < %lld; bi++) {", LL(batch));
       ec_line(e, "const float *pa = X0 + %s;", ao.s);
       ec_line(e, "const float *pb = X1 + %s;", bo.s);
-      ec_line(e, "float *py = Y0 + bi * %lld;", LL(p.m * p.n));
+      ec_line(e, "float *py = Y0 + %s;", yo.s);
       gk_emit_core(e, &p, NULL);
       ec_line(e, "}");
     }
     buf_free(&ao);
     buf_free(&bo);
+    buf_free(&yo);
   }
   buf_free(&p.epi);
   buf_free(&p.epi_full);

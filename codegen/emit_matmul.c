@@ -65,7 +65,29 @@ typedef struct Product {
   bool has_c;            /* add beta * X2[i * c_si + j * c_sj], c_sj 0 or 1 */
   int64_t c_si, c_sj;
   const Node *node;      /* for its fused activation (passes/fuse_epilogue.c) */
+  /* element strides: A(i, k) at a[i * a_rs + k * a_cs], B(k, j) at
+   * b[k * b_ks + j * b_js] (b_js 1: rows of B; b_ks 1: B stored [N, K], tb),
+   * Y(i, j) at y[i * y_rs + j] (product_strides sets the plain layouts) */
+  int64_t a_rs, a_cs, b_ks, b_js, y_rs;
 } Product;
+
+/* The strides of plain row-major operands (A transposed when ta, B when tb). */
+static void product_strides(Product *p) {
+  p->a_rs = p->ta ? 1 : p->k;
+  p->a_cs = p->ta ? p->m : 1;
+  p->b_ks = p->tb ? 1 : p->n;
+  p->b_js = p->tb ? p->k : 1;
+  p->y_rs = p->n;
+}
+
+/* "e * s" (or e alone when s is 1) into buf. */
+static const char *scaled(char *buf, size_t n, const char *e, int64_t s) {
+  if (s == 1)
+    snprintf(buf, n, "(%s)", e);
+  else
+    snprintf(buf, n, "(%s) * %lld", e, LL(s));
+  return buf;
+}
 
 /* The value stored for output (i, j) given accumulator expression acc. */
 static void epilogue(const Product *p, const char *acc, const char *j, Buf *out) {
@@ -104,10 +126,8 @@ static void epilogue(const Product *p, const char *acc, const char *j, Buf *out)
 
 /* Expression of A'[i, k] for the row and column expressions i and k. */
 static void a_elem(const Product *p, const char *i, const char *k, char *buf, size_t n) {
-  if (p->ta)
-    snprintf(buf, n, "%s[(%s) * %lld + %s]", p->a, k, LL(p->m), i);
-  else
-    snprintf(buf, n, "%s[%s * %lld + %s]", p->a, i, LL(p->k), k);
+  char x[96], y[96];
+  snprintf(buf, n, "%s[%s + %s]", p->a, scaled(x, sizeof x, i, p->a_rs), scaled(y, sizeof y, k, p->a_cs));
 }
 
 /* Dot products of `rows` rows of A' starting at row i0 with every row of B
@@ -116,12 +136,12 @@ static void a_elem(const Product *p, const char *i, const char *k, char *buf, si
  * each loaded stretch of a B row serving all rows. */
 static void emit_dot_tile(EmitC *e, const Product *p, int rows) {
   const char *T = dtype_ctype(p->t), *CT = ctype(p->t), *L = ld(p->t);
-  char a_el[128], idx[32];
+  char a_el[512], idx[32];
   Buf epi;
   buf_init(&epi);
   epilogue(p, "acc", "j", &epi);
   ec_line(e, "for (long j = 0; j < %lld; j++) {", LL(p->n));
-  ec_line(e, "const %s *br = %s + j * %lld;", T, p->b, LL(p->k));
+  ec_line(e, "const %s *br = %s + j * %lld;", T, p->b, LL(p->b_js));
   for (int r = 0; r < rows; r++)
     ec_line(e, "%s part%d[%d] = {0};", CT, r, DOT_LANES);
   ec_line(e, "long k = 0;");
@@ -143,7 +163,7 @@ static void emit_dot_tile(EmitC *e, const Product *p, int rows) {
     ec_line(e, "for (long u = 0; u < %d; u++) acc += part%d[u];", DOT_LANES, r);
     ec_line(e, "for (long kk = k; kk < %lld; kk++) acc += %s(%s) * %s(br[kk]);", LL(p->k), L, a_el,
             L);
-    ec_line(e, "%s[i * %lld + j] = %s;", p->y, LL(p->n), epi.s);
+    ec_line(e, "%s[i * %lld + j] = %s;", p->y, LL(p->y_rs), epi.s);
     ec_line(e, "}");
   }
   ec_line(e, "}");
@@ -172,7 +192,7 @@ static void emit_row_product(EmitC *e, const Product *p) {
   bool wide = p->t == DT_F64 || p->t == DT_I64 || p->t == DT_U64;  /* 8-byte compute type */
   int64_t cols = ACC_BYTES / ROW_BLOCK / (wide ? 8 : 4);
   int64_t nb = p->n < cols ? p->n : cols, mb = p->m < ROW_BLOCK ? p->m : ROW_BLOCK;
-  char a_ik[128];
+  char a_ik[512];
   a_elem(p, "i", "k", a_ik, sizeof a_ik);
   Buf epi;
   buf_init(&epi);
@@ -187,7 +207,7 @@ static void emit_row_product(EmitC *e, const Product *p) {
   ec_line(e, "for (long r = 0; r < %lld; r++)", LL(mb));
   ec_line(e, "  for (long j = 0; j < %lld; j++) acc[r][j] = 0;", LL(nb));
   ec_line(e, "for (long k = 0; k < %lld; k++) {", LL(p->k));
-  ec_line(e, "const %s *br = %s + k * %lld + j0;", T, p->b, LL(p->n));
+  ec_line(e, "const %s *br = %s + k * %lld + j0;", T, p->b, LL(p->b_ks));
   ec_line(e, "for (long r = 0; r < ni; r++) {");
   ec_line(e, "const long i = i0 + r;");
   ec_line(e, "const %s a = %s(%s);", CT, L, a_ik);
@@ -196,7 +216,7 @@ static void emit_row_product(EmitC *e, const Product *p) {
   ec_line(e, "}");
   ec_line(e, "for (long r = 0; r < ni; r++) {");
   ec_line(e, "const long i = i0 + r;");
-  ec_line(e, "%s *yr = %s + i * %lld + j0;", T, p->y, LL(p->n));
+  ec_line(e, "%s *yr = %s + i * %lld + j0;", T, p->y, LL(p->y_rs));
   ec_line(e, "for (long j = 0; j < jn; j++) yr[j] = %s;", epi.s);
   ec_line(e, "}");
   ec_line(e, "}");
@@ -209,6 +229,52 @@ static void emit_product(EmitC *e, const Product *p) {
     emit_dot_product(e, p);
   else
     emit_row_product(e, p);
+}
+
+bool mm_permuted(const Node *n) {
+  return n->op == OP_MatMul &&
+         (ir_attr(n, "onnxc.perm_a") || ir_attr(n, "onnxc.perm_b") || ir_attr(n, "onnxc.perm_y"));
+}
+
+void mm_view(const Node *n, int which, Shape *shape, int64_t *stride) {
+  static const char *const names[3] = {"onnxc.perm_a", "onnxc.perm_b", "onnxc.perm_y"};
+  const Shape *ps = which == 2 ? &n->out[0]->shape : &n->in[which]->shape;
+  int64_t pst[IR_MAX_RANK], acc = 1;
+  for (int i = ps->rank - 1; i >= 0; i--) {
+    pst[i] = acc;
+    acc *= ps->d[i];
+  }
+  int k = 0;
+  const int64_t *perm = ir_attr_ints(n, names[which], &k);
+  *shape = *ps;
+  for (int i = 0; i < ps->rank; i++)
+    stride[i] = pst[i];
+  if (!perm || k != ps->rank)
+    return;
+  for (int i = 0; i < ps->rank; i++) {
+    if (which == 2) { /* the buffer is the logical result transposed: its dim i is logical perm[i] */
+      shape->d[perm[i]] = ps->d[i];
+      stride[perm[i]] = pst[i];
+    } else { /* logical dim i is the buffer's dim perm[i] */
+      shape->d[i] = ps->d[perm[i]];
+      stride[i] = pst[perm[i]];
+    }
+  }
+}
+
+void mm_batch_offset(const Shape *shape, const int64_t *stride, int nb, Buf *out) {
+  int64_t inner = 1;
+  bool any = false;
+  for (int d = nb - 1; d >= 0; d--) {
+    if (shape->d[d] != 1) {
+      buf_printf(out, "%s(bi / %lld %% %lld) * %lld", any ? " + " : "", LL(inner), LL(shape->d[d]),
+                 LL(stride[d]));
+      any = true;
+    }
+    inner *= shape->d[d];
+  }
+  if (!any)
+    buf_puts(out, "0");
 }
 
 /* Literal of a Gemm coefficient in the compute type, NULL when it is 1;
@@ -252,6 +318,7 @@ bool emitc_Gemm(EmitC *e, const Node *n) {
   p.a = "X0";
   p.b = "X1";
   p.y = "Y0";
+  product_strides(&p);
   if (p.m == 0 || p.n == 0)
     return emit_nothing(e);
   char alpha[64], beta[64];
@@ -297,6 +364,55 @@ void ec_batch_offset(const int64_t *dims, int rank, const int64_t *ob, int nb, i
   buf_free(&terms);
 }
 
+/* A MatMul reading or writing through folded Transposes (passes/fuse_layout.c):
+ * the views' strides, one product per batch, no broadcasting. */
+static bool emit_permuted(EmitC *e, const Node *n, Product *p) {
+  Shape va, vb, vy;
+  int64_t sa[IR_MAX_RANK], sb[IR_MAX_RANK], sy[IR_MAX_RANK];
+  mm_view(n, 0, &va, sa);
+  mm_view(n, 1, &vb, sb);
+  mm_view(n, 2, &vy, sy);
+  int r = vy.rank, nb = r - 2;
+  if (va.rank != r || vb.rank != r || sy[r - 1] != 1)
+    return diag_error(e->d, n, "internal: a permuted MatMul needs batched operands and unit-stride rows");
+  p->m = va.d[r - 2];
+  p->k = va.d[r - 1];
+  p->n = vb.d[r - 1];
+  p->a_rs = sa[r - 2];
+  p->a_cs = sa[r - 1];
+  p->b_ks = sb[r - 2];
+  p->b_js = sb[r - 1];
+  p->y_rs = sy[r - 2];
+  p->tb = p->b_js != 1;
+  if (p->tb && p->b_ks != 1)
+    return diag_error(e->d, n, "internal: a permuted MatMul operand B needs unit-stride rows or columns");
+  int64_t batch = 1;
+  for (int i = 0; i < nb; i++)
+    batch *= vy.d[i];
+  Buf ao, bo, yo;
+  buf_init(&ao);
+  buf_init(&bo);
+  buf_init(&yo);
+  mm_batch_offset(&va, sa, nb, &ao);
+  mm_batch_offset(&vb, sb, nb, &bo);
+  mm_batch_offset(&vy, sy, nb, &yo);
+  const char *T = dtype_ctype(p->t);
+  ec_line(e, "/* batched MatMul read and written in place of the Transposes around it */");
+  ec_line(e, "for (long bi = 0; bi < %lld; bi++) {", LL(batch));
+  ec_line(e, "const %s *pa = X0 + %s;", T, ao.s);
+  ec_line(e, "const %s *pb = X1 + %s;", T, bo.s);
+  ec_line(e, "%s *py = Y0 + %s;", T, yo.s);
+  p->a = "pa";
+  p->b = "pb";
+  p->y = "py";
+  emit_product(e, p);
+  ec_line(e, "}");
+  buf_free(&ao);
+  buf_free(&bo);
+  buf_free(&yo);
+  return true;
+}
+
 bool emitc_MatMul(EmitC *e, const Node *n) {
   if (gemm_emit_matmul(e, n))
     return true;
@@ -308,9 +424,12 @@ bool emitc_MatMul(EmitC *e, const Node *n) {
   memset(&p, 0, sizeof p);
   p.t = n->in[0]->dt;
   p.node = n;
+  if (mm_permuted(n))
+    return emit_permuted(e, n, &p);
   p.m = as->rank >= 2 ? as->d[as->rank - 2] : 1;
   p.k = as->d[as->rank - 1];
   p.n = bs->rank >= 2 ? bs->d[bs->rank - 1] : 1;
+  product_strides(&p);
   int nb = ys->rank - (as->rank >= 2) - (bs->rank >= 2);
   int64_t batch = 1;
   for (int i = 0; i < nb; i++)

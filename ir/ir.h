@@ -434,6 +434,7 @@ struct Target {
   const char *name;        /* "c", "cuda" */
   int threads;             /* threads the generated code splits large kernels over (>= 1) */
   bool fuse_residual;      /* its Conv kernels add a residual input in their store */
+  bool strided_matmul;     /* its MatMul kernels read and write through permutations (fuse-layout) */
   /* Bytes of scratch the kernel emitted for n needs during n's step; 0: none. */
   int64_t (*scratch_bytes)(const Target *t, const Node *n);
   /* True when n's scratch must live from n's step to the end of the run

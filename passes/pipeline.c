@@ -29,6 +29,9 @@ static bool run_fuse_bn(Graph *g, Ctx *c, Diag *d) { return c->o->opt_level < 1 
 static bool run_fuse_epi(Graph *g, Ctx *c, Diag *d) { return c->o->opt_level < 1 || pass_fuse_epilogue(g, d, c->o->target->fuse_residual); }
 static bool run_fuse_norm(Graph *g, Ctx *c, Diag *d) { return c->o->opt_level < 1 || pass_fuse_norm(g, d); }
 static bool run_fuse_ew(Graph *g, Ctx *c, Diag *d) { return c->o->opt_level < 1 || pass_fuse_elementwise(g, true, d); }
+static bool run_fuse_layout(Graph *g, Ctx *c, Diag *d) {
+  return c->o->opt_level < 1 || !c->o->target->strided_matmul || pass_fuse_layout(g, d);
+}
 static bool run_cse(Graph *g, Ctx *c, Diag *d) { return c->o->opt_level < 1 || pass_cse(g, d); }
 static bool run_dce(Graph *g, Ctx *c, Diag *d) { (void)c; return pass_dce(g, d); }
 static bool run_static(Graph *g, Ctx *c, Diag *d) { (void)c; return pass_require_static(g, d); }
@@ -63,6 +66,7 @@ static const Step steps[] = {
     {"fuse-norm", run_fuse_norm, true},
     {"fuse-epilogue", run_fuse_epi, true},
     {"fuse-elementwise", run_fuse_ew, true},
+    {"fuse-layout", run_fuse_layout, true},
     {"dce", run_dce, true},
     {"require-static", run_static, true},
     {"schedule", run_schedule, true},
@@ -71,7 +75,7 @@ static const Step steps[] = {
 
 const char *const passes_names[] = {"check-ops", "topo-order", "canonicalize", "pin-dims", "lower-control",
                                     "infer", "lower-gradient",
-                                    "simplify", "fuse-bn", "cse", "fuse-norm", "fuse-epilogue", "fuse-elementwise", "dce", "require-static", "schedule",
+                                    "simplify", "fuse-bn", "cse", "fuse-norm", "fuse-epilogue", "fuse-elementwise", "fuse-layout", "dce", "require-static", "schedule",
                                     "memplan", NULL};
 
 bool passes_run(Graph *g, const PipelineOpts *o, Plan *plan, Diag *d) {

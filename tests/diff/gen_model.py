@@ -633,10 +633,15 @@ def op_matmul(b, x):
 
 
 def op_attention(b, x):
-    """Single-head self attention over (B, S, D)."""
+    """Self attention over (B, S, D): single-head, or (D even, sometimes) the
+    multi-head form exporters write, heads split by Reshape + Transpose
+    [0,2,1,3] (K by [0,2,3,1]) and merged back by Transpose + Reshape, with an
+    additive mask before the Softmax."""
     if len(x.shape) != 3:
         return None
     bsz, s, d = x.shape
+    if d % 2 == 0 and d >= 4 and b.rng.random() < 0.5:
+        return attention_heads(b, x, 2 if d % 4 or b.rng.random() < 0.5 else 4)
     q = b.one("MatMul", [x, b.weight((d, d), d)], x.shape)
     k = b.one("MatMul", [x, b.weight((d, d), d)], x.shape)
     v = b.one("MatMul", [x, b.weight((d, d), d)], x.shape)
@@ -645,6 +650,27 @@ def op_attention(b, x):
     sc = b.one("Mul", [sc, b.const(np.array(1 / math.sqrt(d), np.float32), "scale")], sc.shape)
     p = b.one("Softmax", [sc], sc.shape, bounded=True, axis=-1)
     o = b.one("MatMul", [p, v], x.shape)
+    return b.one("Add", [x, o], x.shape)
+
+
+def attention_heads(b, x, h):
+    bsz, s, d = x.shape
+    dh = d // h
+    shp = b.const(np.array([bsz, s, h, dh], np.int64), "heads")
+    q = b.one("MatMul", [x, b.weight((d, d), d)], x.shape)
+    k = b.one("MatMul", [x, b.weight((d, d), d)], x.shape)
+    v = b.one("MatMul", [x, b.weight((d, d), d)], x.shape)
+    q = b.one("Transpose", [b.one("Reshape", [q, shp], (bsz, s, h, dh))], (bsz, h, s, dh), perm=[0, 2, 1, 3])
+    kt = b.one("Transpose", [b.one("Reshape", [k, shp], (bsz, s, h, dh))], (bsz, h, dh, s), perm=[0, 2, 3, 1])
+    v = b.one("Transpose", [b.one("Reshape", [v, shp], (bsz, s, h, dh))], (bsz, h, s, dh), perm=[0, 2, 1, 3])
+    sc = b.one("MatMul", [q, kt], (bsz, h, s, s))
+    sc = b.one("Div", [sc, b.const(np.array(math.sqrt(dh), np.float32), "sqrt_dh")], sc.shape)
+    mask = np.where(b.rng.random((bsz, 1, 1, s)) < 0.2, -10000.0, 0.0).astype(np.float32)
+    sc = b.one("Add", [sc, b.const(mask, "mask")], sc.shape)
+    p = b.one("Softmax", [sc], sc.shape, bounded=True, axis=-1)
+    o = b.one("MatMul", [p, v], (bsz, h, s, dh))
+    o = b.one("Transpose", [o], (bsz, s, h, dh), perm=[0, 2, 1, 3])
+    o = b.one("Reshape", [o, b.const(np.array([bsz, s, d], np.int64), "merged")], x.shape)
     return b.one("Add", [x, o], x.shape)
 
 
@@ -767,6 +793,8 @@ def build(rng, profile):
             table = dict(OPS2)
     if len(b.nodes) < 5:
         raise Reject("too small")
+    if any(numel(v.shape) > 1 << 21 for v in b.values):
+        raise Reject("too large")  # a broadcast blew a value up (seed 1759: a 9 GB MatMul)
     if any(n.op_type in AVOID for n in b.nodes):
         raise Reject("avoided operator")
     # Outputs: every value nothing consumes, and sometimes an intermediate one.
