@@ -82,6 +82,8 @@ void ec_open_rows(EmitC *e, int64_t outer, int64_t len);
 /* Writes one indented line (a newline is appended). A line ending with '{'
  * indents what follows, one starting with '}' dedents. */
 void ec_line(EmitC *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Writes each line of text (lines end in '\n') with ec_line. */
+void ec_lines(EmitC *e, const char *text);
 bool ec_has_output(const Node *n, int i);
 /* Scalar C literal for a double in the given type ("1.5f", "(-INFINITY)", "3"). */
 const char *ec_literal(DType t, double v, char *buf, size_t n);

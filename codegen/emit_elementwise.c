@@ -352,12 +352,8 @@ static bool emit_fused_body(EmitC *e, const Kdesc *kd, const Nest *ns) {
   buf_puts(&st, "");
   buf_puts(&res, "");
   bool ok = kd_emit(kd, true, "", &st, &res, e->d);
-  for (char *line = st.s, *nl; ok && line && *line; line = nl + 1) {
-    nl = strchr(line, '\n');
-    IR_ASSERT(nl);
-    *nl = 0;
-    ec_line(e, "%s", line);
-  }
+  if (ok)
+    ec_lines(e, st.s);
   if (ok) {
     index_expr(&idx, ns->ostride, ns->rank - 1);
     ec_line(e, "Y0[%s] = %s;", idx.s, res.s);

@@ -148,12 +148,8 @@ static bool prologue_row(EmitC *e, const Node *n, int64_t len) {
   buf_puts(&b, "");
   ec_line(e, "for (long l = 0; l < %lld; l++) {", LL(len));
   bool ok = kd_prologue_row(n, "", "o", "l", "y[l]", &b, e->d);
-  for (char *line = b.s, *nl; ok && *line; line = nl + 1) {
-    nl = strchr(line, '\n');
-    IR_ASSERT(nl);
-    *nl = 0;
-    ec_line(e, "%s", line);
-  }
+  if (ok)
+    ec_lines(e, b.s);
   ec_line(e, "}");
   buf_free(&b);
   return ok;

@@ -19,6 +19,15 @@ void ec_line(EmitC *e, const char *fmt, ...) {
     e->indent++;
 }
 
+void ec_lines(EmitC *e, const char *text) {
+  for (const char *p = text; p && *p;) {
+    const char *nl = strchr(p, '\n');
+    int len = nl ? (int)(nl - p) : (int)strlen(p);
+    ec_line(e, "%.*s", len, p);
+    p += len + (nl != NULL);
+  }
+}
+
 bool ec_has_output(const Node *n, int i) { return i < n->n_out && n->out[i]->kind != VK_NONE; }
 
 const char *ec_literal(DType t, double v, char *buf, size_t n) {

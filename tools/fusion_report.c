@@ -12,20 +12,6 @@
 #include <string.h>
 #include <unistd.h>
 
-static void json_str(FILE *f, const char *s) {
-  fputc('"', f);
-  for (; *s; s++) {
-    unsigned char c = (unsigned char)*s;
-    if (c == '"' || c == '\\')
-      fprintf(f, "\\%c", c);
-    else if (c < 0x20)
-      fprintf(f, "\\u%04x", c);
-    else
-      fputc(c, f);
-  }
-  fputc('"', f);
-}
-
 static int64_t numel_of(const Value *v) {
   int64_t k = 0;
   return shape_numel(&v->shape, &k) ? k : 0;

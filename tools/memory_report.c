@@ -20,7 +20,7 @@ static const char *buffer_name(const Graph *g, const PlanTensor *t, char *buf, s
   return buf;
 }
 
-static void json_str(FILE *f, const char *s) {
+void json_str(FILE *f, const char *s) {
   fputc('"', f);
   for (; *s; s++) {
     unsigned char c = (unsigned char)*s;

@@ -57,6 +57,8 @@ const char *driver_default_name(const char *model, char *buf, size_t n);
 /* The plan as JSON (docs/cli.md) and as an SVG picture of the arena over time. */
 bool driver_memory_report(const Graph *g, const Plan *plan, const char *path, Diag *d);
 bool driver_memory_svg(const Graph *g, const Plan *plan, const char *path, Diag *d);
+/* A JSON string literal of s, escaped (memory_report.c). */
+void json_str(FILE *f, const char *s);
 /* ---- fusion_report.c ---- */
 bool driver_fusion_report(const Graph *g, const Plan *plan, const char *path, Diag *d);
 
