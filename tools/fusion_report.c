@@ -97,6 +97,35 @@ static int write_nodes(FILE *f, const Node *n) {
   return k;
 }
 
+/* The kernels (views false) or the views that need no code, as JSON objects;
+ * returns how many ONNX nodes they list. */
+static int64_t write_list(FILE *f, const Graph *g, const Plan *plan, bool views) {
+  int64_t listed = 0;
+  bool first = true;
+  for (const Node *n = g->first; n; n = n->next) {
+    if ((plan->elided && plan->elided[n->id]) != views)
+      continue;
+    fprintf(f, "%s\n    {\"name\": ", first ? "" : ",");
+    json_str(f, n->name);
+    fprintf(f, ", \"op\": ");
+    json_str(f, n->op_type);
+    fprintf(f, ", \"nodes\": ");
+    listed += write_nodes(f, n);
+    if (!views) {
+      int64_t rd = 0, wr = 0;
+      for (int i = 0; i < n->n_in; i++)
+        rd += bytes_of(n->in[i]);
+      for (int i = 0; i < n->n_out; i++)
+        wr += bytes_of(n->out[i]);
+      fprintf(f, ", \"bytes_read\": %lld, \"bytes_written\": %lld, \"flops\": %lld", (long long)rd,
+              (long long)wr, (long long)flops_of(n));
+    }
+    fputc('}', f);
+    first = false;
+  }
+  return listed;
+}
+
 bool driver_fusion_report(const Graph *g, const Plan *plan, const char *path, Diag *d) {
   char tmp[4096];
   snprintf(tmp, sizeof tmp, "%s.tmp%ld", path, (long)getpid());
@@ -114,39 +143,9 @@ bool driver_fusion_report(const Graph *g, const Plan *plan, const char *path, Di
   json_str(f, g->file ? g->file : "");
   fprintf(f, ",\n  \"kernel_count\": %d,\n  \"view_count\": %d,\n  \"kernels\": [", kernels, views);
   int64_t total_nodes = 0;
-  bool first = true;
-  for (const Node *n = g->first; n; n = n->next) {
-    if (plan->elided && plan->elided[n->id])
-      continue;
-    int64_t rd = 0, wr = 0;
-    for (int i = 0; i < n->n_in; i++)
-      rd += bytes_of(n->in[i]);
-    for (int i = 0; i < n->n_out; i++)
-      wr += bytes_of(n->out[i]);
-    fprintf(f, "%s\n    {\"name\": ", first ? "" : ",");
-    json_str(f, n->name);
-    fprintf(f, ", \"op\": ");
-    json_str(f, n->op_type);
-    fprintf(f, ", \"nodes\": ");
-    total_nodes += write_nodes(f, n);
-    fprintf(f, ", \"bytes_read\": %lld, \"bytes_written\": %lld, \"flops\": %lld}", (long long)rd, (long long)wr,
-            (long long)flops_of(n));
-    first = false;
-  }
+  total_nodes += write_list(f, g, plan, false);
   fprintf(f, "\n  ],\n  \"views\": [");
-  first = true;
-  for (const Node *n = g->first; n; n = n->next) {
-    if (!plan->elided || !plan->elided[n->id])
-      continue;
-    fprintf(f, "%s\n    {\"name\": ", first ? "" : ",");
-    json_str(f, n->name);
-    fprintf(f, ", \"op\": ");
-    json_str(f, n->op_type);
-    fprintf(f, ", \"nodes\": ");
-    total_nodes += write_nodes(f, n);
-    fputc('}', f);
-    first = false;
-  }
+  total_nodes += write_list(f, g, plan, true);
   fprintf(f, "\n  ],\n  \"nodes_listed\": %lld\n}\n", (long long)total_nodes);
   bool ok = !ferror(f);
   ok = fclose(f) == 0 && ok;
