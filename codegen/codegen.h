@@ -48,7 +48,18 @@ typedef struct EmitC {
   const char *prefix;       /* name prefix of the generated symbols */
   int threads;              /* CodegenOpts.threads (0 or 1: single-threaded code) */
   bool parallel;            /* set by ec_set_parallel: the node runs on every thread */
+  bool cuda;                /* the body goes into a CUDA kernel (emit_cuda.c's fallback) */
+  int flat_loops;           /* ec_flat_for calls in this body */
+  int64_t flat_n;           /* the iteration count of the first one */
 } EmitC;
+
+/* Opens "for (ptrdiff_t VAR = 0; VAR < n; VAR++) {" (the caller closes it) over
+ * independent iterations: each writes only its own elements and reads nothing
+ * another iteration writes. A hook may call it when that loop is the whole of
+ * its work (anything else it prints has no side effects). On the CUDA target
+ * the loop becomes a grid-stride loop, and a body with exactly one such loop
+ * runs on one GPU thread per iteration instead of one thread in all. */
+void ec_flat_for(EmitC *e, const char *var, int64_t n);
 
 /* ---- threads (--threads, docs/abi.md) -----------------------------------------
  * CodegenOpts.threads > 1 makes NAME.c carry a pthreads pool (host builds;

@@ -210,6 +210,15 @@ static void emit_elided(CGen *cg, Arena *a, const Node *n, Buf *run) {
 int ec_threads(const EmitC *e) { return e->threads > 1 ? e->threads : 1; }
 void ec_set_parallel(EmitC *e) { e->parallel = e->threads > 1; }
 
+void ec_flat_for(EmitC *e, const char *var, int64_t n) {
+  if (e->flat_loops++ == 0)
+    e->flat_n = n;
+  if (e->cuda) /* one thread does every iteration when launched as one thread */
+    ec_line(e, "ONNXC_CUDA_FOR(%s, %lld) {", var, (long long)n);
+  else
+    ec_line(e, "for (ptrdiff_t %s = 0; %s < %lld; %s++) {", var, var, (long long)n, var);
+}
+
 void ec_open_rows(EmitC *e, int64_t outer, int64_t len) {
   int threads = ec_threads(e);
   if (threads <= 1 || outer < 16 || outer * len < (1 << 16)) {
@@ -236,7 +245,7 @@ static bool emit_node(CGen *cg, Arena *a, const Node *n, int step, Buf *fns, Buf
   int64_t scratch = scratch_of(cg, n);
   Buf body;
   buf_init(&body);
-  EmitC e = {cg->g, cg->plan, &body, 0, cg->d, cg->o->name, cg->o->threads, false};
+  EmitC e = {cg->g, cg->plan, &body, 0, cg->d, cg->o->name, cg->o->threads, false, false, 0, 0};
   /* Every parameter is marked used: hooks read only what they need. */
   for (int i = 0; i < n->n_in; i++)
     if (ir_has_input(n, i))

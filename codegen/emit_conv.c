@@ -14,6 +14,7 @@
  * extents are taken from the inferred output shape.
  */
 #include "gemm.h"
+#include "window.h"
 
 #include <string.h>
 
@@ -33,60 +34,6 @@ static const char *st(DType t) {
   return t == DT_F16 ? "onnxc_f32_to_f16" : t == DT_BF16 ? "onnxc_f32_to_bf16" : "";
 }
 
-/* Sliding-window geometry of one node, all extents static. */
-typedef struct Geom {
-  int r;                                 /* spatial rank */
-  int64_t in[IR_MAX_RANK], out[IR_MAX_RANK];
-  int64_t k[IR_MAX_RANK], s[IR_MAX_RANK], dil[IR_MAX_RANK];
-  int64_t pb[IR_MAX_RANK], pe[IR_MAX_RANK];
-  int64_t in_plane, out_plane;           /* spatial element counts */
-} Geom;
-
-static void ints_or(const Node *n, const char *name, int want, int64_t dflt, int64_t *out) {
-  int cnt;
-  const int64_t *v = ir_attr_ints(n, name, &cnt);
-  for (int i = 0; i < want; i++)
-    out[i] = v && cnt == want ? v[i] : dflt;
-}
-
-/* Reads the window of node n with input shape x and output shape y (already
- * validated by inference). `kernel` gives the extents when kernel_shape is absent. */
-static void geom_read(const Node *n, const Shape *x, const Shape *y, const int64_t *kernel,
-                      Geom *g) {
-  memset(g, 0, sizeof *g);
-  int r = g->r = x->rank - 2;
-  g->in_plane = g->out_plane = 1;
-  for (int i = 0; i < r; i++) {
-    g->in[i] = x->d[2 + i];
-    g->out[i] = y->d[2 + i];
-    g->in_plane *= g->in[i];
-    g->out_plane *= g->out[i];
-  }
-  if (ir_attr(n, "kernel_shape") || !kernel)
-    ints_or(n, "kernel_shape", r, 1, g->k);
-  else
-    memcpy(g->k, kernel, (size_t)r * sizeof *g->k);
-  ints_or(n, "strides", r, 1, g->s);
-  ints_or(n, "dilations", r, 1, g->dil);
-  int64_t pads[2 * IR_MAX_RANK];
-  ints_or(n, "pads", 2 * r, 0, pads);
-  const char *ap = ir_attr_str(n, "auto_pad", "NOTSET");
-  bool upper = strcmp(ap, "SAME_UPPER") == 0, lower = strcmp(ap, "SAME_LOWER") == 0;
-  for (int i = 0; i < r; i++) {
-    if (upper || lower) {
-      int64_t total = (g->out[i] - 1) * g->s[i] + (g->k[i] - 1) * g->dil[i] + 1 - g->in[i];
-      if (total < 0)
-        total = 0;
-      g->pb[i] = upper ? total / 2 : total - total / 2;
-      g->pe[i] = total - g->pb[i];
-    } else if (strcmp(ap, "VALID") == 0) {
-      g->pb[i] = g->pe[i] = 0;
-    } else {
-      g->pb[i] = pads[i];
-      g->pe[i] = pads[r + i];
-    }
-  }
-}
 
 /* Extends the row-major index expression b by one dim: "(b) * ext + var<i>". */
 static void index_push(Buf *b, int64_t ext, const char *var, int i) {
@@ -114,7 +61,7 @@ static bool emit_nothing(EmitC *e, const Node *n) {
 /* The facts every Conv tile needs. */
 typedef struct ConvInfo {
   const Node *n;
-  Geom g;
+  Window g;
   DType t;
   int64_t cg;          /* input channels per group */
   int64_t ktaps;       /* kernel elements per (output, input) channel pair */
@@ -123,7 +70,7 @@ typedef struct ConvInfo {
 /* Body computing output channels m0 .. m0 + rows - 1 (one group) of batch
  * item nb, whose group's input starts at xg. */
 static void emit_conv_tile(EmitC *e, const ConvInfo *ci, int rows) {
-  const Geom *g = &ci->g;
+  const Window *g = &ci->g;
   const char *T = dtype_ctype(ci->t), *CT = ctype(ci->t), *L = ld(ci->t);
   int r = g->r, last = r - 1;
   int64_t ow = g->out[last], sl = g->s[last], il = g->in[last];
@@ -220,7 +167,7 @@ static void emit_conv_tile(EmitC *e, const ConvInfo *ci, int rows) {
  * which the planner asks through conv_scratch_bytes), each output is a straight-line sum of the taps
  * with the weights in locals, so the loop along the row vectorizes with no
  * bounds checks. False when the node does not qualify. */
-static bool depthwise_form(const Node *n, Geom *g) {
+static bool depthwise_form(const Node *n, Window *g) {
   const Shape *xs = &n->in[0]->shape, *ws = &n->in[1]->shape, *ys = &n->out[0]->shape;
   int64_t group = ir_attr_int(n, "group", 1);
   if (xs->rank != 4 || n->in[0]->dt != DT_F32 || n->in[1]->dt != DT_F32 ||
@@ -228,25 +175,25 @@ static bool depthwise_form(const Node *n, Geom *g) {
       !shape_is_static(xs) || !shape_is_static(ws) || !shape_is_static(ys) ||
       group != xs->d[1] || ws->d[0] != group || ws->d[1] != 1 || ws->d[2] * ws->d[3] > 64)
     return false;
-  geom_read(n, xs, ys, &ws->d[2], g);
+  window_read(n, xs, ys, &ws->d[2], g);
   return g->pb[0] >= 0 && g->pb[1] >= 0 && g->pe[0] >= 0 && g->pe[1] >= 0;
 }
 
 /* Bytes of one zero-padded plane (and of the output rows' plane). */
-static int64_t depthwise_plane(const Geom *g) {
+static int64_t depthwise_plane(const Window *g) {
   int64_t hp = g->in[0] + g->pb[0] + g->pe[0], wp = g->in[1] + g->pb[1] + g->pe[1];
   return ((hp * wp + 16) * 4 + 63) / 64 * 64;
 }
 
 /* Per thread a zero-padded plane and one for the output rows, when padded. */
-static int64_t depthwise_bytes(const Geom *g, int threads) {
+static int64_t depthwise_bytes(const Window *g, int threads) {
   bool padded = g->pb[0] || g->pb[1] || g->pe[0] || g->pe[1];
   return padded ? 2 * depthwise_plane(g) * (threads > 1 ? threads : 1) : 0;
 }
 
 int64_t conv_scratch_bytes(const Node *n, int threads) {
   int64_t gemm = gemm_scratch_bytes(n, threads);
-  Geom g;
+  Window g;
   if (gemm > 0 || n->n_in < 2 || !ir_has_input(n, 0) || !ir_has_input(n, 1) || n->n_out < 1 ||
       !depthwise_form(n, &g))
     return gemm;
@@ -254,7 +201,7 @@ int64_t conv_scratch_bytes(const Node *n, int threads) {
 }
 
 static bool emit_depthwise(EmitC *e, const Node *n) {
-  Geom g;
+  Window g;
   if (!depthwise_form(n, &g))
     return false;
   const Shape *xs = &n->in[0]->shape;
@@ -382,7 +329,7 @@ bool emitc_Conv(EmitC *e, const Node *n) {
   ConvInfo ci;
   ci.n = n;
   ci.t = n->in[0]->dt;
-  geom_read(n, xs, ys, &ws->d[2], &ci.g);
+  window_read(n, xs, ys, &ws->d[2], &ci.g);
   ci.cg = ws->d[1];
   ci.ktaps = 1;
   for (int i = 0; i < ci.g.r; i++)
@@ -415,7 +362,7 @@ bool emitc_Conv(EmitC *e, const Node *n) {
 /* Opens one loop per output dim; at each level the window's in-bounds tap
  * range [lo, hi) and, for count_include_pad, the taps before the end of the
  * padding (cnt) are computed once. Returns nothing; caller closes r braces. */
-static void pool_open_outputs(EmitC *e, const Geom *g, bool want_cnt) {
+static void pool_open_outputs(EmitC *e, const Window *g, bool want_cnt) {
   for (int i = 0; i < g->r; i++) {
     int64_t s = g->s[i], dl = g->dil[i], k = g->k[i];
     ec_line(e, "for (long o%d = 0; o%d < %lld; o%d++) {", i, i, LL(g->out[i]), i);
@@ -436,7 +383,7 @@ static void pool_open_outputs(EmitC *e, const Geom *g, bool want_cnt) {
 
 /* Opens the tap loops and defines `v`, the input element, and `ix`, its
  * row-major (or column-major when col_major) offset in the input plane. */
-static void pool_open_taps(EmitC *e, const Geom *g, DType t, bool col_major, bool want_ix) {
+static void pool_open_taps(EmitC *e, const Window *g, DType t, bool col_major, bool want_ix) {
   Buf rm, cm;
   buf_init(&rm);
   buf_init(&cm);
@@ -456,7 +403,7 @@ static void pool_open_taps(EmitC *e, const Geom *g, DType t, bool col_major, boo
 }
 
 /* Row-major offset of the current output element. */
-static void out_index(const Geom *g, Buf *b) {
+static void out_index(const Window *g, Buf *b) {
   for (int i = 0; i < g->r; i++)
     index_push(b, g->out[i], "o", i);
 }
@@ -477,7 +424,7 @@ static const char *lowest(DType t) {
  * columns whose window lies inside the row (the interior) in chunks of 64
  * with the taps unrolled, so the loop over the chunk vectorizes; the border
  * columns take the general window code. Same results as the general path. */
-static void emit_pool2d_plane(EmitC *e, const Geom *g, bool is_max, bool cip) {
+static void emit_pool2d_plane(EmitC *e, const Window *g, bool is_max, bool cip) {
   int64_t W = g->in[1], OW = g->out[1], S1 = g->s[1], D1 = g->dil[1], P1 = g->pb[1], KW = g->k[1];
   /* interior columns: o1 * S1 - P1 >= 0 and o1 * S1 - P1 + (KW - 1) * D1 <= W - 1 */
   int64_t a = (P1 + S1 - 1) / S1, last = W - 1 - (KW - 1) * D1 + P1;
@@ -570,8 +517,8 @@ static bool emit_pool(EmitC *e, const Node *n, bool is_max) {
   int64_t ny;
   if (!shape_numel(ys, &ny) || ny == 0)
     return emit_nothing(e, n);
-  Geom g;
-  geom_read(n, xs, ys, NULL, &g);
+  Window g;
+  window_read(n, xs, ys, NULL, &g);
   bool with_ix = is_max && ec_has_output(n, 1);
   bool col_major = ir_attr_int(n, "storage_order", 0) == 1;
   bool cip = !is_max && ir_attr_int(n, "count_include_pad", 0) == 1;
@@ -673,11 +620,11 @@ bool emitc_GlobalMaxPool(EmitC *e, const Node *n) { return emit_global_pool(e, n
 
 /* Window geometry of a Conv-like node for other emitters (QLinearConv,
  * ConvInteger: emit_quant.c): per spatial dim the kernel extent, stride,
- * dilation and begin padding; `kernel` as for geom_read. */
+ * dilation and begin padding; `kernel` as for window_read. */
 void ec_conv_window(const Node *n, const Shape *x, const Shape *y, const int64_t *kernel,
                     int64_t *k, int64_t *s, int64_t *dil, int64_t *pb) {
-  Geom g;
-  geom_read(n, x, y, kernel, &g);
+  Window g;
+  window_read(n, x, y, kernel, &g);
   for (int i = 0; i < g.r; i++) {
     k[i] = g.k[i];
     s[i] = g.s[i];

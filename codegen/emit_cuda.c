@@ -259,11 +259,12 @@ static const char *param_list(Arena *a, const Plan *p, const Node *n, bool with_
   return s;
 }
 
-/* The C target's body for n, run by one thread. */
-static bool emit_fallback(CudaGen *cu, Arena *a, const Node *n, const char *fn, Buf *cu_src) {
+/* The C target's body for n, run by one thread, or by one thread per
+ * iteration when the body is one flat loop (ec_flat_for). */
+static bool emit_fallback(CudaGen *cu, Arena *a, const Node *n, const char *fn, Buf *cu_src, CudaKernel *k) {
   Buf body;
   buf_init(&body);
-  EmitC e = {cu->cg.g, cu->cg.plan, &body, 0, cu->cg.d, cu->cg.o->name, 1, false};
+  EmitC e = {cu->cg.g, cu->cg.plan, &body, 0, cu->cg.d, cu->cg.o->name, 1, false, true, 0, 0};
   for (int i = 0; i < n->n_in; i++)
     if (ir_has_input(n, i))
       ec_line(&e, "(void)X%d;", i);
@@ -277,7 +278,13 @@ static bool emit_fallback(CudaGen *cu, Arena *a, const Node *n, const char *fn, 
   bool scratch = scratch_of(cu->cg.plan, n) > 0;
   buf_printf(cu_src, "static __device__ int %s_body(%s) {\n%s%s  return ONNXC_OK;\n}\n", fn,
              param_list(a, cu->cg.plan, n, false), scratch ? "  (void)S;\n" : "", body.s ? body.s : "");
-  buf_printf(cu_src, "/* single thread: no parallel kernel for %s yet */\n", n->op_type);
+  if (e.flat_loops == 1 && e.flat_n > 0) {
+    k->block[0] = 256;
+    k->grid[0] = cuda_blocks_for(e.flat_n, 256);
+    buf_printf(cu_src, "/* %s: the C target's flat loop, one thread per element */\n", n->op_type);
+  } else {
+    buf_printf(cu_src, "/* single thread: no parallel kernel for %s yet */\n", n->op_type);
+  }
   buf_printf(cu_src, "extern \"C\" __global__ void %s(%s) {\n  onnxc_cuda_report(onnxc_status, %s_body(", fn,
              param_list(a, cu->cg.plan, n, true), fn);
   bool first = true;
@@ -343,8 +350,9 @@ static bool emit_node(CudaGen *cu, Arena *a, const Node *n, int step, Buf *cu_sr
     k.grid[0] = k.grid[1] = k.grid[2] = 1;
     k.block[0] = k.block[1] = k.block[2] = 1;
     k.shmem = 0;
-    if (!emit_fallback(cu, a, n, fn, cu_src))
+    if (!emit_fallback(cu, a, n, fn, cu_src, &k))
       return false;
+    r = k.block[0] > 1;
   }
   cu->n_parallel += r;
   int kid = cu->n_kernels++;

@@ -10,6 +10,8 @@
  *                 batches (MatMul broadcasting) on grid z; f32 and f64
  *   Conv          direct convolution, one thread per output element (any
  *                 spatial rank, groups, dilations, pads); f32 and f64
+ *   MaxPool, AveragePool  one thread per output element, the C target's
+ *                 window arithmetic (window.h); f32 and f64, Indices too
  *   Softmax, LogSoftmax  one block per row: block reductions (max, then sum)
  *   LayerNormalization, RMSNormalization  one block per row, sums in double
  *   Transpose, Expand, Concat, Gather  one thread per output element (Gather
@@ -22,6 +24,7 @@
  */
 #include "cuda_emit.h"
 #include "gemm.h"
+#include "window.h"
 
 #include <ctype.h>
 #include <stdlib.h>
@@ -330,40 +333,16 @@ static int emit_matmul(CudaKernel *k, const Node *n) {
 
 /* ---- Conv -------------------------------------------------------------------------- */
 
-static void ints_or(const Node *n, const char *name, int want, int64_t dflt, int64_t *out) {
-  int cnt;
-  const int64_t *v = ir_attr_ints(n, name, &cnt);
-  for (int i = 0; i < want; i++)
-    out[i] = v && cnt == want ? v[i] : dflt;
-}
-
 static int emit_conv(CudaKernel *k, const Node *n) {
   const Shape *xs = &n->in[0]->shape, *ws = &n->in[1]->shape, *ys = &n->out[0]->shape;
   DType t = n->in[0]->dt;
   int64_t ny;
   if ((t != DT_F32 && t != DT_F64) || !shape_numel(ys, &ny) || ny == 0 || xs->rank < 3)
     return 0;
-  int r = xs->rank - 2;
-  int64_t kk[IR_MAX_RANK], s[IR_MAX_RANK], dil[IR_MAX_RANK], pb[IR_MAX_RANK], pads[2 * IR_MAX_RANK];
-  for (int i = 0; i < r; i++)
-    kk[i] = ws->d[2 + i];
-  ints_or(n, "strides", r, 1, s);
-  ints_or(n, "dilations", r, 1, dil);
-  ints_or(n, "pads", 2 * r, 0, pads);
-  const char *ap = ir_attr_str(n, "auto_pad", "NOTSET");
-  bool upper = strcmp(ap, "SAME_UPPER") == 0, lower = strcmp(ap, "SAME_LOWER") == 0;
-  for (int i = 0; i < r; i++) {
-    if (upper || lower) {
-      int64_t total = (ys->d[2 + i] - 1) * s[i] + (kk[i] - 1) * dil[i] + 1 - xs->d[2 + i];
-      if (total < 0)
-        total = 0;
-      pb[i] = upper ? total / 2 : total - total / 2;
-    } else if (strcmp(ap, "VALID") == 0) {
-      pb[i] = 0;
-    } else {
-      pb[i] = pads[i];
-    }
-  }
+  Window w;
+  window_read(n, xs, ys, &ws->d[2], &w);
+  int r = w.r;
+  const int64_t *kk = w.k, *s = w.s, *dil = w.dil, *pb = w.pb;
   int64_t group = ir_attr_int(n, "group", 1), cg = ws->d[1], mg = ys->d[1] / group;
   const char *ct = dtype_ctype(t);
   open_kernel(k, "Conv: direct, one thread per output element");
@@ -425,6 +404,101 @@ static int emit_conv(CudaKernel *k, const Node *n) {
   close_kernel(k);
   buf_free(&xi);
   buf_free(&wi);
+  return 1;
+}
+
+/* ---- MaxPool, AveragePool ------------------------------------------------------------ */
+
+/* One thread per output element; per spatial dim the in-bounds tap range
+ * [lo, hi) and, for count_include_pad, the taps before the end of the padding
+ * (cnt), as the C target computes them (emit_conv.c), so the two targets sum
+ * the same taps in the same order. A window over padding only gives the
+ * lowest finite value (MaxPool) as ONNX Runtime does. MaxPool's Indices:
+ * the flat input offset, row-major or (storage_order 1) column-major inside
+ * the plane. */
+static int emit_pool(CudaKernel *k, const Node *n, bool is_max) {
+  const Shape *xs = &n->in[0]->shape, *ys = &n->out[0]->shape;
+  DType t = n->in[0]->dt;
+  int64_t ny;
+  if ((t != DT_F32 && t != DT_F64) || !shape_numel(ys, &ny) || ny == 0 || xs->rank < 3)
+    return 0;
+  Window w;
+  window_read(n, xs, ys, NULL, &w);
+  bool with_ix = is_max && ec_has_output(n, 1);
+  bool col_major = ir_attr_int(n, "storage_order", 0) == 1;
+  bool cip = !is_max && ir_attr_int(n, "count_include_pad", 0) == 1;
+  const char *ct = dtype_ctype(t);
+  const char *lowest = t == DT_F64 ? "(-1.7976931348623157e+308)" : "(-3.40282347e+38f)";
+  open_kernel(k, is_max ? "MaxPool: one thread per output element" : "AveragePool: one thread per output element");
+  k->block[0] = EW_THREADS;
+  k->grid[0] = cuda_blocks_for(ny, EW_THREADS);
+  kline(k, "ONNXC_CUDA_FOR(i, %lld) {", LL(ny));
+  kline(k, "  int64_t rest = i;");
+  for (int d = w.r - 1; d >= 0; d--) {
+    kline(k, "  const int64_t o%d = rest %% %lld;", d, LL(w.out[d]));
+    kline(k, "  rest /= %lld;", LL(w.out[d]));
+  }
+  kline(k, "  const %s *x = X0 + rest * %lld;", ct, LL(w.in_plane));
+  Buf rm, cm, cnt;
+  buf_init(&rm);
+  buf_init(&cm);
+  buf_init(&cnt);
+  int64_t below = 1;
+  for (int d = 0; d < w.r; d++) {
+    int64_t s = w.s[d], dl = w.dil[d], kk = w.k[d], in = w.in[d];
+    kline(k, "  const int64_t s%d = o%d * %lld - %lld;", d, d, LL(s), LL(w.pb[d]));
+    kline(k, "  const int64_t lo%d = s%d >= 0 ? 0 : (%lld - s%d) / %lld;", d, d, LL(dl - 1), d, LL(dl));
+    kline(k, "  int64_t hi%d = s%d >= %lld ? 0 : (%lld - s%d) / %lld;", d, d, LL(in), LL(in + dl - 1), d, LL(dl));
+    kline(k, "  if (hi%d > %lld) hi%d = %lld;", d, LL(kk), d, LL(kk));
+    kline(k, "  if (hi%d < lo%d) hi%d = lo%d;", d, d, d, d);
+    if (cip) {
+      kline(k, "  int64_t cnt%d = (%lld - s%d) / %lld;", d, LL(in + w.pe[d] + dl - 1), d, LL(dl));
+      kline(k, "  if (cnt%d > %lld) cnt%d = %lld;", d, LL(kk), d, LL(kk));
+      buf_printf(&cnt, "%scnt%d", d ? " * " : "", d);
+    } else {
+      buf_printf(&cnt, "%s(hi%d - lo%d)", d ? " * " : "", d, d);
+    }
+    if (d == 0)
+      buf_printf(&rm, "i0");
+    else {
+      Buf t2;
+      buf_init(&t2);
+      buf_printf(&t2, "(%s) * %lld + i%d", rm.s, LL(in), d);
+      buf_free(&rm);
+      rm = t2;
+    }
+    buf_printf(&cm, "%si%d * %lld", d ? " + " : "", d, LL(below));
+    below *= in;
+  }
+  kline(k, "  %s acc = %s;", ct, is_max ? lowest : "0");
+  if (with_ix)
+    kline(k, "  int64_t best = -1;");
+  for (int d = 0; d < w.r; d++) {
+    kline(k, "%*sfor (int64_t k%d = lo%d; k%d < hi%d; k%d++) {", 2 + 2 * d, "", d, d, d, d, d);
+    kline(k, "%*s  const int64_t i%d = s%d + k%d * %lld;", 2 + 2 * d, "", d, d, d, LL(w.dil[d]));
+  }
+  int ind = 2 + 2 * w.r;
+  kline(k, "%*sconst %s v = x[%s];", ind, "", ct, rm.s);
+  if (with_ix) {
+    kline(k, "%*sif (best < 0 || v > acc) {", ind, "");
+    kline(k, "%*s  acc = v;", ind, "");
+    kline(k, "%*s  best = %s;", ind, "", col_major ? cm.s : rm.s);
+    kline(k, "%*s}", ind, "");
+  } else {
+    kline(k, "%*s%s", ind, "", is_max ? "acc = v > acc ? v : acc;" : "acc += v;");
+  }
+  for (int d = w.r - 1; d >= 0; d--)
+    kline(k, "%*s}", 2 + 2 * d, "");
+  if (!is_max)
+    kline(k, "  acc /= (%s)(%s);", ct, cnt.s);
+  kline(k, "  Y0[i] = acc;");
+  if (with_ix)
+    kline(k, "  Y1[i] = best < 0 ? -1 : rest * %lld + best;", LL(w.in_plane));
+  kline(k, "}");
+  close_kernel(k);
+  buf_free(&rm);
+  buf_free(&cm);
+  buf_free(&cnt);
   return 1;
 }
 
@@ -863,6 +937,10 @@ int cuda_emit_parallel(CudaKernel *k, const Node *n) {
     return emit_matmul(k, n);
   case OP_Conv:
     return emit_conv(k, n);
+  case OP_MaxPool:
+    return emit_pool(k, n, true);
+  case OP_AveragePool:
+    return emit_pool(k, n, false);
   case OP_Softmax:
     return emit_softmax(k, n, false);
   case OP_LogSoftmax:

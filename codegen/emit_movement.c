@@ -566,7 +566,9 @@ bool emitc_ConstantOfShape(EmitC *e, const Node *n) {
     elem_literal(&v, a->u.t, 0);
   else
     buf_puts(&v, "0.0f");
-  ec_line(e, "for (ptrdiff_t i = 0; i < %lld; i++) Y0[i] = %s;", (long long)ec_numel(n->out[0]), v.s);
+  ec_flat_for(e, "i", ec_numel(n->out[0]));
+  ec_line(e, "Y0[i] = %s;", v.s);
+  ec_line(e, "}");
   buf_free(&v);
   return true;
 }
@@ -575,8 +577,7 @@ bool emitc_Range(EmitC *e, const Node *n) {
   DType dt = n->out[0]->dt;
   if (empty_out(e, n, 0))
     return true;
-  int64_t count = ec_numel(n->out[0]);
-  ec_line(e, "for (ptrdiff_t i = 0; i < %lld; i++)", (long long)count);
+  ec_flat_for(e, "i", ec_numel(n->out[0]));
   if (dtype_is_int(dt)) {
     /* start + i * delta, wrapping in uint64 rather than overflowing. */
     ec_line(e, "  Y0[i] = (%s)((uint64_t)X0[0] + (uint64_t)i * (uint64_t)X2[0]);", ct(n->out[0]));
@@ -588,6 +589,7 @@ bool emitc_Range(EmitC *e, const Node *n) {
     /* Like numpy's arange: computed in double, rounded once. */
     ec_line(e, "  Y0[i] = (%s)((double)X0[0] + (double)i * (double)X2[0]);", ct(n->out[0]));
   }
+  ec_line(e, "}");
   return true;
 }
 

@@ -386,7 +386,7 @@ bool emitc_Cast(EmitC *e, const Node *n) {
   cast_store(&ex, mid, to, "v", sat, round_mode);
   if (!packed(to)) {
     ec_load_elem(&ld, from, "X0", "i");
-    ec_line(e, "for (ptrdiff_t i = 0; i < %lld; i++) {", (long long)count);
+    ec_flat_for(e, "i", count);
     ec_line(e, "const %s v = %s;", dtype_ctype(mid), ld.s);
     ec_line(e, "Y0[i] = %s;", ex.s);
   } else {

@@ -301,6 +301,57 @@ static void test_lrn_parallel(void **state) {
   ir_graph_free(g);
 }
 
+/* MaxPool (with Indices) and AveragePool get their parallel kernels; Cast,
+ * whose C body is one flat loop (ec_flat_for), runs one thread per element. */
+static void test_pools_and_flat_loops_parallel(void **state) {
+  (void)state;
+  Graph *g = ir_graph_new("t.onnx");
+  g->opset = 13;
+  int64_t xd[4] = {1, 2, 5, 5}, cd[1] = {600};
+  Shape xs = shape_make(4, xd), cs = shape_make(1, cd);
+  Value *x = ir_input_add(g, "x", DT_F32, &xs);
+  Value *c = ir_input_add(g, "c", DT_I64, &cs);
+  int64_t k3[2] = {3, 3}, s2[2] = {2, 2}, p1[4] = {1, 1, 1, 1};
+  Node *mp = ir_node_new(g, OP_MaxPool, NULL, "mp", 1, &x, 2);
+  ir_attr_set_ints(mp, "kernel_shape", k3, 2);
+  ir_attr_set_ints(mp, "strides", s2, 2);
+  ir_attr_set_ints(mp, "pads", p1, 4);
+  Node *ap = ir_node_new(g, OP_AveragePool, NULL, "ap", 1, &x, 1);
+  ir_attr_set_ints(ap, "kernel_shape", k3, 2);
+  ir_attr_set_ints(ap, "pads", p1, 4);
+  ir_attr_set_int(ap, "count_include_pad", 1);
+  Node *cast = ir_node_new(g, OP_Cast, NULL, "cast", 1, &c, 1);
+  ir_attr_set_int(cast, "to", 1);
+  mp->out[0]->name = "y";
+  mp->out[1]->name = "yi";
+  ap->out[0]->name = "z";
+  cast->out[0]->name = "w";
+  ir_output_add(g, mp->out[0]);
+  ir_output_add(g, mp->out[1]);
+  ir_output_add(g, ap->out[0]);
+  ir_output_add(g, cast->out[0]);
+  char dir[] = "/tmp/onnxc-cuda-test-XXXXXX";
+  assert_non_null(mkdtemp(dir));
+  Diag d;
+  diag_init(&d, "t.onnx", stderr);
+  assert_true(compile_graph(g, "m", dir, &d));
+  char *cu = slurp(dir, "m.cu"), *host = slurp(dir, "m.c");
+  assert_non_null(strstr(cu, "MaxPool: one thread per output element"));
+  assert_non_null(strstr(cu, "Y1[i] = best < 0 ? -1 : rest * 25 + best;"));
+  assert_non_null(strstr(cu, "AveragePool: one thread per output element"));
+  assert_non_null(strstr(cu, "acc /= (float)(cnt0 * cnt1);"));
+  assert_non_null(strstr(cu, "Cast: the C target's flat loop, one thread per element"));
+  assert_non_null(strstr(cu, "ONNXC_CUDA_FOR(i, 600) {"));
+  assert_null(strstr(cu, "single thread"));
+  /* 600 elements: 3 blocks of 256 threads */
+  assert_non_null(strstr(host, "3u, 1u, 1u, 256, 1, 1, 0, s, args"));
+  free(cu);
+  free(host);
+  diag_free(&d);
+  rmdir_all(dir);
+  ir_graph_free(g);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_kernels_parallel_and_fallback),
@@ -311,6 +362,7 @@ int main(void) {
       cmocka_unit_test(test_dynamic_output),
       cmocka_unit_test(test_image_decoder),
       cmocka_unit_test(test_lrn_parallel),
+      cmocka_unit_test(test_pools_and_flat_loops_parallel),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,32 @@
+/* window.h - sliding-window geometry shared by both targets (Conv, MaxPool,
+ * AveragePool, ConvTranspose-free: the forward windows only).
+ *
+ * The extents come from the inferred shapes; pads follow the ONNX docs
+ * (explicit `pads`, or auto_pad SAME_UPPER / SAME_LOWER / VALID, the total
+ * pad split as passes/infer_conv.c splits it). The C emitter (emit_conv.c)
+ * and the CUDA emitter (emit_cuda_kernels.c) read one description, so the
+ * two targets cannot disagree on where a window starts.
+ */
+#ifndef ONNXC_WINDOW_H
+#define ONNXC_WINDOW_H
+
+#include "ir.h"
+
+typedef struct Window {
+  int r;                                 /* spatial rank */
+  int64_t in[IR_MAX_RANK], out[IR_MAX_RANK];
+  int64_t k[IR_MAX_RANK], s[IR_MAX_RANK], dil[IR_MAX_RANK];
+  int64_t pb[IR_MAX_RANK], pe[IR_MAX_RANK]; /* pads at the begin and the end */
+  int64_t in_plane, out_plane;           /* spatial element counts */
+} Window;
+
+/* Reads n's window over input shape x and output shape y (N, C, spatial...).
+ * `kernel` gives the window extents when n has no kernel_shape attribute (Conv
+ * takes them from its weights); NULL means 1. */
+void window_read(const Node *n, const Shape *x, const Shape *y, const int64_t *kernel, Window *w);
+
+/* Integer attribute list `name` of length `want`, or `dflt` everywhere when
+ * absent or of another length. */
+void window_ints(const Node *n, const char *name, int want, int64_t dflt, int64_t *out);
+
+#endif
