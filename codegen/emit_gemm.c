@@ -487,14 +487,9 @@ bool gemm_emit_matmul(EmitC *e, const Node *n) {
     buf_init(&bo);
     buf_init(&yo);
     if (mm_permuted(n)) { /* through folded Transposes (passes/fuse_layout.c) */
-      Shape v;
-      int64_t st[IR_MAX_RANK];
-      mm_view(n, 0, &v, st);
-      mm_batch_offset(&v, st, nb, &ao);
-      mm_view(n, 1, &v, st);
-      mm_batch_offset(&v, st, nb, &bo);
-      mm_view(n, 2, &v, st);
-      mm_batch_offset(&v, st, nb, &yo);
+      mm_operand_offset(n, 0, nb, &ao);
+      mm_operand_offset(n, 1, nb, &bo);
+      mm_operand_offset(n, 2, nb, &yo);
     } else {
       ec_batch_offset(as->d, as->rank >= 2 ? as->rank - 2 : 0, ys->d, nb, p.m * p.k, &ao);
       ec_batch_offset(bs->d, bs->rank - 2, ys->d, nb, p.k * p.n, &bo);

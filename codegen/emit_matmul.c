@@ -232,34 +232,72 @@ static void emit_product(EmitC *e, const Product *p) {
 }
 
 bool mm_permuted(const Node *n) {
-  return n->op == OP_MatMul &&
-         (ir_attr(n, "onnxc.perm_a") || ir_attr(n, "onnxc.perm_b") || ir_attr(n, "onnxc.perm_y"));
+  return n->op == OP_MatMul && (ir_attr(n, "onnxc.perm_a") || ir_attr(n, "onnxc.perm_b") ||
+                                ir_attr(n, "onnxc.perm_y") || ir_attr(n, "onnxc.view_a") ||
+                                ir_attr(n, "onnxc.view_b"));
+}
+
+/* onnxc.view_a / view_b (passes/fuse_layout.c): [offset, d_0..d_{r-1},
+ * s_0..s_{r-1}], the operand buffer seen as shape d with strides s from
+ * element `offset` of the input (a slice of a merged sibling product). */
+static const int64_t *operand_view(const Node *n, int which, int *rank) {
+  int k = 0;
+  const int64_t *v = which < 2 ? ir_attr_ints(n, which ? "onnxc.view_b" : "onnxc.view_a", &k) : NULL;
+  if (!v || k < 3 || (k - 1) % 2 || (k - 1) / 2 > IR_MAX_RANK)
+    return NULL;
+  *rank = (k - 1) / 2;
+  return v;
+}
+
+int64_t mm_view_offset(const Node *n, int which) {
+  int r;
+  const int64_t *v = operand_view(n, which, &r);
+  return v ? v[0] : 0;
 }
 
 void mm_view(const Node *n, int which, Shape *shape, int64_t *stride) {
   static const char *const names[3] = {"onnxc.perm_a", "onnxc.perm_b", "onnxc.perm_y"};
-  const Shape *ps = which == 2 ? &n->out[0]->shape : &n->in[which]->shape;
+  Shape ps = which == 2 ? n->out[0]->shape : n->in[which]->shape;
   int64_t pst[IR_MAX_RANK], acc = 1;
-  for (int i = ps->rank - 1; i >= 0; i--) {
+  for (int i = ps.rank - 1; i >= 0; i--) {
     pst[i] = acc;
-    acc *= ps->d[i];
+    acc *= ps.d[i];
+  }
+  int vr;
+  const int64_t *view = operand_view(n, which, &vr);
+  if (view) {
+    ps.rank = vr;
+    for (int i = 0; i < vr; i++) {
+      ps.d[i] = view[1 + i];
+      pst[i] = view[1 + vr + i];
+    }
   }
   int k = 0;
   const int64_t *perm = ir_attr_ints(n, names[which], &k);
-  *shape = *ps;
-  for (int i = 0; i < ps->rank; i++)
+  *shape = ps;
+  for (int i = 0; i < ps.rank; i++)
     stride[i] = pst[i];
-  if (!perm || k != ps->rank)
+  if (!perm || k != ps.rank)
     return;
-  for (int i = 0; i < ps->rank; i++) {
+  for (int i = 0; i < ps.rank; i++) {
     if (which == 2) { /* the buffer is the logical result transposed: its dim i is logical perm[i] */
-      shape->d[perm[i]] = ps->d[i];
+      shape->d[perm[i]] = ps.d[i];
       stride[perm[i]] = pst[i];
     } else { /* logical dim i is the buffer's dim perm[i] */
-      shape->d[i] = ps->d[perm[i]];
+      shape->d[i] = ps.d[perm[i]];
       stride[i] = pst[perm[i]];
     }
   }
+}
+
+void mm_operand_offset(const Node *n, int which, int nb, Buf *out) {
+  Shape v;
+  int64_t st[IR_MAX_RANK];
+  mm_view(n, which, &v, st);
+  mm_batch_offset(&v, st, nb, out);
+  int64_t off = mm_view_offset(n, which);
+  if (off)
+    buf_printf(out, " + %lld", LL(off));
 }
 
 void mm_batch_offset(const Shape *shape, const int64_t *stride, int nb, Buf *out) {
@@ -393,9 +431,9 @@ static bool emit_permuted(EmitC *e, const Node *n, Product *p) {
   buf_init(&ao);
   buf_init(&bo);
   buf_init(&yo);
-  mm_batch_offset(&va, sa, nb, &ao);
-  mm_batch_offset(&vb, sb, nb, &bo);
-  mm_batch_offset(&vy, sy, nb, &yo);
+  mm_operand_offset(n, 0, nb, &ao);
+  mm_operand_offset(n, 1, nb, &bo);
+  mm_operand_offset(n, 2, nb, &yo);
   const char *T = dtype_ctype(p->t);
   ec_line(e, "/* batched MatMul read and written in place of the Transposes around it */");
   ec_line(e, "for (long bi = 0; bi < %lld; bi++) {", LL(batch));

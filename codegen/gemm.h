@@ -49,14 +49,18 @@ int64_t gemm_weight_numel(const Plan *plan, const Value *v, int threads);
 bool gemm_emit_conv(EmitC *e, const Node *n);
 bool gemm_emit_matmul(EmitC *e, const Node *n);
 /* A MatMul's operand (which 0: A, 1: B) or result (2) as the product sees it,
- * through the Transposes fuse-layout folded in (onnxc.perm_a, perm_b,
- * perm_y): its logical shape and the element strides of each logical dim in
- * the buffer (emit_matmul.c). */
+ * through the Transposes and sibling slices fuse-layout folded in
+ * (onnxc.perm_a, perm_b, perm_y; onnxc.view_a, view_b): its logical shape,
+ * the element strides of each logical dim in the buffer, and (operands) the
+ * element offset of its first element (emit_matmul.c). */
 void mm_view(const Node *n, int which, Shape *shape, int64_t *stride);
+int64_t mm_view_offset(const Node *n, int which);
 bool mm_permuted(const Node *n);
 /* The offset of batch bi's matrix: logical batch dims [0, nb) of a view
  * (no broadcasting), bi unravelled over them. */
 void mm_batch_offset(const Shape *shape, const int64_t *stride, int nb, Buf *out);
+/* mm_view, then mm_batch_offset of it plus the view's offset. */
+void mm_operand_offset(const Node *n, int which, int nb, Buf *out);
 bool gemm_emit_gemm(EmitC *e, const Node *n);
 
 /* The fused activation of a Conv/Gemm/MatMul (attribute `activation`, set by

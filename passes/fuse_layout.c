@@ -88,8 +88,285 @@ static void absorb_output(Node *m, const Captured *cap) {
   rewrite_forward(t, y);
 }
 
+/* ---- sibling products merged (horizontal fusion) ----------------------------------
+ * Gemms that read the same A, each with a constant 2-D B and a constant [N]
+ * bias (or none), alpha = beta = 1 and no transA, fused epilogue or
+ * activation, become one Gemm over the concatenated weights, Y = A * [B_0 |
+ * B_1 | ...] + [c_0 | c_1 | ...], when every reader of each sibling's result
+ * (through Reshapes, which keep the element order) is a batched MatMul's
+ * operand: that MatMul then reads its columns in place (onnxc.view_a /
+ * view_b: offset, the view's dims and their strides in the merged result),
+ * keeping unit stride along its rows or columns. Attention's Q, K and V
+ * projections become one product. */
+
+#define MAX_SIBS 8
+#define MAX_READERS 16
+
+#define MAX_PATH 6
+
+typedef struct Reader {
+  Node *m;     /* the MatMul */
+  int slot;    /* 0: A, 1: B */
+  Value *w;    /* the value it reads (the sibling's result through Reshapes) */
+  Node *path[MAX_PATH]; /* those Reshapes */
+  int n_path;
+} Reader;
+
+static bool gemm_plain(const Node *n) {
+  if (n->op != OP_Gemm || n->n_in < 2 || n->n_out != 1 || ir_attr_int(n, "transA", 0) ||
+      ir_attr_float(n, "alpha", 1.0f) != 1.0f || ir_attr_float(n, "beta", 1.0f) != 1.0f ||
+      ir_attr(n, "epilogue") || ir_attr(n, "activation") || ir_attr(n, "onnxc.fused_inputs"))
+    return false;
+  const Value *a = n->in[0], *b = n->in[1], *y = n->out[0];
+  if (a->dt != DT_F32 || b->dt != DT_F32 || y->dt != DT_F32 || b->kind != VK_CONST || b->shape.rank != 2 ||
+      a->shape.rank != 2 || y->shape.rank != 2 || !shape_is_static(&y->shape) || y->is_output)
+    return false;
+  if (ir_has_input(n, 2)) {
+    const Value *c = n->in[2];
+    if (c->kind != VK_CONST || c->dt != DT_F32 || c->shape.rank != 1 || c->shape.d[0] != y->shape.d[1])
+      return false;
+  }
+  return true;
+}
+
+/* A batched MatMul that fuse-layout may read through a view. */
+static bool mm_batched(const Node *n) {
+  const Shape *ys = &n->out[0]->shape;
+  return n->op == OP_MatMul && n->n_in == 2 && !ir_attr(n, "epilogue") && !ir_attr(n, "activation") &&
+         ys->rank >= 3 && shape_is_static(ys) && shape_is_static(&n->in[0]->shape) &&
+         shape_is_static(&n->in[1]->shape) && n->in[0] != n->in[1];
+}
+
+/* Slot s of MatMul m, reading v (through m's perm of that slot, if any),
+ * has m's batch dims: no broadcasting. */
+static bool logical_same_batch(const Node *m, int s, const Value *v) {
+  Shape ys = m->out[0]->shape; /* logical: the buffer's dim i is logical perm_y[i] */
+  int r = v->shape.rank, k = 0, ky = 0;
+  if (r != ys.rank)
+    return false;
+  const int64_t *py = ir_attr_ints(m, "onnxc.perm_y", &ky);
+  if (py && ky == r)
+    for (int i = 0; i < r; i++)
+      ys.d[py[i]] = m->out[0]->shape.d[i];
+  const int64_t *perm = ir_attr_ints(m, s ? "onnxc.perm_b" : "onnxc.perm_a", &k);
+  for (int i = 0; i + 2 < r; i++)
+    if ((perm && k == r ? v->shape.d[perm[i]] : v->shape.d[i]) != ys.d[i])
+      return false;
+  return true;
+}
+
+/* Every reader of v, through the Reshapes path[0..np), as MatMul operands;
+ * false when any reader is something else. */
+static bool collect_readers(Value *v, const Captured *cap, Reader *r, int *nr, Node **path, int np) {
+  if (v->is_output || rewrite_is_captured(cap, v))
+    return false;
+  for (int k = 0; k < v->n_uses; k++) {
+    Node *u = v->uses[k];
+    if (u->op == OP_Reshape && u->in[0] == v && u->n_out == 1 && np < MAX_PATH) {
+      path[np] = u;
+      if (!collect_readers(u->out[0], cap, r, nr, path, np + 1))
+        return false;
+    } else if (mm_batched(u) && (u->in[0] == v || u->in[1] == v) && *nr < MAX_READERS) {
+      int slot = u->in[0] == v ? 0 : 1;
+      if (ir_attr(u, slot ? "onnxc.view_b" : "onnxc.view_a") || !logical_same_batch(u, slot, v))
+        return false;
+      Reader *q = &r[(*nr)++];
+      *q = (Reader){u, slot, v, {NULL}, np};
+      memcpy(q->path, path, (size_t)np * sizeof *path);
+    } else {
+      return false;
+    }
+  }
+  return true;
+}
+
+/* The view of w (a reshape of columns [off, off + n) of an [rows, total]
+ * result) as [offset, dims, strides]; false when w's dims do not split into
+ * a part spanning the rows and a part spanning the columns. */
+static bool slice_view(const Value *w, int64_t rows, int64_t n, int64_t total, int64_t off, int64_t *view) {
+  const Shape *s = &w->shape;
+  int r = s->rank, p = 0;
+  int64_t pre = 1;
+  while (p < r && pre < rows)
+    pre *= s->d[p++];
+  if (pre != rows)
+    return false;
+  int64_t acc = 1;
+  view[0] = off;
+  for (int i = r - 1; i >= p; i--) {
+    view[1 + i] = s->d[i];
+    view[1 + r + i] = acc;
+    acc *= s->d[i];
+  }
+  if (acc != n)
+    return false;
+  acc = total;
+  for (int i = p - 1; i >= 0; i--) {
+    view[1 + i] = s->d[i];
+    view[1 + r + i] = acc;
+    acc *= s->d[i];
+  }
+  return true;
+}
+
+/* Unit stride along the logical rows or columns of slot s of m read through
+ * view (and m's perm of that slot, if any). */
+static bool view_readable(const Node *m, int s, const int64_t *view, int r) {
+  int k = 0;
+  const int64_t *perm = ir_attr_ints(m, s ? "onnxc.perm_b" : "onnxc.perm_a", &k);
+  int64_t last = perm && k == r ? perm[r - 1] : r - 1, prev = perm && k == r ? perm[r - 2] : r - 2;
+  return view[1 + r + last] == 1 || view[1 + r + prev] == 1;
+}
+
+static void concat_weights(Graph *g, Node **sib, int ns, bool transb, int64_t total, Value **b, Value **c) {
+  int64_t K = transb ? sib[0]->in[1]->shape.d[1] : sib[0]->in[1]->shape.d[0];
+  int64_t bd2[2] = {transb ? total : K, transb ? K : total};
+  Shape bs = shape_make(2, bd2), cs = shape_make(1, &total);
+  Tensor *bt = ir_tensor_new(g, DT_F32, &bs, NULL), *ct = ir_has_input(sib[0], 2) ? ir_tensor_new(g, DT_F32, &cs, NULL) : NULL;
+  float *bd = bt->data, *cd = ct ? ct->data : NULL;
+  int64_t off = 0;
+  for (int i = 0; i < ns; i++) {
+    const float *w = sib[i]->in[1]->konst->data;
+    int64_t n = sib[i]->out[0]->shape.d[1];
+    if (transb)
+      memcpy(bd + off * K, w, (size_t)(n * K) * sizeof *bd);
+    else
+      for (int64_t k = 0; k < K; k++)
+        memcpy(bd + k * total + off, w + k * n, (size_t)n * sizeof *bd);
+    if (cd)
+      memcpy(cd + off, sib[i]->in[2]->konst->data, (size_t)n * sizeof *cd);
+    off += n;
+  }
+  *b = ir_const_new(g, arena_printf(g->arena, "%s_merged_B", sib[0]->name), bt);
+  *c = ct ? ir_const_new(g, arena_printf(g->arena, "%s_merged_C", sib[0]->name), ct) : NULL;
+}
+
+/* A of Gemm n, or the value it reshapes: siblings may read A through
+ * Reshapes of their own (fuse-epilogue makes one per MatMul). */
+static const Value *a_root(const Node *n) {
+  const Value *a = n->in[0];
+  return a->kind == VK_NODE && a->producer && a->producer->op == OP_Reshape ? a->producer->in[0] : a;
+}
+
+static void add_sibling(Node **sib, int *ns, Node *u, const Node *g0) {
+  const Value *a = g0->in[0];
+  bool transb = ir_attr_int(g0, "transB", 0) != 0;
+  for (int i = 0; i < *ns; i++)
+    if (sib[i] == u)
+      return;
+  if (*ns < MAX_SIBS && gemm_plain(u) && a_root(u) == a_root(g0) && rewrite_same_shape(&u->in[0]->shape, &a->shape) &&
+      (ir_attr_int(u, "transB", 0) != 0) == transb && ir_has_input(u, 2) == ir_has_input(g0, 2) &&
+      u->in[1]->shape.d[transb ? 1 : 0] == u->in[0]->shape.d[1])
+    sib[(*ns)++] = u;
+}
+
+/* Records the ONNX nodes sibling `from` computed in `into`. A Gemm that
+ * fuse-epilogue made in a MatMul's place (its record names a node of its
+ * own name) is not itself an ONNX node: only its record is copied. */
+static void record_sibling(Node *into, const Node *from) {
+  const Attr *fa = ir_attr(from, "onnxc.fused");
+  size_t nl = strlen(from->name);
+  bool made = false;
+  for (int i = 0; fa && fa->kind == AT_STRINGS && i < fa->n && !made; i++) {
+    size_t l = strlen(fa->u.ss[i]);
+    made = l > nl && fa->u.ss[i][l - nl - 1] == ' ' && strcmp(fa->u.ss[i] + l - nl, from->name) == 0;
+  }
+  const Attr *before = ir_attr(into, "onnxc.fused");
+  int old = before ? before->n : 0;
+  rewrite_record_fused(into, from);
+  if (made) { /* drop the entry naming `from` itself, the first one added */
+    Attr *a = (Attr *)ir_attr(into, "onnxc.fused");
+    for (int i = old; i + 1 < a->n; i++)
+      a->u.ss[i] = a->u.ss[i + 1];
+    a->n--;
+  }
+}
+
+/* Merges g0 and the plain Gemms reading the same A. */
+static bool merge_from(Graph *g, Node *g0, const Captured *cap) {
+  Value *a = g0->in[0];
+  const Value *root = a_root(g0);
+  bool transb = ir_attr_int(g0, "transB", 0) != 0;
+  int64_t rows = a->shape.d[0];
+  Node *sib[MAX_SIBS];
+  int ns = 0;
+  for (int k = 0; k < root->n_uses; k++) {
+    Node *u = root->uses[k];
+    if (u->op == OP_Gemm && u->in[0] == root)
+      add_sibling(sib, &ns, u, g0);
+    else if (u->op == OP_Reshape && u->in[0] == root)
+      for (int j = 0; j < u->out[0]->n_uses; j++)
+        if (u->out[0]->uses[j]->in[0] == u->out[0])
+          add_sibling(sib, &ns, u->out[0]->uses[j], g0);
+  }
+  /* the siblings whose every reader can take a view; their columns in order */
+  Reader rd[MAX_SIBS][MAX_READERS];
+  int nr[MAX_SIBS] = {0}, keep = 0;
+  for (int i = 0; i < ns; i++) {
+    Node *path[MAX_PATH];
+    nr[keep] = 0;
+    if (collect_readers(sib[i]->out[0], cap, rd[keep], &nr[keep], path, 0) && nr[keep] > 0)
+      sib[keep++] = sib[i];
+  }
+  ns = keep;
+  if (ns < 2)
+    return false;
+  int64_t total = 0, off[MAX_SIBS];
+  for (int i = 0; i < ns; i++) {
+    off[i] = total;
+    total += sib[i]->out[0]->shape.d[1];
+  }
+  int64_t views[MAX_SIBS][MAX_READERS][1 + 2 * IR_MAX_RANK];
+  for (int i = 0; i < ns; i++)
+    for (int j = 0; j < nr[i]; j++) {
+      const Reader *q = &rd[i][j];
+      if (!slice_view(q->w, rows, sib[i]->out[0]->shape.d[1], total, off[i], views[i][j]) ||
+          !view_readable(q->m, q->slot, views[i][j], q->w->shape.rank))
+        return false;
+    }
+  /* the merged product goes where the first sibling was */
+  Node *first = sib[0];
+  for (Node *n = g->first; n; n = n->next) {
+    bool is = false;
+    for (int i = 0; i < ns; i++)
+      is |= sib[i] == n;
+    if (is) {
+      first = n;
+      break;
+    }
+  }
+  Value *b, *c;
+  concat_weights(g, sib, ns, transb, total, &b, &c);
+  Value *in[3] = {first->in[0], b, c};
+  /* named after the first sibling (the name of an ONNX node it computes, as
+   * fuse-epilogue names its Gemms); its output gets a name of its own */
+  const char *yname = arena_printf(g->arena, "%s_siblings", first->out[0]->name);
+  Node *mg = ir_node_insert_named(g, first, OP_Gemm, "Gemm", first->name, c ? 3 : 2, in, 1, &yname);
+  if (transb)
+    ir_attr_set_int(mg, "transB", 1);
+  mg->out[0]->dt = DT_F32;
+  int64_t yd[2] = {rows, total};
+  mg->out[0]->shape = shape_make(2, yd);
+  for (int i = 0; i < ns; i++) {
+    for (int j = 0; j < nr[i]; j++) {
+      const Reader *q = &rd[i][j];
+      ir_node_set_input(q->m, q->slot, mg->out[0]);
+      ir_attr_set_ints(q->m, q->slot ? "onnxc.view_b" : "onnxc.view_a", views[i][j], 1 + 2 * q->w->shape.rank);
+      for (int p = 0; p < q->n_path; p++) { /* the Reshapes read through, each recorded once */
+        bool seen = false;
+        for (int jj = 0; jj < j && !seen; jj++)
+          for (int pp = 0; pp < rd[i][jj].n_path; pp++)
+            seen |= rd[i][jj].path[pp] == q->path[p];
+        if (!seen)
+          rewrite_record_fused(q->m, q->path[p]);
+      }
+    }
+    record_sibling(mg, sib[i]);
+  }
+  return true;
+}
+
 bool pass_fuse_layout(Graph *g, Diag *d) {
-  (void)d;
   Captured cap = rewrite_captured(g);
   for (Node *n = g->first; n; n = n->next) {
     if (n->op != OP_MatMul || n->n_in != 2 || ir_attr(n, "onnxc.perm_a") || ir_attr(n, "onnxc.perm_b") ||
@@ -103,6 +380,19 @@ bool pass_fuse_layout(Graph *g, Diag *d) {
     absorb_input(n, 0, &cap);
     absorb_input(n, 1, &cap);
     absorb_output(n, &cap);
+  }
+  /* Siblings: the readers counted above must be all that is left of each
+   * sibling's result, so the dead shape computations go first. */
+  if (!pass_dce(g, d))
+    return false;
+  cap = rewrite_captured(g);
+  bool merged = true;
+  while (merged) {
+    merged = false;
+    for (Node *n = g->first; n && !merged; n = n->next)
+      merged = gemm_plain(n) && merge_from(g, n, &cap);
+    if (merged && !pass_dce(g, d)) /* the merged siblings and their Reshapes */
+      return false;
   }
   return true;
 }

@@ -6,6 +6,7 @@
  * listed apart. Written to a temporary name and renamed, like the memory
  * report, so a failed compile leaves no file.
  */
+#include "gemm.h" /* mm_view */
 #include "tools.h"
 
 #include <errno.h>
@@ -39,7 +40,11 @@ static int64_t flops_of(const Node *n) {
   switch (n->op) {
   case OP_MatMul:
   case OP_Gemm: {
-    const Shape *a = &n->in[0]->shape;
+    Shape av; /* a MatMul's A as the product reads it (through fuse-layout's views) */
+    int64_t ast[IR_MAX_RANK];
+    if (n->op == OP_MatMul)
+      mm_view(n, 0, &av, ast);
+    const Shape *a = n->op == OP_MatMul ? &av : &n->in[0]->shape;
     int64_t k = a->rank ? a->d[a->rank - 1] : 1;
     if (n->op == OP_Gemm && ir_attr_int(n, "transA", 0) && a->rank == 2)
       k = a->d[0];

@@ -632,6 +632,22 @@ def op_matmul(b, x):
     return b.one("MatMul", [x, w], out)
 
 
+def projections(b, x):
+    """Q, K and V: x times three [D, D] weights, all with biases (MatMul +
+    Add, as exporters write them; onnxc merges the three) or all without."""
+    d = x.shape[-1]
+    biased = b.rng.random() < 0.7
+
+    def proj():
+        y = b.one("MatMul", [x, b.weight((d, d), d)], x.shape)
+        if biased:
+            bias = b.rng.normal(0.0, 0.2, size=(d,)).astype(np.float32)
+            y = b.one("Add", [y, b.const(bias, "proj_bias")], x.shape)
+        return y
+
+    return proj(), proj(), proj()
+
+
 def op_attention(b, x):
     """Self attention over (B, S, D): single-head, or (D even, sometimes) the
     multi-head form exporters write, heads split by Reshape + Transpose
@@ -642,9 +658,7 @@ def op_attention(b, x):
     bsz, s, d = x.shape
     if d % 2 == 0 and d >= 4 and b.rng.random() < 0.5:
         return attention_heads(b, x, 2 if d % 4 or b.rng.random() < 0.5 else 4)
-    q = b.one("MatMul", [x, b.weight((d, d), d)], x.shape)
-    k = b.one("MatMul", [x, b.weight((d, d), d)], x.shape)
-    v = b.one("MatMul", [x, b.weight((d, d), d)], x.shape)
+    q, k, v = projections(b, x)
     kt = b.one("Transpose", [k], (bsz, d, s), perm=[0, 2, 1])
     sc = b.one("MatMul", [q, kt], (bsz, s, s))
     sc = b.one("Mul", [sc, b.const(np.array(1 / math.sqrt(d), np.float32), "scale")], sc.shape)
@@ -657,9 +671,7 @@ def attention_heads(b, x, h):
     bsz, s, d = x.shape
     dh = d // h
     shp = b.const(np.array([bsz, s, h, dh], np.int64), "heads")
-    q = b.one("MatMul", [x, b.weight((d, d), d)], x.shape)
-    k = b.one("MatMul", [x, b.weight((d, d), d)], x.shape)
-    v = b.one("MatMul", [x, b.weight((d, d), d)], x.shape)
+    q, k, v = projections(b, x)
     q = b.one("Transpose", [b.one("Reshape", [q, shp], (bsz, s, h, dh))], (bsz, h, s, dh), perm=[0, 2, 1, 3])
     kt = b.one("Transpose", [b.one("Reshape", [k, shp], (bsz, s, h, dh))], (bsz, h, dh, s), perm=[0, 2, 3, 1])
     v = b.one("Transpose", [b.one("Reshape", [v, shp], (bsz, s, h, dh))], (bsz, h, s, dh), perm=[0, 2, 1, 3])
