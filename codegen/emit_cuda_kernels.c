@@ -7,7 +7,8 @@
  *                 FusedElementwise the same, its body from the kernel
  *                 description the C target prints (kernel_desc.c)
  *   Gemm, MatMul  16x16 shared-memory tiles, one thread per output element,
- *                 batches (MatMul broadcasting) on grid z; f32 and f64
+ *                 batches (MatMul broadcasting) on grid z; f32 and f64; a
+ *                 MatMul reads and writes through fuse-layout's views (mm_view)
  *   Conv          direct convolution, one thread per output element (any
  *                 spatial rank, groups, dilations, pads); f32 and f64
  *   MaxPool, AveragePool  one thread per output element, the C target's
@@ -199,7 +200,8 @@ typedef struct Mm {
   DType t;
   int64_t m, n, k, batch;
   int64_t sai, sak, sbk, sbj;       /* element strides of A[i,k], B[k,j] */
-  const char *ao, *bo;              /* batch offsets of A and B (in bi) */
+  const char *ao, *bo, *yo;         /* batch offsets of A, B and Y (in bi) */
+  int64_t syi;                      /* Y's row stride (its columns are contiguous) */
   const char *alpha, *beta;         /* literals, NULL for 1 */
   bool has_c;
   int64_t c_si, c_sj;
@@ -246,7 +248,7 @@ static void emit_tiled(CudaKernel *k, const Mm *p, const char *what) {
   Buf act; /* the fused activation, if any (passes/fuse_epilogue.c) */
   buf_init(&act);
   gemm_act_expr(p->node, "r", &act);
-  kline(k, "  Y0[bi * %lld + i * %lld + j] = %s;", LL(p->m * p->n), LL(p->n), act.s);
+  kline(k, "  Y0[%s + i * %lld + j] = %s;", p->yo, LL(p->syi), act.s);
   buf_free(&act);
   buf_free(&e);
   kline(k, "}");
@@ -277,7 +279,8 @@ static int emit_gemm(CudaKernel *k, const Node *n) {
   p.sak = ta ? p.m : 1;
   p.sbk = tb ? 1 : p.n;
   p.sbj = tb ? p.k : 1;
-  p.ao = p.bo = "0";
+  p.ao = p.bo = p.yo = "0";
+  p.syi = p.n;
   p.batch = 1;
   if ((p.m + TILE - 1) / TILE > 65535)
     return 0;
@@ -313,22 +316,59 @@ static int emit_matmul(CudaKernel *k, const Node *n) {
   p.sbk = p.n;
   p.sbj = 1;
   int nb = ys->rank - (as->rank >= 2) - (bs->rank >= 2);
-  p.batch = 1;
-  for (int i = 0; i < nb; i++)
-    p.batch *= ys->d[i];
-  if (p.batch > 65535 || (p.m + TILE - 1) / TILE > 65535)
-    return 0;
-  Buf ao, bo;
+  Buf ao, bo, yo;
   buf_init(&ao);
   buf_init(&bo);
-  ec_batch_offset(as->d, as->rank >= 2 ? as->rank - 2 : 0, ys->d, nb, p.m * p.k, &ao);
-  ec_batch_offset(bs->d, bs->rank >= 2 ? bs->rank - 2 : 0, ys->d, nb, p.k * p.n, &bo);
+  buf_init(&yo);
+  if (mm_permuted(n)) { /* through the Transposes and slices fuse-layout folded in (mm_view) */
+    Shape va, vb, vy;
+    int64_t sa[IR_MAX_RANK], sb[IR_MAX_RANK], sy[IR_MAX_RANK];
+    mm_view(n, 0, &va, sa);
+    mm_view(n, 1, &vb, sb);
+    mm_view(n, 2, &vy, sy);
+    int r = vy.rank;
+    if (va.rank != r || vb.rank != r || r < 3 || sy[r - 1] != 1) {
+      buf_free(&ao);
+      buf_free(&bo);
+      buf_free(&yo);
+      return 0;
+    }
+    nb = r - 2;
+    p.m = va.d[r - 2];
+    p.k = va.d[r - 1];
+    p.n = vb.d[r - 1];
+    p.sai = sa[r - 2];
+    p.sak = sa[r - 1];
+    p.sbk = sb[r - 2];
+    p.sbj = sb[r - 1];
+    p.syi = sy[r - 2];
+    mm_operand_offset(n, 0, nb, &ao);
+    mm_operand_offset(n, 1, nb, &bo);
+    mm_operand_offset(n, 2, nb, &yo);
+    p.batch = 1;
+    for (int i = 0; i < nb; i++) /* the logical result's batch dims (the buffer may be transposed) */
+      p.batch *= vy.d[i];
+  } else {
+    p.syi = p.n;
+    ec_batch_offset(as->d, as->rank >= 2 ? as->rank - 2 : 0, ys->d, nb, p.m * p.k, &ao);
+    ec_batch_offset(bs->d, bs->rank >= 2 ? bs->rank - 2 : 0, ys->d, nb, p.k * p.n, &bo);
+    buf_printf(&yo, "bi * %lld", LL(p.m * p.n));
+    p.batch = 1;
+    for (int i = 0; i < nb; i++)
+      p.batch *= ys->d[i];
+  }
   p.ao = ao.s;
   p.bo = bo.s;
-  emit_tiled(k, &p, "MatMul: 16x16 shared-memory tiles, batches on grid z");
+  p.yo = yo.s;
+  int ok = p.batch <= 65535 && (p.m + TILE - 1) / TILE <= 65535;
+  if (ok)
+    emit_tiled(k, &p, mm_permuted(n) ? "MatMul: 16x16 shared-memory tiles, batches on grid z, operands and result "
+                                       "read and written through views"
+                                     : "MatMul: 16x16 shared-memory tiles, batches on grid z");
   buf_free(&ao);
   buf_free(&bo);
-  return 1;
+  buf_free(&yo);
+  return ok;
 }
 
 /* ---- Conv -------------------------------------------------------------------------- */

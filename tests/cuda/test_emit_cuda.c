@@ -352,6 +352,42 @@ static void test_pools_and_flat_loops_parallel(void **state) {
   ir_graph_free(g);
 }
 
+/* fuse-layout on the CUDA target: attention's head Transposes are read and
+ * written in place by the tiled MatMul kernel (no Transpose kernel left). */
+static void test_matmul_reads_views(void **state) {
+  (void)state;
+  Graph *g = ir_graph_new("t.onnx");
+  g->opset = 13;
+  int64_t d[4] = {1, 4, 2, 3};
+  Shape s = shape_make(4, d);
+  Value *q = ir_input_add(g, "q", DT_F32, &s), *k = ir_input_add(g, "k", DT_F32, &s);
+  int64_t p0213[4] = {0, 2, 1, 3}, p0231[4] = {0, 2, 3, 1};
+  Node *tq = ir_node_new(g, OP_Transpose, NULL, "tq", 1, &q, 1);
+  ir_attr_set_ints(tq, "perm", p0213, 4);
+  Node *tk = ir_node_new(g, OP_Transpose, NULL, "tk", 1, &k, 1);
+  ir_attr_set_ints(tk, "perm", p0231, 4);
+  Value *mm_in[2] = {tq->out[0], tk->out[0]};
+  Node *mm = ir_node_new(g, OP_MatMul, NULL, "qk", 2, mm_in, 1);
+  mm->out[0]->name = "y";
+  ir_output_add(g, mm->out[0]);
+  char dir[] = "/tmp/onnxc-cuda-test-XXXXXX";
+  assert_non_null(mkdtemp(dir));
+  Diag dg;
+  diag_init(&dg, "t.onnx", stderr);
+  assert_true(compile_graph(g, "m", dir, &dg));
+  char *cu = slurp(dir, "m.cu");
+  assert_non_null(strstr(cu, "operands and result read and written through views"));
+  assert_null(strstr(cu, "(Transpose)"));
+  /* A = q as [b, h, s, d]: rows (s) at stride 6, columns (d) at 1; B = k as
+   * [b, h, d, s]: rows (d) at 1, columns (s) at 6 */
+  assert_non_null(strstr(cu, "pa[i * 6 + ka * 1]"));
+  assert_non_null(strstr(cu, "pb[kb * 1 + j * 6]"));
+  free(cu);
+  diag_free(&dg);
+  rmdir_all(dir);
+  ir_graph_free(g);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_kernels_parallel_and_fallback),
@@ -363,6 +399,7 @@ int main(void) {
       cmocka_unit_test(test_image_decoder),
       cmocka_unit_test(test_lrn_parallel),
       cmocka_unit_test(test_pools_and_flat_loops_parallel),
+      cmocka_unit_test(test_matmul_reads_views),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
