@@ -1,8 +1,9 @@
 /* fuse_layout.c - batched MatMuls read and write through the Transposes
- * around them instead of copying.
+ * around them instead of copying, and sibling Gemms on one input become one
+ * product whose columns those MatMuls read in place.
  *
  * requires: inferred static shapes; the target reads strided MatMul operands
- *   (Target.strided_matmul: the C target).
+ *   (Target.strided_matmul: the C and CUDA targets).
  * provides: no Transpose whose output only a batched MatMul reads (the MatMul
  *   reads the Transpose's input with the attribute onnxc.perm_a / perm_b =
  *   the perm), and no Transpose that is the only reader of a batched MatMul's
@@ -11,7 +12,8 @@
  *   operand i is dimension perm[i] of the buffer (codegen/emit_matmul.c
  *   mm_view); a read keeps a unit stride along its rows or columns, a write
  *   along its columns. Attention's Q, K^T and V heads and the merge of the
- *   heads after it are then read and written in place.
+ *   heads after it are then read and written in place. Sibling Gemms: see
+ *   merge_from below (onnxc.view_a / view_b on the MatMuls).
  * invalidates: schedule positions.
  * Operands and output keep their batch dims (no broadcasting) when permuted.
  */
