@@ -8,10 +8,20 @@
 set(ONNXC_DIFF_DIR ${CMAKE_CURRENT_LIST_DIR}/diff)
 
 # Both in guard mode (docs/guard.md): an out-of-bounds write fails the model
-# even when the outputs happen to match.
+# even when the outputs happen to match. With a CUDA toolkit, every third
+# seed is also built for the CUDA target and run on the CPU emulation of the
+# driver (tests/cuda/emu), so the CUDA target's fused kernels meet random
+# graphs too (about 25 s more).
+set(ONNXC_DIFF_CUDA)
+set(ONNXC_DIFF_ENV ONNXC_CHECK_GUARD=1)
+if(ONNXC_CUDA_HOME)
+  set(ONNXC_DIFF_CUDA --cuda-every 3)
+  list(APPEND ONNXC_DIFF_ENV ONNXC_CUDA_HOME=${ONNXC_CUDA_HOME})
+endif()
 add_test(NAME diff.random
-  COMMAND ${CMAKE_COMMAND} -E env ONNXC_CHECK_GUARD=1 ${ONNXC_PYTHON} ${ONNXC_DIFF_DIR}/run_diff.py --onnxc $<TARGET_FILE:onnxc>
-          --seeds 0:60 -j 2 --timeout 120)
+  COMMAND ${CMAKE_COMMAND} -E env ${ONNXC_DIFF_ENV}
+          ${ONNXC_PYTHON} ${ONNXC_DIFF_DIR}/run_diff.py --onnxc $<TARGET_FILE:onnxc>
+          --seeds 0:60 -j 2 --timeout 120 ${ONNXC_DIFF_CUDA})
 
 add_test(NAME diff.regressions
   COMMAND ${CMAKE_COMMAND} -E env ONNXC_CHECK_GUARD=1 ${ONNXC_PYTHON} ${ONNXC_DIFF_DIR}/run_diff.py --onnxc $<TARGET_FILE:onnxc>
