@@ -1,4 +1,5 @@
-/* codegen_internal.h - state shared by the files of the C emitter. */
+/* codegen_internal.h - state shared by the files of the C emitter, and the
+ * helpers the C and CUDA emitters share. */
 #ifndef ONNXC_CODEGEN_INTERNAL_H
 #define ONNXC_CODEGEN_INTERNAL_H
 
@@ -16,6 +17,18 @@ typedef struct CGen {
   int n_weights;
   int n_parallel;           /* nodes whose function runs on every thread (--threads) */
 } CGen;
+
+/* Shared by the C and CUDA emitters (cg_shared.c). */
+bool cg_emit_body(EmitC *e, const Node *n);   /* the C target's kernel hook for n */
+bool cg_is_ident(const char *s);              /* a C identifier */
+int64_t cg_numel(const Value *v);             /* elements of a static value */
+const char *cg_ctype(const Value *v);         /* its element's C type (onnxc_str for strings) */
+void cg_comment_safe(Buf *b, const char *s);  /* s, unable to close the C comment it goes in */
+bool cg_op_used(const Graph *g, OpKind op);
+bool cg_write_file(const char *dir, const char *file, const char *text, size_t len, Diag *d);
+/* ", (const T *)inputs[i]..., (T *)outputs[j]..., (int64_t *)outputs[k]...":
+ * NAME_run_v's arrays forwarded to NAME_run's parameters. */
+void cg_run_v_args(Buf *c, const Graph *g);
 
 bool weights_write_c(const CGen *cg, FILE *f, Diag *d);
 bool weights_write_blob(const CGen *cg, FILE *bin, FILE *asm_f, const char *bin_path, Diag *d);

@@ -21,24 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-typedef bool (*EmitFn)(EmitC *, const Node *);
 
-static const EmitFn emit_tab[OP_COUNT_] = {
-#define OP(name, ...) [OP_##name] = emitc_##name,
-#define EW(name, ...) [OP_##name] = emitc_elementwise,
-#include "ops.def"
-#undef OP
-#undef EW
-};
-
-static bool is_ident(const char *s) {
-  if (!*s || isdigit((unsigned char)*s))
-    return false;
-  for (; *s; s++)
-    if (!isalnum((unsigned char)*s) && *s != '_')
-      return false;
-  return true;
-}
 
 /* A C identifier derived from an ONNX name, unique among `used`. */
 static const char *c_ident(Arena *a, const char *prefix, const char *name, const char **used, int n_used) {
@@ -61,17 +44,11 @@ static const char *c_ident(Arena *a, const char *prefix, const char *name, const
 }
 
 /* Strings are `onnxc_str` (const char *) in the C target only (docs/strings.md). */
-static const char *ctype_of(const Value *v) { return v->dt == DT_STRING ? "onnxc_str" : dtype_ctype(v->dt); }
 
-static int64_t numel_of(const Value *v) {
-  int64_t n = 0;
-  IR_ASSERT(shape_numel(&v->shape, &n));
-  return n;
-}
 
 /* Storage elements of a value in its C array (sub-byte types are packed). */
 static int64_t storage_of(const Value *v) {
-  int64_t n = numel_of(v), bytes;
+  int64_t n = cg_numel(v), bytes;
   if (dtype_bits(v->dt) >= 8 || v->dt == DT_STRING)
     return n;
   IR_ASSERT(dtype_bytes(v->dt, n, &bytes));
@@ -147,15 +124,15 @@ static const char *arg_expr(CGen *cg, Arena *a, const Value *v, bool as_input) {
   if (cg->cname[root->id]) {
     const char *base = cg->cname[root->id];
     if (sub)
-      return arena_printf(a, "(%s%s *)((%sunsigned char *)%s + %lld)", cst, ctype_of(v), cst, base,
+      return arena_printf(a, "(%s%s *)((%sunsigned char *)%s + %lld)", cst, cg_ctype(v), cst, base,
                           (long long)sub);
     if (root->dt != v->dt || (as_input && root->kind == VK_NODE))
-      return arena_printf(a, "(%s%s *)%s", cst, ctype_of(v), base);
+      return arena_printf(a, "(%s%s *)%s", cst, cg_ctype(v), base);
     return base;
   }
   int64_t off = p->offset[v->id];
   IR_ASSERT(off >= 0);
-  return arena_printf(a, "(%s%s *)(a + %lld)", cst, ctype_of(v), (long long)off);
+  return arena_printf(a, "(%s%s *)(a + %lld)", cst, cg_ctype(v), (long long)off);
 }
 
 static int64_t scratch_of(const CGen *cg, const Node *n) {
@@ -176,32 +153,19 @@ static bool check_types(CGen *cg, const Node *n) {
   return true;
 }
 
-static void comment_safe(Buf *b, const char *s) {
-  /* Node names land inside C comments: keep them from closing the comment. */
-  for (; *s; s++) {
-    if (s[0] == '*' && s[1] == '/')
-      buf_puts(b, "* /");
-    else if (*s == '\n' || *s == '\r')
-      buf_putc(b, ' ');
-    else
-      buf_putc(b, *s);
-    if (s[0] == '*' && s[1] == '/')
-      s++;
-  }
-}
 
 /* A node the plan elides (a view, or a Concat whose inputs were written into
  * their slices of its output): no function, a note in NAME_run. */
 static void emit_elided(CGen *cg, Arena *a, const Node *n, Buf *run) {
   buf_puts(run, "  /* '");
-  comment_safe(run, n->name);
+  cg_comment_safe(run, n->name);
   buf_printf(run, "' (%s): ", n->op_type);
   if (n->op == OP_Concat) {
     buf_puts(run, "its inputs were written in place, no code */\n");
     return;
   }
   buf_puts(run, "a view of ");
-  comment_safe(run, arg_expr(cg, a, n->in[0], true));
+  cg_comment_safe(run, arg_expr(cg, a, n->in[0], true));
   buf_puts(run, ", no code */\n");
 }
 
@@ -250,7 +214,7 @@ static bool emit_node(CGen *cg, Arena *a, const Node *n, int step, Buf *fns, Buf
   for (int i = 0; i < n->n_in; i++)
     if (ir_has_input(n, i))
       ec_line(&e, "(void)X%d;", i);
-  bool ok = n->op == OP_Equal && n->in[0]->dt == DT_STRING ? emitc_string_equal(&e, n) : emit_tab[n->op](&e, n);
+  bool ok = cg_emit_body(&e, n);
   bool par = ok && e.parallel;
   /* Whether the body returns an error status (else only the appended ONNXC_OK). */
   bool can_fail = ok && body.s && strstr(body.s, "return") != NULL;
@@ -262,17 +226,17 @@ static bool emit_node(CGen *cg, Arena *a, const Node *n, int step, Buf *fns, Buf
   }
   const char *fn = arena_printf(a, "node%d_%s", step, n->op_type);
   buf_puts(fns, "/* node '");
-  comment_safe(fns, n->name);
+  cg_comment_safe(fns, n->name);
   buf_printf(fns, "' (%s) */\nstatic int %s(", n->op_type, fn);
   bool first = true;
   for (int i = 0; i < n->n_in; i++)
     if (ir_has_input(n, i)) {
-      buf_printf(fns, "%sconst %s *X%d", first ? "" : ", ", ctype_of(n->in[i]), i);
+      buf_printf(fns, "%sconst %s *X%d", first ? "" : ", ", cg_ctype(n->in[i]), i);
       first = false;
     }
   for (int i = 0; i < n->n_out; i++)
     if (ec_has_output(n, i)) {
-      buf_printf(fns, "%s%s *Y%d", first ? "" : ", ", ctype_of(n->out[i]), i);
+      buf_printf(fns, "%s%s *Y%d", first ? "" : ", ", cg_ctype(n->out[i]), i);
       first = false;
     }
   for (int i = 0; i < n->n_out; i++) /* data-dependent extents (docs/abi.md) */
@@ -290,7 +254,7 @@ static bool emit_node(CGen *cg, Arena *a, const Node *n, int step, Buf *fns, Buf
   buf_free(&body);
 
   buf_puts(run, "  /* '");
-  comment_safe(run, n->name);
+  cg_comment_safe(run, n->name);
   if (par) {
     /* Run on every thread of the pool: a task taking the arguments as void pointers. */
     int k = 0;
@@ -298,10 +262,10 @@ static bool emit_node(CGen *cg, Arena *a, const Node *n, int step, Buf *fns, Buf
     buf_printf(fns, "static void %s_task(void *const *p, int th, int nt) {\n  (void)%s(", fn, fn);
     for (int i = 0; i < n->n_in; i++)
       if (ir_has_input(n, i))
-        buf_printf(fns, "(const %s *)p[%d], ", ctype_of(n->in[i]), k++);
+        buf_printf(fns, "(const %s *)p[%d], ", cg_ctype(n->in[i]), k++);
     for (int i = 0; i < n->n_out; i++)
       if (ec_has_output(n, i))
-        buf_printf(fns, "(%s *)p[%d], ", ctype_of(n->out[i]), k++);
+        buf_printf(fns, "(%s *)p[%d], ", cg_ctype(n->out[i]), k++);
     for (int i = 0; i < n->n_out; i++)
       if (ec_has_output(n, i) && n->out[i]->dyn_dims)
         buf_printf(fns, "(int64_t *)p[%d], ", k++);
@@ -392,9 +356,9 @@ static void write_header(CGen *cg, Buf *h) {
   buf_printf(h, "#define %s_ARENA_BYTES %lld\n", up, (long long)cg->plan->arena_bytes);
   buf_printf(h, "#define %s_NUM_INPUTS %d\n#define %s_NUM_OUTPUTS %d\n", up, g->n_inputs, up, g->n_outputs);
   for (int i = 0; i < g->n_inputs; i++)
-    buf_printf(h, "#define %s_INPUT%d_NUMEL %lld\n", up, i, (long long)numel_of(g->inputs[i]));
+    buf_printf(h, "#define %s_INPUT%d_NUMEL %lld\n", up, i, (long long)cg_numel(g->inputs[i]));
   for (int i = 0; i < g->n_outputs; i++) {
-    buf_printf(h, "#define %s_OUTPUT%d_NUMEL %lld\n", up, i, (long long)numel_of(g->outputs[i]));
+    buf_printf(h, "#define %s_OUTPUT%d_NUMEL %lld\n", up, i, (long long)cg_numel(g->outputs[i]));
     if (g->outputs[i]->dyn_dims) /* NUMEL is then the capacity (docs/abi.md) */
       buf_printf(h, "#define %s_OUTPUT%d_DYNAMIC 1\n#define %s_OUTPUT%d_RANK %d\n", up, i, up, i,
                  g->outputs[i]->shape.rank);
@@ -406,9 +370,9 @@ static void write_header(CGen *cg, Buf *h) {
     buf_puts(h, "\n#ifndef ONNXC_STR_DEFINED\n#define ONNXC_STR_DEFINED\ntypedef const char *onnxc_str;\n#endif\n");
   buf_printf(h, "\nint %s_run(void *arena", nm);
   for (int i = 0; i < g->n_inputs; i++)
-    buf_printf(h, ", const %s *%s", ctype_of(g->inputs[i]), cg->cname[g->inputs[i]->id]);
+    buf_printf(h, ", const %s *%s", cg_ctype(g->inputs[i]), cg->cname[g->inputs[i]->id]);
   for (int i = 0; i < g->n_outputs; i++)
-    buf_printf(h, ", %s *%s%s%s%s", ctype_of(g->outputs[i]), cg->out_param[i],
+    buf_printf(h, ", %s *%s%s%s%s", cg_ctype(g->outputs[i]), cg->out_param[i],
                g->outputs[i]->dyn_dims ? ", int64_t *" : "",
                g->outputs[i]->dyn_dims ? cg->out_param[i] : "", g->outputs[i]->dyn_dims ? "_dims" : "");
   buf_printf(h, ");\n\n/* Same, with inputs and outputs as arrays in graph order (for generic callers). */\n"
@@ -428,9 +392,9 @@ static void write_run(CGen *cg, Buf *c, const Buf *run, int n_calls) {
   const char *nm = cg->o->name;
   buf_printf(c, "ONNXC_API int %s_run(void *arena", nm);
   for (int i = 0; i < g->n_inputs; i++)
-    buf_printf(c, ", const %s *%s", ctype_of(g->inputs[i]), cg->cname[g->inputs[i]->id]);
+    buf_printf(c, ", const %s *%s", cg_ctype(g->inputs[i]), cg->cname[g->inputs[i]->id]);
   for (int i = 0; i < g->n_outputs; i++) {
-    buf_printf(c, ", %s *%s", ctype_of(g->outputs[i]), cg->out_param[i]);
+    buf_printf(c, ", %s *%s", cg_ctype(g->outputs[i]), cg->out_param[i]);
     if (g->outputs[i]->dyn_dims)
       buf_printf(c, ", int64_t *%s_dims", cg->out_param[i]);
   }
@@ -441,10 +405,10 @@ static void write_run(CGen *cg, Buf *c, const Buf *run, int n_calls) {
     buf_puts(c, "  int st;\n  (void)st; /* unused when no node can fail */\n");
   buf_printf(c, "  if (%s", cg->plan->arena_bytes > 0 ? "!arena" : "0");
   for (int i = 0; i < g->n_inputs; i++)
-    if (numel_of(g->inputs[i]) > 0)
+    if (cg_numel(g->inputs[i]) > 0)
       buf_printf(c, " || !%s", cg->cname[g->inputs[i]->id]);
   for (int i = 0; i < g->n_outputs; i++)
-    if (numel_of(g->outputs[i]) > 0)
+    if (cg_numel(g->outputs[i]) > 0)
       buf_printf(c, " || !%s", cg->out_param[i]);
   for (int i = 0; i < g->n_outputs; i++)
     if (g->outputs[i]->dyn_dims)
@@ -456,7 +420,7 @@ static void write_run(CGen *cg, Buf *c, const Buf *run, int n_calls) {
     if (g->inputs[i]->n_uses == 0 && !g->inputs[i]->is_output)
       buf_printf(c, "  (void)%s; /* not read by the model */\n", cg->cname[g->inputs[i]->id]);
   for (int i = 0; i < g->n_outputs; i++)
-    if (numel_of(g->outputs[i]) == 0)
+    if (cg_numel(g->outputs[i]) == 0)
       buf_printf(c, "  (void)%s; /* has no elements */\n", cg->out_param[i]);
   buf_puts(c, run->s ? run->s : "");
   for (int i = 0; i < g->n_outputs; i++) { /* a dynamic output listed twice: its extent too */
@@ -472,30 +436,10 @@ static void write_run(CGen *cg, Buf *c, const Buf *run, int n_calls) {
   if (!g->n_outputs)
     buf_puts(c, "  (void)outputs;\n");
   buf_printf(c, "  return %s_run(arena", nm);
-  for (int i = 0; i < g->n_inputs; i++)
-    buf_printf(c, ", (const %s *)inputs[%d]", ctype_of(g->inputs[i]), i);
-  for (int i = 0, k = g->n_outputs; i < g->n_outputs; i++) {
-    buf_printf(c, ", (%s *)outputs[%d]", ctype_of(g->outputs[i]), i);
-    if (g->outputs[i]->dyn_dims) /* the extents follow the outputs, in output order */
-      buf_printf(c, ", (int64_t *)outputs[%d]", k++);
-  }
+  cg_run_v_args(c, g);
   buf_puts(c, ");\n}\n");
 }
 
-static bool write_file(const char *dir, const char *file, const char *text, size_t len, Diag *d) {
-  char path[4096];
-  snprintf(path, sizeof path, "%s/%s", dir, file);
-  FILE *f = fopen(path, "wb");
-  if (!f)
-    return diag_error(d, NULL, "cannot write %s: %s", path, strerror(errno));
-  fwrite(text, 1, len, f);
-  bool ok = !ferror(f);
-  if (fclose(f) != 0)
-    ok = false;
-  if (!ok)
-    return diag_error(d, NULL, "cannot write %s: %s", path, strerror(errno));
-  return true;
-}
 
 static bool write_weights(CGen *cg, const char *dir) {
   const char *nm = cg->o->name;
@@ -508,12 +452,12 @@ static bool write_weights(CGen *cg, const char *dir) {
     const Value *v = cg->weights[w];
     int64_t elems = gemm_weight_numel(cg->plan, v, cg->o->threads);
     elems = elems ? elems : storage_of(v);
-    buf_printf(&h, "extern const %s %s[%lld];\n", ctype_of(v), cg->weight_sym[w],
+    buf_printf(&h, "extern const %s %s[%lld];\n", cg_ctype(v), cg->weight_sym[w],
                (long long)(elems ? elems : 1));
   }
   buf_puts(&h, "\n#endif\n");
   snprintf(path, sizeof path, "%s_weights.h", nm);
-  bool ok = write_file(dir, path, h.s, h.len, cg->d);
+  bool ok = cg_write_file(dir, path, h.s, h.len, cg->d);
   buf_free(&h);
   if (!ok)
     return false;
@@ -548,12 +492,6 @@ static bool write_weights(CGen *cg, const char *dir) {
 }
 
 /* Some node of g is an `op`. */
-static bool op_used(const Graph *g, OpKind op) {
-  for (const Node *n = g->first; n; n = n->next)
-    if (n->op == op)
-      return true;
-  return false;
-}
 
 /* String constants a node reads become `static const onnxc_str` tables. */
 static void string_consts(CGen *cg, Arena *a, Buf *out) {
@@ -572,7 +510,7 @@ static void string_consts(CGen *cg, Arena *a, Buf *out) {
 }
 
 bool codegen_c(const Graph *g, const Plan *plan, const CodegenOpts *o, const char *dir, Diag *d) {
-  if (!is_ident(o->name))
+  if (!cg_is_ident(o->name))
     return diag_error(d, NULL, "--name '%s' is not a valid C identifier", o->name);
   for (int i = 0; i < g->n_inputs; i++)
     if (!dtype_ctype(g->inputs[i]->dt)[0] && g->inputs[i]->dt != DT_STRING)
@@ -607,7 +545,7 @@ bool codegen_c(const Graph *g, const Plan *plan, const CodegenOpts *o, const cha
     buf_printf(&c, "/* %s.c - generated by onnxc %s from %s. Do not edit. */\n#include \"%s.h\"\n"
                    "#include \"%s_weights.h\"\n#include \"onnxc_rt.h\"\n\n", o->name, ONNXC_VERSION,
                o->model_path ? o->model_path : "a model", o->name, o->name);
-    if (op_used(g, OP_ImageDecoder))
+    if (cg_op_used(g, OP_ImageDecoder))
       buf_puts(&c, "#include \"onnxc_image.h\"\n\n");
     if (o->threads > 1)
       gemm_write_threads(&c, o->name, o->threads, cg.n_parallel > 0);
@@ -624,12 +562,12 @@ bool codegen_c(const Graph *g, const Plan *plan, const CodegenOpts *o, const cha
     write_header(&cg, &h);
     char file[512];
     snprintf(file, sizeof file, "%s.h", o->name);
-    ok = write_file(dir, file, h.s, h.len, d);
+    ok = cg_write_file(dir, file, h.s, h.len, d);
     snprintf(file, sizeof file, "%s.c", o->name);
-    ok = ok && write_file(dir, file, c.s, c.len, d);
-    ok = ok && write_file(dir, "onnxc_rt.h", onnxc_rt_h_text, strlen(onnxc_rt_h_text), d);
-    if (op_used(g, OP_ImageDecoder))
-      ok = ok && write_file(dir, "onnxc_image.h", onnxc_image_h_text, strlen(onnxc_image_h_text), d);
+    ok = ok && cg_write_file(dir, file, c.s, c.len, d);
+    ok = ok && cg_write_file(dir, "onnxc_rt.h", onnxc_rt_h_text, strlen(onnxc_rt_h_text), d);
+    if (cg_op_used(g, OP_ImageDecoder))
+      ok = ok && cg_write_file(dir, "onnxc_image.h", onnxc_image_h_text, strlen(onnxc_image_h_text), d);
     ok = ok && write_weights(&cg, dir);
   }
   buf_free(&fns);

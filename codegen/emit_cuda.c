@@ -30,15 +30,6 @@ extern const char onnxc_cuda_rt_h_text[];
  * word): extents of data-dependent values that are no graph output. */
 #define DIMS_SINK 128
 
-typedef bool (*EmitFn)(EmitC *, const Node *);
-
-static const EmitFn emit_tab[OP_COUNT_] = {
-#define OP(name, ...) [OP_##name] = emitc_##name,
-#define EW(name, ...) [OP_##name] = emitc_elementwise,
-#include "ops.def"
-#undef OP
-#undef EW
-};
 
 /* Weights live in one device buffer; each at a 256-byte aligned offset. */
 #define WEIGHT_ALIGN 256
@@ -57,14 +48,6 @@ typedef struct CudaGen {
   int n_parallel;
 } CudaGen;
 
-static bool is_ident(const char *s) {
-  if (!*s || isdigit((unsigned char)*s))
-    return false;
-  for (; *s; s++)
-    if (!isalnum((unsigned char)*s) && *s != '_')
-      return false;
-  return true;
-}
 
 static const char *c_ident(Arena *a, const char *prefix, const char *name, const char **used, int n_used) {
   Buf b;
@@ -85,21 +68,15 @@ static const char *c_ident(Arena *a, const char *prefix, const char *name, const
   }
 }
 
-static int64_t numel_of(const Value *v) {
-  int64_t n = 0;
-  IR_ASSERT(shape_numel(&v->shape, &n));
-  return n;
-}
 
 static int64_t bytes_of(const Value *v) {
   int64_t b = 0;
-  IR_ASSERT(dtype_bytes(v->dt, numel_of(v), &b));
+  IR_ASSERT(dtype_bytes(v->dt, cg_numel(v), &b));
   return b;
 }
 
 /* Strings are `onnxc_str` (const char *), as in the C target; on the device
  * these are device pointers (docs/cuda.md). */
-static const char *ctype_of(const Value *v) { return v->dt == DT_STRING ? "onnxc_str" : dtype_ctype(v->dt); }
 
 static bool has_type(const Value *v) { return v->dt == DT_STRING || dtype_ctype(v->dt)[0]; }
 
@@ -210,18 +187,6 @@ static const char *dev_expr(const CudaGen *cu, Arena *a, const Value *v) {
 
 static int64_t scratch_of(const Plan *p, const Node *n) { return p->scratch_size ? p->scratch_size[n->id] : 0; }
 
-static void comment_safe(Buf *b, const char *s) {
-  for (; *s; s++) {
-    if (s[0] == '*' && s[1] == '/') {
-      buf_puts(b, "* /");
-      s++;
-    } else if (*s == '\n' || *s == '\r') {
-      buf_putc(b, ' ');
-    } else {
-      buf_putc(b, *s);
-    }
-  }
-}
 
 static bool check_types(const CudaGen *cu, const Node *n) {
   /* Strings: only the kernels of emit_string.c and views, as in the C target. */
@@ -243,10 +208,10 @@ static const char *param_list(Arena *a, const Plan *p, const Node *n, bool with_
   buf_init(&b);
   for (int i = 0; i < n->n_in; i++)
     if (ir_has_input(n, i))
-      buf_printf(&b, "%sconst %s *X%d", b.len ? ", " : "", ctype_of(n->in[i]), i);
+      buf_printf(&b, "%sconst %s *X%d", b.len ? ", " : "", cg_ctype(n->in[i]), i);
   for (int i = 0; i < n->n_out; i++)
     if (ec_has_output(n, i))
-      buf_printf(&b, "%s%s *Y%d", b.len ? ", " : "", ctype_of(n->out[i]), i);
+      buf_printf(&b, "%s%s *Y%d", b.len ? ", " : "", cg_ctype(n->out[i]), i);
   for (int i = 0; i < n->n_out; i++) /* data-dependent extents (docs/abi.md) */
     if (ec_has_output(n, i) && n->out[i]->dyn_dims)
       buf_printf(&b, "%sint64_t *D%d", b.len ? ", " : "", i);
@@ -268,7 +233,7 @@ static bool emit_fallback(CudaGen *cu, Arena *a, const Node *n, const char *fn, 
   for (int i = 0; i < n->n_in; i++)
     if (ir_has_input(n, i))
       ec_line(&e, "(void)X%d;", i);
-  bool ok = n->op == OP_Equal && n->in[0]->dt == DT_STRING ? emitc_string_equal(&e, n) : emit_tab[n->op](&e, n);
+  bool ok = cg_emit_body(&e, n);
   if (!ok) {
     buf_free(&body);
     if (cu->cg.d->n_errors == 0)
@@ -312,14 +277,14 @@ static bool emit_fallback(CudaGen *cu, Arena *a, const Node *n, const char *fn, 
 
 static void emit_elided(CudaGen *cu, Arena *a, const Node *n, Buf *run) {
   buf_puts(run, "  /* '");
-  comment_safe(run, n->name);
+  cg_comment_safe(run, n->name);
   buf_printf(run, "' (%s): ", n->op_type);
   if (n->op == OP_Concat) {
     buf_puts(run, "its inputs were written in place, no kernel */\n");
     return;
   }
   buf_puts(run, "a view of ");
-  comment_safe(run, dev_expr(cu, a, n->in[0]));
+  cg_comment_safe(run, dev_expr(cu, a, n->in[0]));
   buf_puts(run, ", no kernel */\n");
 }
 
@@ -333,7 +298,7 @@ static bool emit_node(CudaGen *cu, Arena *a, const Node *n, int step, Buf *cu_sr
   }
   const char *fn = arena_printf(a, "node%d_%s", step, n->op_type);
   buf_puts(cu_src, "/* node '");
-  comment_safe(cu_src, n->name);
+  cg_comment_safe(cu_src, n->name);
   buf_printf(cu_src, "' (%s) */\n", n->op_type);
   CudaKernel k = {cu->cg.g, p, cu->cg.d, cu_src, fn, param_list(a, p, n, true), {1, 1, 1}, {1, 1, 1}, 0};
   /* Strings and data-dependent extents: the C target's body (emit_string.c,
@@ -358,7 +323,7 @@ static bool emit_node(CudaGen *cu, Arena *a, const Node *n, int step, Buf *cu_sr
   int kid = cu->n_kernels++;
   cu->kname[kid] = fn;
   buf_puts(run, "  /* '");
-  comment_safe(run, n->name);
+  cg_comment_safe(run, n->name);
   buf_printf(run, "' (%s) */\n  {\n    CUdeviceptr p[] = {", n->op_type);
   int np = 0;
   for (int i = 0; i < n->n_in; i++)
@@ -401,7 +366,7 @@ static void emit_output_copies(CudaGen *cu, Arena *a, Buf *run) {
     const char *src = v->kind == VK_NODE ? arena_printf(a, "(CUdeviceptr)(uintptr_t)%s", cu->cg.out_param[slot])
                                          : dev_expr(cu, a, v);
     buf_printf(run, "  /* output '");
-    comment_safe(run, v->name);
+    cg_comment_safe(run, v->name);
     buf_printf(run, "' */\n  if ((r = cuMemcpyDtoDAsync((CUdeviceptr)(uintptr_t)%s, %s, %lldu, s)) != CUDA_SUCCESS)\n"
                     "    return fail(ctx, r);\n", cu->cg.out_param[i], src, (long long)bytes_of(v));
     if (v->dyn_dims && slot >= 0) /* a dynamic output listed twice: its extent too */
@@ -421,9 +386,9 @@ static void upper(const char *nm, char *up, size_t n) {
 static void run_params(const CudaGen *cu, Buf *b) {
   const Graph *g = cu->cg.g;
   for (int i = 0; i < g->n_inputs; i++)
-    buf_printf(b, ", const %s *%s", ctype_of(g->inputs[i]), cu->in_param[i]);
+    buf_printf(b, ", const %s *%s", cg_ctype(g->inputs[i]), cu->in_param[i]);
   for (int i = 0; i < g->n_outputs; i++) {
-    buf_printf(b, ", %s *%s", ctype_of(g->outputs[i]), cu->cg.out_param[i]);
+    buf_printf(b, ", %s *%s", cg_ctype(g->outputs[i]), cu->cg.out_param[i]);
     if (g->outputs[i]->dyn_dims)
       buf_printf(b, ", int64_t *%s_dims", cu->cg.out_param[i]);
   }
@@ -461,9 +426,9 @@ static void write_header(const CudaGen *cu, Buf *h) {
   buf_printf(h, "#define %s_WEIGHT_BYTES %lld\n", up, (long long)cu->wbytes);
   buf_printf(h, "#define %s_NUM_INPUTS %d\n#define %s_NUM_OUTPUTS %d\n", up, g->n_inputs, up, g->n_outputs);
   for (int i = 0; i < g->n_inputs; i++)
-    buf_printf(h, "#define %s_INPUT%d_NUMEL %lld\n", up, i, (long long)numel_of(g->inputs[i]));
+    buf_printf(h, "#define %s_INPUT%d_NUMEL %lld\n", up, i, (long long)cg_numel(g->inputs[i]));
   for (int i = 0; i < g->n_outputs; i++) {
-    buf_printf(h, "#define %s_OUTPUT%d_NUMEL %lld\n", up, i, (long long)numel_of(g->outputs[i]));
+    buf_printf(h, "#define %s_OUTPUT%d_NUMEL %lld\n", up, i, (long long)cg_numel(g->outputs[i]));
     if (g->outputs[i]->dyn_dims) /* NUMEL is then the capacity (docs/abi.md) */
       buf_printf(h, "#define %s_OUTPUT%d_DYNAMIC 1\n#define %s_OUTPUT%d_RANK %d\n", up, i, up, i,
                  g->outputs[i]->shape.rank);
@@ -506,7 +471,7 @@ static void write_host(const CudaGen *cu, Buf *c, const Buf *run) {
   for (int k = 0; k < cu->n_sconst; k++) { /* string constants: their characters, each NUL-terminated */
     const Value *v = cu->sconst[k];
     buf_printf(c, "/* string constant '");
-    comment_safe(c, v->name);
+    cg_comment_safe(c, v->name);
     buf_printf(c, "' (%lld strings) */\nstatic const char str%d[%lld] = {", (long long)v->konst->numel, k,
                (long long)str_chars(v));
     int64_t at = 0;
@@ -590,10 +555,10 @@ static void write_host(const CudaGen *cu, Buf *c, const Buf *run) {
   buf_printf(c, ") {\n  CUstream s = (CUstream)stream;\n  CUdeviceptr a = (CUdeviceptr)(uintptr_t)arena;\n  CUresult r;\n"
                 "  if (!ctx || %s", cu->cg.plan->arena_bytes > 0 ? "!arena" : "0");
   for (int i = 0; i < g->n_inputs; i++)
-    if (numel_of(g->inputs[i]) > 0)
+    if (cg_numel(g->inputs[i]) > 0)
       buf_printf(c, " || !%s", cu->in_param[i]);
   for (int i = 0; i < g->n_outputs; i++)
-    if (numel_of(g->outputs[i]) > 0)
+    if (cg_numel(g->outputs[i]) > 0)
       buf_printf(c, " || !%s", cu->cg.out_param[i]);
   for (int i = 0; i < g->n_outputs; i++)
     if (g->outputs[i]->dyn_dims)
@@ -613,30 +578,10 @@ static void write_host(const CudaGen *cu, Buf *c, const Buf *run) {
   if (!g->n_outputs)
     buf_puts(c, "  (void)outputs;\n");
   buf_printf(c, "  return %s_run(ctx, stream, arena", nm);
-  for (int i = 0; i < g->n_inputs; i++)
-    buf_printf(c, ", (const %s *)inputs[%d]", ctype_of(g->inputs[i]), i);
-  for (int i = 0, k = g->n_outputs; i < g->n_outputs; i++) {
-    buf_printf(c, ", (%s *)outputs[%d]", ctype_of(g->outputs[i]), i);
-    if (g->outputs[i]->dyn_dims) /* the extents follow the outputs, in output order */
-      buf_printf(c, ", (int64_t *)outputs[%d]", k++);
-  }
+  cg_run_v_args(c, g);
   buf_puts(c, ");\n}\n");
 }
 
-static bool write_file(const char *dir, const char *file, const char *text, size_t len, Diag *d) {
-  char path[4096];
-  snprintf(path, sizeof path, "%s/%s", dir, file);
-  FILE *f = fopen(path, "wb");
-  if (!f)
-    return diag_error(d, NULL, "cannot write %s: %s", path, strerror(errno));
-  fwrite(text, 1, len, f);
-  bool ok = !ferror(f);
-  if (fclose(f) != 0)
-    ok = false;
-  if (!ok)
-    return diag_error(d, NULL, "cannot write %s: %s", path, strerror(errno));
-  return true;
-}
 
 /* Host copies of the weights, as the C target writes them (C arrays). */
 static bool write_weights(const CudaGen *cu, const char *dir) {
@@ -648,14 +593,14 @@ static bool write_weights(const CudaGen *cu, const char *dir) {
                  "#define %s_WEIGHTS_H\n\n#include \"onnxc_rt.h\"\n\n", nm, ONNXC_VERSION, nm, nm);
   for (int w = 0; w < cu->cg.n_weights; w++) {
     const Value *v = cu->cg.weights[w];
-    int64_t n = numel_of(v), st = n;
+    int64_t n = cg_numel(v), st = n;
     if (dtype_bits(v->dt) < 8)
       IR_ASSERT(dtype_bytes(v->dt, n, &st));
-    buf_printf(&h, "extern const %s %s[%lld];\n", ctype_of(v), cu->cg.weight_sym[w], (long long)(st ? st : 1));
+    buf_printf(&h, "extern const %s %s[%lld];\n", cg_ctype(v), cu->cg.weight_sym[w], (long long)(st ? st : 1));
   }
   buf_puts(&h, "\n#endif\n");
   snprintf(path, sizeof path, "%s_weights.h", nm);
-  bool ok = write_file(dir, path, h.s, h.len, cu->cg.d);
+  bool ok = cg_write_file(dir, path, h.s, h.len, cu->cg.d);
   buf_free(&h);
   if (!ok)
     return false;
@@ -683,12 +628,6 @@ static bool write_weights(const CudaGen *cu, const char *dir) {
 }
 
 /* Some node of g is an `op`. */
-static bool op_used(const Graph *g, OpKind op) {
-  for (const Node *n = g->first; n; n = n->next)
-    if (n->op == op)
-      return true;
-  return false;
-}
 
 /* A runtime header of the C target (onnxc_image.h: the image decoders) made
  * device code: every file-scope `static` (functions, tables) at the start of
@@ -723,7 +662,7 @@ static void device_header(Buf *b, const char *text) {
 }
 
 bool codegen_cuda(const Graph *g, const Plan *plan, const CodegenOpts *o, const char *dir, Diag *d) {
-  if (!is_ident(o->name))
+  if (!cg_is_ident(o->name))
     return diag_error(d, NULL, "--name '%s' is not a valid C identifier", o->name);
   for (int i = 0; i < g->n_inputs; i++)
     if (!has_type(g->inputs[i]))
@@ -762,7 +701,7 @@ bool codegen_cuda(const Graph *g, const Plan *plan, const CodegenOpts *o, const 
                    " * Build without onnxc: nvcc -cubin -arch=sm_90 %s.cu (or -fatbin, -ptx). */\n"
                    "#include \"onnxc_cuda_rt.h\"\n\n",
              o->name, ONNXC_VERSION, o->model_path ? o->model_path : "a model", o->name, o->name);
-  bool image = op_used(g, OP_ImageDecoder);
+  bool image = cg_op_used(g, OP_ImageDecoder);
   if (image) /* the decoders, made device functions (device_header) */
     buf_puts(&src, "#include \"onnxc_image.h\"\n\n");
   if (string_used(g)) { /* the C target's string helpers, as device functions */
@@ -779,18 +718,18 @@ bool codegen_cuda(const Graph *g, const Plan *plan, const CodegenOpts *o, const 
     write_header(&cu, &h);
     char file[512];
     snprintf(file, sizeof file, "%s.h", o->name);
-    ok = write_file(dir, file, h.s, h.len, d);
+    ok = cg_write_file(dir, file, h.s, h.len, d);
     snprintf(file, sizeof file, "%s.c", o->name);
-    ok = ok && write_file(dir, file, c.s, c.len, d);
+    ok = ok && cg_write_file(dir, file, c.s, c.len, d);
     snprintf(file, sizeof file, "%s.cu", o->name);
-    ok = ok && write_file(dir, file, src.s, src.len, d);
-    ok = ok && write_file(dir, "onnxc_rt.h", onnxc_rt_h_text, strlen(onnxc_rt_h_text), d);
-    ok = ok && write_file(dir, "onnxc_cuda_rt.h", onnxc_cuda_rt_h_text, strlen(onnxc_cuda_rt_h_text), d);
+    ok = ok && cg_write_file(dir, file, src.s, src.len, d);
+    ok = ok && cg_write_file(dir, "onnxc_rt.h", onnxc_rt_h_text, strlen(onnxc_rt_h_text), d);
+    ok = ok && cg_write_file(dir, "onnxc_cuda_rt.h", onnxc_cuda_rt_h_text, strlen(onnxc_cuda_rt_h_text), d);
     if (ok && image) {
       Buf ih;
       buf_init(&ih);
       device_header(&ih, onnxc_image_h_text);
-      ok = write_file(dir, "onnxc_image.h", ih.s, ih.len, d);
+      ok = cg_write_file(dir, "onnxc_image.h", ih.s, ih.len, d);
       buf_free(&ih);
     }
     ok = ok && write_weights(&cu, dir);

@@ -1,0 +1,87 @@
+/* cg_shared.c - what the C and CUDA emitters (emit_c.c, emit_cuda.c) both
+ * need: the table of kernel hooks, names and comments, the files they
+ * write, the forwarding of NAME_run_v's pointer arrays. */
+#include "codegen_internal.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <string.h>
+
+typedef bool (*EmitFn)(EmitC *, const Node *);
+
+static const EmitFn emit_tab[OP_COUNT_] = {
+#define OP(name, ...) [OP_##name] = emitc_##name,
+#define EW(name, ...) [OP_##name] = emitc_elementwise,
+#include "ops.def"
+#undef OP
+#undef EW
+};
+
+bool cg_emit_body(EmitC *e, const Node *n) {
+  if (n->op == OP_Equal && n->in[0]->dt == DT_STRING)
+    return emitc_string_equal(e, n);
+  return emit_tab[n->op](e, n);
+}
+
+bool cg_is_ident(const char *s) {
+  if (!*s || isdigit((unsigned char)*s))
+    return false;
+  for (; *s; s++)
+    if (!isalnum((unsigned char)*s) && *s != '_')
+      return false;
+  return true;
+}
+
+int64_t cg_numel(const Value *v) {
+  int64_t n = 0;
+  IR_ASSERT(shape_numel(&v->shape, &n));
+  return n;
+}
+
+void cg_comment_safe(Buf *b, const char *s) {
+  /* Node names land inside C comments: keep them from closing the comment. */
+  for (; *s; s++) {
+    if (s[0] == '*' && s[1] == '/') {
+      buf_puts(b, "* /");
+      s++;
+    } else if (*s == '\n' || *s == '\r') {
+      buf_putc(b, ' ');
+    } else {
+      buf_putc(b, *s);
+    }
+  }
+}
+
+bool cg_op_used(const Graph *g, OpKind op) {
+  for (const Node *n = g->first; n; n = n->next)
+    if (n->op == op)
+      return true;
+  return false;
+}
+
+bool cg_write_file(const char *dir, const char *file, const char *text, size_t len, Diag *d) {
+  char path[4096];
+  snprintf(path, sizeof path, "%s/%s", dir, file);
+  FILE *f = fopen(path, "wb");
+  if (!f)
+    return diag_error(d, NULL, "cannot write %s: %s", path, strerror(errno));
+  fwrite(text, 1, len, f);
+  bool ok = !ferror(f);
+  if (fclose(f) != 0)
+    ok = false;
+  if (!ok)
+    return diag_error(d, NULL, "cannot write %s: %s", path, strerror(errno));
+  return true;
+}
+
+const char *cg_ctype(const Value *v) { return v->dt == DT_STRING ? "onnxc_str" : dtype_ctype(v->dt); }
+
+void cg_run_v_args(Buf *c, const Graph *g) {
+  for (int i = 0; i < g->n_inputs; i++)
+    buf_printf(c, ", (const %s *)inputs[%d]", cg_ctype(g->inputs[i]), i);
+  for (int i = 0, k = g->n_outputs; i < g->n_outputs; i++) {
+    buf_printf(c, ", (%s *)outputs[%d]", cg_ctype(g->outputs[i]), i);
+    if (g->outputs[i]->dyn_dims) /* the extents follow the outputs, in output order */
+      buf_printf(c, ", (int64_t *)outputs[%d]", k++);
+  }
+}
