@@ -1,4 +1,4 @@
-/* cg_shared.c - what the C and CUDA emitters (emit_c.c, emit_cuda.c) both
+/* cg_shared.c - what the C and CUDA emitters (c/emit_c.c, cuda/emit_cuda.c) both
  * need: the table of kernel hooks, names and comments, the files they
  * write, the forwarding of NAME_run_v's pointer arrays. */
 #include "codegen_internal.h"

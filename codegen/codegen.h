@@ -48,7 +48,7 @@ typedef struct EmitC {
   const char *prefix;       /* name prefix of the generated symbols */
   int threads;              /* CodegenOpts.threads (0 or 1: single-threaded code) */
   bool parallel;            /* set by ec_set_parallel: the node runs on every thread */
-  bool cuda;                /* the body goes into a CUDA kernel (emit_cuda.c's fallback) */
+  bool cuda;                /* the body goes into a CUDA kernel (cuda/emit_cuda.c's fallback) */
   int flat_loops;           /* ec_flat_for calls in this body */
   int64_t flat_n;           /* the iteration count of the first one */
 } EmitC;

@@ -49,7 +49,7 @@ bool string_node_ok(const Node *n);
 bool emitc_string_equal(EmitC *e, const Node *n);
 void string_table(Buf *b, const char *indent, const char *name, const char *const *v, int64_t count);
 
-/* Guard mode (emit_guard.c, docs/guard.md): each writes nothing unless the
+/* Guard mode (c/emit_guard.c, docs/guard.md): each writes nothing unless the
  * plan has red zones. The tables go before the node functions, run_begin
  * after NAME_run's argument checks, step_begin/step_end around the node of
  * each step, the report function after NAME_run, the declarations in NAME.h. */

@@ -8,7 +8,7 @@
  * (an operand of the fused node, or an earlier step). kd_emit prints the
  * steps as C statements over the operand variables; the C target
  * (emit_elementwise.c) puts them in its broadcast loop nest, the CUDA target
- * (emit_cuda_kernels.c) in its one-thread-per-element kernel. Each step's
+ * (cuda/emit_cuda_kernels.c) in its one-thread-per-element kernel. Each step's
  * result is converted to its ONNX output type exactly as a store to memory
  * would (the pass keeps float16/bfloat16 out of intermediates), so a fused
  * chain computes what the separate kernels compute, value for value.

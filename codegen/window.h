@@ -4,7 +4,7 @@
  * The extents come from the inferred shapes; pads follow the ONNX docs
  * (explicit `pads`, or auto_pad SAME_UPPER / SAME_LOWER / VALID, the total
  * pad split as passes/infer_conv.c splits it). The C emitter (emit_conv.c)
- * and the CUDA emitter (emit_cuda_kernels.c) read one description, so the
+ * and the CUDA emitter (cuda/emit_cuda_kernels.c) read one description, so the
  * two targets cannot disagree on where a window starts.
  */
 #ifndef ONNXC_WINDOW_H

@@ -1,6 +1,6 @@
 /* test_guard.c - unit tests of guard mode (docs/guard.md): the guarded plan
  * (passes/memplan.c), the validator's view of red zones, the tables and
- * checks the C emitter writes (codegen/emit_guard.c), and the runtime's
+ * checks the C emitter writes (codegen/c/emit_guard.c), and the runtime's
  * fill/check helpers (runtime/onnxc_rt.h). The whole path, a violation named
  * by `onnxc check --guard`, is tests/e2e/test_guard.py. */
 #include <setjmp.h>

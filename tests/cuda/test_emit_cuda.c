@@ -1,4 +1,4 @@
-/* test_emit_cuda.c - unit tests of the CUDA emitter (codegen/emit_cuda*.c):
+/* test_emit_cuda.c - unit tests of the CUDA emitter (codegen/cuda/emit_cuda*.c):
  * the files and ABI it writes, which nodes get parallel kernels and which the
  * single-thread fallback, the host code's launch path, and its error paths.
  * No toolkit needed: the text is checked, not compiled (tests/cuda.cmake

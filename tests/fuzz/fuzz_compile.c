@@ -31,7 +31,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static char out_dir[4096];
 
-/* What codegen_c writes for --name fuzz (codegen/emit_c.c). A file it may
+/* What codegen_c writes for --name fuzz (codegen/c/emit_c.c). A file it may
  * write in future that is missing here lands in the folder and is removed
  * with it at exit. */
 static const char *const files[] = {"fuzz.c", "fuzz.h", "fuzz_weights.h", "fuzz_weights.bin",
