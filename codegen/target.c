@@ -80,7 +80,7 @@ void codegen_target(Target *t, const char *name, int threads) {
   t->name = cuda ? "cuda" : "c";
   /* --threads is the C target's; CUDA kernels are one per (fused) node */
   t->threads = !cuda && threads > 1 ? threads : 1;
-  t->fuse_residual = !cuda; /* the CUDA conv kernel takes no residual input */
+  t->fuse_residual = true; /* both conv kernels add a residual input in their store */
   t->strided_matmul = true; /* both MatMul kernels read and write through views (mm_view) */
   t->scratch_bytes = scratch_bytes;
   t->scratch_persists = scratch_persists;

@@ -11,14 +11,14 @@
  *   only this MatMul reads and bias a constant [N], becomes Gemm(A, W, bias)
  *   (through Reshapes to and from [M, K] when A has batch dims), so the GEMM
  *   kernel adds the column bias in registers and W is packed at compile time.
- *   And (residual, C target): Add(Conv(..), r) (or Sum of the two), r of the Conv's output shape,
+ *   And (residual): Add(Conv(..), r) (or Sum of the two), r of the Conv's output shape,
  *   float32, a 2-D group-1 Conv (the packed-GEMM conv of codegen/emit_gemm.c)
  *   whose output nothing else reads: r becomes the Conv's input 3 (slot 2, the
  *   bias, left empty when absent; attribute onnxc.fused_inputs = 1, which
  *   ir_verify counts), added in the store before the activation, so the
  *   activation after the Add then folds in too. The Conv moves down to the
- *   Add's place, after r's producer. Target.fuse_residual false (the CUDA
- *   target, whose conv kernel takes no residual) keeps them apart.
+ *   Add's place, after r's producer. Both targets' conv kernels add it
+ *   (Target.fuse_residual; a target without keeps them apart).
  * invalidates: schedule positions (the activation nodes go).
  * The producer's output takes the place of the activation's, so the tensor
  * is written once instead of written, read and written again. An activation

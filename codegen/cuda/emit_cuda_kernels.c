@@ -10,7 +10,8 @@
  *                 batches (MatMul broadcasting) on grid z; f32 and f64; a
  *                 MatMul reads and writes through fuse-layout's views (mm_view)
  *   Conv          direct convolution, one thread per output element (any
- *                 spatial rank, groups, dilations, pads); f32 and f64
+ *                 spatial rank, groups, dilations, pads), a fused residual
+ *                 added before the activation; f32 and f64
  *   MaxPool, AveragePool  one thread per output element, the C target's
  *                 window arithmetic (window.h); f32 and f64, Indices too
  *   Softmax, LogSoftmax  one block per row: block reductions (max, then sum)
@@ -435,6 +436,8 @@ static int emit_conv(CudaKernel *k, const Node *n) {
   for (int d = r - 1; d >= 0; d--)
     kline(k, "%*s}", 4 + 2 * d, "");
   kline(k, "  }");
+  if (ir_has_input(n, 3)) /* a residual fused by passes/fuse_epilogue.c: of the output's shape, before the activation */
+    kline(k, "  acc += X3[i];");
   Buf act; /* the fused activation, if any (passes/fuse_epilogue.c) */
   buf_init(&act);
   gemm_act_expr(n, "acc", &act);

@@ -388,6 +388,46 @@ static void test_matmul_reads_views(void **state) {
   ir_graph_free(g);
 }
 
+/* The residual Add after a Conv is folded into the CUDA conv kernel too
+ * (Target.fuse_residual), added before the Relu. */
+static void test_conv_residual(void **state) {
+  (void)state;
+  Graph *g = ir_graph_new("t.onnx");
+  g->opset = 13;
+  int64_t xd[4] = {1, 2, 5, 5}, wd[4] = {2, 2, 3, 3};
+  Shape xs = shape_make(4, xd), ws = shape_make(4, wd);
+  Value *x = ir_input_add(g, "x", DT_F32, &xs), *r = ir_input_add(g, "r", DT_F32, &xs);
+  Tensor *wt = ir_tensor_new(g, DT_F32, &ws, NULL);
+  for (int64_t i = 0; i < wt->numel; i++)
+    tensor_set_f64(wt, i, 0.01 * (double)i);
+  Value *w = ir_const_new(g, "w", wt);
+  int64_t p1[4] = {1, 1, 1, 1};
+  Value *cin[2] = {x, w};
+  Node *conv = ir_node_new(g, OP_Conv, NULL, "conv", 2, cin, 1);
+  ir_attr_set_ints(conv, "pads", p1, 4);
+  Value *ain[2] = {conv->out[0], r};
+  Node *add = ir_node_new(g, OP_Add, NULL, "add", 2, ain, 1);
+  Node *relu = ir_node_new(g, OP_Relu, NULL, "relu", 1, add->out, 1);
+  relu->out[0]->name = "y";
+  ir_output_add(g, relu->out[0]);
+  char dir[] = "/tmp/onnxc-cuda-test-XXXXXX";
+  assert_non_null(mkdtemp(dir));
+  Diag d;
+  diag_init(&d, "t.onnx", stderr);
+  assert_true(compile_graph(g, "m", dir, &d));
+  char *cu = slurp(dir, "m.cu");
+  const char *res = strstr(cu, "acc += X3[i];"), *store = strstr(cu, "Y0[i] = ((float)((((acc)) > 0 ?");
+  assert_non_null(res);
+  assert_non_null(store); /* the Relu, applied to the sum */
+  assert_true(res < store);
+  assert_null(strstr(cu, "(Add)"));
+  assert_null(strstr(cu, "(Relu)"));
+  free(cu);
+  diag_free(&d);
+  rmdir_all(dir);
+  ir_graph_free(g);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_kernels_parallel_and_fallback),
@@ -400,6 +440,7 @@ int main(void) {
       cmocka_unit_test(test_lrn_parallel),
       cmocka_unit_test(test_pools_and_flat_loops_parallel),
       cmocka_unit_test(test_matmul_reads_views),
+      cmocka_unit_test(test_conv_residual),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
