@@ -131,6 +131,32 @@ static bool gemm_plain(const Node *n) {
   return true;
 }
 
+/* A MatMul of an A of rank >= 2 by a constant 2-D B (a projection without
+ * bias: A's leading dims are the rows). */
+static bool matmul_plain(const Node *n) {
+  if (n->op != OP_MatMul || n->n_in != 2 || n->n_out != 1 || ir_attr(n, "epilogue") || ir_attr(n, "activation") ||
+      ir_attr(n, "onnxc.perm_a") || ir_attr(n, "onnxc.perm_b") || ir_attr(n, "onnxc.perm_y") ||
+      ir_attr(n, "onnxc.view_a") || ir_attr(n, "onnxc.view_b"))
+    return false;
+  const Value *a = n->in[0], *b = n->in[1], *y = n->out[0];
+  return a->dt == DT_F32 && b->dt == DT_F32 && y->dt == DT_F32 && b->kind == VK_CONST && b->shape.rank == 2 &&
+         a->shape.rank >= 2 && shape_is_static(&a->shape) && y->shape.rank == a->shape.rank &&
+         shape_is_static(&y->shape) && !y->is_output && a->shape.d[a->shape.rank - 1] == b->shape.d[0];
+}
+
+static bool product_plain(const Node *n) { return gemm_plain(n) || matmul_plain(n); }
+
+/* The rows (A's dims but the last) and columns of a plain product. */
+static int64_t rows_of(const Node *n) {
+  const Shape *a = &n->in[0]->shape;
+  int64_t r = 1;
+  for (int i = 0; i + 1 < a->rank; i++)
+    r *= a->d[i];
+  return r;
+}
+
+static int64_t cols_of(const Node *n) { return n->out[0]->shape.d[n->out[0]->shape.rank - 1]; }
+
 /* A batched MatMul that fuse-layout may read through a view. */
 static bool mm_batched(const Node *n) {
   const Shape *ys = &n->out[0]->shape;
@@ -224,12 +250,13 @@ static void concat_weights(Graph *g, Node **sib, int ns, bool transb, int64_t to
   int64_t K = transb ? sib[0]->in[1]->shape.d[1] : sib[0]->in[1]->shape.d[0];
   int64_t bd2[2] = {transb ? total : K, transb ? K : total};
   Shape bs = shape_make(2, bd2), cs = shape_make(1, &total);
-  Tensor *bt = ir_tensor_new(g, DT_F32, &bs, NULL), *ct = ir_has_input(sib[0], 2) ? ir_tensor_new(g, DT_F32, &cs, NULL) : NULL;
+  bool bias = sib[0]->op == OP_Gemm && ir_has_input(sib[0], 2);
+  Tensor *bt = ir_tensor_new(g, DT_F32, &bs, NULL), *ct = bias ? ir_tensor_new(g, DT_F32, &cs, NULL) : NULL;
   float *bd = bt->data, *cd = ct ? ct->data : NULL;
   int64_t off = 0;
   for (int i = 0; i < ns; i++) {
     const float *w = sib[i]->in[1]->konst->data;
-    int64_t n = sib[i]->out[0]->shape.d[1];
+    int64_t n = cols_of(sib[i]);
     if (transb)
       memcpy(bd + off * K, w, (size_t)(n * K) * sizeof *bd);
     else
@@ -252,13 +279,15 @@ static const Value *a_root(const Node *n) {
 
 static void add_sibling(Node **sib, int *ns, Node *u, const Node *g0) {
   const Value *a = g0->in[0];
-  bool transb = ir_attr_int(g0, "transB", 0) != 0;
+  bool transb = g0->op == OP_Gemm && ir_attr_int(g0, "transB", 0) != 0;
   for (int i = 0; i < *ns; i++)
     if (sib[i] == u)
       return;
-  if (*ns < MAX_SIBS && gemm_plain(u) && a_root(u) == a_root(g0) && rewrite_same_shape(&u->in[0]->shape, &a->shape) &&
-      (ir_attr_int(u, "transB", 0) != 0) == transb && ir_has_input(u, 2) == ir_has_input(g0, 2) &&
-      u->in[1]->shape.d[transb ? 1 : 0] == u->in[0]->shape.d[1])
+  if (*ns < MAX_SIBS && u->op == g0->op && product_plain(u) && a_root(u) == a_root(g0) &&
+      rewrite_same_shape(&u->in[0]->shape, &a->shape) &&
+      (u->op == OP_Gemm && ir_attr_int(u, "transB", 0) != 0) == transb &&
+      ir_has_input(u, 2) == ir_has_input(g0, 2) &&
+      u->in[1]->shape.d[transb ? 1 : 0] == u->in[0]->shape.d[u->in[0]->shape.rank - 1])
     sib[(*ns)++] = u;
 }
 
@@ -284,17 +313,17 @@ static void record_sibling(Node *into, const Node *from) {
   }
 }
 
-/* Merges g0 and the plain Gemms reading the same A. */
+/* Merges g0 and the plain products (all Gemms, or all bias-free MatMuls)
+ * reading the same A. */
 static bool merge_from(Graph *g, Node *g0, const Captured *cap) {
-  Value *a = g0->in[0];
   const Value *root = a_root(g0);
-  bool transb = ir_attr_int(g0, "transB", 0) != 0;
-  int64_t rows = a->shape.d[0];
+  bool transb = g0->op == OP_Gemm && ir_attr_int(g0, "transB", 0) != 0;
+  int64_t rows = rows_of(g0);
   Node *sib[MAX_SIBS];
   int ns = 0;
   for (int k = 0; k < root->n_uses; k++) {
     Node *u = root->uses[k];
-    if (u->op == OP_Gemm && u->in[0] == root)
+    if ((u->op == OP_Gemm || u->op == OP_MatMul) && u->in[0] == root)
       add_sibling(sib, &ns, u, g0);
     else if (u->op == OP_Reshape && u->in[0] == root)
       for (int j = 0; j < u->out[0]->n_uses; j++)
@@ -316,13 +345,13 @@ static bool merge_from(Graph *g, Node *g0, const Captured *cap) {
   int64_t total = 0, off[MAX_SIBS];
   for (int i = 0; i < ns; i++) {
     off[i] = total;
-    total += sib[i]->out[0]->shape.d[1];
+    total += cols_of(sib[i]);
   }
   int64_t views[MAX_SIBS][MAX_READERS][1 + 2 * IR_MAX_RANK];
   for (int i = 0; i < ns; i++)
     for (int j = 0; j < nr[i]; j++) {
       const Reader *q = &rd[i][j];
-      if (!slice_view(q->w, rows, sib[i]->out[0]->shape.d[1], total, off[i], views[i][j]) ||
+      if (!slice_view(q->w, rows, cols_of(sib[i]), total, off[i], views[i][j]) ||
           !view_readable(q->m, q->slot, views[i][j], q->w->shape.rank))
         return false;
     }
@@ -339,7 +368,18 @@ static bool merge_from(Graph *g, Node *g0, const Captured *cap) {
   }
   Value *b, *c;
   concat_weights(g, sib, ns, transb, total, &b, &c);
-  Value *in[3] = {first->in[0], b, c};
+  Value *a2 = first->in[0]; /* A as [rows, K]: MatMul siblings' leading dims folded */
+  if (a2->shape.rank != 2) {
+    int64_t mk[2] = {rows, a2->shape.d[a2->shape.rank - 1]};
+    Value *shp = rewrite_const_i64(g, arena_printf(g->arena, "%s_siblings_mk", first->name), mk, 2);
+    Value *rin[2] = {a2, shp};
+    Node *rs = ir_node_insert(g, first, OP_Reshape, "Reshape", arena_printf(g->arena, "%s_siblings_2d", first->name),
+                              2, rin, 1);
+    rs->out[0]->dt = DT_F32;
+    rs->out[0]->shape = shape_make(2, mk);
+    a2 = rs->out[0];
+  }
+  Value *in[3] = {a2, b, c};
   /* named after the first sibling (the name of an ONNX node it computes, as
    * fuse-epilogue names its Gemms); its output gets a name of its own */
   const char *yname = arena_printf(g->arena, "%s_siblings", first->out[0]->name);
@@ -392,7 +432,7 @@ bool pass_fuse_layout(Graph *g, Diag *d) {
   while (merged) {
     merged = false;
     for (Node *n = g->first; n && !merged; n = n->next)
-      merged = gemm_plain(n) && merge_from(g, n, &cap);
+      merged = product_plain(n) && merge_from(g, n, &cap);
     if (merged && !pass_dce(g, d)) /* the merged siblings and their Reshapes */
       return false;
   }
