@@ -157,12 +157,15 @@ static int64_t rows_of(const Node *n) {
 
 static int64_t cols_of(const Node *n) { return n->out[0]->shape.d[n->out[0]->shape.rank - 1]; }
 
-/* A batched MatMul that fuse-layout may read through a view. */
+/* A batched MatMul that fuse-layout may read through a view: both operands
+ * of the result's rank (a MatMul by a 2-D weight broadcasts it, and the
+ * strided products take batched operands only). */
 static bool mm_batched(const Node *n) {
   const Shape *ys = &n->out[0]->shape;
   return n->op == OP_MatMul && n->n_in == 2 && !ir_attr(n, "epilogue") && !ir_attr(n, "activation") &&
          ys->rank >= 3 && shape_is_static(ys) && shape_is_static(&n->in[0]->shape) &&
-         shape_is_static(&n->in[1]->shape) && n->in[0] != n->in[1];
+         shape_is_static(&n->in[1]->shape) && n->in[0] != n->in[1] && n->in[0]->shape.rank == ys->rank &&
+         n->in[1]->shape.rank == ys->rank;
 }
 
 /* Slot s of MatMul m, reading v (through m's perm of that slot, if any),
