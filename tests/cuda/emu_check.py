@@ -7,7 +7,8 @@ tests/cuda/emu/cuda_emu.h (one POSIX thread per CUDA thread of a block, a
 barrier for __syncthreads), the check harness is relinked against
 tests/cuda/emu/cuda_emu.c (the driver API on host memory), run on the case's
 data sets whose input shapes match the build, and compared with the expected
-outputs (rtol 1e-3, atol 1e-7, as `onnxc check`; strings exactly; outputs of
+outputs (rtol 1e-3, atol 1e-7, as `onnxc check`, or a corpus case's own from
+its case.json; strings exactly; outputs of
 data-dependent extent by their reported dims, which the harness writes to
 PATH.dims, and the elements within them). This exercises the
 generated host code, launch configurations, parallel kernels and fallback
@@ -18,6 +19,7 @@ kernels, though not the GPU's memory model or NVRTC's code generation.
 import argparse
 import concurrent.futures
 import glob
+import json
 import os
 import re
 import shutil
@@ -65,7 +67,18 @@ def raw(arr):
     return numpy_helper.from_array(arr).raw_data
 
 
-def compare_raw(got_raw, exp):
+def tolerance(case_dir):
+    """(rtol, atol): `onnxc check`'s, or a corpus case's own (its case.json,
+    models/corpus/make_corpus.py, as bench/run.py reads it)."""
+    path = os.path.join(case_dir, "case.json")
+    if os.path.exists(path):
+        with open(path) as f:
+            c = json.load(f)
+        return float(c.get("rtol", 1e-3)), float(c.get("atol", 1e-7))
+    return 1e-3, 1e-7
+
+
+def compare_raw(got_raw, exp, tol=(1e-3, 1e-7)):
     """got_raw: the bytes the harness wrote; exp: the expected array."""
     exp_raw = raw(exp)
     if exp.dtype == object or exp.dtype.kind in "SU":
@@ -77,11 +90,12 @@ def compare_raw(got_raw, exp):
         got = np.frombuffer(got_raw, dtype=exp.dtype).reshape(exp.shape)
         if exp.dtype.kind not in "fiub":  # ml_dtypes floats: compare their values
             got, exp = got.astype(np.float32), exp.astype(np.float32)
-        return compare(got, exp)
+        return compare(got, exp, tol)
     return None if got_raw == exp_raw else "packed bytes differ"
 
 
-def compare(got, exp):
+def compare(got, exp, tol=(1e-3, 1e-7)):
+    rtol, atol = tol
     if got.shape != exp.shape or got.dtype != exp.dtype:
         return f"shape/type {got.shape} {got.dtype} vs {exp.shape} {exp.dtype}"
     if exp.dtype.kind in "fc":
@@ -89,7 +103,7 @@ def compare(got, exp):
         both_nan = np.isnan(g) & np.isnan(e)
         inf = np.isinf(e) | np.isinf(g)
         with np.errstate(invalid="ignore"):
-            bad = ~both_nan & ((inf & (g != e)) | (~inf & (np.abs(g - e) > 1e-7 + 1e-3 * np.abs(e))))
+            bad = ~both_nan & ((inf & (g != e)) | (~inf & (np.abs(g - e) > atol + rtol * np.abs(e))))
         bad |= np.isnan(g) ^ np.isnan(e)
     else:
         bad = got != exp
@@ -179,7 +193,7 @@ def run_built(key, d, case_dir, emu_dir):
                 if dims != exp.shape:
                     return key, "mismatch", f"{os.path.basename(ds)} output {i}: dims {dims}, expected {exp.shape}"
             with open(out_paths[i], "rb") as f:
-                why = compare_raw(f.read(), exp)
+                why = compare_raw(f.read(), exp, tolerance(case_dir))
             if why:
                 return key, "mismatch", f"{os.path.basename(ds)} output {i}: {why}"
         ran += 1
