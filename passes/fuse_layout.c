@@ -162,8 +162,7 @@ static int64_t cols_of(const Node *n) { return n->out[0]->shape.d[n->out[0]->sha
  * strided products take batched operands only). */
 static bool mm_batched(const Node *n) {
   const Shape *ys = &n->out[0]->shape;
-  return n->op == OP_MatMul && n->n_in == 2 && !ir_attr(n, "epilogue") && !ir_attr(n, "activation") &&
-         ys->rank >= 3 && shape_is_static(ys) && shape_is_static(&n->in[0]->shape) &&
+  return n->op == OP_MatMul && n->n_in == 2 && !ir_attr(n, "onnxc.fused_inputs") && ys->rank >= 3 && shape_is_static(ys) && shape_is_static(&n->in[0]->shape) &&
          shape_is_static(&n->in[1]->shape) && n->in[0] != n->in[1] && n->in[0]->shape.rank == ys->rank &&
          n->in[1]->shape.rank == ys->rank;
 }
@@ -415,7 +414,7 @@ bool pass_fuse_layout(Graph *g, Diag *d) {
   Captured cap = rewrite_captured(g);
   for (Node *n = g->first; n; n = n->next) {
     if (n->op != OP_MatMul || n->n_in != 2 || ir_attr(n, "onnxc.perm_a") || ir_attr(n, "onnxc.perm_b") ||
-        ir_attr(n, "onnxc.perm_y") || ir_attr(n, "epilogue") || ir_attr(n, "activation"))
+        ir_attr(n, "onnxc.perm_y") || ir_attr(n, "onnxc.fused_inputs"))
       continue;
     const Shape *ys = &n->out[0]->shape;
     if (ys->rank < 3 || !shape_is_static(ys) || !shape_is_static(&n->in[0]->shape) ||

@@ -126,7 +126,8 @@ def check_cuda(onnxc, case_dir, timeout):
     if p.returncode or not m:
         return "compile", summary(p.stderr)
     try:
-        _, status, msg = emu_check.run_built("diff", m.group(1), case_dir, _EMU["dir"])
+        # judged at the tolerance of the other configurations
+        _, status, msg = emu_check.run_built("diff", m.group(1), case_dir, _EMU["dir"], (float(RTOL), float(ATOL)))
     finally:
         shutil.rmtree(m.group(1), ignore_errors=True)
     return ("ok" if status == "ok" else status), msg.strip()[:400]
