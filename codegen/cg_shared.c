@@ -32,6 +32,25 @@ bool cg_is_ident(const char *s) {
   return true;
 }
 
+const char *cg_c_ident(Arena *a, const char *prefix, const char *name, const char **used, int n_used) {
+  Buf b;
+  buf_init(&b);
+  buf_puts(&b, prefix);
+  for (const char *s = name; *s; s++)
+    buf_putc(&b, isalnum((unsigned char)*s) ? *s : '_');
+  const char *base = arena_strdup(a, b.s);
+  buf_free(&b);
+  const char *cand = base;
+  for (int k = 1;; k++) {
+    bool clash = false;
+    for (int i = 0; i < n_used && !clash; i++)
+      clash = strcmp(used[i], cand) == 0;
+    if (!clash)
+      return cand;
+    cand = arena_printf(a, "%s_%d", base, k);
+  }
+}
+
 int64_t cg_numel(const Value *v) {
   int64_t n = 0;
   IR_ASSERT(shape_numel(&v->shape, &n));

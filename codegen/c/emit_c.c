@@ -21,30 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-
-
 /* A C identifier derived from an ONNX name, unique among `used`. */
-static const char *c_ident(Arena *a, const char *prefix, const char *name, const char **used, int n_used) {
-  Buf b;
-  buf_init(&b);
-  buf_puts(&b, prefix);
-  for (const char *s = name; *s; s++)
-    buf_putc(&b, isalnum((unsigned char)*s) ? *s : '_');
-  const char *base = arena_strdup(a, b.s);
-  buf_free(&b);
-  const char *cand = base;
-  for (int k = 1;; k++) {
-    bool clash = false;
-    for (int i = 0; i < n_used && !clash; i++)
-      clash = strcmp(used[i], cand) == 0;
-    if (!clash)
-      return cand;
-    cand = arena_printf(a, "%s_%d", base, k);
-  }
-}
-
-/* Strings are `onnxc_str` (const char *) in the C target only (docs/strings.md). */
-
 
 /* Storage elements of a value in its C array (sub-byte types are packed). */
 static int64_t storage_of(const Value *v) {
@@ -71,14 +48,14 @@ static bool assign_names(CGen *cg, Arena *a) {
   const char **used = arena_alloc(a, (size_t)(g->n_inputs + g->n_outputs + 1) * sizeof(char *));
   int n_used = 0;
   for (int i = 0; i < g->n_inputs; i++) {
-    const char *id = c_ident(a, "in_", g->inputs[i]->name, used, n_used);
+    const char *id = cg_c_ident(a, "in_", g->inputs[i]->name, used, n_used);
     used[n_used++] = id;
     cg->cname[g->inputs[i]->id] = id;
   }
   /* Output parameters; a value listed twice keeps its first parameter. */
   cg->out_param = arena_alloc(a, (size_t)(g->n_outputs + 1) * sizeof(char *));
   for (int i = 0; i < g->n_outputs; i++) {
-    const char *id = c_ident(a, "out_", g->outputs[i]->name, used, n_used);
+    const char *id = cg_c_ident(a, "out_", g->outputs[i]->name, used, n_used);
     used[n_used++] = id;
     cg->out_param[i] = id;
     const Value *v = g->outputs[i];
@@ -152,7 +129,6 @@ static bool check_types(CGen *cg, const Node *n) {
                         i, dtype_name(n->out[i]->dt));
   return true;
 }
-
 
 /* A node the plan elides (a view, or a Concat whose inputs were written into
  * their slices of its output): no function, a note in NAME_run. */
@@ -439,7 +415,6 @@ static void write_run(CGen *cg, Buf *c, const Buf *run, int n_calls) {
   cg_run_v_args(c, g);
   buf_puts(c, ");\n}\n");
 }
-
 
 static bool write_weights(CGen *cg, const char *dir) {
   const char *nm = cg->o->name;

@@ -30,7 +30,6 @@ extern const char onnxc_cuda_rt_h_text[];
  * word): extents of data-dependent values that are no graph output. */
 #define DIMS_SINK 128
 
-
 /* Weights live in one device buffer; each at a 256-byte aligned offset. */
 #define WEIGHT_ALIGN 256
 
@@ -47,27 +46,6 @@ typedef struct CudaGen {
   int n_kernels;
   int n_parallel;
 } CudaGen;
-
-
-static const char *c_ident(Arena *a, const char *prefix, const char *name, const char **used, int n_used) {
-  Buf b;
-  buf_init(&b);
-  buf_puts(&b, prefix);
-  for (const char *s = name; *s; s++)
-    buf_putc(&b, isalnum((unsigned char)*s) ? *s : '_');
-  const char *base = arena_strdup(a, b.s);
-  buf_free(&b);
-  const char *cand = base;
-  for (int k = 1;; k++) {
-    bool clash = false;
-    for (int i = 0; i < n_used && !clash; i++)
-      clash = strcmp(used[i], cand) == 0;
-    if (!clash)
-      return cand;
-    cand = arena_printf(a, "%s_%d", base, k);
-  }
-}
-
 
 static int64_t bytes_of(const Value *v) {
   int64_t b = 0;
@@ -104,13 +82,13 @@ static bool assign_names(CudaGen *cu, Arena *a) {
   const char **used = arena_alloc(a, (size_t)(g->n_inputs + g->n_outputs + 1) * sizeof(char *));
   int n_used = 0;
   for (int i = 0; i < g->n_inputs; i++) {
-    const char *id = c_ident(a, "in_", g->inputs[i]->name, used, n_used);
+    const char *id = cg_c_ident(a, "in_", g->inputs[i]->name, used, n_used);
     used[n_used++] = id;
     cg->cname[g->inputs[i]->id] = id;
   }
   cg->out_param = arena_alloc(a, (size_t)(g->n_outputs + 1) * sizeof(char *));
   for (int i = 0; i < g->n_outputs; i++) {
-    const char *id = c_ident(a, "out_", g->outputs[i]->name, used, n_used);
+    const char *id = cg_c_ident(a, "out_", g->outputs[i]->name, used, n_used);
     used[n_used++] = id;
     cg->out_param[i] = id;
     const Value *v = g->outputs[i];
@@ -186,7 +164,6 @@ static const char *dev_expr(const CudaGen *cu, Arena *a, const Value *v) {
 }
 
 static int64_t scratch_of(const Plan *p, const Node *n) { return p->scratch_size ? p->scratch_size[n->id] : 0; }
-
 
 static bool check_types(const CudaGen *cu, const Node *n) {
   /* Strings: only the kernels of emit_string.c and views, as in the C target. */
@@ -581,7 +558,6 @@ static void write_host(const CudaGen *cu, Buf *c, const Buf *run) {
   cg_run_v_args(c, g);
   buf_puts(c, ");\n}\n");
 }
-
 
 /* Host copies of the weights, as the C target writes them (C arrays). */
 static bool write_weights(const CudaGen *cu, const char *dir) {
