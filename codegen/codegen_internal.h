@@ -23,6 +23,9 @@ bool cg_emit_body(EmitC *e, const Node *n);   /* the C target's kernel hook for 
 bool cg_is_ident(const char *s);              /* a C identifier */
 /* prefix + name with non-alphanumerics as '_', "_<k>" added until it is not in used[] */
 const char *cg_c_ident(Arena *a, const char *prefix, const char *name, const char **used, int n_used);
+/* cg->cname of the graph inputs (in_*) and cg->out_param (out_*), unique C
+ * identifiers; an output value names its first output parameter. */
+void cg_param_names(CGen *cg, Arena *a);
 int64_t cg_numel(const Value *v);             /* elements of a static value */
 const char *cg_ctype(const Value *v);         /* its element's C type (onnxc_str for strings) */
 void cg_comment_safe(Buf *b, const char *s);  /* s, unable to close the C comment it goes in */

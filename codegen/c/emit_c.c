@@ -44,25 +44,7 @@ static const Value *first_output_slot(const Graph *g, const Value *v, int *slot)
 
 static bool assign_names(CGen *cg, Arena *a) {
   const Graph *g = cg->g;
-  cg->cname = arena_alloc(a, (size_t)(g->n_values + 1) * sizeof(char *));
-  const char **used = arena_alloc(a, (size_t)(g->n_inputs + g->n_outputs + 1) * sizeof(char *));
-  int n_used = 0;
-  for (int i = 0; i < g->n_inputs; i++) {
-    const char *id = cg_c_ident(a, "in_", g->inputs[i]->name, used, n_used);
-    used[n_used++] = id;
-    cg->cname[g->inputs[i]->id] = id;
-  }
-  /* Output parameters; a value listed twice keeps its first parameter. */
-  cg->out_param = arena_alloc(a, (size_t)(g->n_outputs + 1) * sizeof(char *));
-  for (int i = 0; i < g->n_outputs; i++) {
-    const char *id = cg_c_ident(a, "out_", g->outputs[i]->name, used, n_used);
-    used[n_used++] = id;
-    cg->out_param[i] = id;
-    const Value *v = g->outputs[i];
-    int slot = -1;
-    if (v->kind == VK_NODE && first_output_slot(g, v, &slot) && slot == i)
-      cg->cname[v->id] = id;
-  }
+  cg_param_names(cg, a);
   int n = 0;
   for (int i = 0; i < g->n_values; i++) {
     const Value *v = g->values[i];
