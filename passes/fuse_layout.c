@@ -297,13 +297,7 @@ static void add_sibling(Node **sib, int *ns, Node *u, const Node *g0) {
  * fuse-epilogue made in a MatMul's place (its record names a node of its
  * own name) is not itself an ONNX node: only its record is copied. */
 static void record_sibling(Node *into, const Node *from) {
-  const Attr *fa = ir_attr(from, "onnxc.fused");
-  size_t nl = strlen(from->name);
-  bool made = false;
-  for (int i = 0; fa && fa->kind == AT_STRINGS && i < fa->n && !made; i++) {
-    size_t l = strlen(fa->u.ss[i]);
-    made = l > nl && fa->u.ss[i][l - nl - 1] == ' ' && strcmp(fa->u.ss[i] + l - nl, from->name) == 0;
-  }
+  bool made = rewrite_stands_in(from);
   const Attr *before = ir_attr(into, "onnxc.fused");
   int old = before ? before->n : 0;
   rewrite_record_fused(into, from);

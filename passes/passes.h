@@ -167,6 +167,9 @@ void rewrite_record_fused(Node *into, const Node *from);
 /* Points the users of n's first output at v and removes n (its other outputs
  * must be unused). */
 void rewrite_forward(Node *n, Value *v);
+/* n was made by the compiler in an ONNX node's place and took its name (a
+ * MatMul + Add become a Gemm): its onnxc.fused record names that node. */
+bool rewrite_stands_in(const Node *n);
 /* A new 1-D i64 constant (a Reshape shape, axes). */
 Value *rewrite_const_i64(Graph *g, const char *name, const int64_t *v, int count);
 

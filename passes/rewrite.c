@@ -77,6 +77,17 @@ void rewrite_record_fused(Node *into, const Node *from) {
   a->n = k;
 }
 
+bool rewrite_stands_in(const Node *n) {
+  const Attr *a = ir_attr(n, "onnxc.fused");
+  size_t nl = strlen(n->name);
+  for (int i = 0; a && a->kind == AT_STRINGS && i < a->n; i++) {
+    size_t l = strlen(a->u.ss[i]);
+    if (l > nl && a->u.ss[i][l - nl - 1] == ' ' && strcmp(a->u.ss[i] + l - nl, n->name) == 0)
+      return true;
+  }
+  return false;
+}
+
 void rewrite_forward(Node *n, Value *v) {
   ir_value_replace(n->out[0], v);
   for (int i = 1; i < n->n_out; i++)

@@ -82,12 +82,7 @@ static int write_nodes(FILE *f, const Node *n) {
   const Attr *a = ir_attr(n, "onnxc.fused");
   /* a node the compiler made in an ONNX node's place (MatMul + Add -> Gemm)
    * takes its name, and the record lists that node */
-  bool replaced = false;
-  size_t nl = strlen(n->name);
-  for (int i = 0; a && a->kind == AT_STRINGS && i < a->n && !replaced; i++) {
-    size_t l = strlen(a->u.ss[i]);
-    replaced = l > nl && a->u.ss[i][l - nl - 1] == ' ' && strcmp(a->u.ss[i] + l - nl, n->name) == 0;
-  }
+  bool replaced = rewrite_stands_in(n);
   if (!(ir_ops[n->op].flags & OPF_INTERNAL) && !replaced) {
     char buf[4096];
     snprintf(buf, sizeof buf, "%s %s", n->op_type, n->name);
