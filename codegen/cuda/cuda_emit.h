@@ -28,6 +28,17 @@ typedef struct CudaKernel {
  * no parallel kernel yet (the caller emits the fallback), -1 after an error. */
 int cuda_emit_parallel(CudaKernel *k, const Node *n);
 
+/* Writing a kernel (emit_cuda_kernels.c): one indented line of its body, its
+ * opening line (`what` as a comment, k->fn with k->params), its closing brace. */
+void ck_line(CudaKernel *k, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void ck_open(CudaKernel *k, const char *what);
+void ck_close(CudaKernel *k);
+
+/* The sliding-window kernels (emit_cuda_window.c); same contract as
+ * cuda_emit_parallel. */
+int cuda_emit_conv(CudaKernel *k, const Node *n);
+int cuda_emit_pool(CudaKernel *k, const Node *n, bool is_max);
+
 /* Blocks for a grid-stride loop over n elements with `threads` per block. */
 int64_t cuda_blocks_for(int64_t n, int threads);
 

@@ -9,10 +9,10 @@
  *   Gemm, MatMul  16x16 shared-memory tiles, one thread per output element,
  *                 batches (MatMul broadcasting) on grid z; f32 and f64; a
  *                 MatMul reads and writes through fuse-layout's views (mm_view)
- *   Conv          direct convolution, one thread per output element (any
+ *   Conv          (emit_cuda_window.c) direct convolution, one thread per output element (any
  *                 spatial rank, groups, dilations, pads), a fused residual
  *                 added before the activation; f32 and f64
- *   MaxPool, AveragePool  one thread per output element, the C target's
+ *   MaxPool, AveragePool  (emit_cuda_window.c) one thread per output element, the C target's
  *                 window arithmetic (window.h); f32 and f64, Indices too
  *   Softmax, LogSoftmax  one block per row: block reductions (max, then sum)
  *   LayerNormalization, RMSNormalization  one block per row, sums in double
@@ -26,7 +26,6 @@
  */
 #include "cuda_emit.h"
 #include "gemm.h"
-#include "window.h"
 
 #include <ctype.h>
 #include <stdlib.h>
@@ -42,8 +41,7 @@ int64_t cuda_blocks_for(int64_t n, int threads) {
   return b < 1 ? 1 : b > 65535 ? 65535 : b;
 }
 
-static void kline(CudaKernel *k, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void kline(CudaKernel *k, const char *fmt, ...) {
+void ck_line(CudaKernel *k, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
   buf_puts(k->cu, "  ");
@@ -52,11 +50,11 @@ static void kline(CudaKernel *k, const char *fmt, ...) {
   va_end(ap);
 }
 
-static void open_kernel(CudaKernel *k, const char *what) {
+void ck_open(CudaKernel *k, const char *what) {
   buf_printf(k->cu, "/* %s */\nextern \"C\" __global__ void %s(%s) {\n  (void)onnxc_status;\n", what, k->fn, k->params);
 }
 
-static void close_kernel(CudaKernel *k) { buf_puts(k->cu, "}\n\n"); }
+void ck_close(CudaKernel *k) { buf_puts(k->cu, "}\n\n"); }
 
 static bool numel(const Value *v, int64_t *n) { return shape_numel(&v->shape, n); }
 
@@ -86,10 +84,10 @@ static int emit_elementwise(CudaKernel *k, const Node *n) {
   const char *ct = dtype_ctype(compute), *tmpl = ec_ew_template(n, compute);
   char buf[64];
   snprintf(buf, sizeof buf, "elementwise %s: one thread per element", n->op_type);
-  open_kernel(k, buf);
+  ck_open(k, buf);
   k->block[0] = EW_THREADS;
   k->grid[0] = cuda_blocks_for(ny, EW_THREADS);
-  kline(k, "ONNXC_CUDA_FOR(i, %lld) {", LL(ny));
+  ck_line(k, "ONNXC_CUDA_FOR(i, %lld) {", LL(ny));
   Buf src, ld, ex, st;
   buf_init(&src);
   buf_init(&ld);
@@ -105,10 +103,10 @@ static int emit_elementwise(CudaKernel *k, const Node *n) {
     kd_bcast_offset(&n->in[i]->shape, &y->shape, "i", &src);
     buf_putc(&src, ']');
     ec_ew_load(&ld, n->in[i]->dt, compute, src.s);
-    kline(k, "  const %s a%d = %s;", ct, i, ld.s);
+    ck_line(k, "  const %s a%d = %s;", ct, i, ld.s);
   }
   if (ir_ops[n->op].max_in < 0) {
-    kline(k, "  %s r = a0;", ct);
+    ck_line(k, "  %s r = a0;", ct);
     ops[0] = "r";
     ops[1] = names[1];
     for (int i = 1; i < nk && ok; i++) {
@@ -117,7 +115,7 @@ static int emit_elementwise(CudaKernel *k, const Node *n) {
       buf_puts(&ex, "");
       ok = ec_expand_expr(k->d, n, tmpl, ops, 2, compute, &ex);
       if (ok)
-        kline(k, "  r = %s;", ex.s);
+        ck_line(k, "  r = %s;", ex.s);
     }
     ex.len = 0;
     buf_puts(&ex, "");
@@ -134,10 +132,10 @@ static int emit_elementwise(CudaKernel *k, const Node *n) {
   }
   if (ok) {
     ec_ew_store(&st, compute, y->dt, ex.s);
-    kline(k, "  Y0[i] = %s;", st.s);
+    ck_line(k, "  Y0[i] = %s;", st.s);
   }
-  kline(k, "}");
-  close_kernel(k);
+  ck_line(k, "}");
+  ck_close(k);
   buf_free(&src);
   buf_free(&ld);
   buf_free(&ex);
@@ -164,10 +162,10 @@ static int emit_fused(CudaKernel *k, const Node *n) {
   buf_init(&res);
   buf_puts(&what, "fused elementwise, one thread per element: ");
   kd_describe(&kd, &what);
-  open_kernel(k, what.s);
+  ck_open(k, what.s);
   k->block[0] = EW_THREADS;
   k->grid[0] = cuda_blocks_for(ny, EW_THREADS);
-  kline(k, "ONNXC_CUDA_FOR(i, %lld) {", LL(ny));
+  ck_line(k, "ONNXC_CUDA_FOR(i, %lld) {", LL(ny));
   for (int i = 0; i < n->n_in; i++) {
     DType to = kd_operand_type(n->in[i]->dt);
     src.len = 0;
@@ -176,17 +174,17 @@ static int emit_fused(CudaKernel *k, const Node *n) {
     kd_bcast_offset(&n->in[i]->shape, &y->shape, "i", &src);
     buf_putc(&src, ']');
     ec_ew_load(&ld, n->in[i]->dt, to, src.s);
-    kline(k, "  const %s a%d = %s;", dtype_ctype(to), i, ld.s);
+    ck_line(k, "  const %s a%d = %s;", dtype_ctype(to), i, ld.s);
   }
   buf_puts(&st, "");
   buf_puts(&res, "");
   bool ok = kd_emit(&kd, false, "    ", &st, &res, k->d);
   if (ok) {
     buf_puts(k->cu, st.s);
-    kline(k, "  Y0[i] = %s;", res.s);
+    ck_line(k, "  Y0[i] = %s;", res.s);
   }
-  kline(k, "}");
-  close_kernel(k);
+  ck_line(k, "}");
+  ck_close(k);
   buf_free(&what);
   buf_free(&src);
   buf_free(&ld);
@@ -211,31 +209,31 @@ typedef struct Mm {
 
 static void emit_tiled(CudaKernel *k, const Mm *p, const char *what) {
   const char *ct = dtype_ctype(p->t);
-  open_kernel(k, what);
+  ck_open(k, what);
   k->block[0] = k->block[1] = TILE;
   k->grid[0] = (p->n + TILE - 1) / TILE;
   k->grid[1] = (p->m + TILE - 1) / TILE;
   k->grid[2] = p->batch;
-  kline(k, "__shared__ %s ta[%d][%d], tb[%d][%d];", ct, TILE, TILE + 1, TILE, TILE + 1);
-  kline(k, "const int64_t bi = blockIdx.z;");
-  kline(k, "const int64_t i = (int64_t)blockIdx.y * %d + threadIdx.y, j = (int64_t)blockIdx.x * %d + threadIdx.x;",
+  ck_line(k, "__shared__ %s ta[%d][%d], tb[%d][%d];", ct, TILE, TILE + 1, TILE, TILE + 1);
+  ck_line(k, "const int64_t bi = blockIdx.z;");
+  ck_line(k, "const int64_t i = (int64_t)blockIdx.y * %d + threadIdx.y, j = (int64_t)blockIdx.x * %d + threadIdx.x;",
         TILE, TILE);
-  kline(k, "const %s *pa = X0 + %s;", ct, p->ao);
-  kline(k, "const %s *pb = X1 + %s;", ct, p->bo);
-  kline(k, "%s acc = 0;", ct);
-  kline(k, "(void)bi;");
-  kline(k, "for (int64_t k0 = 0; k0 < %lld; k0 += %d) {", LL(p->k), TILE);
-  kline(k, "  const int64_t ka = k0 + threadIdx.x, kb = k0 + threadIdx.y;");
-  kline(k, "  ta[threadIdx.y][threadIdx.x] = (i < %lld && ka < %lld) ? pa[i * %lld + ka * %lld] : (%s)0;", LL(p->m),
+  ck_line(k, "const %s *pa = X0 + %s;", ct, p->ao);
+  ck_line(k, "const %s *pb = X1 + %s;", ct, p->bo);
+  ck_line(k, "%s acc = 0;", ct);
+  ck_line(k, "(void)bi;");
+  ck_line(k, "for (int64_t k0 = 0; k0 < %lld; k0 += %d) {", LL(p->k), TILE);
+  ck_line(k, "  const int64_t ka = k0 + threadIdx.x, kb = k0 + threadIdx.y;");
+  ck_line(k, "  ta[threadIdx.y][threadIdx.x] = (i < %lld && ka < %lld) ? pa[i * %lld + ka * %lld] : (%s)0;", LL(p->m),
         LL(p->k), LL(p->sai), LL(p->sak), ct);
-  kline(k, "  tb[threadIdx.y][threadIdx.x] = (kb < %lld && j < %lld) ? pb[kb * %lld + j * %lld] : (%s)0;", LL(p->k),
+  ck_line(k, "  tb[threadIdx.y][threadIdx.x] = (kb < %lld && j < %lld) ? pb[kb * %lld + j * %lld] : (%s)0;", LL(p->k),
         LL(p->n), LL(p->sbk), LL(p->sbj), ct);
-  kline(k, "  __syncthreads();");
-  kline(k, "  for (int kk = 0; kk < %d; kk++)", TILE);
-  kline(k, "    acc += ta[threadIdx.y][kk] * tb[kk][threadIdx.x];");
-  kline(k, "  __syncthreads();");
-  kline(k, "}");
-  kline(k, "if (i < %lld && j < %lld) {", LL(p->m), LL(p->n));
+  ck_line(k, "  __syncthreads();");
+  ck_line(k, "  for (int kk = 0; kk < %d; kk++)", TILE);
+  ck_line(k, "    acc += ta[threadIdx.y][kk] * tb[kk][threadIdx.x];");
+  ck_line(k, "  __syncthreads();");
+  ck_line(k, "}");
+  ck_line(k, "if (i < %lld && j < %lld) {", LL(p->m), LL(p->n));
   Buf e;
   buf_init(&e);
   if (p->alpha)
@@ -245,15 +243,15 @@ static void emit_tiled(CudaKernel *k, const Mm *p, const char *what) {
   if (p->has_c)
     buf_printf(&e, " + %s%sX2[i * %lld + j * %lld]", p->beta ? p->beta : "", p->beta ? " * " : "", LL(p->c_si),
                LL(p->c_sj));
-  kline(k, "  const %s r = %s;", ct, e.s);
+  ck_line(k, "  const %s r = %s;", ct, e.s);
   Buf act; /* the fused activation, if any (passes/fuse_epilogue.c) */
   buf_init(&act);
   gemm_act_expr(p->node, "r", &act);
-  kline(k, "  Y0[%s + i * %lld + j] = %s;", p->yo, LL(p->syi), act.s);
+  ck_line(k, "  Y0[%s + i * %lld + j] = %s;", p->yo, LL(p->syi), act.s);
   buf_free(&act);
   buf_free(&e);
-  kline(k, "}");
-  close_kernel(k);
+  ck_line(k, "}");
+  ck_close(k);
 }
 
 static const char *coef_lit(const Node *n, const char *name, DType t, char *buf, size_t len) {
@@ -372,179 +370,6 @@ static int emit_matmul(CudaKernel *k, const Node *n) {
   return ok;
 }
 
-/* ---- Conv -------------------------------------------------------------------------- */
-
-static int emit_conv(CudaKernel *k, const Node *n) {
-  const Shape *xs = &n->in[0]->shape, *ws = &n->in[1]->shape, *ys = &n->out[0]->shape;
-  DType t = n->in[0]->dt;
-  int64_t ny;
-  if ((t != DT_F32 && t != DT_F64) || !shape_numel(ys, &ny) || ny == 0 || xs->rank < 3)
-    return 0;
-  Window w;
-  window_read(n, xs, ys, &ws->d[2], &w);
-  int r = w.r;
-  const int64_t *kk = w.k, *s = w.s, *dil = w.dil, *pb = w.pb;
-  int64_t group = ir_attr_int(n, "group", 1), cg = ws->d[1], mg = ys->d[1] / group;
-  const char *ct = dtype_ctype(t);
-  open_kernel(k, "Conv: direct, one thread per output element");
-  k->block[0] = EW_THREADS;
-  k->grid[0] = cuda_blocks_for(ny, EW_THREADS);
-  kline(k, "ONNXC_CUDA_FOR(i, %lld) {", LL(ny));
-  /* Unravel i into (nb, m, o0..o{r-1}). */
-  kline(k, "  int64_t rest = i;");
-  for (int d = r - 1; d >= 0; d--) {
-    kline(k, "  const int64_t o%d = rest %% %lld;", d, LL(ys->d[2 + d]));
-    kline(k, "  rest /= %lld;", LL(ys->d[2 + d]));
-  }
-  kline(k, "  const int64_t m = rest %% %lld, nb = rest / %lld;", LL(ys->d[1]), LL(ys->d[1]));
-  kline(k, "  const int64_t g = m / %lld;", LL(mg));
-  kline(k, "  %s acc = %s;", ct, ir_has_input(n, 2) ? "X2[m]" : "0");
-  kline(k, "  for (int64_t c = 0; c < %lld; c++) {", LL(cg));
-  int64_t xplane = 1;
-  for (int d = 0; d < r; d++)
-    xplane *= xs->d[2 + d];
-  kline(k, "    const %s *xp = X0 + (nb * %lld + g * %lld + c) * %lld;", ct, LL(xs->d[1]), LL(cg), LL(xplane));
-  int64_t wplane = 1;
-  for (int d = 0; d < r; d++)
-    wplane *= kk[d];
-  kline(k, "    const %s *wp = X1 + (m * %lld + c) * %lld;", ct, LL(cg), LL(wplane));
-  Buf xi, wi;
-  buf_init(&xi);
-  buf_init(&wi);
-  for (int d = 0; d < r; d++) {
-    int ind = 4 + 2 * d;
-    kline(k, "%*sfor (int64_t k%d = 0; k%d < %lld; k%d++) {", ind, "", d, d, LL(kk[d]), d);
-    kline(k, "%*s  const int64_t x%d = o%d * %lld + k%d * %lld - %lld;", ind, "", d, d, LL(s[d]), d, LL(dil[d]),
-          LL(pb[d]));
-    kline(k, "%*s  if (x%d < 0 || x%d >= %lld) continue;", ind, "", d, d, LL(xs->d[2 + d]));
-    if (d == 0) {
-      buf_printf(&xi, "x0");
-      buf_printf(&wi, "k0");
-    } else {
-      Buf t2;
-      buf_init(&t2);
-      buf_printf(&t2, "(%s) * %lld + x%d", xi.s, LL(xs->d[2 + d]), d);
-      buf_free(&xi);
-      xi = t2;
-      buf_init(&t2);
-      buf_printf(&t2, "(%s) * %lld + k%d", wi.s, LL(kk[d]), d);
-      buf_free(&wi);
-      wi = t2;
-    }
-  }
-  kline(k, "%*sacc += xp[%s] * wp[%s];", 6 + 2 * (r - 1), "", xi.s, wi.s);
-  for (int d = r - 1; d >= 0; d--)
-    kline(k, "%*s}", 4 + 2 * d, "");
-  kline(k, "  }");
-  if (ir_has_input(n, 3)) /* a residual fused by passes/fuse_epilogue.c: of the output's shape, before the activation */
-    kline(k, "  acc += X3[i];");
-  Buf act; /* the fused activation, if any (passes/fuse_epilogue.c) */
-  buf_init(&act);
-  gemm_act_expr(n, "acc", &act);
-  kline(k, "  Y0[i] = %s;", act.s);
-  buf_free(&act);
-  kline(k, "}");
-  close_kernel(k);
-  buf_free(&xi);
-  buf_free(&wi);
-  return 1;
-}
-
-/* ---- MaxPool, AveragePool ------------------------------------------------------------ */
-
-/* One thread per output element; per spatial dim the in-bounds tap range
- * [lo, hi) and, for count_include_pad, the taps before the end of the padding
- * (cnt), as the C target computes them (emit_conv.c), so the two targets sum
- * the same taps in the same order. A window over padding only gives the
- * lowest finite value (MaxPool) as ONNX Runtime does. MaxPool's Indices:
- * the flat input offset, row-major or (storage_order 1) column-major inside
- * the plane. */
-static int emit_pool(CudaKernel *k, const Node *n, bool is_max) {
-  const Shape *xs = &n->in[0]->shape, *ys = &n->out[0]->shape;
-  DType t = n->in[0]->dt;
-  int64_t ny;
-  if ((t != DT_F32 && t != DT_F64) || !shape_numel(ys, &ny) || ny == 0 || xs->rank < 3)
-    return 0;
-  Window w;
-  window_read(n, xs, ys, NULL, &w);
-  bool with_ix = is_max && ec_has_output(n, 1);
-  bool col_major = ir_attr_int(n, "storage_order", 0) == 1;
-  bool cip = !is_max && ir_attr_int(n, "count_include_pad", 0) == 1;
-  const char *ct = dtype_ctype(t);
-  const char *lowest = t == DT_F64 ? "(-1.7976931348623157e+308)" : "(-3.40282347e+38f)";
-  open_kernel(k, is_max ? "MaxPool: one thread per output element" : "AveragePool: one thread per output element");
-  k->block[0] = EW_THREADS;
-  k->grid[0] = cuda_blocks_for(ny, EW_THREADS);
-  kline(k, "ONNXC_CUDA_FOR(i, %lld) {", LL(ny));
-  kline(k, "  int64_t rest = i;");
-  for (int d = w.r - 1; d >= 0; d--) {
-    kline(k, "  const int64_t o%d = rest %% %lld;", d, LL(w.out[d]));
-    kline(k, "  rest /= %lld;", LL(w.out[d]));
-  }
-  kline(k, "  const %s *x = X0 + rest * %lld;", ct, LL(w.in_plane));
-  Buf rm, cm, cnt;
-  buf_init(&rm);
-  buf_init(&cm);
-  buf_init(&cnt);
-  int64_t below = 1;
-  for (int d = 0; d < w.r; d++) {
-    int64_t s = w.s[d], dl = w.dil[d], kk = w.k[d], in = w.in[d];
-    kline(k, "  const int64_t s%d = o%d * %lld - %lld;", d, d, LL(s), LL(w.pb[d]));
-    kline(k, "  const int64_t lo%d = s%d >= 0 ? 0 : (%lld - s%d) / %lld;", d, d, LL(dl - 1), d, LL(dl));
-    kline(k, "  int64_t hi%d = s%d >= %lld ? 0 : (%lld - s%d) / %lld;", d, d, LL(in), LL(in + dl - 1), d, LL(dl));
-    kline(k, "  if (hi%d > %lld) hi%d = %lld;", d, LL(kk), d, LL(kk));
-    kline(k, "  if (hi%d < lo%d) hi%d = lo%d;", d, d, d, d);
-    if (cip) {
-      kline(k, "  int64_t cnt%d = (%lld - s%d) / %lld;", d, LL(in + w.pe[d] + dl - 1), d, LL(dl));
-      kline(k, "  if (cnt%d > %lld) cnt%d = %lld;", d, LL(kk), d, LL(kk));
-      buf_printf(&cnt, "%scnt%d", d ? " * " : "", d);
-    } else {
-      buf_printf(&cnt, "%s(hi%d - lo%d)", d ? " * " : "", d, d);
-    }
-    if (d == 0)
-      buf_printf(&rm, "i0");
-    else {
-      Buf t2;
-      buf_init(&t2);
-      buf_printf(&t2, "(%s) * %lld + i%d", rm.s, LL(in), d);
-      buf_free(&rm);
-      rm = t2;
-    }
-    buf_printf(&cm, "%si%d * %lld", d ? " + " : "", d, LL(below));
-    below *= in;
-  }
-  kline(k, "  %s acc = %s;", ct, is_max ? lowest : "0");
-  if (with_ix)
-    kline(k, "  int64_t best = -1;");
-  for (int d = 0; d < w.r; d++) {
-    kline(k, "%*sfor (int64_t k%d = lo%d; k%d < hi%d; k%d++) {", 2 + 2 * d, "", d, d, d, d, d);
-    kline(k, "%*s  const int64_t i%d = s%d + k%d * %lld;", 2 + 2 * d, "", d, d, d, LL(w.dil[d]));
-  }
-  int ind = 2 + 2 * w.r;
-  kline(k, "%*sconst %s v = x[%s];", ind, "", ct, rm.s);
-  if (with_ix) {
-    kline(k, "%*sif (best < 0 || v > acc) {", ind, "");
-    kline(k, "%*s  acc = v;", ind, "");
-    kline(k, "%*s  best = %s;", ind, "", col_major ? cm.s : rm.s);
-    kline(k, "%*s}", ind, "");
-  } else {
-    kline(k, "%*s%s", ind, "", is_max ? "acc = v > acc ? v : acc;" : "acc += v;");
-  }
-  for (int d = w.r - 1; d >= 0; d--)
-    kline(k, "%*s}", 2 + 2 * d, "");
-  if (!is_max)
-    kline(k, "  acc /= (%s)(%s);", ct, cnt.s);
-  kline(k, "  Y0[i] = acc;");
-  if (with_ix)
-    kline(k, "  Y1[i] = best < 0 ? -1 : rest * %lld + best;", LL(w.in_plane));
-  kline(k, "}");
-  close_kernel(k);
-  buf_free(&rm);
-  buf_free(&cm);
-  buf_free(&cnt);
-  return 1;
-}
-
 /* ---- Softmax, LogSoftmax ------------------------------------------------------------ */
 
 
@@ -566,13 +391,13 @@ static int emit_softmax(CudaKernel *k, const Node *n, bool log) {
   if (rows > 2147483647 || (pro && inner != 1))
     return 0;
   const char *ct = dtype_ctype(t), *f = t == DT_F64 ? "" : "f";
-  open_kernel(k, log ? "LogSoftmax: one block per row, block reductions"
+  ck_open(k, log ? "LogSoftmax: one block per row, block reductions"
                      : "Softmax: one block per row, block reductions");
   k->block[0] = ROW_THREADS;
   k->grid[0] = rows;
-  kline(k, "__shared__ %s red[%d];", ct, ROW_THREADS);
-  kline(k, "const int64_t row = blockIdx.x, o = row / %lld, in = row %% %lld;", LL(inner), LL(inner));
-  kline(k, "%s *y = Y0 + o * %lld + in;", ct, LL(len * inner));
+  ck_line(k, "__shared__ %s red[%d];", ct, ROW_THREADS);
+  ck_line(k, "const int64_t row = blockIdx.x, o = row / %lld, in = row %% %lld;", LL(inner), LL(inner));
+  ck_line(k, "%s *y = Y0 + o * %lld + in;", ct, LL(len * inner));
   if (pro) {
     /* the fused prologue (kernel_desc.c): the row's input computed into the
      * output row, read and overwritten there */
@@ -580,47 +405,47 @@ static int emit_softmax(CudaKernel *k, const Node *n, bool log) {
     buf_init(&b);
     buf_puts(&b, "");
     bool ok = kd_prologue_row(n, "    ", "o", "j", "y[j]", &b, k->d);
-    kline(k, "for (int64_t j = threadIdx.x; j < %lld; j += blockDim.x) {", LL(len));
+    ck_line(k, "for (int64_t j = threadIdx.x; j < %lld; j += blockDim.x) {", LL(len));
     buf_puts(k->cu, b.s);
-    kline(k, "}");
-    kline(k, "__syncthreads();");
-    kline(k, "const %s *x = y;", ct);
+    ck_line(k, "}");
+    ck_line(k, "__syncthreads();");
+    ck_line(k, "const %s *x = y;", ct);
     buf_free(&b);
     if (!ok)
       return -1;
   } else {
-    kline(k, "const %s *x = X0 + o * %lld + in;", ct, LL(len * inner));
+    ck_line(k, "const %s *x = X0 + o * %lld + in;", ct, LL(len * inner));
   }
-  kline(k, "%s v = -INFINITY;", ct);
-  kline(k, "for (int64_t j = threadIdx.x; j < %lld; j += blockDim.x)", LL(len));
-  kline(k, "  v = fmax%s(v, x[j * %lld]);", f, LL(inner));
-  kline(k, "red[threadIdx.x] = v;");
-  kline(k, "__syncthreads();");
-  kline(k, "for (int h = blockDim.x / 2; h > 0; h /= 2) {");
-  kline(k, "  if ((int)threadIdx.x < h) red[threadIdx.x] = fmax%s(red[threadIdx.x], red[threadIdx.x + h]);", f);
-  kline(k, "  __syncthreads();");
-  kline(k, "}");
-  kline(k, "const %s mx = red[0];", ct);
-  kline(k, "__syncthreads();");
-  kline(k, "v = 0;");
-  kline(k, "for (int64_t j = threadIdx.x; j < %lld; j += blockDim.x)", LL(len));
-  kline(k, "  v += exp%s(x[j * %lld] - mx);", f, LL(inner));
-  kline(k, "red[threadIdx.x] = v;");
-  kline(k, "__syncthreads();");
-  kline(k, "for (int h = blockDim.x / 2; h > 0; h /= 2) {");
-  kline(k, "  if ((int)threadIdx.x < h) red[threadIdx.x] += red[threadIdx.x + h];");
-  kline(k, "  __syncthreads();");
-  kline(k, "}");
-  kline(k, "const %s sum = red[0];", ct);
+  ck_line(k, "%s v = -INFINITY;", ct);
+  ck_line(k, "for (int64_t j = threadIdx.x; j < %lld; j += blockDim.x)", LL(len));
+  ck_line(k, "  v = fmax%s(v, x[j * %lld]);", f, LL(inner));
+  ck_line(k, "red[threadIdx.x] = v;");
+  ck_line(k, "__syncthreads();");
+  ck_line(k, "for (int h = blockDim.x / 2; h > 0; h /= 2) {");
+  ck_line(k, "  if ((int)threadIdx.x < h) red[threadIdx.x] = fmax%s(red[threadIdx.x], red[threadIdx.x + h]);", f);
+  ck_line(k, "  __syncthreads();");
+  ck_line(k, "}");
+  ck_line(k, "const %s mx = red[0];", ct);
+  ck_line(k, "__syncthreads();");
+  ck_line(k, "v = 0;");
+  ck_line(k, "for (int64_t j = threadIdx.x; j < %lld; j += blockDim.x)", LL(len));
+  ck_line(k, "  v += exp%s(x[j * %lld] - mx);", f, LL(inner));
+  ck_line(k, "red[threadIdx.x] = v;");
+  ck_line(k, "__syncthreads();");
+  ck_line(k, "for (int h = blockDim.x / 2; h > 0; h /= 2) {");
+  ck_line(k, "  if ((int)threadIdx.x < h) red[threadIdx.x] += red[threadIdx.x + h];");
+  ck_line(k, "  __syncthreads();");
+  ck_line(k, "}");
+  ck_line(k, "const %s sum = red[0];", ct);
   if (log) {
-    kline(k, "const %s ls = log%s(sum);", ct, f);
-    kline(k, "for (int64_t j = threadIdx.x; j < %lld; j += blockDim.x)", LL(len));
-    kline(k, "  y[j * %lld] = x[j * %lld] - mx - ls;", LL(inner), LL(inner));
+    ck_line(k, "const %s ls = log%s(sum);", ct, f);
+    ck_line(k, "for (int64_t j = threadIdx.x; j < %lld; j += blockDim.x)", LL(len));
+    ck_line(k, "  y[j * %lld] = x[j * %lld] - mx - ls;", LL(inner), LL(inner));
   } else {
-    kline(k, "for (int64_t j = threadIdx.x; j < %lld; j += blockDim.x)", LL(len));
-    kline(k, "  y[j * %lld] = exp%s(x[j * %lld] - mx) / sum;", LL(inner), f, LL(inner));
+    ck_line(k, "for (int64_t j = threadIdx.x; j < %lld; j += blockDim.x)", LL(len));
+    ck_line(k, "  y[j * %lld] = exp%s(x[j * %lld] - mx) / sum;", LL(inner), f, LL(inner));
   }
-  close_kernel(k);
+  ck_close(k);
   return 1;
 }
 
@@ -641,20 +466,20 @@ static int emit_transpose(CudaKernel *k, const Node *n) {
     xstride[i] = acc;
     acc *= xs->d[i];
   }
-  open_kernel(k, "Transpose: one thread per output element");
+  ck_open(k, "Transpose: one thread per output element");
   k->block[0] = EW_THREADS;
   k->grid[0] = cuda_blocks_for(ny, EW_THREADS);
-  kline(k, "ONNXC_CUDA_FOR(i, %lld) {", LL(ny));
-  kline(k, "  int64_t rest = i, src = 0;");
+  ck_line(k, "ONNXC_CUDA_FOR(i, %lld) {", LL(ny));
+  ck_line(k, "  int64_t rest = i, src = 0;");
   for (int d = r - 1; d >= 0; d--) {
     if (ys->d[d] == 1)
       continue;
-    kline(k, "  src += (rest %% %lld) * %lld;", LL(ys->d[d]), LL(xstride[perm[d]]));
-    kline(k, "  rest /= %lld;", LL(ys->d[d]));
+    ck_line(k, "  src += (rest %% %lld) * %lld;", LL(ys->d[d]), LL(xstride[perm[d]]));
+    ck_line(k, "  rest /= %lld;", LL(ys->d[d]));
   }
-  kline(k, "  Y0[i] = X0[src];");
-  kline(k, "}");
-  close_kernel(k);
+  ck_line(k, "  Y0[i] = X0[src];");
+  ck_line(k, "}");
+  ck_close(k);
   return 1;
 }
 
@@ -679,23 +504,23 @@ static int emit_lrn(CudaKernel *k, const Node *n) {
   ec_literal(t, k0, lk0, sizeof lk0);
   ec_literal(t, bias, lbias, sizeof lbias);
   ec_literal(t, beta, lbeta, sizeof lbeta);
-  open_kernel(k, "LRN: one thread per output element");
+  ck_open(k, "LRN: one thread per output element");
   k->block[0] = EW_THREADS;
   k->grid[0] = cuda_blocks_for(nx, EW_THREADS);
-  kline(k, "ONNXC_CUDA_FOR(i, %lld) {", LL(nx));
-  kline(k, "  const int64_t p = i %% %lld, ch = i / %lld %% %lld, nb = i / %lld;", LL(plane), LL(plane), LL(c),
+  ck_line(k, "ONNXC_CUDA_FOR(i, %lld) {", LL(nx));
+  ck_line(k, "  const int64_t p = i %% %lld, ch = i / %lld %% %lld, nb = i / %lld;", LL(plane), LL(plane), LL(c),
         LL(c * plane));
-  kline(k, "  const int64_t c0 = ch - %lld < 0 ? 0 : ch - %lld;", LL(before), LL(before));
-  kline(k, "  const int64_t c1 = ch + %lld > %lld ? %lld : ch + %lld;", LL(after), LL(c - 1), LL(c - 1), LL(after));
-  kline(k, "  const %s *x = X0 + nb * %lld + p;", ct, LL(c * plane));
-  kline(k, "  %s acc = 0;", ct);
-  kline(k, "  for (int64_t cc = c0; cc <= c1; cc++) {");
-  kline(k, "    const %s v = x[cc * %lld];", ct, LL(plane));
-  kline(k, "    acc += v * v;");
-  kline(k, "  }");
-  kline(k, "  Y0[i] = (%s)(X0[i] / pow%s(%s + %s * acc, %s));", ct, f, lbias, lk0, lbeta);
-  kline(k, "}");
-  close_kernel(k);
+  ck_line(k, "  const int64_t c0 = ch - %lld < 0 ? 0 : ch - %lld;", LL(before), LL(before));
+  ck_line(k, "  const int64_t c1 = ch + %lld > %lld ? %lld : ch + %lld;", LL(after), LL(c - 1), LL(c - 1), LL(after));
+  ck_line(k, "  const %s *x = X0 + nb * %lld + p;", ct, LL(c * plane));
+  ck_line(k, "  %s acc = 0;", ct);
+  ck_line(k, "  for (int64_t cc = c0; cc <= c1; cc++) {");
+  ck_line(k, "    const %s v = x[cc * %lld];", ct, LL(plane));
+  ck_line(k, "    acc += v * v;");
+  ck_line(k, "  }");
+  ck_line(k, "  Y0[i] = (%s)(X0[i] / pow%s(%s + %s * acc, %s));", ct, f, lbias, lk0, lbeta);
+  ck_line(k, "}");
+  ck_close(k);
   return 1;
 }
 
@@ -705,17 +530,17 @@ static int emit_expand(CudaKernel *k, const Node *n) {
   int64_t ny;
   if (dtype_bits(n->in[0]->dt) < 8 || !numel(n->out[0], &ny) || ny == 0)
     return 0;
-  open_kernel(k, "Expand: one thread per output element");
+  ck_open(k, "Expand: one thread per output element");
   k->block[0] = EW_THREADS;
   k->grid[0] = cuda_blocks_for(ny, EW_THREADS);
   Buf src;
   buf_init(&src);
   kd_bcast_offset(&n->in[0]->shape, &n->out[0]->shape, "i", &src);
-  kline(k, "(void)X1;");
-  kline(k, "ONNXC_CUDA_FOR(i, %lld)", LL(ny));
-  kline(k, "  Y0[i] = X0[%s];", src.s);
+  ck_line(k, "(void)X1;");
+  ck_line(k, "ONNXC_CUDA_FOR(i, %lld)", LL(ny));
+  ck_line(k, "  Y0[i] = X0[%s];", src.s);
   buf_free(&src);
-  close_kernel(k);
+  ck_close(k);
   return 1;
 }
 
@@ -730,26 +555,26 @@ static int emit_concat(CudaKernel *k, const Node *n) {
     if (!ir_has_input(n, i))
       return 0;
   int64_t inner = prod(ys, ax + 1, ys->rank), total = ys->d[ax];
-  open_kernel(k, "Concat: one thread per output element");
+  ck_open(k, "Concat: one thread per output element");
   k->block[0] = EW_THREADS;
   k->grid[0] = cuda_blocks_for(ny, EW_THREADS);
-  kline(k, "ONNXC_CUDA_FOR(i, %lld) {", LL(ny));
-  kline(k, "  const int64_t o = i / %lld, a = i / %lld %% %lld, r = i %% %lld;", LL(total * inner), LL(inner),
+  ck_line(k, "ONNXC_CUDA_FOR(i, %lld) {", LL(ny));
+  ck_line(k, "  const int64_t o = i / %lld, a = i / %lld %% %lld, r = i %% %lld;", LL(total * inner), LL(inner),
         LL(total), LL(inner));
-  kline(k, "  (void)o;");
+  ck_line(k, "  (void)o;");
   int64_t off = 0;
   bool first = true;
   for (int i = 0; i < n->n_in; i++) {
     int64_t len = n->in[i]->shape.d[ax];
     if (len == 0)
       continue;
-    kline(k, "  %sif (a < %lld)", first ? "" : "else ", LL(off + len));
-    kline(k, "    Y0[i] = X%d[(o * %lld + a - %lld) * %lld + r];", i, LL(len), LL(off), LL(inner));
+    ck_line(k, "  %sif (a < %lld)", first ? "" : "else ", LL(off + len));
+    ck_line(k, "    Y0[i] = X%d[(o * %lld + a - %lld) * %lld + r];", i, LL(len), LL(off), LL(inner));
     first = false;
     off += len;
   }
-  kline(k, "}");
-  close_kernel(k);
+  ck_line(k, "}");
+  ck_close(k);
   return 1;
 }
 
@@ -762,22 +587,22 @@ static int emit_gather(CudaKernel *k, const Node *n) {
       !numel(n->in[1], &ni) || ni == 0 || !shape_axis(ir_attr_int(n, "axis", 0), xs->rank, &ax))
     return 0;
   int64_t inner = prod(xs, ax + 1, xs->rank), dim = xs->d[ax];
-  open_kernel(k, "Gather: one thread per output element; an index out of range reports ONNXC_ERR_BAD_INDEX");
+  ck_open(k, "Gather: one thread per output element; an index out of range reports ONNXC_ERR_BAD_INDEX");
   k->block[0] = EW_THREADS;
   k->grid[0] = cuda_blocks_for(ny, EW_THREADS);
-  kline(k, "ONNXC_CUDA_FOR(i, %lld) {", LL(ny));
-  kline(k, "  const int64_t o = i / %lld, j = i / %lld %% %lld, r = i %% %lld;", LL(ni * inner), LL(inner), LL(ni),
+  ck_line(k, "ONNXC_CUDA_FOR(i, %lld) {", LL(ny));
+  ck_line(k, "  const int64_t o = i / %lld, j = i / %lld %% %lld, r = i %% %lld;", LL(ni * inner), LL(inner), LL(ni),
         LL(inner));
-  kline(k, "  int64_t idx = (int64_t)X1[j];");
-  kline(k, "  if (idx < 0)");
-  kline(k, "    idx += %lld;", LL(dim));
-  kline(k, "  if (idx < 0 || idx >= %lld) {", LL(dim));
-  kline(k, "    onnxc_cuda_report(onnxc_status, ONNXC_ERR_BAD_INDEX);");
-  kline(k, "    continue;");
-  kline(k, "  }");
-  kline(k, "  Y0[i] = X0[(o * %lld + idx) * %lld + r];", LL(dim), LL(inner));
-  kline(k, "}");
-  close_kernel(k);
+  ck_line(k, "  int64_t idx = (int64_t)X1[j];");
+  ck_line(k, "  if (idx < 0)");
+  ck_line(k, "    idx += %lld;", LL(dim));
+  ck_line(k, "  if (idx < 0 || idx >= %lld) {", LL(dim));
+  ck_line(k, "    onnxc_cuda_report(onnxc_status, ONNXC_ERR_BAD_INDEX);");
+  ck_line(k, "    continue;");
+  ck_line(k, "  }");
+  ck_line(k, "  Y0[i] = X0[(o * %lld + idx) * %lld + r];", LL(dim), LL(inner));
+  ck_line(k, "}");
+  ck_close(k);
   return 1;
 }
 
@@ -785,14 +610,14 @@ static int emit_gather(CudaKernel *k, const Node *n) {
 
 /* Sums `var` (a double) over the block into every thread's `var`. */
 static void block_sum(CudaKernel *k, const char *var) {
-  kline(k, "red[threadIdx.x] = %s;", var);
-  kline(k, "__syncthreads();");
-  kline(k, "for (int h = blockDim.x / 2; h > 0; h /= 2) {");
-  kline(k, "  if ((int)threadIdx.x < h) red[threadIdx.x] += red[threadIdx.x + h];");
-  kline(k, "  __syncthreads();");
-  kline(k, "}");
-  kline(k, "%s = red[0];", var);
-  kline(k, "__syncthreads();");
+  ck_line(k, "red[threadIdx.x] = %s;", var);
+  ck_line(k, "__syncthreads();");
+  ck_line(k, "for (int h = blockDim.x / 2; h > 0; h /= 2) {");
+  ck_line(k, "  if ((int)threadIdx.x < h) red[threadIdx.x] += red[threadIdx.x + h];");
+  ck_line(k, "  __syncthreads();");
+  ck_line(k, "}");
+  ck_line(k, "%s = red[0];", var);
+  ck_line(k, "__syncthreads();");
 }
 
 static int emit_layer_rms(CudaKernel *k, const Node *n, bool centered) {
@@ -809,7 +634,7 @@ static int emit_layer_rms(CudaKernel *k, const Node *n, bool centered) {
     return 0; /* parameters broadcast over part of a row: the fallback handles it */
   char eps[64];
   ec_literal(DT_F64, ir_attr_float(n, "epsilon", 1e-5f), eps, sizeof eps);
-  open_kernel(k, centered ? "LayerNormalization: one block per row, block reductions (double)"
+  ck_open(k, centered ? "LayerNormalization: one block per row, block reductions (double)"
                           : "RMSNormalization: one block per row, block reduction (double)");
   k->block[0] = ROW_THREADS;
   k->grid[0] = outer;
@@ -817,33 +642,33 @@ static int emit_layer_rms(CudaKernel *k, const Node *n, bool centered) {
   buf_init(&ld);
   buf_init(&st);
   buf_init(&ex);
-  kline(k, "__shared__ double red[%d];", ROW_THREADS);
-  kline(k, "const int64_t o = blockIdx.x;");
-  kline(k, "%s *y = Y0 + o * %lld;", dtype_ctype(ty), LL(len));
+  ck_line(k, "__shared__ double red[%d];", ROW_THREADS);
+  ck_line(k, "const int64_t o = blockIdx.x;");
+  ck_line(k, "%s *y = Y0 + o * %lld;", dtype_ctype(ty), LL(len));
   if (ir_attr_int(n, "onnxc.fused_inputs", 0) == 1) {
     /* the residual Add before it (passes/fuse_norm.c): the row's sum goes to
      * the output row, normalized there in place */
-    kline(k, "for (int64_t j = threadIdx.x; j < %lld; j += blockDim.x)", LL(len));
-    kline(k, "  y[j] = X0[o * %lld + j] + X3[o * %lld + j];", LL(len), LL(len));
-    kline(k, "__syncthreads();");
-    kline(k, "const %s *x = y;", dtype_ctype(tx));
+    ck_line(k, "for (int64_t j = threadIdx.x; j < %lld; j += blockDim.x)", LL(len));
+    ck_line(k, "  y[j] = X0[o * %lld + j] + X3[o * %lld + j];", LL(len), LL(len));
+    ck_line(k, "__syncthreads();");
+    ck_line(k, "const %s *x = y;", dtype_ctype(tx));
   } else {
-    kline(k, "const %s *x = X0 + o * %lld;", dtype_ctype(tx), LL(len));
+    ck_line(k, "const %s *x = X0 + o * %lld;", dtype_ctype(tx), LL(len));
   }
   ec_ew_load(&ld, tx, DT_F64, "x[j]");
-  kline(k, "double mean = 0, ss = 0;");
+  ck_line(k, "double mean = 0, ss = 0;");
   if (centered) {
-    kline(k, "for (int64_t j = threadIdx.x; j < %lld; j += blockDim.x)", LL(len));
-    kline(k, "  mean += %s;", ld.s);
+    ck_line(k, "for (int64_t j = threadIdx.x; j < %lld; j += blockDim.x)", LL(len));
+    ck_line(k, "  mean += %s;", ld.s);
     block_sum(k, "mean");
-    kline(k, "mean /= %lld;", LL(len));
+    ck_line(k, "mean /= %lld;", LL(len));
   }
-  kline(k, "for (int64_t j = threadIdx.x; j < %lld; j += blockDim.x) {", LL(len));
-  kline(k, "  const double d = %s - mean;", ld.s);
-  kline(k, "  ss += d * d;");
-  kline(k, "}");
+  ck_line(k, "for (int64_t j = threadIdx.x; j < %lld; j += blockDim.x) {", LL(len));
+  ck_line(k, "  const double d = %s - mean;", ld.s);
+  ck_line(k, "  ss += d * d;");
+  ck_line(k, "}");
   block_sum(k, "ss");
-  kline(k, "const double inv = 1.0 / sqrt(ss / %lld + %s);", LL(len), eps);
+  ck_line(k, "const double inv = 1.0 / sqrt(ss / %lld + %s);", LL(len), eps);
   buf_printf(&ex, "(%s - mean) * inv * ", ld.s);
   ec_ew_load(&ex, n->in[1]->dt, DT_F64, "X1[j]");
   if (bias) {
@@ -851,17 +676,17 @@ static int emit_layer_rms(CudaKernel *k, const Node *n, bool centered) {
     ec_ew_load(&ex, n->in[2]->dt, DT_F64, "X2[j]");
   }
   ec_ew_store(&st, DT_F64, ty, ex.s);
-  kline(k, "for (int64_t j = threadIdx.x; j < %lld; j += blockDim.x)", LL(len));
-  kline(k, "  y[j] = %s;", st.s);
+  ck_line(k, "for (int64_t j = threadIdx.x; j < %lld; j += blockDim.x)", LL(len));
+  ck_line(k, "  y[j] = %s;", st.s);
   for (int i = 1; centered && i <= 2; i++)
     if (ec_has_output(n, i)) {
       st.len = 0;
       buf_puts(&st, "");
       ec_ew_store(&st, DT_F64, n->out[i]->dt, i == 1 ? "mean" : "inv");
-      kline(k, "if (threadIdx.x == 0)");
-      kline(k, "  Y%d[o] = %s;", i, st.s);
+      ck_line(k, "if (threadIdx.x == 0)");
+      ck_line(k, "  Y%d[o] = %s;", i, st.s);
     }
-  close_kernel(k);
+  ck_close(k);
   buf_free(&ld);
   buf_free(&st);
   buf_free(&ex);
@@ -910,45 +735,45 @@ static int emit_reduce(CudaKernel *k, const Node *n) {
     snprintf(init, sizeof init, "0.0");
   char buf[96];
   snprintf(buf, sizeof buf, "%s: one block per output element, block reduction", n->op_type);
-  open_kernel(k, buf);
+  ck_open(k, buf);
   k->block[0] = ROW_THREADS;
   k->grid[0] = ny;
-  kline(k, "__shared__ %s red[%d];", ct, ROW_THREADS);
-  kline(k, "int64_t q = blockIdx.x, base = 0;");
-  kline(k, "(void)q;");
+  ck_line(k, "__shared__ %s red[%d];", ct, ROW_THREADS);
+  ck_line(k, "int64_t q = blockIdx.x, base = 0;");
+  ck_line(k, "(void)q;");
   for (int d = xs->rank - 1; d >= 0; d--)
     if (!mask[d] && xs->d[d] != 1) {
-      kline(k, "base += (q %% %lld) * %lld;", LL(xs->d[d]), LL(stride[d]));
-      kline(k, "q /= %lld;", LL(xs->d[d]));
+      ck_line(k, "base += (q %% %lld) * %lld;", LL(xs->d[d]), LL(stride[d]));
+      ck_line(k, "q /= %lld;", LL(xs->d[d]));
     }
-  kline(k, "%s a = %s;", ct, init);
-  kline(k, "for (int64_t r = threadIdx.x; r < %lld; r += blockDim.x) {", LL(count));
-  kline(k, "  int64_t off = base, t = r;");
+  ck_line(k, "%s a = %s;", ct, init);
+  ck_line(k, "for (int64_t r = threadIdx.x; r < %lld; r += blockDim.x) {", LL(count));
+  ck_line(k, "  int64_t off = base, t = r;");
   for (int d = xs->rank - 1; d >= 0; d--)
     if (mask[d] && xs->d[d] != 1) {
-      kline(k, "  off += (t %% %lld) * %lld;", LL(xs->d[d]), LL(stride[d]));
-      kline(k, "  t /= %lld;", LL(xs->d[d]));
+      ck_line(k, "  off += (t %% %lld) * %lld;", LL(xs->d[d]), LL(stride[d]));
+      ck_line(k, "  t /= %lld;", LL(xs->d[d]));
     }
-  kline(k, "  const %s v = (%s)X0[off];", ct, ct);
+  ck_line(k, "  const %s v = (%s)X0[off];", ct, ct);
   if (mx || mn)
-    kline(k, "  a = (v %s a || v != v) ? v : a;", mx ? ">" : "<");
+    ck_line(k, "  a = (v %s a || v != v) ? v : a;", mx ? ">" : "<");
   else
-    kline(k, "  a += %s;", term);
-  kline(k, "}");
-  kline(k, "red[threadIdx.x] = a;");
-  kline(k, "__syncthreads();");
-  kline(k, "for (int h = blockDim.x / 2; h > 0; h /= 2) {");
-  kline(k, "  if ((int)threadIdx.x < h) {");
-  kline(k, "    const %s v = red[threadIdx.x + h];", ct);
+    ck_line(k, "  a += %s;", term);
+  ck_line(k, "}");
+  ck_line(k, "red[threadIdx.x] = a;");
+  ck_line(k, "__syncthreads();");
+  ck_line(k, "for (int h = blockDim.x / 2; h > 0; h /= 2) {");
+  ck_line(k, "  if ((int)threadIdx.x < h) {");
+  ck_line(k, "    const %s v = red[threadIdx.x + h];", ct);
   if (mx || mn)
-    kline(k, "    red[threadIdx.x] = (v %s red[threadIdx.x] || v != v) ? v : red[threadIdx.x];", mx ? ">" : "<");
+    ck_line(k, "    red[threadIdx.x] = (v %s red[threadIdx.x] || v != v) ? v : red[threadIdx.x];", mx ? ">" : "<");
   else
-    kline(k, "    red[threadIdx.x] += v;");
-  kline(k, "  }");
-  kline(k, "  __syncthreads();");
-  kline(k, "}");
-  kline(k, "if (threadIdx.x == 0) {");
-  kline(k, "  const %s a0 = red[0];", ct);
+    ck_line(k, "    red[threadIdx.x] += v;");
+  ck_line(k, "  }");
+  ck_line(k, "  __syncthreads();");
+  ck_line(k, "}");
+  ck_line(k, "if (threadIdx.x == 0) {");
+  ck_line(k, "  const %s a0 = red[0];", ct);
   Buf f;
   buf_init(&f);
   for (const char *p = fin; *p; p++) {
@@ -961,10 +786,10 @@ static int emit_reduce(CudaKernel *k, const Node *n) {
       buf_putc(&f, *p);
     }
   }
-  kline(k, "  Y0[blockIdx.x] = (%s)(%s);", dtype_ctype(t), f.s);
+  ck_line(k, "  Y0[blockIdx.x] = (%s)(%s);", dtype_ctype(t), f.s);
   buf_free(&f);
-  kline(k, "}");
-  close_kernel(k);
+  ck_line(k, "}");
+  ck_close(k);
   return 1;
 }
 
@@ -979,11 +804,11 @@ int cuda_emit_parallel(CudaKernel *k, const Node *n) {
   case OP_MatMul:
     return emit_matmul(k, n);
   case OP_Conv:
-    return emit_conv(k, n);
+    return cuda_emit_conv(k, n);
   case OP_MaxPool:
-    return emit_pool(k, n, true);
+    return cuda_emit_pool(k, n, true);
   case OP_AveragePool:
-    return emit_pool(k, n, false);
+    return cuda_emit_pool(k, n, false);
   case OP_Softmax:
     return emit_softmax(k, n, false);
   case OP_LogSoftmax:
