@@ -137,6 +137,12 @@ bool ec_axis_input(EmitC *e, const Node *n, int rank, int *axis);
  * unsigned type of at least 32 bits for integer ops that may overflow (so they
  * wrap without UB), else the type of the node's data inputs. */
 DType ec_ew_compute_type(const Node *n);
+/* Cast (emit_shape_ops.c): the C type an element of type `from` passes
+ * through, and the template converting %0 (held in it) to `to` as the Cast
+ * kernel does (NaN to 0 and saturation for float -> integer, != 0 for bool;
+ * to float16/bfloat16 the store rounds). Types of 8 bits or more, not float8. */
+DType ec_cast_mid(DType from);
+void ec_cast_template(Buf *b, DType from, DType to);
 /* Template for n computed in `compute`: the row's text or a per-type variant
  * (integer Div without UB, unsigned Abs/Sign without always-false compares).
  * Variadic rows (Max, Min, Sum, Mean) return the binary step, folded left to
@@ -169,6 +175,7 @@ typedef struct KdStep {
   DType compute;             /* ec_ew_compute_type(n) */
   int n_arg;
   int arg[EC_EXPR_MAX_OPS];  /* >= 0: operand index; < 0: the result of step -1 - arg */
+  char tmpl[320];            /* a Cast's template (ec_cast_template); rows have theirs */
 } KdStep;
 typedef struct Kdesc {
   const Node *fused;         /* the node the body belongs to */

@@ -30,6 +30,8 @@ static DType float_compute(DType t) {
 }
 
 DType ec_ew_compute_type(const Node *n) {
+  if (n->op == OP_Cast)
+    return ec_cast_mid(n->in[0]->dt);
   DType dt = n->in[n->op == OP_Where ? 1 : 0]->dt;
   if (n->op == OP_Pow) {
     DType e = n->in[1]->dt;

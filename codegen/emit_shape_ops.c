@@ -336,6 +336,16 @@ static void cast_expr(Buf *b, DType from, DType to, const char *v) {
 
 /* C expression storing middle value `v` (type mid) as `to`; for a packed
  * target, the field's bits in the low bits of an unsigned. */
+DType ec_cast_mid(DType from) { return cast_mid(from); }
+
+void ec_cast_template(Buf *b, DType from, DType to) {
+  IR_ASSERT(!packed(from) && !packed(to) && !(to >= DT_F8E4M3FN && to <= DT_F8E5M2FNUZ) && to != DT_F8E8M0);
+  if (to == DT_F16 || to == DT_BF16)
+    buf_puts(b, "%0");  /* the store to the step's type rounds, as cast_expr would */
+  else
+    cast_expr(b, cast_mid(from), to, "%0");
+}
+
 static void cast_store(Buf *b, DType mid, DType to, const char *v, int sat, const char *round_mode) {
   switch (to) {
   case DT_F8E4M3FN: buf_printf(b, "onnxc_f32_to_f8e4m3fn((float)%s, %d)", v, sat); return;

@@ -3,7 +3,8 @@
  *
  * passes/fuse_elementwise.c leaves each chain of elementwise nodes as one
  * node whose body subgraph holds the chain. kd_build reads that body into
- * steps: the node (its row's template and attributes), its compute type
+ * steps: the node (its row's template and attributes, or a Cast's
+ * conversion, ec_cast_template), its compute type
  * (ec_ew_compute_type, as if it ran alone) and where each argument comes from
  * (an operand of the fused node, or an earlier step). kd_emit prints the
  * steps as C statements over the operand variables; the C target
@@ -29,10 +30,20 @@ static bool build_body(const Node *n, const Graph *b, Kdesc *k, Diag *d) {
   k->n_steps = 0;
   for (const Node *m = b->first; m; m = m->next) {
     KdStep *s = &k->step[k->n_steps];
-    if (!ir_ops[m->op].expr || m->n_in > EC_EXPR_MAX_OPS)
+    bool cast = m->op == OP_Cast && m->n_in == 1;
+    if ((!ir_ops[m->op].expr && !cast) || m->n_in > EC_EXPR_MAX_OPS)
       return diag_error(d, n, "internal: body node '%s' (%s) is not elementwise", m->name, m->op_type);
     s->n = m;
     s->compute = ec_ew_compute_type(m);
+    s->tmpl[0] = 0;
+    if (cast) {
+      Buf t;
+      buf_init(&t);
+      ec_cast_template(&t, m->in[0]->dt, m->out[0]->dt);
+      IR_ASSERT(t.len < sizeof s->tmpl);
+      memcpy(s->tmpl, t.s, t.len + 1);
+      buf_free(&t);
+    }
     s->n_arg = m->n_in;
     for (int j = 0; j < m->n_in; j++) {
       int src = 0;
@@ -69,6 +80,8 @@ bool kd_build(const Node *n, Kdesc *k, Diag *d) {
 /* The template for step s: the row's (ec_ew_template), or on the C target the
  * float32 transcendental functions of onnxc_rt.h that vectorize. */
 static const char *step_template(const KdStep *s, bool fast_c) {
+  if (s->n->op == OP_Cast)
+    return s->tmpl;
   if (fast_c && s->compute == DT_F32) {
     switch (s->n->op) {
     case OP_Exp: return "onnxc_expf(%0)";

@@ -3,7 +3,8 @@
  * requires: inferred types and static shapes; fuse-epilogue done (the
  *   activations a Conv/Gemm takes in its stores are gone already).
  * provides: every group of two or more elementwise nodes (rows of ops.def
- *   with a scalar template) whose intermediate results are read only inside
+ *   with a scalar template, and Casts between types of 8 bits or more but
+ *   float8) whose intermediate results are read only inside
  *   the group is one onnxc:FusedElementwise node:
  *     Y = FusedElementwise(operands...){body = graph}
  *   The body is a subgraph in the parent's arena: one input per operand (same
@@ -39,7 +40,8 @@ static bool plain_type(DType t) {
 
 /* An elementwise node the kernel description can hold. */
 static bool fusable(const Node *n) {
-  if (!ir_ops[n->op].expr || n->n_out != 1 || n->n_in < 1)
+  bool cast = n->op == OP_Cast && n->n_in == 1;  /* a conversion per element */
+  if ((!ir_ops[n->op].expr && !cast) || n->n_out != 1 || n->n_in < 1)
     return false;
   if (ir_ops[n->op].max_in < 0 && n->n_in > 8)
     return false;

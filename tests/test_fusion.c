@@ -179,10 +179,76 @@ static void test_types(void **state) {
   ir_graph_free(g);
 }
 
+/* Casts join chains: the attention mask's int64 -> float, 1 - m, times a
+ * large negative, and a float -> int32 -> float round trip; a Cast to
+ * float16 ends a group (its result is the output) but one to float16 in the
+ * middle does not join. */
+static const char *k_casts =
+    "graph g opset 19\n"
+    "input %m : i64[2,8]\n"
+    "input %x : f32[2,8]\n"
+    "const %one : f32[] = [1.0]\n"
+    "const %big : f32[] = [-10000.0]\n"
+    "%mf : f32[2,8] = Cast{to=1}(%m) @cast_mask\n"
+    "%s : f32[2,8] = Sub(%one, %mf) @sub\n"
+    "%y : f32[2,8] = Mul(%s, %big) @mul\n"
+    "%q : i32[2,8] = Cast{to=6}(%x) @to_int\n"
+    "%q2 : i32[2,8] = Add(%q, %q) @iadd\n"
+    "%f : f32[2,8] = Cast{to=1}(%q2) @to_float\n"
+    "%h : f16[2,8] = Cast{to=10}(%f) @to_half\n"
+    "%r : f32[2,8] = Relu(%x) @relu\n"
+    "%rh : f16[2,8] = Cast{to=10}(%r) @mid_half\n"
+    "%rf : f32[2,8] = Cast{to=1}(%rh) @back\n"
+    "%z : f32[2,8] = Neg(%rf) @neg\n"
+    "output %y\n"
+    "output %h\n"
+    "output %z\n";
+
+static void test_casts(void **state) {
+  (void)state;
+  Diag d;
+  diag_init(&d, "t.ir", stderr);
+  Graph *g = parse_fused(k_casts, &d);
+  /* mask; the round trip ending in float16; Relu + Cast to f16; Cast + Neg */
+  assert_int_equal(count_op(g, OP_FusedElementwise), 4);
+  assert_int_equal(g->n_nodes, 4);
+  Kdesc k;
+  char ops[256];
+  Buf st, res;
+  buf_init(&st);
+  buf_init(&res);
+  buf_puts(&st, "");
+  buf_puts(&res, "");
+  assert_true(kd_build(producer_of(g, "y"), &k, &d));
+  body_ops(&k, ops, sizeof ops);
+  assert_string_equal(ops, "Cast Sub Mul");
+  assert_int_equal(k.step[0].compute, DT_I64);
+  assert_true(kd_emit(&k, true, "", &st, &res, &d));
+  assert_non_null(strstr(st.s, "const float t0 = (float)((float)a0);"));
+  st.len = res.len = 0;
+  buf_puts(&st, "");
+  buf_puts(&res, "");
+  assert_true(kd_build(producer_of(g, "h"), &k, &d));
+  body_ops(&k, ops, sizeof ops);
+  assert_string_equal(ops, "Cast Add Cast Cast");
+  assert_true(kd_emit(&k, true, "", &st, &res, &d));
+  /* float -> int32: NaN to 0 and saturation, as the Cast kernel */
+  assert_non_null(strstr(st.s, "const int32_t t0 = (int32_t)((a0 != a0 ? (int32_t)0 : a0 <= -2147483648.0f"));
+  /* the last step is stored as float16 once */
+  assert_non_null(strstr(res.s, "onnxc_f32_to_f16("));
+  assert_null(strstr(st.s, "onnxc_f32_to_f16("));
+  buf_free(&st);
+  buf_free(&res);
+  assert_int_equal(d.n_errors, 0);
+  diag_free(&d);
+  ir_graph_free(g);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_groups_and_description),
       cmocka_unit_test(test_types),
+      cmocka_unit_test(test_casts),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -33,6 +33,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 from dataclasses import dataclass
 
 import numpy as np
@@ -70,6 +71,7 @@ class Result:
     cls: str
     reason: str
     unsupported_ops: tuple = ()
+    seconds: float = 0.0
 
 
 # ------------------------------------------------------------ discovery --
@@ -226,6 +228,13 @@ def clean(line):
 
 
 def run_case(case, onnxc, timeout, light_dir, excluded):
+    start = time.monotonic()
+    r = run_case_untimed(case, onnxc, timeout, light_dir, excluded)
+    r.seconds = time.monotonic() - start
+    return r
+
+
+def run_case_untimed(case, onnxc, timeout, light_dir, excluded):
     if case.key in excluded:
         return Result(case, "excluded", excluded[case.key])
     path = case.path
@@ -386,6 +395,8 @@ def parse_args(argv):
                          "by those that passed, the others are kept")
     ap.add_argument("--only-listed", action="store_true",
                     help="run only the cases listed in the ratchet file")
+    ap.add_argument("--slowest", type=int, default=0, metavar="N",
+                    help="print the N slowest cases and the sum of all cases' times")
     ap.add_argument("--report", help="write a markdown report to this file")
     ap.add_argument("--exclusions",
                     default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "excluded.txt"),
@@ -460,6 +471,11 @@ def main(argv=None):
                 print(f"RATCHET {key}: {why}")
             print(f"ratchet: {len(regressed)} of {len(checked)} listed cases do not pass")
             status = 1
+
+    if args.slowest:
+        print(f"slowest {args.slowest} cases (wall seconds; total {sum(r.seconds for r in results):.0f} s):")
+        for r in sorted(results, key=lambda r: -r.seconds)[:args.slowest]:
+            print(f"  {r.seconds:7.2f}  {r.case.key}")
 
     if args.report:
         write_report(args.report, results, args.categories, args)

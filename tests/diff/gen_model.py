@@ -531,6 +531,42 @@ def op_gelu(b, x):
     return b.one("Mul", [m, b.const(np.array(0.5, np.float32), "half")], x.shape)
 
 
+def op_cast(b, x):
+    """Casts inside elementwise chains (fused into one kernel since they are
+    elementwise too): a float64 detour, an integer path, and the attention
+    mask pattern (an int64 0/1 input cast to float, 1 - m, times a large
+    negative). Float -> integer casts only see graph inputs times powers of
+    two (exact), so truncation cannot split the engines on rounding."""
+    r = b.rng
+    kind = r.random()
+    if kind < 0.35:
+        d = b.one("Cast", [x], x.shape, dtype=TensorProto.DOUBLE, to=TensorProto.DOUBLE)
+        d = b.one("Mul", [d, b.const(np.array(r.uniform(0.5, 2.0)), "dk")], x.shape, dtype=TensorProto.DOUBLE)
+        d = b.one("Add", [d, b.const(r.uniform(-1, 1, size=x.shape[-1:]), "db")], x.shape, dtype=TensorProto.DOUBLE)
+        return b.one("Cast", [d], x.shape, to=F32)
+    if kind < 0.7:
+        i = b.input(x.shape, F32, -4.0, 4.0)
+        s = b.one("Mul", [i, b.const(np.array(4.0, np.float32), "four")], x.shape)
+        it = int(r.choice([TensorProto.INT32, TensorProto.INT64, TensorProto.INT8]))
+        q = b.one("Cast", [s], x.shape, dtype=it, to=it)
+        k = b.const(np.array(int(r.integers(-3, 4)), helper.tensor_dtype_to_np_dtype(it)), "ik")
+        q = b.one("Add", [q, k], x.shape, dtype=it)
+        f = b.one("Cast", [q], x.shape, to=F32)
+        f = b.one("Mul", [f, b.const(np.array(0.25, np.float32), "quarter")], x.shape, bounded=False)
+        return b.one("Add", [x, f] if r.random() < 0.5 else [f, x], x.shape)
+    shape = x.shape[-1:] if r.random() < 0.5 else x.shape
+    m = b.input(shape, I64, 0, 1)
+    if r.random() < 0.5:
+        mb = b.one("Cast", [m], shape, dtype=TensorProto.BOOL, to=TensorProto.BOOL)
+        mb = b.one("Not", [mb], shape, dtype=TensorProto.BOOL)
+        mf = b.one("Cast", [mb], shape, to=F32)
+    else:
+        mf = b.one("Cast", [m], shape, to=F32)
+        mf = b.one("Sub", [b.const(np.array(1.0, np.float32), "one"), mf], shape)
+    mf = b.one("Mul", [mf, b.const(np.array(-30.0, np.float32), "neg")], shape)
+    return b.one("Add", [x, mf], x.shape)
+
+
 def bcast_shape(a, c):
     rank = max(len(a), len(c))
     a, c = (1,) * (rank - len(a)) + a, (1,) * (rank - len(c)) + c
@@ -732,12 +768,12 @@ def op_int64(b):
 OPS4 = {  # profile cnn weights
     op_conv_block: 8, op_conv: 4, op_bn: 3, op_pool: 3, op_unary: 8, op_binary: 4, op_residual: 2, op_se: 1, op_concat_c: 1.5,
     op_split: 1, op_slice: 1, op_resize: 1, op_global_pool: 0.5, op_reduce: 0.5, op_softmax: 0.3,
-    op_transpose: 0.3, op_gather: 0.3, op_unsqueeze: 0.3, op_squeeze: 0.2, op_reshape: 0.3,
+    op_transpose: 0.3, op_gather: 0.3, op_unsqueeze: 0.3, op_squeeze: 0.2, op_reshape: 0.3, op_cast: 0.5,
 }
 OPS2 = {
     op_gemm: 6, op_matmul: 5, op_unary: 6, op_binary: 5, op_layernorm: 2, op_softmax: 1.5, op_gelu: 1,
     op_attention: 1, op_transpose: 1, op_reshape: 1.5, op_concat_c: 0, op_split: 1, op_slice: 1, op_gather: 1,
-    op_reduce: 1, op_unsqueeze: 0.5, op_squeeze: 0.5, op_flatten: 0.5,
+    op_reduce: 1, op_unsqueeze: 0.5, op_squeeze: 0.5, op_flatten: 0.5, op_cast: 0.7,
 }
 
 
