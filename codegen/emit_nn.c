@@ -218,8 +218,8 @@ static bool emit_layer_rms(EmitC *e, const Node *n, bool centered) {
     /* the residual Add before it (passes/fuse_norm.c): the row's sum is
      * written to the output row first, and normalized there in place */
     ec_line(e, "%s *y = Y0 + o * %lld;", dtype_ctype(ty), LL(len));
-    ec_line(e, "for (long i = 0; i < %lld; i++) y[i] = X0[o * %lld + i] + X3[o * %lld + i];", LL(len), LL(len),
-            LL(len));
+    ec_line(e, "for (long i = 0; i < %lld; i++) y[i] = X0[o * %lld + i] + X%d[o * %lld + i];", LL(len), LL(len),
+            n->n_in - 1, LL(len));
     ec_line(e, "const %s *x = y;", dtype_ctype(tx));
   } else {
     ec_line(e, "const %s *x = X0 + o * %lld;", dtype_ctype(tx), LL(len));

@@ -1,5 +1,5 @@
-/* fuse_norm.c - LayerNorm written as primitive ops becomes one
- * LayerNormalization node.
+/* fuse_norm.c - LayerNorm and RMSNorm written as primitive ops become one
+ * LayerNormalization or RMSNormalization node.
  *
  * requires: inferred types and static shapes; cse (so the two reads of x
  *   and of the centered value are one value each).
@@ -19,9 +19,16 @@
  *   output and not be captured by a subgraph. Nine loops over x (and five
  *   intermediates in the arena) become the LayerNormalization kernel's one
  *   row pass (codegen/emit_nn.c), which computes the statistics in double.
+ *   RMSNorm as exports write it (LLaMA, T5: no centering)
+ *     p = Pow(x, 2) or Mul(x, x);  v = ReduceMean(p, axes = A);
+ *     s = Sqrt(Add(v, eps));  n = Div(x, s) or Mul(x, Reciprocal(s)) or
+ *     Mul(x, Div(1, s));  [y = Mul(n, gamma)]
+ *   is one RMSNormalization(x, gamma){axis, epsilon}; x may have other
+ *   readers (the residual stream), the intermediates may not.
  *   Then a LayerNormalization or RMSNormalization of an Add (the residual
  *   before the norm in transformer layers), all float32 of one shape, takes
- *   the Add's second operand as its input 3 (onnxc.fused_inputs = 1): the
+ *   the Add's second operand as its last input, after the optional ones
+ *   (LayerNormalization's 3, RMSNormalization's 2; onnxc.fused_inputs = 1): the
  *   kernel writes the row's sum to its output row and normalizes it there.
  * invalidates: schedule positions (the pattern's nodes go; the new node takes
  *   the last one's place).
@@ -166,9 +173,85 @@ static bool try_layer_norm(Graph *g, Node *m, const Captured *cap) {
   return true;
 }
 
+/* RMSNorm as LLaMA/T5-style exports write it: the square (Pow(x, 2) or
+ * Mul(x, x)) whose ReduceMean over the last k dims gets eps added and its Sqrt
+ * taken, x divided by that (Div(x, s)) or multiplied by its reciprocal
+ * (Mul(x, Reciprocal(s)) or Mul(x, Div(1, s)), either operand order), then
+ * optionally times gamma. x may have other readers (the residual stream). */
+static bool try_rms_norm(Graph *g, Node *var, const Captured *cap) {
+  int k = mean_suffix(var);
+  Value *p = var->in[0];
+  if (k == 0 || p->kind != VK_NODE || !p->producer || sole_user(p, cap) != var)
+    return false;
+  Node *sq = p->producer;
+  Value *x = sq->in[0];
+  double two = 0;
+  const Value *e2 = sq->n_in == 2 ? sq->in[1] : NULL;  /* an exponent of any numeric type */
+  if (sq->op == OP_Pow && e2->kind == VK_CONST && e2->konst && e2->konst->numel == 1 && e2->dt != DT_STRING)
+    two = tensor_get_f64(e2->konst, 0);
+  if (!((sq->op == OP_Pow && two == 2.0) ||
+        (sq->op == OP_Mul && sq->in[1] == x)))
+    return false;
+  if ((x->dt != DT_F32 && x->dt != DT_F64) || !shape_is_static(&x->shape) || var->out[0]->dt != x->dt)
+    return false;
+  int axis = x->shape.rank - k;
+  Node *add = sole_user(var->out[0], cap);
+  double eps;
+  Value *ev = add && add->op == OP_Add ? other(add, var->out[0]) : NULL;
+  if (!ev || !const_scalar(ev, &eps) || !(eps >= 0))
+    return false;
+  Node *sqrt = sole_user(add->out[0], cap);
+  if (!sqrt || sqrt->op != OP_Sqrt)
+    return false;
+  Node *u = sole_user(sqrt->out[0], cap), *recip = NULL, *norm = NULL;
+  double one = 0;
+  if (u && u->op == OP_Div && u->in[0] == x && u->in[1] == sqrt->out[0]) {
+    norm = u;
+  } else if (u && ((u->op == OP_Reciprocal) ||
+                   (u->op == OP_Div && u->in[1] == sqrt->out[0] && const_scalar(u->in[0], &one) && one == 1.0))) {
+    recip = u;
+    Node *m = sole_user(recip->out[0], cap);
+    if (m && m->op == OP_Mul && other(m, recip->out[0]) == x && m->in[0] != m->in[1])
+      norm = m;
+  }
+  if (!norm)
+    return false;
+  Node *last = norm, *mul = NULL;
+  Value *gamma = NULL;
+  Node *n1 = sole_user(norm->out[0], cap);
+  if (n1 && n1->op == OP_Mul && (gamma = other(n1, norm->out[0])) && param_ok(gamma, x, axis))
+    mul = last = n1;
+  else
+    gamma = NULL;
+  if (!rewrite_same_shape(&last->out[0]->shape, &x->shape) || last->out[0]->dt != x->dt)
+    return false;
+  if (!gamma) {
+    Shape ps = shape_make(0, NULL);
+    Tensor *t = ir_tensor_new(g, x->dt, &ps, NULL);
+    tensor_set_f64(t, 0, 1.0);
+    gamma = ir_const_new(g, arena_printf(g->arena, "%s_scale", var->name), t);
+  }
+  Value *in[2] = {x, gamma};
+  Node *rn = ir_node_insert(g, last, OP_RMSNormalization, "RMSNormalization",
+                            arena_printf(g->arena, "%s_rmsnorm", last->name), 2, in, 1);
+  ir_attr_set_int(rn, "axis", axis);
+  ir_attr_add(rn, "epsilon", AT_FLOAT)->u.f = (float)eps;
+  rn->out[0]->dt = x->dt;
+  rn->out[0]->shape = x->shape;
+  ir_value_replace(last->out[0], rn->out[0]);
+  Node *gone[7] = {mul, norm, recip, sqrt, add, var, sq};
+  for (int i = 6; i >= 0; i--)
+    if (gone[i])
+      rewrite_record_fused(rn, gone[i]);
+  for (int i = 0; i < 7; i++)
+    if (gone[i])
+      ir_node_remove(gone[i]);
+  return true;
+}
+
 /* LayerNormalization/RMSNormalization(Add(a, b), ...), a, b and the output
  * float32 of one shape, the sum read only here: the Add goes, b becomes the
- * node's input 3 (onnxc.fused_inputs = 1) and the kernel adds it while
+ * node's last input (onnxc.fused_inputs = 1) and the kernel adds it while
  * reading its rows. */
 static void try_residual(Node *n, const Captured *cap) {
   Value *x = n->in[0];
@@ -182,7 +265,7 @@ static void try_residual(Node *n, const Captured *cap) {
       !rewrite_same_shape(&b->shape, &x->shape))
     return;
   ir_node_set_input(n, 0, a);
-  while (n->n_in < 3)
+  while (n->n_in < ir_ops[n->op].max_in)  /* the residual follows the optional inputs */
     ir_node_add_input(n, n->g->none);
   ir_node_add_input(n, b);
   ir_attr_set_int(n, "onnxc.fused_inputs", 1);
@@ -198,7 +281,7 @@ bool pass_fuse_norm(Graph *g, Diag *d) {
     again = false;
     for (Node *n = g->first; n && !again; n = n->next)
       if (n->op == OP_ReduceMean)
-        again = try_layer_norm(g, n, &cap);
+        again = try_layer_norm(g, n, &cap) || try_rms_norm(g, n, &cap);
   }
   for (Node *n = g->first, *next; n; n = next) {
     next = n->next;

@@ -649,7 +649,7 @@ static int emit_layer_rms(CudaKernel *k, const Node *n, bool centered) {
     /* the residual Add before it (passes/fuse_norm.c): the row's sum goes to
      * the output row, normalized there in place */
     ck_line(k, "for (int64_t j = threadIdx.x; j < %lld; j += blockDim.x)", LL(len));
-    ck_line(k, "  y[j] = X0[o * %lld + j] + X3[o * %lld + j];", LL(len), LL(len));
+    ck_line(k, "  y[j] = X0[o * %lld + j] + X%d[o * %lld + j];", LL(len), n->n_in - 1, LL(len));
     ck_line(k, "__syncthreads();");
     ck_line(k, "const %s *x = y;", dtype_ctype(tx));
   } else {

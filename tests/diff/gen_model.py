@@ -464,9 +464,40 @@ def op_layernorm(b, x):
     ins = [x, b.const(r.uniform(0.5, 1.5, size=norm).astype(np.float32), "gamma")]
     if r.random() < 0.8:
         ins.append(b.const(r.uniform(-0.5, 0.5, size=norm).astype(np.float32), "beta"))
+    if r.random() < 0.25:
+        return rmsnorm_primitives(b, x, axis, ins[1], r)
     if r.random() < 0.4:
         return layernorm_primitives(b, x, axis, ins[1:], r)
     return b.one("LayerNormalization", ins, x.shape, axis=axis, epsilon=1e-5)
+
+
+def rmsnorm_primitives(b, x, axis, gamma, r):
+    """RMSNorm as LLaMA- and T5-style exports write it: the square (Pow or
+    Mul(x, x)), ReduceMean, Add eps, Sqrt, then Div(x, s), or x times
+    Reciprocal(s) or Div(1, s); the scale sometimes left out."""
+    rank = len(x.shape)
+    axes = list(range(rank + axis, rank))
+    kept = tuple(1 if i in axes else d for i, d in enumerate(x.shape))
+    if r.random() < 0.6:
+        p = b.one("Pow", [x, b.const(np.array(2.0, np.float32), "two")], x.shape)
+    else:
+        p = b.one("Mul", [x, x], x.shape)
+    v = b.one("ReduceMean", [p], kept, axes=axes, keepdims=1)
+    eps = b.const(np.array(float(r.choice([1e-5, 1e-6])), np.float32), "eps")
+    e = b.one("Add", [v, eps] if r.random() < 0.7 else [eps, v], kept)
+    s = b.one("Sqrt", [e], kept)
+    form = r.random()
+    if form < 0.3:
+        y = b.one("Div", [x, s], x.shape)
+    else:
+        if form < 0.7:
+            i = b.one("Reciprocal", [s], kept)
+        else:
+            i = b.one("Div", [b.const(np.array(1.0, np.float32), "one"), s], kept)
+        y = b.one("Mul", [x, i] if r.random() < 0.5 else [i, x], x.shape)
+    if r.random() < 0.8:
+        y = b.one("Mul", [gamma, y] if r.random() < 0.6 else [y, gamma], x.shape)
+    return y
 
 
 def layernorm_primitives(b, x, axis, params, r):
