@@ -19,6 +19,9 @@
  *   and that no subgraph captures. Intermediates are never float16/bfloat16
  *   (each would round through its storage type) and every type is one the C
  *   target has; operands and Y may be of any such type.
+ *   First, an Expand read by broadcasting elementwise ops whose other
+ *   operands give the full shape is read through broadcasting instead (and
+ *   goes when nothing else reads it).
  * invalidates: schedule positions (the group's nodes go, Y's producer takes
  *   the root's place).
  * Intermediates leave the arena: a chain of k nodes reads its operands and
@@ -338,9 +341,60 @@ static void fuse_prologues(Graph *g, const Captured *cap, const int *pos) {
   }
 }
 
+/* ---- Expand read through broadcasting ---------------------------------------- */
+
+/* An elementwise op whose output shape is the numpy broadcast of all its
+ * inputs (not Clip, whose bounds do not widen it, nor PRelu, whose slope
+ * broadcasts one way). */
+static bool bcast_all(const Node *n) {
+  return ir_ops[n->op].expr && (ir_ops[n->op].flags & OPF_BCAST) && n->op != OP_Clip && n->op != OP_PRelu &&
+         n->n_out == 1 && shape_is_static(&n->out[0]->shape);
+}
+
+/* n's output shape with input j read as `a`: whether it stays the same. */
+static bool same_with(const Node *n, int j, const Value *a) {
+  Shape s = shape_make(0, NULL);
+  for (int k = 0; k < n->n_in; k++) {
+    if (!ir_has_input(n, k))
+      continue;
+    const Shape *sk = k == j ? &a->shape : &n->in[k]->shape;
+    Shape t;
+    if (!shape_is_static(sk) || !shape_broadcast(&s, sk, &t))
+      return false;
+    s = t;
+  }
+  return rewrite_same_shape(&s, &n->out[0]->shape);
+}
+
+/* Expand(a, shape) read by broadcasting elementwise ops whose other operands
+ * already give the full shape: they read a itself (the loop nest broadcasts
+ * it, index arithmetic instead of a copy), and an Expand left unread goes.
+ * Exporters write such Expands for attention masks and position tables. */
+static void absorb_expands(Graph *g, const Captured *cap) {
+  for (Node *n = g->first; n; n = n->next) {
+    if (!bcast_all(n))
+      continue;
+    for (int j = 0; j < n->n_in; j++) {
+      Value *v = n->in[j];
+      if (!ir_has_input(n, j) || v->kind != VK_NODE || !v->producer || v->producer->op != OP_Expand)
+        continue;
+      Node *x = v->producer;
+      Value *a = x->in[0];
+      if (a->dt != v->dt || !same_with(n, j, a))
+        continue;
+      ir_node_set_input(n, j, a);
+      if (v->n_uses == 0 && !v->is_output && !rewrite_is_captured(cap, v)) {
+        rewrite_record_fused(n, x);
+        ir_node_remove(x);
+      }
+    }
+  }
+}
+
 bool pass_fuse_elementwise(Graph *g, bool epilogue, Diag *d) {
   (void)d;
   Captured cap = rewrite_captured(g);
+  absorb_expands(g, &cap);
   int *pos = calloc((size_t)g->n_node_ids + 1, sizeof *pos);
   IR_ASSERT(pos);
   int k = 0;

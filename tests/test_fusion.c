@@ -244,11 +244,53 @@ static void test_casts(void **state) {
   ir_graph_free(g);
 }
 
+/* Expand read through broadcasting: the mask Expand goes when the other
+ * operand gives the full shape; one that widens the result, or is also an
+ * output, stays (the second's reader still reads its input). */
+static const char *k_expand =
+    "graph g opset 17\n"
+    "input %s : f32[2,3,4]\n"
+    "input %m : f32[2,1,4]\n"
+    "const %shp : i64[3] = [2, 3, 4]\n"
+    "const %k : f32[] = [2.0]\n"
+    "%me : f32[2,3,4] = Expand(%m, %shp) @expand_mask\n"
+    "%y : f32[2,3,4] = Add(%s, %me) @add_mask\n"
+    "%we : f32[2,3,4] = Expand(%m, %shp) @expand_wide\n"
+    "%w : f32[2,3,4] = Mul(%we, %k) @scale_wide\n"
+    "%oe : f32[2,3,4] = Expand(%m, %shp) @expand_out\n"
+    "%o : f32[2,3,4] = Sub(%s, %oe) @sub_out\n"
+    "output %y\n"
+    "output %w\n"
+    "output %o\n"
+    "output %oe\n";
+
+static void test_expand_broadcast(void **state) {
+  (void)state;
+  Diag d;
+  diag_init(&d, "t.ir", stderr);
+  Graph *g = ir_parse(k_expand, "t.ir", &d);
+  assert_non_null(g);
+  assert_true(pass_infer(g, &d));
+  assert_true(pass_fuse_elementwise(g, true, &d));
+  assert_true(pass_dce(g, &d));
+  assert_true(ir_verify(g, true, &d));
+  assert_int_equal(count_op(g, OP_Expand), 2);
+  const Node *add = producer_of(g, "y"), *sub = producer_of(g, "o");
+  assert_int_equal(add->op, OP_Add);
+  assert_string_equal(add->in[1]->name, "m");
+  assert_string_equal(sub->in[1]->name, "m");
+  assert_string_equal(producer_of(g, "w")->in[0]->name, "we");
+  assert_int_equal(d.n_errors, 0);
+  diag_free(&d);
+  ir_graph_free(g);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_groups_and_description),
       cmocka_unit_test(test_types),
       cmocka_unit_test(test_casts),
+      cmocka_unit_test(test_expand_broadcast),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

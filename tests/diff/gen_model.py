@@ -622,6 +622,8 @@ def op_binary(b, x):
         others = b.floats(None, lambda v: v is not x and bcast_shape(v.shape, x.shape) == x.shape)
         y = b.pick(others, 0.3)
         if y is not None:
+            if y.shape != x.shape and r.random() < 0.4:  # as exporters expand masks first
+                y = b.one("Expand", [y, b.const(np.array(x.shape, np.int64), "shape")], x.shape, bounded=y.bounded)
             ins = [x, y] if r.random() < 0.7 else [y, x]
             return b.one(op, ins, x.shape, bounded=x.bounded and y.bounded and op in ("Max", "Min"))
     shape = per_channel_shape(b, x)
