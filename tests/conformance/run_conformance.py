@@ -251,8 +251,12 @@ def run_all(cases, onnxc, timeout, jobs, light_dir, excluded):
     results = []
     show_progress = sys.stderr.isatty()
     pool = concurrent.futures.ThreadPoolExecutor(max_workers=jobs)
+    # The slowest cases first (whole models, the image decoders' runtime), so
+    # that none of them starts last and leaves the other workers idle.
+    def heavy(c):
+        return 0 if c.category == "light" else 1 if "image_decoder" in c.name else 2
     try:
-        futures = [pool.submit(run_case, c, onnxc, timeout, light_dir, excluded) for c in cases]
+        futures = [pool.submit(run_case, c, onnxc, timeout, light_dir, excluded) for c in sorted(cases, key=heavy)]
         for done, future in enumerate(concurrent.futures.as_completed(futures), 1):
             results.append(future.result())
             if show_progress:
