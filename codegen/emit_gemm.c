@@ -396,31 +396,23 @@ void gk_set_epilogue(Prod *p, const Node *n, const char *base, const char *rb, c
 /* A batched MatMul through folded Transposes (mm_view): each operand row- or
  * column-major with its own leading dimension, batches at the views' strides. */
 static bool matmul_prod_permuted(const Node *n, int threads, Prod *p, int64_t *batch) {
-  Shape va, vb, vy;
-  int64_t sa[IR_MAX_RANK], sb[IR_MAX_RANK], sy[IR_MAX_RANK];
-  mm_view(n, 0, &va, sa);
-  mm_view(n, 1, &vb, sb);
-  mm_view(n, 2, &vy, sy);
-  int r = vy.rank;
-  if (va.rank != r || vb.rank != r || r < 3 || sy[r - 1] != 1 || (sa[r - 1] != 1 && sa[r - 2] != 1) ||
-      (sb[r - 1] != 1 && sb[r - 2] != 1))
+  MmStrides ms;
+  if (!mm_strides(n, &ms) || (ms.a_cs != 1 && ms.a_rs != 1) || (ms.b_cs != 1 && ms.b_rs != 1))
     return false;
   memset(p, 0, sizeof *p);
   p->threads = threads;
-  p->m = va.d[r - 2];
-  p->k = va.d[r - 1];
-  p->n = vb.d[r - 1];
-  p->a.src = sa[r - 1] == 1 ? SRC_ROWS : SRC_TRANS;
+  p->m = ms.m;
+  p->k = ms.k;
+  p->n = ms.n;
+  p->a.src = ms.a_cs == 1 ? SRC_ROWS : SRC_TRANS;
   p->a.ptr = "pa";
-  p->a.ld = sa[r - 1] == 1 ? sa[r - 2] : sa[r - 1];
-  p->b.src = sb[r - 1] == 1 ? SRC_ROWS : SRC_TRANS;
+  p->a.ld = ms.a_cs == 1 ? ms.a_rs : ms.a_cs;
+  p->b.src = ms.b_cs == 1 ? SRC_ROWS : SRC_TRANS;
   p->b.ptr = "pb";
-  p->b.ld = sb[r - 1] == 1 ? sb[r - 2] : sb[r - 1];
+  p->b.ld = ms.b_cs == 1 ? ms.b_rs : ms.b_cs;
   p->y = "py";
-  p->ldy = sy[r - 2];
-  *batch = 1;
-  for (int i = 0; i < r - 2; i++)
-    *batch *= vy.d[i];
+  p->ldy = ms.y_rs;
+  *batch = ms.batch;
   gk_layout(p, NULL);
   return gk_worth_packing(p);
 }

@@ -290,6 +290,30 @@ void mm_view(const Node *n, int which, Shape *shape, int64_t *stride) {
   }
 }
 
+bool mm_strides(const Node *n, MmStrides *s) {
+  Shape va, vb, vy;
+  int64_t sa[IR_MAX_RANK], sb[IR_MAX_RANK], sy[IR_MAX_RANK];
+  mm_view(n, 0, &va, sa);
+  mm_view(n, 1, &vb, sb);
+  mm_view(n, 2, &vy, sy);
+  int r = vy.rank;
+  if (va.rank != r || vb.rank != r || r < 3 || sy[r - 1] != 1)
+    return false;
+  s->rank = r;
+  s->m = va.d[r - 2];
+  s->k = va.d[r - 1];
+  s->n = vb.d[r - 1];
+  s->a_rs = sa[r - 2];
+  s->a_cs = sa[r - 1];
+  s->b_rs = sb[r - 2];
+  s->b_cs = sb[r - 1];
+  s->y_rs = sy[r - 2];
+  s->batch = 1;
+  for (int i = 0; i < r - 2; i++)
+    s->batch *= vy.d[i];
+  return true;
+}
+
 void mm_operand_offset(const Node *n, int which, int nb, Buf *out) {
   Shape v;
   int64_t st[IR_MAX_RANK];
@@ -405,28 +429,22 @@ void ec_batch_offset(const int64_t *dims, int rank, const int64_t *ob, int nb, i
 /* A MatMul reading or writing through folded Transposes (passes/fuse_layout.c):
  * the views' strides, one product per batch, no broadcasting. */
 static bool emit_permuted(EmitC *e, const Node *n, Product *p) {
-  Shape va, vb, vy;
-  int64_t sa[IR_MAX_RANK], sb[IR_MAX_RANK], sy[IR_MAX_RANK];
-  mm_view(n, 0, &va, sa);
-  mm_view(n, 1, &vb, sb);
-  mm_view(n, 2, &vy, sy);
-  int r = vy.rank, nb = r - 2;
-  if (va.rank != r || vb.rank != r || sy[r - 1] != 1)
+  MmStrides ms;
+  if (!mm_strides(n, &ms))
     return diag_error(e->d, n, "internal: a permuted MatMul needs batched operands and unit-stride rows");
-  p->m = va.d[r - 2];
-  p->k = va.d[r - 1];
-  p->n = vb.d[r - 1];
-  p->a_rs = sa[r - 2];
-  p->a_cs = sa[r - 1];
-  p->b_ks = sb[r - 2];
-  p->b_js = sb[r - 1];
-  p->y_rs = sy[r - 2];
+  int nb = ms.rank - 2;
+  p->m = ms.m;
+  p->k = ms.k;
+  p->n = ms.n;
+  p->a_rs = ms.a_rs;
+  p->a_cs = ms.a_cs;
+  p->b_ks = ms.b_rs;
+  p->b_js = ms.b_cs;
+  p->y_rs = ms.y_rs;
   p->tb = p->b_js != 1;
   if (p->tb && p->b_ks != 1)
     return diag_error(e->d, n, "internal: a permuted MatMul operand B needs unit-stride rows or columns");
-  int64_t batch = 1;
-  for (int i = 0; i < nb; i++)
-    batch *= vy.d[i];
+  int64_t batch = ms.batch;
   Buf ao, bo, yo;
   buf_init(&ao);
   buf_init(&bo);

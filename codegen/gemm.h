@@ -61,6 +61,17 @@ bool mm_permuted(const Node *n);
 void mm_batch_offset(const Shape *shape, const int64_t *stride, int nb, Buf *out);
 /* mm_view, then mm_batch_offset of it plus the view's offset. */
 void mm_operand_offset(const Node *n, int which, int nb, Buf *out);
+/* A batched MatMul seen through its views, as every target's product takes
+ * it: per batch, A[i][kk] at i * a_rs + kk * a_cs, B[kk][j] at kk * b_rs +
+ * j * b_cs, Y[i][j] at i * y_rs + j; batch counts the logical result's
+ * leading dims (rank - 2 of them; the buffer may be transposed). False unless
+ * A, B and Y have one rank of at least 3 and Y's rows are contiguous. */
+typedef struct MmStrides {
+  int rank;
+  int64_t m, k, n, batch;
+  int64_t a_rs, a_cs, b_rs, b_cs, y_rs;
+} MmStrides;
+bool mm_strides(const Node *n, MmStrides *s);
 bool gemm_emit_gemm(EmitC *e, const Node *n);
 
 /* The fused activation of a Conv/Gemm/MatMul (attribute `activation`, set by

@@ -320,33 +320,26 @@ static int emit_matmul(CudaKernel *k, const Node *n) {
   buf_init(&bo);
   buf_init(&yo);
   if (mm_permuted(n)) { /* through the Transposes and slices fuse-layout folded in (mm_view) */
-    Shape va, vb, vy;
-    int64_t sa[IR_MAX_RANK], sb[IR_MAX_RANK], sy[IR_MAX_RANK];
-    mm_view(n, 0, &va, sa);
-    mm_view(n, 1, &vb, sb);
-    mm_view(n, 2, &vy, sy);
-    int r = vy.rank;
-    if (va.rank != r || vb.rank != r || r < 3 || sy[r - 1] != 1) {
+    MmStrides ms;
+    if (!mm_strides(n, &ms)) {
       buf_free(&ao);
       buf_free(&bo);
       buf_free(&yo);
       return 0;
     }
-    nb = r - 2;
-    p.m = va.d[r - 2];
-    p.k = va.d[r - 1];
-    p.n = vb.d[r - 1];
-    p.sai = sa[r - 2];
-    p.sak = sa[r - 1];
-    p.sbk = sb[r - 2];
-    p.sbj = sb[r - 1];
-    p.syi = sy[r - 2];
+    nb = ms.rank - 2;
+    p.m = ms.m;
+    p.k = ms.k;
+    p.n = ms.n;
+    p.sai = ms.a_rs;
+    p.sak = ms.a_cs;
+    p.sbk = ms.b_rs;
+    p.sbj = ms.b_cs;
+    p.syi = ms.y_rs;
     mm_operand_offset(n, 0, nb, &ao);
     mm_operand_offset(n, 1, nb, &bo);
     mm_operand_offset(n, 2, nb, &yo);
-    p.batch = 1;
-    for (int i = 0; i < nb; i++) /* the logical result's batch dims (the buffer may be transposed) */
-      p.batch *= vy.d[i];
+    p.batch = ms.batch;
   } else {
     p.syi = p.n;
     ec_batch_offset(as->d, as->rank >= 2 ? as->rank - 2 : 0, ys->d, nb, p.m * p.k, &ao);
