@@ -206,6 +206,34 @@ static void nest_build(const Node *n, Nest *ns) {
   for (int j = 0; j < r; j++)
     if (os->d[j] != 1)
       keep[nkeep++] = j;
+  int perm[IR_MAX_RANK];
+  bool permuted = false;
+  for (int k = 0; k < nk && !permuted; k++)
+    permuted = kd_operand_perm(n, k, perm);
+  if (permuted) {
+    /* an operand read in place of a Transpose: one loop per dim, each
+     * operand at its own strides (logical dims through its perm) */
+    ns->rank = nkeep;
+    int64_t acc = 1;
+    for (int q = nkeep - 1; q >= 0; q--) {
+      ns->ext[q] = os->d[keep[q]];
+      ns->ostride[q] = acc;
+      acc *= ns->ext[q];
+    }
+    for (int k = 0; k < nk; k++) {
+      const Shape *ls = kd_operand_shape(n, k);
+      int64_t st[IR_MAX_RANK];
+      kd_operand_strides(n, k, st);
+      ns->depth[k] = -1;
+      for (int q = 0; q < nkeep; q++) {
+        int a = keep[q] - (r - ls->rank);
+        ns->stride[k][q] = a >= 0 && ls->d[a] != 1 ? st[a] : 0;
+        if (ns->stride[k][q])
+          ns->depth[k] = q;
+      }
+    }
+    return;
+  }
   /* Merge runs of kept dims whose full/broadcast pattern matches. */
   int group[IR_MAX_RANK];
   ns->rank = 0;

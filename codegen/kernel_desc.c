@@ -215,6 +215,72 @@ bool kd_epilogue_expr(const Node *p, const char *x, Buf *out, Diag *d) {
   return ok;
 }
 
+bool kd_operand_perm(const Node *n, int k, int *perm) {
+  int len = 0;
+  const int64_t *enc = ir_attr_ints(n, "onnxc.perms", &len);
+  for (int at = 0, j = 0; enc && at < len; j++) {
+    int r = (int)enc[at];
+    if (at + 1 + r > len)
+      return false;
+    if (j == k && r > 0) {
+      for (int i = 0; i < r; i++)
+        perm[i] = (int)enc[at + 1 + i];
+      return true;
+    }
+    at += 1 + r;
+  }
+  return false;
+}
+
+const Shape *kd_operand_shape(const Node *n, int k) {
+  const Attr *a = n->op == OP_FusedElementwise ? ir_attr(n, "body") : NULL;
+  if (a && a->kind == AT_GRAPH && a->u.g && k < a->u.g->n_inputs)
+    return &a->u.g->inputs[k]->shape;
+  return &n->in[k]->shape;
+}
+
+void kd_operand_strides(const Node *n, int k, int64_t *stride) {
+  const Shape *buf = &n->in[k]->shape;
+  int64_t bs[IR_MAX_RANK], acc = 1;
+  for (int i = buf->rank - 1; i >= 0; i--) {
+    bs[i] = acc;
+    acc *= buf->d[i];
+  }
+  int perm[IR_MAX_RANK];
+  bool p = kd_operand_perm(n, k, perm);
+  for (int i = 0; i < kd_operand_shape(n, k)->rank; i++)
+    stride[i] = p ? bs[perm[i]] : bs[i];
+}
+
+void kd_operand_offset(const Node *n, int k, const Shape *out, const char *i, Buf *b) {
+  const Shape *ls = kd_operand_shape(n, k);
+  int64_t st[IR_MAX_RANK], ostride[IR_MAX_RANK], acc = 1;
+  kd_operand_strides(n, k, st);
+  int r = out->rank, off = r - ls->rank;
+  for (int m = r - 1; m >= 0; m--) {
+    ostride[m] = acc;
+    acc *= out->d[m];
+  }
+  bool any = false;
+  for (int m = 0; m < r; m++) {
+    int a = m - off;
+    if (a < 0 || ls->d[a] == 1)
+      continue;
+    buf_printf(b, "%s", any ? " + " : "");
+    if (m == 0)
+      buf_printf(b, "(%s / %lld)", i, (long long)ostride[m]);
+    else if (ostride[m] == 1)
+      buf_printf(b, "(%s %% %lld)", i, (long long)out->d[m]);
+    else
+      buf_printf(b, "(%s / %lld %% %lld)", i, (long long)ostride[m], (long long)out->d[m]);
+    if (st[a] != 1)
+      buf_printf(b, " * %lld", (long long)st[a]);
+    any = true;
+  }
+  if (!any)
+    buf_puts(b, "0");
+}
+
 void kd_bcast_offset(const Shape *in, const Shape *out, const char *i, Buf *b) {
   int64_t ni = 1, no = 1;
   shape_numel(in, &ni);

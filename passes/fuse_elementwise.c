@@ -21,7 +21,8 @@
  *   target has; operands and Y may be of any such type.
  *   First, an Expand read by broadcasting elementwise ops whose other
  *   operands give the full shape is read through broadcasting instead (and
- *   goes when nothing else reads it).
+ *   goes when nothing else reads it). Last, a Transpose that only a fused
+ *   kernel reads is read in place through its perm (onnxc.perms).
  * invalidates: schedule positions (the group's nodes go, Y's producer takes
  *   the root's place).
  * Intermediates leave the arena: a chain of k nodes reads its operands and
@@ -391,6 +392,73 @@ static void absorb_expands(Graph *g, const Captured *cap) {
   }
 }
 
+/* ---- Transposes read through strides ------------------------------------------ */
+
+/* The Transpose whose result v only fused kernel f reads (once), or NULL. */
+static Node *absorbable_transpose(const Value *v, const Captured *cap) {
+  const Node *t = v->kind == VK_NODE ? v->producer : NULL;
+  if (!t || t->op != OP_Transpose || t->n_out != 1 || v->n_uses != 1 || v->is_output ||
+      rewrite_is_captured(cap, v) || !shape_is_static(&t->in[0]->shape) || !shape_is_static(&v->shape) ||
+      t->in[0]->dt != v->dt || dtype_bits(v->dt) < 8)
+    return NULL;
+  int k = 0;
+  const int64_t *perm = ir_attr_ints(t, "perm", &k);
+  if (perm && k != v->shape.rank)
+    return NULL;
+  return (Node *)t;
+}
+
+/* Operands of fused kernels made by a Transpose that only the kernel reads
+ * are read in place: the kernel takes the Transpose's input and the perm
+ * (attribute onnxc.perms: per operand its rank r, 0 when read as it is, then
+ * r entries, logical dim i being the buffer's dim perm[i]); the body input
+ * keeps the logical shape, and both targets index the buffer through the
+ * perm's strides (codegen/kernel_desc.c). The Transpose's copy goes. */
+static void absorb_transposes(Graph *g, const Captured *cap) {
+  for (Node *f = g->first; f; f = f->next) {
+    if (f->op != OP_FusedElementwise)
+      continue;
+    int total = 0, any = 0;
+    for (int k = 0; k < f->n_in; k++) {
+      Node *t = absorbable_transpose(f->in[k], cap);
+      total += 1 + (t ? f->in[k]->shape.rank : 0);
+      any += t != NULL;
+    }
+    if (!any)
+      continue;
+    int64_t *enc = arena_alloc(g->arena, (size_t)total * sizeof *enc);
+    int at = 0;
+    for (int k = 0; k < f->n_in; k++) {
+      Value *v = f->in[k];
+      Node *t = absorbable_transpose(v, cap);
+      if (!t) {
+        enc[at++] = 0;
+        continue;
+      }
+      int r = v->shape.rank, np = 0;
+      const int64_t *perm = ir_attr_ints(t, "perm", &np);
+      enc[at++] = r;
+      for (int i = 0; i < r; i++)
+        enc[at++] = perm ? perm[i] : r - 1 - i;
+      ir_node_set_input(f, k, t->in[0]);
+      rewrite_record_fused(f, t);
+      ir_node_remove(t);
+    }
+    Attr *a = ir_attr_add(f, "onnxc.perms", AT_INTS);
+    a->u.is = enc;
+    a->n = total;
+  }
+}
+
+/* A group of one elementwise node is worth a fused kernel when an operand's
+ * Transpose can be read in place. */
+static bool reads_transpose(const Group *gr, const Captured *cap) {
+  for (int k = 0; k < gr->n_operands; k++)
+    if (absorbable_transpose(gr->operand[k], cap))
+      return true;
+  return false;
+}
+
 bool pass_fuse_elementwise(Graph *g, bool epilogue, Diag *d) {
   (void)d;
   Captured cap = rewrite_captured(g);
@@ -406,7 +474,7 @@ bool pass_fuse_elementwise(Graph *g, bool epilogue, Diag *d) {
     if (!fusable(n))
       continue;
     grow(&gr, n, &cap, pos);
-    if (gr.n < 2 && !(epilogue && epilogue_producer(&gr, &cap)))
+    if (gr.n < 2 && !(epilogue && epilogue_producer(&gr, &cap)) && !reads_transpose(&gr, &cap))
       continue;
     /* the nodes before the fused one are still to be looked at */
     Node *p = epilogue ? epilogue_producer(&gr, &cap) : NULL;
@@ -416,6 +484,7 @@ bool pass_fuse_elementwise(Graph *g, bool epilogue, Diag *d) {
       to_epilogue(f, p);
   }
   fuse_prologues(g, &cap, pos);
+  absorb_transposes(g, &cap);
   free(pos);
   return true;
 }

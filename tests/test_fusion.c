@@ -285,12 +285,73 @@ static void test_expand_broadcast(void **state) {
   ir_graph_free(g);
 }
 
+/* A Transpose only a fused kernel reads is read in place: the kernel takes
+ * its input and the perm (onnxc.perms), the body keeps the logical shape, and
+ * the C loads index the buffer through the perm's strides. A single
+ * elementwise node reading one becomes a kernel of one step; a Transpose
+ * read twice stays. */
+static const char *k_transpose =
+    "graph g opset 17\n"
+    "input %x : f32[2,3,4]\n"
+    "input %y : f32[3,4,2]\n"
+    "input %w : f32[4,2]\n"
+    "%t : f32[3,4,2] = Transpose{perm=ints[1,2,0]}(%x) @nhwc\n"
+    "%a : f32[3,4,2] = Add(%t, %y) @add\n"
+    "%r : f32[3,4,2] = Relu(%a) @relu\n"
+    "%u : f32[2,4] = Transpose(%w) @flip\n"
+    "%n : f32[2,4] = Neg(%u) @neg\n"
+    "%v : f32[2,4] = Transpose(%w) @shared\n"
+    "%s : f32[2,4] = Abs(%v) @abs\n"
+    "output %r\n"
+    "output %n\n"
+    "output %s\n"
+    "output %v\n";
+
+static void test_transpose_in_place(void **state) {
+  (void)state;
+  Diag d;
+  diag_init(&d, "t.ir", stderr);
+  Graph *g = parse_fused(k_transpose, &d);
+  assert_int_equal(count_op(g, OP_Transpose), 1);
+  assert_int_equal(count_op(g, OP_FusedElementwise), 2);
+  const Node *f = producer_of(g, "r"), *neg = producer_of(g, "n");
+  assert_int_equal(f->op, OP_FusedElementwise);
+  assert_string_equal(f->in[0]->name, "x");
+  int perm[IR_MAX_RANK];
+  assert_true(kd_operand_perm(f, 0, perm));
+  assert_int_equal(perm[0], 1);
+  assert_int_equal(perm[1], 2);
+  assert_int_equal(perm[2], 0);
+  assert_false(kd_operand_perm(f, 1, perm));
+  assert_int_equal(kd_operand_shape(f, 0)->d[0], 3);
+  int64_t st[IR_MAX_RANK];
+  kd_operand_strides(f, 0, st);  /* x is [2,3,4]: strides 12, 4, 1 */
+  assert_int_equal(st[0], 4);
+  assert_int_equal(st[1], 1);
+  assert_int_equal(st[2], 12);
+  Buf off;
+  buf_init(&off);
+  buf_puts(&off, "");
+  kd_operand_offset(f, 0, &f->out[0]->shape, "i", &off);
+  assert_string_equal(off.s, "(i / 8) * 4 + (i / 2 % 4) + (i % 2) * 12");
+  buf_free(&off);
+  assert_int_equal(neg->op, OP_FusedElementwise);
+  assert_string_equal(neg->in[0]->name, "w");
+  assert_true(kd_operand_perm(neg, 0, perm));
+  assert_int_equal(perm[0], 1);
+  assert_int_equal(producer_of(g, "s")->op, OP_Abs);
+  assert_int_equal(d.n_errors, 0);
+  diag_free(&d);
+  ir_graph_free(g);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_groups_and_description),
       cmocka_unit_test(test_types),
       cmocka_unit_test(test_casts),
       cmocka_unit_test(test_expand_broadcast),
+      cmocka_unit_test(test_transpose_in_place),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -171,7 +171,11 @@ static int emit_fused(CudaKernel *k, const Node *n) {
     src.len = 0;
     ld.len = 0;
     buf_printf(&src, "X%d[", i);
-    kd_bcast_offset(&n->in[i]->shape, &y->shape, "i", &src);
+    int perm[IR_MAX_RANK];
+    if (kd_operand_perm(n, i, perm)) /* read in place of a Transpose */
+      kd_operand_offset(n, i, &y->shape, "i", &src);
+    else
+      kd_bcast_offset(&n->in[i]->shape, &y->shape, "i", &src);
     buf_putc(&src, ']');
     ec_ew_load(&ld, n->in[i]->dt, to, src.s);
     ck_line(k, "  const %s a%d = %s;", dtype_ctype(to), i, ld.s);
