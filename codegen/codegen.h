@@ -202,15 +202,16 @@ bool kd_epilogue_expr(const Node *p, const char *x, Buf *out, Diag *d);
  * (right-aligned) against `out`, of the element at flat output index i (a C
  * expression): i itself when the sizes match, else unravelled coordinates. */
 void kd_bcast_offset(const Shape *in, const Shape *out, const char *i, Buf *b);
-/* Operand k of a FusedElementwise read in place of a Transpose
- * (passes/fuse_elementwise.c, attribute onnxc.perms): its perm (logical dim i
- * is the buffer's dim perm[i]); false when it is read as it is. */
-bool kd_operand_perm(const Node *n, int k, int *perm);
+/* Operand k of a FusedElementwise read in place of Transposes and Slices
+ * (passes/fuse_elementwise.c, attribute onnxc.views): the element offset and
+ * the strides of its logical dims in the buffer it reads; false when it is
+ * read as it is. */
+bool kd_operand_view(const Node *n, int k, int64_t *offset, int64_t *stride);
 /* Operand k's logical shape (the body input's; n->in[k]'s for other nodes). */
 const Shape *kd_operand_shape(const Node *n, int k);
-/* Element strides of operand k's logical dims in its buffer. */
-void kd_operand_strides(const Node *n, int k, int64_t *stride);
-/* kd_bcast_offset for operand k of n, through its perm when it has one. */
+/* Element strides of operand k's logical dims in its buffer; returns the
+ * element offset of its first element. */
+int64_t kd_operand_strides(const Node *n, int k, int64_t *stride);
 void kd_operand_offset(const Node *n, int k, const Shape *out, const char *i, Buf *b);
 /* The prologue a Softmax/LogSoftmax took from fusion (attribute "prologue":
  * the elementwise chain that made its input, whose operands are now n's

@@ -194,6 +194,7 @@ typedef struct Nest {
   int n_ops;
   int64_t (*stride)[IR_MAX_RANK];  /* per operand, 0 on broadcast dims */
   int *depth;                      /* per operand: deepest dim its index uses, -1: scalar */
+  int64_t *base;                   /* per operand: element offset (a view's), else 0 */
 } Nest;
 
 /* An operand is "full" along an output dim when it spans it rather than
@@ -206,13 +207,13 @@ static void nest_build(const Node *n, Nest *ns) {
   for (int j = 0; j < r; j++)
     if (os->d[j] != 1)
       keep[nkeep++] = j;
-  int perm[IR_MAX_RANK];
-  bool permuted = false;
-  for (int k = 0; k < nk && !permuted; k++)
-    permuted = kd_operand_perm(n, k, perm);
-  if (permuted) {
-    /* an operand read in place of a Transpose: one loop per dim, each
-     * operand at its own strides (logical dims through its perm) */
+  int64_t voff, vst[IR_MAX_RANK];
+  bool viewed = false;
+  for (int k = 0; k < nk && !viewed; k++)
+    viewed = kd_operand_view(n, k, &voff, vst);
+  if (viewed) {
+    /* an operand read in place of Transposes and Slices: one loop per dim,
+     * each operand at its own strides and offset (its view) */
     ns->rank = nkeep;
     int64_t acc = 1;
     for (int q = nkeep - 1; q >= 0; q--) {
@@ -223,7 +224,7 @@ static void nest_build(const Node *n, Nest *ns) {
     for (int k = 0; k < nk; k++) {
       const Shape *ls = kd_operand_shape(n, k);
       int64_t st[IR_MAX_RANK];
-      kd_operand_strides(n, k, st);
+      ns->base[k] = kd_operand_strides(n, k, st);
       ns->depth[k] = -1;
       for (int q = 0; q < nkeep; q++) {
         int a = keep[q] - (r - ls->rank);
@@ -303,6 +304,8 @@ static void emit_load(EmitC *e, const Node *n, const Nest *ns, int k, DType to) 
   buf_init(&src);
   buf_init(&ld);
   buf_printf(&src, "X%d[", k);
+  if (ns->base[k])
+    buf_printf(&src, "%lld + ", (long long)ns->base[k]);
   index_expr(&src, ns->stride[k], ns->depth[k]);
   buf_putc(&src, ']');
   ec_ew_load(&ld, n->in[k]->dt, to, src.s);
@@ -415,8 +418,9 @@ static bool emit_ew_kernel(EmitC *e, const Node *n, const Kdesc *kd) {
   ns.n_ops = nk;
   ns.stride = calloc((size_t)nk, sizeof *ns.stride);
   ns.depth = calloc((size_t)nk, sizeof *ns.depth);
+  ns.base = calloc((size_t)nk, sizeof *ns.base);
   DType *to = calloc((size_t)nk, sizeof *to);
-  IR_ASSERT(ns.stride && ns.depth && to);
+  IR_ASSERT(ns.stride && ns.depth && ns.base && to);
   for (int k = 0; k < nk; k++)
     to[k] = kd ? kd_operand_type(n->in[k]->dt) : compute;
   nest_build(n, &ns);
@@ -450,6 +454,7 @@ static bool emit_ew_kernel(EmitC *e, const Node *n, const Kdesc *kd) {
     ec_line(e, "}");
   free(ns.stride);
   free(ns.depth);
+  free(ns.base);
   free(to);
   return ok;
 }

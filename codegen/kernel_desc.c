@@ -215,19 +215,20 @@ bool kd_epilogue_expr(const Node *p, const char *x, Buf *out, Diag *d) {
   return ok;
 }
 
-bool kd_operand_perm(const Node *n, int k, int *perm) {
+bool kd_operand_view(const Node *n, int k, int64_t *offset, int64_t *stride) {
   int len = 0;
-  const int64_t *enc = ir_attr_ints(n, "onnxc.perms", &len);
+  const int64_t *enc = ir_attr_ints(n, "onnxc.views", &len);
   for (int at = 0, j = 0; enc && at < len; j++) {
     int r = (int)enc[at];
-    if (at + 1 + r > len)
+    if (at + 1 + (r ? 1 + r : 0) > len)
       return false;
     if (j == k && r > 0) {
+      *offset = enc[at + 1];
       for (int i = 0; i < r; i++)
-        perm[i] = (int)enc[at + 1 + i];
+        stride[i] = enc[at + 2 + i];
       return true;
     }
-    at += 1 + r;
+    at += 1 + (r ? 1 + r : 0);
   }
   return false;
 }
@@ -239,23 +240,23 @@ const Shape *kd_operand_shape(const Node *n, int k) {
   return &n->in[k]->shape;
 }
 
-void kd_operand_strides(const Node *n, int k, int64_t *stride) {
+int64_t kd_operand_strides(const Node *n, int k, int64_t *stride) {
+  int64_t off = 0;
+  if (kd_operand_view(n, k, &off, stride))
+    return off;
   const Shape *buf = &n->in[k]->shape;
-  int64_t bs[IR_MAX_RANK], acc = 1;
+  int64_t acc = 1;
   for (int i = buf->rank - 1; i >= 0; i--) {
-    bs[i] = acc;
+    stride[i] = acc;
     acc *= buf->d[i];
   }
-  int perm[IR_MAX_RANK];
-  bool p = kd_operand_perm(n, k, perm);
-  for (int i = 0; i < kd_operand_shape(n, k)->rank; i++)
-    stride[i] = p ? bs[perm[i]] : bs[i];
+  return 0;
 }
 
 void kd_operand_offset(const Node *n, int k, const Shape *out, const char *i, Buf *b) {
   const Shape *ls = kd_operand_shape(n, k);
   int64_t st[IR_MAX_RANK], ostride[IR_MAX_RANK], acc = 1;
-  kd_operand_strides(n, k, st);
+  int64_t base = kd_operand_strides(n, k, st);
   int r = out->rank, off = r - ls->rank;
   for (int m = r - 1; m >= 0; m--) {
     ostride[m] = acc;
@@ -278,7 +279,9 @@ void kd_operand_offset(const Node *n, int k, const Shape *out, const char *i, Bu
     any = true;
   }
   if (!any)
-    buf_puts(b, "0");
+    buf_printf(b, "%lld", (long long)base);
+  else if (base)
+    buf_printf(b, " + %lld", (long long)base);
 }
 
 void kd_bcast_offset(const Shape *in, const Shape *out, const char *i, Buf *b) {

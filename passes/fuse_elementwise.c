@@ -21,14 +21,15 @@
  *   target has; operands and Y may be of any such type.
  *   First, an Expand read by broadcasting elementwise ops whose other
  *   operands give the full shape is read through broadcasting instead (and
- *   goes when nothing else reads it). Last, a Transpose that only a fused
- *   kernel reads is read in place through its perm (onnxc.perms).
+ *   goes when nothing else reads it). Last, Transposes and Slices that only a
+ *   fused kernel reads are read in place through strides (onnxc.views).
  * invalidates: schedule positions (the group's nodes go, Y's producer takes
  *   the root's place).
  * Intermediates leave the arena: a chain of k nodes reads its operands and
  * writes Y once instead of writing and reading k - 1 tensors.
  */
 #include "passes.h"
+#include "movement.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -392,37 +393,75 @@ static void absorb_expands(Graph *g, const Captured *cap) {
   }
 }
 
-/* ---- Transposes read through strides ------------------------------------------ */
+/* ---- Transposes and Slices read through strides ------------------------------ */
 
-/* The Transpose whose result v only fused kernel f reads (once), or NULL. */
-static Node *absorbable_transpose(const Value *v, const Captured *cap) {
+/* A Slice whose starts, ends, axes and steps are all known (inference
+ * checked them; any message here is dropped). */
+static bool slice_known(const Node *t) {
+  Diag quiet;
+  diag_init(&quiet, "", NULL);
+  SliceDim sd[IR_MAX_RANK];
+  bool ok = mv_slice_params(t, &quiet, sd) == MV_KNOWN;
+  diag_free(&quiet);
+  return ok;
+}
+
+/* The Transpose or Slice (static parameters) whose result v only one node
+ * reads, once: read in place by that node through strides, or NULL. */
+static Node *absorbable_view(const Value *v, const Captured *cap) {
   const Node *t = v->kind == VK_NODE ? v->producer : NULL;
-  if (!t || t->op != OP_Transpose || t->n_out != 1 || v->n_uses != 1 || v->is_output ||
+  if (!t || (t->op != OP_Transpose && t->op != OP_Slice) || t->n_out != 1 || v->n_uses != 1 || v->is_output ||
       rewrite_is_captured(cap, v) || !shape_is_static(&t->in[0]->shape) || !shape_is_static(&v->shape) ||
       t->in[0]->dt != v->dt || dtype_bits(v->dt) < 8)
     return NULL;
-  int k = 0;
-  const int64_t *perm = ir_attr_ints(t, "perm", &k);
-  if (perm && k != v->shape.rank)
-    return NULL;
-  return (Node *)t;
+  if (t->op == OP_Transpose) {
+    int k = 0;
+    const int64_t *perm = ir_attr_ints(t, "perm", &k);
+    return perm && k != v->shape.rank ? NULL : (Node *)t;
+  }
+  return slice_known(t) ? (Node *)t : NULL;
 }
 
-/* Operands of fused kernels made by a Transpose that only the kernel reads
- * are read in place: the kernel takes the Transpose's input and the perm
- * (attribute onnxc.perms: per operand its rank r, 0 when read as it is, then
- * r entries, logical dim i being the buffer's dim perm[i]); the body input
- * keeps the logical shape, and both targets index the buffer through the
- * perm's strides (codegen/kernel_desc.c). The Transpose's copy goes. */
-static void absorb_transposes(Graph *g, const Captured *cap) {
+/* The view of t's result in the buffer its input x lies in, given x's view
+ * there (offset *off, strides st, one per dim of x): updated in place. */
+static void view_through(const Node *t, int64_t *off, int64_t *st) {
+  const Value *x = t->in[0], *y = t->out[0];
+  int64_t xs[IR_MAX_RANK];
+  for (int i = 0; i < x->shape.rank; i++)
+    xs[i] = st[i];
+  if (t->op == OP_Transpose) {
+    int k = 0;
+    const int64_t *perm = ir_attr_ints(t, "perm", &k);
+    for (int i = 0; i < y->shape.rank; i++)
+      st[i] = xs[perm ? perm[i] : y->shape.rank - 1 - i];
+    return;
+  }
+  SliceDim sd[IR_MAX_RANK];
+  Diag quiet;
+  diag_init(&quiet, "", NULL);
+  IR_ASSERT(mv_slice_params(t, &quiet, sd) == MV_KNOWN);
+  diag_free(&quiet);
+  for (int j = 0; j < x->shape.rank; j++) {
+    *off += sd[j].start * xs[j];
+    st[j] = xs[j] * sd[j].step;
+  }
+}
+
+/* Operands of fused kernels made by Transposes and Slices (chains of them)
+ * that only the kernel reads are read in place: the kernel takes the first
+ * buffer and a view of it (attribute onnxc.views: per operand its rank r, 0
+ * when read as it is, then the element offset and r strides, one per logical
+ * dim); the body input keeps the logical shape, and both targets index the
+ * buffer through the view (codegen/kernel_desc.c). The copies go. */
+static void absorb_views(Graph *g, const Captured *cap) {
   for (Node *f = g->first; f; f = f->next) {
     if (f->op != OP_FusedElementwise)
       continue;
     int total = 0, any = 0;
     for (int k = 0; k < f->n_in; k++) {
-      Node *t = absorbable_transpose(f->in[k], cap);
-      total += 1 + (t ? f->in[k]->shape.rank : 0);
-      any += t != NULL;
+      bool v = absorbable_view(f->in[k], cap) != NULL;
+      total += 1 + (v ? 1 + f->in[k]->shape.rank : 0);
+      any += v;
     }
     if (!any)
       continue;
@@ -430,31 +469,48 @@ static void absorb_transposes(Graph *g, const Captured *cap) {
     int at = 0;
     for (int k = 0; k < f->n_in; k++) {
       Value *v = f->in[k];
-      Node *t = absorbable_transpose(v, cap);
-      if (!t) {
+      Node *chain[8];
+      int nc = 0;
+      for (Value *u = v; nc < 8; u = chain[nc - 1]->in[0]) {
+        Node *t = absorbable_view(u, cap);
+        if (!t)
+          break;
+        chain[nc++] = t;
+      }
+      if (!nc) {
         enc[at++] = 0;
         continue;
       }
-      int r = v->shape.rank, np = 0;
-      const int64_t *perm = ir_attr_ints(t, "perm", &np);
+      Value *buf = chain[nc - 1]->in[0];
+      int64_t off = 0, st[IR_MAX_RANK], acc = 1;
+      for (int i = buf->shape.rank - 1; i >= 0; i--) {
+        st[i] = acc;
+        acc *= buf->shape.d[i];
+      }
+      for (int c = nc - 1; c >= 0; c--)
+        view_through(chain[c], &off, st);
+      int r = v->shape.rank;
       enc[at++] = r;
+      enc[at++] = off;
       for (int i = 0; i < r; i++)
-        enc[at++] = perm ? perm[i] : r - 1 - i;
-      ir_node_set_input(f, k, t->in[0]);
-      rewrite_record_fused(f, t);
-      ir_node_remove(t);
+        enc[at++] = st[i];
+      ir_node_set_input(f, k, buf);
+      for (int c = 0; c < nc; c++) {
+        rewrite_record_fused(f, chain[c]);
+        ir_node_remove(chain[c]);
+      }
     }
-    Attr *a = ir_attr_add(f, "onnxc.perms", AT_INTS);
+    Attr *a = ir_attr_add(f, "onnxc.views", AT_INTS);
     a->u.is = enc;
     a->n = total;
   }
 }
 
 /* A group of one elementwise node is worth a fused kernel when an operand's
- * Transpose can be read in place. */
+ * Transpose or Slice can be read in place. */
 static bool reads_transpose(const Group *gr, const Captured *cap) {
   for (int k = 0; k < gr->n_operands; k++)
-    if (absorbable_transpose(gr->operand[k], cap))
+    if (absorbable_view(gr->operand[k], cap))
       return true;
   return false;
 }
@@ -484,7 +540,7 @@ bool pass_fuse_elementwise(Graph *g, bool epilogue, Diag *d) {
       to_epilogue(f, p);
   }
   fuse_prologues(g, &cap, pos);
-  absorb_transposes(g, &cap);
+  absorb_views(g, &cap);
   free(pos);
   return true;
 }

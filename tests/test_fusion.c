@@ -285,11 +285,11 @@ static void test_expand_broadcast(void **state) {
   ir_graph_free(g);
 }
 
-/* A Transpose only a fused kernel reads is read in place: the kernel takes
- * its input and the perm (onnxc.perms), the body keeps the logical shape, and
- * the C loads index the buffer through the perm's strides. A single
- * elementwise node reading one becomes a kernel of one step; a Transpose
- * read twice stays. */
+/* Transposes and Slices only a fused kernel reads are read in place: the
+ * kernel takes the first buffer and a view of it (onnxc.views), the body
+ * keeps the logical shape, and the loads index the buffer through the view's
+ * offset and strides. A single elementwise node reading one becomes a kernel
+ * of one step; a Transpose read twice stays. */
 static const char *k_transpose =
     "graph g opset 17\n"
     "input %x : f32[2,3,4]\n"
@@ -302,6 +302,14 @@ static const char *k_transpose =
     "%n : f32[2,4] = Neg(%u) @neg\n"
     "%v : f32[2,4] = Transpose(%w) @shared\n"
     "%s : f32[2,4] = Abs(%v) @abs\n"
+    "const %st : i64[2] = [1, 0]\n"
+    "const %en : i64[2] = [3, 4]\n"
+    "const %ax : i64[2] = [1, 2]\n"
+    "const %sp : i64[2] = [1, 2]\n"
+    "%c : f32[2,2,2] = Slice(%x, %st, %en, %ax, %sp) @cut\n"
+    "%ct : f32[2,2,2] = Transpose{perm=ints[2,1,0]}(%c) @cut_t\n"
+    "%q : f32[2,2,2] = Sigmoid(%ct) @sig\n"
+    "output %q\n"
     "output %r\n"
     "output %n\n"
     "output %s\n"
@@ -313,32 +321,41 @@ static void test_transpose_in_place(void **state) {
   diag_init(&d, "t.ir", stderr);
   Graph *g = parse_fused(k_transpose, &d);
   assert_int_equal(count_op(g, OP_Transpose), 1);
-  assert_int_equal(count_op(g, OP_FusedElementwise), 2);
+  assert_int_equal(count_op(g, OP_FusedElementwise), 3);
+  assert_int_equal(count_op(g, OP_Slice), 0);
   const Node *f = producer_of(g, "r"), *neg = producer_of(g, "n");
   assert_int_equal(f->op, OP_FusedElementwise);
   assert_string_equal(f->in[0]->name, "x");
-  int perm[IR_MAX_RANK];
-  assert_true(kd_operand_perm(f, 0, perm));
-  assert_int_equal(perm[0], 1);
-  assert_int_equal(perm[1], 2);
-  assert_int_equal(perm[2], 0);
-  assert_false(kd_operand_perm(f, 1, perm));
+  int64_t off = -1, vs[IR_MAX_RANK];
+  assert_true(kd_operand_view(f, 0, &off, vs));
+  assert_int_equal(off, 0);
+  assert_false(kd_operand_view(f, 1, &off, vs));
   assert_int_equal(kd_operand_shape(f, 0)->d[0], 3);
   int64_t st[IR_MAX_RANK];
-  kd_operand_strides(f, 0, st);  /* x is [2,3,4]: strides 12, 4, 1 */
+  assert_int_equal(kd_operand_strides(f, 0, st), 0);  /* x is [2,3,4]: strides 12, 4, 1 */
   assert_int_equal(st[0], 4);
   assert_int_equal(st[1], 1);
   assert_int_equal(st[2], 12);
-  Buf off;
-  buf_init(&off);
-  buf_puts(&off, "");
-  kd_operand_offset(f, 0, &f->out[0]->shape, "i", &off);
-  assert_string_equal(off.s, "(i / 8) * 4 + (i / 2 % 4) + (i % 2) * 12");
-  buf_free(&off);
+  Buf o;
+  buf_init(&o);
+  buf_puts(&o, "");
+  kd_operand_offset(f, 0, &f->out[0]->shape, "i", &o);
+  assert_string_equal(o.s, "(i / 8) * 4 + (i / 2 % 4) + (i % 2) * 12");
+  buf_free(&o);
   assert_int_equal(neg->op, OP_FusedElementwise);
   assert_string_equal(neg->in[0]->name, "w");
-  assert_true(kd_operand_perm(neg, 0, perm));
-  assert_int_equal(perm[0], 1);
+  assert_true(kd_operand_view(neg, 0, &off, vs));
+  assert_int_equal(vs[0], 1);  /* w is [4,2]; its transpose's dim 0 is w's dim 1 */
+  assert_int_equal(vs[1], 2);
+  /* a Slice under the Transpose: x[:, 1:3, ::2] transposed, one view */
+  const Node *sl = producer_of(g, "q");
+  assert_int_equal(sl->op, OP_FusedElementwise);
+  assert_string_equal(sl->in[0]->name, "x");
+  assert_true(kd_operand_view(sl, 0, &off, vs));
+  assert_int_equal(off, 4);     /* x[0][1][0] */
+  assert_int_equal(vs[0], 2);   /* logical [2 (last, step 2), 2 (rows 1..2), 2 (batch)] */
+  assert_int_equal(vs[1], 4);
+  assert_int_equal(vs[2], 12);
   assert_int_equal(producer_of(g, "s")->op, OP_Abs);
   assert_int_equal(d.n_errors, 0);
   diag_free(&d);

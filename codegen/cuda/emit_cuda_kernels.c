@@ -171,8 +171,8 @@ static int emit_fused(CudaKernel *k, const Node *n) {
     src.len = 0;
     ld.len = 0;
     buf_printf(&src, "X%d[", i);
-    int perm[IR_MAX_RANK];
-    if (kd_operand_perm(n, i, perm)) /* read in place of a Transpose */
+    int64_t voff, vst[IR_MAX_RANK];
+    if (kd_operand_view(n, i, &voff, vst)) /* read in place of Transposes and Slices */
       kd_operand_offset(n, i, &y->shape, "i", &src);
     else
       kd_bcast_offset(&n->in[i]->shape, &y->shape, "i", &src);
