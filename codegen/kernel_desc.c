@@ -253,10 +253,13 @@ int64_t kd_operand_strides(const Node *n, int k, int64_t *stride) {
   return 0;
 }
 
-void kd_operand_offset(const Node *n, int k, const Shape *out, const char *i, Buf *b) {
-  const Shape *ls = kd_operand_shape(n, k);
-  int64_t st[IR_MAX_RANK], ostride[IR_MAX_RANK], acc = 1;
-  int64_t base = kd_operand_strides(n, k, st);
+/* The offset, at flat output index i, of the element of an operand of
+ * logical shape ls (right-aligned against out, broadcast on its 1s) whose
+ * logical dims have strides st in its buffer and whose first element is at
+ * base. */
+static void unravel_offset(const Shape *ls, const int64_t *st, int64_t base, const Shape *out, const char *i,
+                           Buf *b) {
+  int64_t ostride[IR_MAX_RANK], acc = 1;
   int r = out->rank, off = r - ls->rank;
   for (int m = r - 1; m >= 0; m--) {
     ostride[m] = acc;
@@ -284,6 +287,12 @@ void kd_operand_offset(const Node *n, int k, const Shape *out, const char *i, Bu
     buf_printf(b, " + %lld", (long long)base);
 }
 
+void kd_operand_offset(const Node *n, int k, const Shape *out, const char *i, Buf *b) {
+  int64_t st[IR_MAX_RANK];
+  int64_t base = kd_operand_strides(n, k, st);
+  unravel_offset(kd_operand_shape(n, k), st, base, out, i, b);
+}
+
 void kd_bcast_offset(const Shape *in, const Shape *out, const char *i, Buf *b) {
   int64_t ni = 1, no = 1;
   shape_numel(in, &ni);
@@ -292,37 +301,12 @@ void kd_bcast_offset(const Shape *in, const Shape *out, const char *i, Buf *b) {
     buf_puts(b, i);
     return;
   }
-  int r = out->rank, off = r - in->rank;
-  int64_t ostride[IR_MAX_RANK], istride[IR_MAX_RANK];
-  int64_t acc = 1;
-  for (int m = r - 1; m >= 0; m--) {
-    ostride[m] = acc;
-    acc *= out->d[m];
+  int64_t st[IR_MAX_RANK], acc = 1;
+  for (int m = in->rank - 1; m >= 0; m--) {
+    st[m] = acc;
+    acc *= in->d[m];
   }
-  acc = 1;
-  for (int m = r - 1; m >= 0; m--) {
-    int a = m - off;
-    int64_t ext = a >= 0 ? in->d[a] : 1;
-    istride[m] = ext == 1 ? 0 : acc;
-    acc *= ext;
-  }
-  bool any = false;
-  for (int m = 0; m < r; m++) {
-    if (!istride[m])
-      continue;
-    buf_printf(b, "%s", any ? " + " : "");
-    if (m == 0)
-      buf_printf(b, "(%s / %lld)", i, (long long)ostride[m]);
-    else if (ostride[m] == 1)
-      buf_printf(b, "(%s %% %lld)", i, (long long)out->d[m]);
-    else
-      buf_printf(b, "(%s / %lld %% %lld)", i, (long long)ostride[m], (long long)out->d[m]);
-    if (istride[m] != 1)
-      buf_printf(b, " * %lld", (long long)istride[m]);
-    any = true;
-  }
-  if (!any)
-    buf_puts(b, "0");
+  unravel_offset(in, st, 0, out, i, b);
 }
 
 bool kd_prologue_row(const Node *n, const char *indent, const char *row, const char *col, const char *dst,

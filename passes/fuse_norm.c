@@ -94,6 +94,15 @@ static bool param_ok(const Value *p, const Value *x, int axis) {
   return true;
 }
 
+/* The scale of a norm written without its Mul: a scalar 1 named after the
+ * pattern's first node. */
+static Value *ones_scale(Graph *g, DType dt, const char *stem) {
+  Shape ps = shape_make(0, NULL);
+  Tensor *one = ir_tensor_new(g, dt, &ps, NULL);
+  tensor_set_f64(one, 0, 1.0);
+  return ir_const_new(g, arena_printf(g->arena, "%s_scale", stem), one);
+}
+
 static bool try_layer_norm(Graph *g, Node *m, const Captured *cap) {
   Value *x = m->in[0];
   if ((x->dt != DT_F32 && x->dt != DT_F64) || !shape_is_static(&x->shape))
@@ -149,12 +158,8 @@ static bool try_layer_norm(Graph *g, Node *m, const Captured *cap) {
   }
   if (!rewrite_same_shape(&last->out[0]->shape, &x->shape) || last->out[0]->dt != x->dt)
     return false;
-  if (!gamma) {
-    Shape ps = shape_make(0, NULL);
-    Tensor *one = ir_tensor_new(g, x->dt, &ps, NULL);
-    tensor_set_f64(one, 0, 1.0);
-    gamma = ir_const_new(g, arena_printf(g->arena, "%s_scale", m->name), one);
-  }
+  if (!gamma)
+    gamma = ones_scale(g, x->dt, m->name);
   Value *in[3] = {x, gamma, beta ? beta : g->none};
   Node *ln = ir_node_insert(g, last, OP_LayerNormalization, "LayerNormalization",
                             arena_printf(g->arena, "%s_layernorm", last->name), beta ? 3 : 2, in, 1);
@@ -225,12 +230,8 @@ static bool try_rms_norm(Graph *g, Node *var, const Captured *cap) {
     gamma = NULL;
   if (!rewrite_same_shape(&last->out[0]->shape, &x->shape) || last->out[0]->dt != x->dt)
     return false;
-  if (!gamma) {
-    Shape ps = shape_make(0, NULL);
-    Tensor *t = ir_tensor_new(g, x->dt, &ps, NULL);
-    tensor_set_f64(t, 0, 1.0);
-    gamma = ir_const_new(g, arena_printf(g->arena, "%s_scale", var->name), t);
-  }
+  if (!gamma)
+    gamma = ones_scale(g, x->dt, var->name);
   Value *in[2] = {x, gamma};
   Node *rn = ir_node_insert(g, last, OP_RMSNormalization, "RMSNormalization",
                             arena_printf(g->arena, "%s_rmsnorm", last->name), 2, in, 1);
