@@ -207,11 +207,7 @@ static void nest_build(const Node *n, Nest *ns) {
   for (int j = 0; j < r; j++)
     if (os->d[j] != 1)
       keep[nkeep++] = j;
-  int64_t voff, vst[IR_MAX_RANK];
-  bool viewed = false;
-  for (int k = 0; k < nk && !viewed; k++)
-    viewed = kd_operand_view(n, k, &voff, vst);
-  if (viewed) {
+  if (ir_attr(n, "onnxc.views")) {
     /* an operand read in place of Transposes and Slices: one loop per dim,
      * each operand at its own strides and offset (its view) */
     ns->rank = nkeep;

@@ -508,7 +508,7 @@ static void absorb_views(Graph *g, const Captured *cap) {
 
 /* A group of one elementwise node is worth a fused kernel when an operand's
  * Transpose or Slice can be read in place. */
-static bool reads_transpose(const Group *gr, const Captured *cap) {
+static bool reads_view(const Group *gr, const Captured *cap) {
   for (int k = 0; k < gr->n_operands; k++)
     if (absorbable_view(gr->operand[k], cap))
       return true;
@@ -530,7 +530,7 @@ bool pass_fuse_elementwise(Graph *g, bool epilogue, Diag *d) {
     if (!fusable(n))
       continue;
     grow(&gr, n, &cap, pos);
-    if (gr.n < 2 && !(epilogue && epilogue_producer(&gr, &cap)) && !reads_transpose(&gr, &cap))
+    if (gr.n < 2 && !(epilogue && epilogue_producer(&gr, &cap)) && !reads_view(&gr, &cap))
       continue;
     /* the nodes before the fused one are still to be looked at */
     Node *p = epilogue ? epilogue_producer(&gr, &cap) : NULL;

@@ -103,6 +103,29 @@ static Value *ones_scale(Graph *g, DType dt, const char *stem) {
   return ir_const_new(g, arena_printf(g->arena, "%s_scale", stem), one);
 }
 
+/* The norm node `op` over in[0] = x replaces the pattern ending in `last`:
+ * it takes last's place and result, records the pattern's nodes (gone, last
+ * first, NULL for the optional ones absent) as fused, and they go. */
+static void replace_pattern(Graph *g, Node *last, OpKind op, const char *op_type, Value **in, int n_in, int axis,
+                            double eps, Node **gone, int n_gone) {
+  const Value *x = in[0];
+  Node *nn = ir_node_insert(g, last, op, op_type,
+                            arena_printf(g->arena, "%s_%s", last->name,
+                                         op == OP_LayerNormalization ? "layernorm" : "rmsnorm"),
+                            n_in, in, 1);
+  ir_attr_set_int(nn, "axis", axis);
+  ir_attr_add(nn, "epsilon", AT_FLOAT)->u.f = (float)eps;
+  nn->out[0]->dt = x->dt;
+  nn->out[0]->shape = x->shape;
+  ir_value_replace(last->out[0], nn->out[0]);
+  for (int i = n_gone - 1; i >= 0; i--)
+    if (gone[i])
+      rewrite_record_fused(nn, gone[i]);
+  for (int i = 0; i < n_gone; i++)
+    if (gone[i])
+      ir_node_remove(gone[i]);
+}
+
 static bool try_layer_norm(Graph *g, Node *m, const Captured *cap) {
   Value *x = m->in[0];
   if ((x->dt != DT_F32 && x->dt != DT_F64) || !shape_is_static(&x->shape))
@@ -161,20 +184,8 @@ static bool try_layer_norm(Graph *g, Node *m, const Captured *cap) {
   if (!gamma)
     gamma = ones_scale(g, x->dt, m->name);
   Value *in[3] = {x, gamma, beta ? beta : g->none};
-  Node *ln = ir_node_insert(g, last, OP_LayerNormalization, "LayerNormalization",
-                            arena_printf(g->arena, "%s_layernorm", last->name), beta ? 3 : 2, in, 1);
-  ir_attr_set_int(ln, "axis", axis);
-  ir_attr_add(ln, "epsilon", AT_FLOAT)->u.f = (float)eps;
-  ln->out[0]->dt = x->dt;
-  ln->out[0]->shape = x->shape;
-  ir_value_replace(last->out[0], ln->out[0]);
   Node *gone[9] = {bias, mul, div, sqrt, add, var, sq, sub, m};
-  for (int i = 8; i >= 0; i--)
-    if (gone[i])
-      rewrite_record_fused(ln, gone[i]);
-  for (int i = 0; i < 9; i++)
-    if (gone[i])
-      ir_node_remove(gone[i]);
+  replace_pattern(g, last, OP_LayerNormalization, "LayerNormalization", in, beta ? 3 : 2, axis, eps, gone, 9);
   return true;
 }
 
@@ -233,20 +244,8 @@ static bool try_rms_norm(Graph *g, Node *var, const Captured *cap) {
   if (!gamma)
     gamma = ones_scale(g, x->dt, var->name);
   Value *in[2] = {x, gamma};
-  Node *rn = ir_node_insert(g, last, OP_RMSNormalization, "RMSNormalization",
-                            arena_printf(g->arena, "%s_rmsnorm", last->name), 2, in, 1);
-  ir_attr_set_int(rn, "axis", axis);
-  ir_attr_add(rn, "epsilon", AT_FLOAT)->u.f = (float)eps;
-  rn->out[0]->dt = x->dt;
-  rn->out[0]->shape = x->shape;
-  ir_value_replace(last->out[0], rn->out[0]);
   Node *gone[7] = {mul, norm, recip, sqrt, add, var, sq};
-  for (int i = 6; i >= 0; i--)
-    if (gone[i])
-      rewrite_record_fused(rn, gone[i]);
-  for (int i = 0; i < 7; i++)
-    if (gone[i])
-      ir_node_remove(gone[i]);
+  replace_pattern(g, last, OP_RMSNormalization, "RMSNormalization", in, 2, axis, eps, gone, 7);
   return true;
 }
 
