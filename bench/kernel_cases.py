@@ -192,6 +192,27 @@ def build(root):
     c(conv_case(root, rng, "dw3x3_s2", 2, 8, 11, 12, 8, (3, 3), group=8, strides=[2, 2],
                 pads=[1, 1, 1, 1]))
     c(conv_case(root, rng, "dw5x5_nopad", 1, 4, 9, 9, 4, (5, 5), group=4, bias=False))
+    # the depthwise phase planes (emit_depthwise.c): stride 2 on odd and even
+    # sizes, one dim strided, asymmetric and SAME pads, wide rows (the row
+    # form), unpadded stride 2, and the forms without phases (dilated, stride 3)
+    c(conv_case(root, rng, "dw3x3_s2_odd", 1, 6, 13, 15, 6, (3, 3), group=6, strides=[2, 2],
+                pads=[0, 1, 1, 0], act="Relu"))
+    c(conv_case(root, rng, "dw3x3_s12", 1, 5, 9, 10, 5, (3, 3), group=5, strides=[1, 2],
+                pads=[1, 1, 1, 1]))
+    c(conv_case(root, rng, "dw3x3_s21", 1, 5, 10, 9, 5, (3, 3), group=5, strides=[2, 1],
+                pads=[1, 1, 1, 1]))
+    c(conv_case(root, rng, "dw5x5_s2_same", 1, 7, 17, 16, 7, (5, 5), group=7, strides=[2, 2],
+                auto_pad="SAME_UPPER", act="Clip"))
+    c(conv_case(root, rng, "dw3x3_wide_s2", 2, 3, 9, 75, 3, (3, 3), group=3, strides=[2, 2],
+                pads=[1, 1, 1, 1]))
+    c(conv_case(root, rng, "dw3x3_wide", 1, 3, 5, 70, 3, (3, 3), group=3, pads=[1, 2, 0, 1]))
+    c(conv_case(root, rng, "dw3x3_s2_nopad", 1, 4, 12, 11, 4, (3, 3), group=4, strides=[2, 2]))
+    c(conv_case(root, rng, "dw3x3_dil", 1, 4, 14, 40, 4, (3, 3), group=4, dilations=[2, 2],
+                pads=[2, 2, 2, 2]))
+    c(conv_case(root, rng, "dw3x3_s3", 1, 4, 16, 17, 4, (3, 3), group=4, strides=[3, 3],
+                pads=[1, 0, 1, 1], bias=False))
+    c(conv_case(root, rng, "dw2x4_s2_wide", 1, 2, 8, 66, 2, (2, 4), group=2, strides=[2, 2],
+                pads=[0, 1, 1, 2]))
     c(conv_case(root, rng, "group2", 1, 8, 7, 7, 6, (3, 3), group=2, pads=[1, 1, 1, 1], act="Relu"))
     c(matmul_case(root, rng, "mm_const", (3, 37, 300), (300, 70), act="Relu"))
     c(matmul_case(root, rng, "mm_vec", (300,), (300, 33)))
@@ -253,6 +274,10 @@ def build(root):
                 pads=[1, 1, 1, 1]))
     c(conv_case(root, rng, "par_dw3x3", 1, 96, 40, 40, 96, (3, 3), group=96, pads=[1, 1, 1, 1],
                 act="Clip"))
+    c(conv_case(root, rng, "par_dw3x3_s2", 1, 64, 56, 57, 64, (3, 3), group=64, strides=[2, 2],
+                pads=[1, 1, 1, 1]))
+    c(conv_case(root, rng, "par_dw3x3_small", 1, 192, 14, 14, 192, (3, 3), group=192,
+                pads=[1, 1, 1, 1], act="Relu"))
     c(matmul_case(root, rng, "par_mm_const", (1, 130, 300), (300, 1100), act="Relu"))
     c(matmul_case(root, rng, "par_mm_batched", (3, 200, 90), (3, 90, 260), const_b=False))
     c(gemm_case(root, rng, "par_gemm_tb", 200, 150, 260, tb=1, cshape=(150,)))

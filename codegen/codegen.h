@@ -81,6 +81,10 @@ int ec_threads(const EmitC *e);
  * needs, answered by the emitter of that kernel: */
 void codegen_target(Target *t, const char *name, int threads);
 int64_t conv_scratch_bytes(const Node *n, int threads);  /* emit_conv.c (and emit_gemm*.c) */
+/* The depthwise Conv kernel (emit_depthwise.c): false, having written nothing,
+ * when n does not qualify; and its scratch bytes (0: none, or not depthwise). */
+bool conv_emit_depthwise(EmitC *e, const Node *n);
+int64_t depthwise_scratch_bytes(const Node *n, int threads);
 int64_t attn_scratch_bytes(const Node *n);               /* emit_attention.c */
 int64_t rnn_scratch_bytes(const Node *n);                /* emit_rnn.c */
 int64_t string_char_bytes(const Node *n);                /* emit_string.c: kept to the end */
