@@ -63,7 +63,8 @@ function(onnxc_add_model)
 
   cmake_parse_arguments(ARG "STATIC;SHARED;OBJECT" "MODEL;NAME;THREADS;TARGET" "OPTIONS" ${args})
   if(ARG_UNPARSED_ARGUMENTS)
-    message(FATAL_ERROR "onnxc_add_model(${tgt}): unknown arguments: ${ARG_UNPARSED_ARGUMENTS} "
+    string(REPLACE ";" " " unknown "${ARG_UNPARSED_ARGUMENTS}")
+    message(FATAL_ERROR "onnxc_add_model(${tgt}): unknown arguments: ${unknown} "
                         "(keywords: MODEL NAME THREADS TARGET STATIC SHARED OBJECT OPTIONS; "
                         "onnxc's own options go after OPTIONS)")
   endif()

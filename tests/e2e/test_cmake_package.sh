@@ -93,7 +93,7 @@ while IFS='|' read -r case want; do
 done <<'CASES'
 no_model|MODEL <file.onnx> is required
 bad_target|TARGET must be c or cuda, got 'opencl'
-unknown_keyword|unknown arguments: THREAD;2
+unknown_keyword|unknown arguments: THREAD 2
 bad_threads|THREADS must be a positive integer, got '0'
 bad_name|'my-net' is not a C identifier
 missing_file|not found
