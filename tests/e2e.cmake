@@ -46,5 +46,14 @@ add_test(NAME e2e.cortex_m COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/e2e/test_corte
   ${CMAKE_BINARY_DIR}/e2e-models)
 set_tests_properties(e2e.cortex_m PROPERTIES DEPENDS e2e.models_vs_ort)
 
+# The CMake package: installed, moved, used by examples/cmake-app (docs/cmake.md).
+if(ONNXC_CUDA_HOME)
+  set(ONNXC_CMAKE_TEST_CUDA ${ONNXC_CUDA_HOME})
+else()
+  set(ONNXC_CMAKE_TEST_CUDA none)
+endif()
+add_test(NAME e2e.cmake_package COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/e2e/test_cmake_package.sh ${CMAKE_COMMAND}
+  ${CMAKE_BINARY_DIR} ${ONNXC_SRC} ${ONNXC_PYTHON} ${CMAKE_C_COMPILER} ${ONNXC_CMAKE_TEST_CUDA})
+
 set_tests_properties(e2e.cli e2e.if_branch e2e.conformance e2e.conformance_sanitize e2e.models_vs_ort
-                     e2e.models_vs_ort_guard e2e.guard e2e.digits e2e.cortex_m PROPERTIES LABELS e2e)
+                     e2e.models_vs_ort_guard e2e.guard e2e.digits e2e.cortex_m e2e.cmake_package PROPERTIES LABELS e2e)

@@ -183,12 +183,14 @@ static bool generate(const Graph *g, const Plan *plan, const Options *o, const c
 static bool move_sources(const char *from, const char *to, const char *name, Diag *d) {
   if (mkdir(to, 0777) != 0 && errno != EEXIST)
     return diag_error(d, NULL, "cannot create %s: %s", to, strerror(errno));
-  const char *files[] = {"%s.c", "%s.h", "%s_weights.c", "%s_weights.h", "onnxc_rt.h"};
+  const char *files[] = {"%s.c", "%s.h", "%s_weights.c", "%s_weights.h", "onnxc_rt.h", "onnxc_image.h"};
   for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
     char f[512], src[4096], dst[4096];
     snprintf(f, sizeof f, files[i], name);
     snprintf(src, sizeof src, "%s/%s", from, f);
     snprintf(dst, sizeof dst, "%s/%s", to, f);
+    if (strcmp(files[i], "onnxc_image.h") == 0 && access(src, F_OK) != 0)
+      continue; /* written only for models that use ImageDecoder */
     if (rename(src, dst) != 0 && !sys_copy_file(src, dst))
       return diag_error(d, NULL, "cannot write %s: %s", dst, strerror(errno));
   }

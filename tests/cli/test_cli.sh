@@ -122,6 +122,21 @@ for f in good.c good.h good_weights.c good_weights.h onnxc_rt.h; do
   [[ -f "$T/src/$f" ]] || { echo "FAIL: -S did not write $f"; fails=$((fails+1)); }
 done
 grep -q "GOOD_ARENA_BYTES" "$T/src/good.h" || { echo "FAIL: header lacks GOOD_ARENA_BYTES"; fails=$((fails+1)); }
+# A model with ImageDecoder: its sources include onnxc_image.h, which -S must
+# write too, so that they compile on their own.
+"$PY" - "$T/image.onnx" <<'PYEOF' || fails=$((fails+1))
+import sys
+from onnx import TensorProto, helper, save
+g = helper.make_graph([helper.make_node("ImageDecoder", ["x"], ["y"], name="decode")], "image",
+                      [helper.make_tensor_value_info("x", TensorProto.UINT8, [100])],
+                      [helper.make_tensor_value_info("y", TensorProto.UINT8, [4, 4, 3])])
+save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 20)]), sys.argv[1])
+PYEOF
+if "$ONNXC" "$T/image.onnx" --name im -S -o "$T/imsrc" && cc -std=c99 -c "$T/imsrc/im.c" -I"$T/imsrc" -o "$T/im.o"; then
+  echo "ok   -S of an ImageDecoder model writes onnxc_image.h"
+else
+  echo "FAIL: the -S sources of an ImageDecoder model do not compile"; fails=$((fails+1))
+fi
 "$PY" -c "import json,sys; d=json.load(open(sys.argv[1])); assert {'arena_bytes','scratch_bytes','lower_bound_bytes','naive_bytes','tensors'} <= set(d)" "$T/mem.json" \
   || { echo "FAIL: memory report"; fails=$((fails+1)); }
 "$PY" -c "import sys, xml.etree.ElementTree as E; r=E.parse(sys.argv[1]).getroot(); assert r.tag.endswith('svg')" "$T/mem.svg" \
