@@ -21,6 +21,7 @@ typedef struct CodegenOpts {
   WeightsForm weights;
   const char *weights_section; /* optional linker section for weights, or NULL */
   int threads;              /* --threads: > 1 splits large kernels over a pool (0, 1: none) */
+  int check_numerics;       /* --check-numerics: 0 off, 1 NaN and Inf, 2 NaN only (docs/numerics.md) */
 } CodegenOpts;
 
 /* Writes the C target into dir (which must exist). */

@@ -66,4 +66,15 @@ void guard_step_end(const Plan *plan, const char *nm, int step, Buf *run);
 void guard_write_report(const Plan *plan, const char *nm, int n_steps, Buf *c);
 void guard_write_header(const Plan *plan, const char *nm, Buf *h);
 
+/* --check-numerics (c/emit_numerics.c, docs/numerics.md): each writes
+ * nothing unless o->check_numerics. step_end tests the node's outputs (their
+ * C expressions in out_expr, NULL for absent ones) after its call; the status
+ * function goes after NAME_run, its declaration in NAME.h. The step table
+ * (each step's ONNX node name and op) serves guard mode too. */
+void numerics_step_end(const CodegenOpts *o, const Node *n, int step, const char *const *out_expr, Buf *run);
+void numerics_write_status_fn(const Graph *g, const CodegenOpts *o, Buf *c);
+void numerics_write_header(const CodegenOpts *o, Buf *h);
+void cg_write_step_nodes(const Graph *g, const char *nm, Buf *c);
+void cg_c_string(Buf *b, const char *s); /* a C string literal of s, escaped */
+
 #endif

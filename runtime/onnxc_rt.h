@@ -45,6 +45,12 @@
                                     for the model's static shapes (the compiler warned) */
 /* Guard mode (onnxc --guard, docs/guard.md): */
 #define ONNXC_ERR_GUARD 10       /* a node wrote into a red zone (NAME_guard_report says which) */
+/* --check-numerics (docs/numerics.md): a kernel's output held NaN (or, without
+ * =nan, an infinity). The status also names the schedule step of that node:
+ * ONNXC_STATUS_CODE gives the code, NAME_status_node the node's name and op. */
+#define ONNXC_ERR_NONFINITE 11
+#define ONNXC_STATUS_CODE(st) ((st) & 0xff)
+#define ONNXC_NONFINITE_AT(step) (ONNXC_ERR_NONFINITE | (((step) + 1) << 8))
 
 /* Weights are placed in this section when the model was compiled with
  * --weights-section; otherwise the attribute is empty. */
@@ -441,6 +447,43 @@ ONNXC_RT_FN int onnxc_guard_check(unsigned char *a, const onnxc_guard_region *r,
     }
   }
   return 0;
+}
+
+/* --check-numerics (docs/numerics.md): 1 when one of the n elements is NaN
+ * or, unless nan_only, infinite. Tested on the bits (all exponent bits set;
+ * a NaN also has mantissa bits), so -ffast-math cannot fold the test away,
+ * and without an early exit, so the loop vectorizes. float16 and bfloat16
+ * are their uint16_t bit patterns. */
+ONNXC_RT_FN int onnxc_nonfinite_f32(const float *p, long n, int nan_only) {
+  uint32_t bad = 0;
+  long i;
+  for (i = 0; i < n; i++) {
+    union { float f; uint32_t u; } v;
+    v.f = p[i];
+    bad |= (uint32_t)((v.u & 0x7f800000u) == 0x7f800000u && (!nan_only || (v.u & 0x007fffffu)));
+  }
+  return bad != 0;
+}
+ONNXC_RT_FN int onnxc_nonfinite_f64(const double *p, long n, int nan_only) {
+  uint32_t bad = 0;
+  long i;
+  for (i = 0; i < n; i++) {
+    union { double f; uint64_t u; } v;
+    v.f = p[i];
+    bad |= (uint32_t)((v.u & 0x7ff0000000000000ull) == 0x7ff0000000000000ull &&
+                      (!nan_only || (v.u & 0x000fffffffffffffull)));
+  }
+  return bad != 0;
+}
+/* exp: the exponent mask (float16 0x7c00, bfloat16 0x7f80); the mantissa is
+ * the bits below it */
+ONNXC_RT_FN int onnxc_nonfinite_u16(const uint16_t *p, long n, unsigned exp, int nan_only) {
+  unsigned mant = (exp & (0u - exp)) - 1u; /* the bits below the exponent's lowest */
+  uint32_t bad = 0;
+  long i;
+  for (i = 0; i < n; i++)
+    bad |= (uint32_t)((p[i] & exp) == exp && (!nan_only || (p[i] & mant)));
+  return bad != 0;
 }
 
 #endif

@@ -33,7 +33,7 @@ static inline char *cu_generate(const Graph *g, const Plan *p, char **h) {
   assert_non_null(mkdtemp(dir));
   Diag d;
   diag_init(&d, "t.onnx", stderr);
-  CodegenOpts co = {"m", "t.onnx", WEIGHTS_C, NULL, 1};
+  CodegenOpts co = {.name = "m", .model_path = "t.onnx", .weights = WEIGHTS_C, .weights_section = NULL, .threads = 1};
   assert_true(codegen_c(g, p, &co, dir, &d));
   diag_free(&d);
   char path[4096], *c = NULL;

@@ -39,6 +39,9 @@ add_test(NAME e2e.models_vs_ort_guard
           --onnxc ${ONNXC_BIN} --models ${CMAKE_BINARY_DIR}/e2e-models)
 set_tests_properties(e2e.models_vs_ort_guard PROPERTIES DEPENDS e2e.models_vs_ort)
 add_test(NAME e2e.guard COMMAND ${ONNXC_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/e2e/test_guard.py ${ONNXC_BIN})
+# --check-numerics: the status names the node of the first NaN/Inf, and
+# onnxc check traces a NaN the reference lacks to its node (docs/numerics.md).
+add_test(NAME e2e.numerics COMMAND ${ONNXC_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/e2e/test_numerics.py ${ONNXC_BIN})
 
 add_test(NAME e2e.digits COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/e2e/test_digits.sh ${ONNXC_BIN} ${ONNXC_SRC})
 

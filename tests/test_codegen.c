@@ -54,7 +54,7 @@ static bool compile_graph(Graph *g, const char *dir, Diag *d) {
   PipelineOpts po = {.opt_level = 2, .verify = true, .target = &t};
   if (!passes_run(g, &po, &plan, d))
     return false;
-  CodegenOpts co = {"m", "t.onnx", WEIGHTS_C, NULL, 1};
+  CodegenOpts co = {.name = "m", .model_path = "t.onnx", .weights = WEIGHTS_C, .weights_section = NULL, .threads = 1};
   return codegen_c(g, &plan, &co, dir, d);
 }
 
@@ -127,7 +127,7 @@ static void test_rejects_bad_name_and_types(void **state) {
   codegen_target(&t, "c", 1);
   PipelineOpts po = {.opt_level = 2, .verify = true, .target = &t};
   assert_true(passes_run(g, &po, &plan, &d));
-  CodegenOpts co = {"3bad-name", "t.onnx", WEIGHTS_C, NULL, 1};
+  CodegenOpts co = {.name = "3bad-name", .model_path = "t.onnx", .weights = WEIGHTS_C, .weights_section = NULL, .threads = 1};
   assert_false(codegen_c(g, &plan, &co, "/nonexistent", &d));
   assert_non_null(strstr(diag_last(&d), "not a valid C identifier"));
   co.name = "ok";

@@ -264,7 +264,7 @@ static void test_codegen(void **state) {
   assert_true(passes_run(g, &po, &plan, &d));
   char dir[] = "/tmp/onnxc-strtest-XXXXXX";
   assert_non_null(mkdtemp(dir));
-  CodegenOpts co = {"m", "t.onnx", WEIGHTS_C, NULL, 1};
+  CodegenOpts co = {.name = "m", .model_path = "t.onnx", .weights = WEIGHTS_C, .weights_section = NULL, .threads = 1};
   assert_true(codegen_c(g, &plan, &co, dir, &d));
   char path[256];
   snprintf(path, sizeof path, "%s/m.h", dir);

@@ -146,8 +146,8 @@ static void emit_harness_guard(Buf *h, const Graph *g, const char *name) {
                 "        return 1;\n      }\n    }\n  return 0;\n}\n\n", g->n_outputs);
 }
 
-static void emit_harness(Buf *h, const Graph *g, const char *name, int64_t arena, bool guard) {
-  buf_printf(h, "#include <stdio.h>\n#include <stdlib.h>\n#include <string.h>\n#include \"%s.h\"\n\n", name);
+static void emit_harness(Buf *h, const Graph *g, const char *name, int64_t arena, bool guard, int numerics) {
+  buf_printf(h, "#include <stdio.h>\n#include <stdlib.h>\n#include <string.h>\n#include \"%s.h\"\n#include \"onnxc_rt.h\"\n\n", name);
   if (guard)
     emit_harness_guard(h, g, name);
   else
@@ -228,6 +228,11 @@ static void emit_harness(Buf *h, const Graph *g, const char *name, int64_t arena
   buf_printf(h, "  rc = %s_run_v(arena, in, out);\n", name);
   if (guard) /* exit status 5: a red zone was hit */
     buf_puts(h, "  if (guard_report(arena, rc, out, out_bytes)) {\n    free(arena);\n    return 5;\n  }\n");
+  if (numerics) /* exit status 6: a node made the first NaN (or infinity) */
+    buf_printf(h, "  if (ONNXC_STATUS_CODE(rc) == ONNXC_ERR_NONFINITE) {\n"
+                  "    const char *op = \"?\", *node = %s_status_node(rc, &op);\n"
+                  "    fprintf(stderr, \"numerics: the first %s came from node '%%s' (%%s)\\n\", node ? node : \"?\", op);\n"
+                  "    free(arena);\n    return 6;\n  }\n", name, numerics == 2 ? "NaN" : "NaN or infinity");
   buf_printf(h, "  if (rc != 0) fprintf(stderr, \"%s_run returned %%d\\n\", rc);\n", name);
   /* A dynamic output: write its actual extent only, and its dims to PATH.dims. */
   for (int i = 0; i < g->n_outputs && n_dyn; i++) {
@@ -370,7 +375,8 @@ static Graph *build_runner(const char *model, const DataSet *ds, const Options *
   for (int i = 0; i < g->n_values; i++)
     if (g->values[i]->kind == VK_CONST && g->values[i]->n_uses > 0)
       wbytes += g->values[i]->konst->nbytes;
-  CodegenOpts co = {"model", model, wbytes > (8 << 20) ? WEIGHTS_BLOB : WEIGHTS_C, NULL, target.threads};
+  CodegenOpts co = {.name = "model", .model_path = model, .weights = wbytes > (8 << 20) ? WEIGHTS_BLOB : WEIGHTS_C, .weights_section = NULL, .threads = target.threads,
+                    .check_numerics = o->check_numerics};
   Buf objects, h;
   buf_init(&objects);
   buf_init(&h);
@@ -386,7 +392,7 @@ static Graph *build_runner(const char *model, const DataSet *ds, const Options *
     snprintf(path, sizeof path, "%s/harness.c", dir);
     ok = sys_write_file(path, h.s, h.len);
   } else if (ok) {
-    emit_harness(&h, g, "model", plan.arena_bytes, o->guard);
+    emit_harness(&h, g, "model", plan.arena_bytes, o->guard, o->check_numerics);
     char path[4096];
     snprintf(path, sizeof path, "%s/harness.c", dir);
     ok = sys_write_file(path, h.s, h.len);
@@ -449,7 +455,9 @@ static double elem(const Tensor *t, const void *raw, int64_t i) {
 }
 
 /* Compares one output; prints the worst element on a mismatch. */
-static bool compare(const char *label, const Value *v, const Tensor *exp, const void *got, const Options *o) {
+/* *nan_born is set when the model produced a NaN where the reference has none. */
+static bool compare(const char *label, const Value *v, const Tensor *exp, const void *got, const Options *o,
+                    bool *nan_born) {
   char sa[512], sb[512];
   if (exp->dt != v->dt || !shape_equal(&exp->shape, &v->shape)) {
     fprintf(stderr, "%s '%s': expected %s%s, the model produced %s%s\n", label, v->name,
@@ -481,6 +489,8 @@ static bool compare(const char *label, const Value *v, const Tensor *exp, const 
         continue;
     }
     double score;
+    if (isnan(g) && !isnan(e))
+      *nan_born = true;
     if (isnan(e) || isnan(g))
       score = isnan(e) && isnan(g) ? 0 : INFINITY;
     else if (isinf(e) || isinf(g))
@@ -585,7 +595,8 @@ static bool save_output(const Options *o, const DataSet *ds, int i, const Value 
   return ok;
 }
 
-static int run_set(const char *dir, const Graph *g, const DataSet *ds, const bool *bound, const Options *o) {
+static int run_set(const char *dir, const Graph *g, const DataSet *ds, const bool *bound, const Options *o,
+                   bool *nan_born) {
   char *argv[2 * MAX_IO + 2];
   char paths[2 * MAX_IO][64];
   int n = 0;
@@ -623,6 +634,9 @@ static int run_set(const char *dir, const Graph *g, const DataSet *ds, const boo
   int status = 0;
   if (rc == 5 && log.s && strncmp(log.s, "guard: ", 7) == 0) { /* --guard: a red zone was hit */
     fprintf(stderr, "%s", log.s);
+    status = 1;
+  } else if (rc == 6 && log.s && strncmp(log.s, "numerics: ", 10) == 0) { /* --check-numerics */
+    fprintf(stderr, "%s: %s", ds->dir, log.s);
     status = 1;
   } else if (rc != 0) {
     fprintf(stderr, "%s: the generated code failed (status %d):\n%s", ds->dir, rc, log.s ? log.s : "");
@@ -669,7 +683,7 @@ static int run_set(const char *dir, const Graph *g, const DataSet *ds, const boo
     } else {
       char label[4200];
       snprintf(label, sizeof label, "%s: output %d", ds->dir, i);
-      if (!compare(label, &actual, ds->out[i], got.s, o))
+      if (!compare(label, &actual, ds->out[i], got.s, o, nan_born))
         status = 1;
     }
     buf_free(&got);
@@ -678,6 +692,32 @@ static int run_set(const char *dir, const Graph *g, const DataSet *ds, const boo
   for (int i = 1; i < n; i++)
     free(argv[i]);
   return status;
+}
+
+/* A NaN the reference does not have: the model is built again with
+ * --check-numerics=nan and run on the same data, and the harness names the
+ * node whose output held the first NaN (docs/numerics.md). */
+static void locate_nan(const char *model, const DataSet *ds, const Options *o) {
+  fprintf(stderr, "%s: the model produced NaN where the reference has none; "
+                  "building with --check-numerics=nan to find the node\n", ds->dir);
+  Options on = *o;
+  on.check_numerics = 2;
+  char *dir = sys_mkdtemp("check");
+  bool bound[MAX_IO] = {false};
+  Diag d;
+  diag_init(&d, model, NULL);
+  Graph *g = dir ? build_runner(model, ds, &on, dir, false, bound, &d) : NULL;
+  bool nan_again = false;
+  if (g && run_set(dir, g, ds, bound, &on, &nan_again) == 0)
+    fprintf(stderr, "%s: no NaN with the checks compiled in (the NaN depends on the build)\n", ds->dir);
+  else if (!g)
+    fprintf(stderr, "%s: the checked build failed: %s\n", ds->dir, diag_last(&d));
+  ir_graph_free(g);
+  diag_free(&d);
+  if (dir) {
+    sys_rmtree(dir);
+    free(dir);
+  }
 }
 
 int check_case(const char *case_dir, const Options *o) {
@@ -762,7 +802,10 @@ int check_case(const char *case_dir, const Options *o) {
       s--;
       continue;
     }
-    int rc = o->build_only ? 0 : run_set(dir, g, &sets[s], bound, o);
+    bool nan_born = false;
+    int rc = o->build_only ? 0 : run_set(dir, g, &sets[s], bound, o, &nan_born);
+    if (rc == 1 && nan_born && !o->check_numerics && !(o->target && strcmp(o->target, "cuda") == 0))
+      locate_nan(model, &sets[s], o);
     if (rc > status)
       status = rc;
   }

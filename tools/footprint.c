@@ -565,7 +565,7 @@ int footprint_run(const Options *o) {
   if (!ok)
     diag_error(&d, NULL, "cannot create a temporary folder: %s", strerror(errno));
   if (ok) {
-    CodegenOpts co = {r.name, o->model, WEIGHTS_C, o->weights_section, 1};
+    CodegenOpts co = {.name = r.name, .model_path = o->model, .weights = WEIGHTS_C, .weights_section = o->weights_section, .threads = 1};
     ok = codegen_c(g, &plan, &co, dir, &d) && measure(o, dir, &r, &d);
   }
   if (ok && o->fp_json) {

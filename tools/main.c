@@ -47,6 +47,9 @@ static void usage(FILE *f) {
           "                         threads (pthreads; default 1: no threads)\n"
           "  --guard                fence every arena buffer with red zones that the\n"
           "                         generated code checks after each node (docs/guard.md)\n"
+          "  --check-numerics[=nan] generated code tests each node's float outputs for\n"
+          "                         NaN and Inf (=nan: NaN only) and returns a status that\n"
+          "                         names the first offending node (docs/numerics.md)\n"
           "  --cuda-arch sm_XX      CUDA target: cubin architecture (repeatable;\n"
           "                         default sm_90; PTX of the lowest is added)\n"
           "  --help, --version\n"
@@ -196,6 +199,12 @@ static int parse(int argc, char **argv, Options *o, bool check, const char **pos
       o->threads = (int)v;
     } else if (strcmp(a, "--guard") == 0) {
       o->guard = true;
+    } else if (strcmp(a, "--check-numerics") == 0 || strcmp(a, "--check-numerics=all") == 0) {
+      o->check_numerics = 1;
+    } else if (strcmp(a, "--check-numerics=nan") == 0) {
+      o->check_numerics = 2;
+    } else if (strncmp(a, "--check-numerics=", 17) == 0) {
+      return bad_usage("bad --check-numerics value '%s' (expected nan or all)", a + 17);
     } else if (strcmp(a, "--keep-temps") == 0) {
       o->keep_temps = true;
     } else if (o->footprint && strcmp(a, "--cc") == 0) {
@@ -270,6 +279,8 @@ int main(int argc, char **argv) {
   }
   if (o.guard && strcmp(o.target, "c") != 0)
     return bad_usage("%s", "--guard is for the C target");
+  if (o.check_numerics && strcmp(o.target, "c") != 0)
+    return bad_usage("%s", "--check-numerics is for the C target");
   if (o.footprint && strcmp(o.target, "c") != 0)
     return bad_usage("%s", "footprint measures the C target only");
   if (o.dump_after && strcmp(o.dump_after, "all") != 0) {

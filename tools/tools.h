@@ -45,6 +45,7 @@ typedef struct Options {
   int64_t string_bytes;        /* --string-bytes (0: the default; docs/strings.md) */
   int threads;                 /* --threads N (0, 1: single-threaded code; docs/abi.md) */
   bool guard;                  /* --guard: red zones checked after every node (docs/guard.md) */
+  int check_numerics;          /* --check-numerics[=nan]: 1 NaN and Inf, 2 NaN only (docs/numerics.md) */
 } Options;
 
 /* ---- driver.c ---- */

@@ -336,6 +336,7 @@ static void write_header(CGen *cg, Buf *h) {
   buf_printf(h, ");\n\n/* Same, with inputs and outputs as arrays in graph order (for generic callers). */\n"
                 "int %s_run_v(void *arena, const void *const *inputs, void *const *outputs);\n\n", nm);
   guard_write_header(cg->plan, nm, h);
+  numerics_write_header(cg->o, h);
   if (cg->o->threads > 1) /* --threads (docs/abi.md) */
     buf_printf(h, "/* Built with --threads %d: %s_run starts a pool of %d threads on its first\n"
                   " * call (pthreads; firmware builds stay sequential). %s_free_threads stops\n"
@@ -495,6 +496,12 @@ bool codegen_c(const Graph *g, const Plan *plan, const CodegenOpts *o, const cha
     calls += !(plan->elided && plan->elided[n->id]);
     guard_step_begin(plan, o->name, step, &run);
     ok = emit_node(&cg, a, n, step, &fns, &run);
+    if (ok && o->check_numerics && !(plan->elided && plan->elided[n->id])) {
+      const char **out = arena_alloc(a, sizeof *out * (size_t)(n->n_out > 0 ? n->n_out : 1));
+      for (int i = 0; i < n->n_out; i++)
+        out[i] = ec_has_output(n, i) ? arg_expr(&cg, a, n->out[i], true) : NULL;
+      numerics_step_end(o, n, step, out, &run);
+    }
     guard_step_end(plan, o->name, step++, &run);
   }
   if (ok) {
@@ -513,9 +520,12 @@ bool codegen_c(const Graph *g, const Plan *plan, const CodegenOpts *o, const cha
       buf_puts(&c, strs.s ? strs.s : "");
     }
     guard_write_tables(g, plan, o->name, &c);
+    if (guard_on(plan) || o->check_numerics)
+      cg_write_step_nodes(g, o->name, &c);
     buf_puts(&c, fns.s ? fns.s : "");
     write_run(&cg, &c, &run, calls);
     guard_write_report(plan, o->name, step, &c);
+    numerics_write_status_fn(g, o, &c);
     write_header(&cg, &h);
     char file[512];
     snprintf(file, sizeof file, "%s.h", o->name);

@@ -2,7 +2,7 @@
  *
  * With a plan that has red zones (Plan.redzone > 0), NAME.c gets a table of
  * the arena's buffers (offset, exact bytes, live steps) and the name and op
- * of the node at each schedule step; NAME_run poisons the arena, fills the
+ * of the node at each schedule step (cg_write_step_nodes); NAME_run poisons the arena, fills the
  * red zones of the buffers a step writes first, and after each step checks
  * the red zones of the buffers live there (onnxc_rt.h's onnxc_guard_*).
  * NAME_guard_report turns the record a failed check leaves in the arena
@@ -14,20 +14,6 @@
 #include <string.h>
 
 bool guard_on(const Plan *plan) { return plan->redzone > 0; }
-
-/* A C string literal of s: quotes, backslashes and non-printing bytes escaped. */
-static void c_string(Buf *b, const char *s) {
-  buf_putc(b, '"');
-  for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-    if (*p == '"' || *p == '\\')
-      buf_printf(b, "\\%c", *p);
-    else if (*p < 32 || *p > 126 || *p == '?') /* '?' keeps trigraphs out */
-      buf_printf(b, "\\%03o", *p);
-    else
-      buf_putc(b, (char)*p);
-  }
-  buf_putc(b, '"');
-}
 
 static const char *region_name(const Graph *g, const PlanTensor *t, char *buf, size_t n) {
   if (t->value_id >= 0)
@@ -53,21 +39,11 @@ void guard_write_tables(const Graph *g, const Plan *plan, const char *nm, Buf *c
   buf_printf(c, "};\nstatic const char *const %s_guard_region_names[%d] = {\n", nm, n > 0 ? n : 1);
   for (int i = 0; i < n; i++) {
     buf_puts(c, "  ");
-    c_string(c, region_name(g, &plan->tensors[i], buf, sizeof buf));
+    cg_c_string(c, region_name(g, &plan->tensors[i], buf, sizeof buf));
     buf_puts(c, ",\n");
   }
   if (n == 0)
     buf_puts(c, "  \"\",\n");
-  buf_printf(c, "};\nstatic const char *const %s_guard_nodes[%d][2] = {\n", nm, g->n_nodes > 0 ? g->n_nodes : 1);
-  for (const Node *x = g->first; x; x = x->next) {
-    buf_puts(c, "  {");
-    c_string(c, x->name);
-    buf_puts(c, ", ");
-    c_string(c, x->op_type);
-    buf_puts(c, "},\n");
-  }
-  if (!g->first)
-    buf_puts(c, "  {\"\", \"\"},\n");
   buf_puts(c, "};\n\n");
 }
 
@@ -99,8 +75,8 @@ void guard_write_report(const Plan *plan, const char *nm, int n_steps, Buf *c) {
                 "    return 0;\n"
                 "  r = &%s_guard_regions[h->region];\n"
                 "  info->step = h->step;\n"
-                "  info->node = %s_guard_nodes[h->step][0];\n"
-                "  info->op = %s_guard_nodes[h->step][1];\n"
+                "  info->node = %s_step_nodes[h->step][0];\n"
+                "  info->op = %s_step_nodes[h->step][1];\n"
                 "  info->region = %s_guard_region_names[h->region];\n"
                 "  info->offset = r->offset;\n  info->bytes = r->bytes;\n"
                 "  info->after = h->after;\n  info->at = h->at;\n  return 1;\n}\n",

@@ -66,7 +66,7 @@ static bool compile_graph(Graph *g, const char *name, const char *dir, Diag *d) 
   PipelineOpts po = {.opt_level = 2, .verify = true, .target = &t};
   if (!passes_run(g, &po, &plan, d))
     return false;
-  CodegenOpts co = {name, "t.onnx", WEIGHTS_C, NULL, 1};
+  CodegenOpts co = {.name = name, .model_path = "t.onnx", .weights = WEIGHTS_C, .weights_section = NULL, .threads = 1};
   return codegen_cuda(g, &plan, &co, dir, d);
 }
 

@@ -89,7 +89,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     Plan plan;
     memset(&plan, 0, sizeof plan);
     if (passes_run(g, &po, &plan, &d)) {
-      CodegenOpts co = {"fuzz", "fuzz.onnx", WEIGHTS_BLOB, NULL, 1};
+      CodegenOpts co = {.name = "fuzz", .model_path = "fuzz.onnx", .weights = WEIGHTS_BLOB, .weights_section = NULL, .threads = 1};
       codegen_c(g, &plan, &co, dir, &d);
     }
   }
