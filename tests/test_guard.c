@@ -135,7 +135,7 @@ static void test_guard_codegen_tables_and_checks(void **state) {
     assert_non_null(strstr(c, row));
   }
   assert_non_null(strstr(c, "\"tensor 'b'\""));
-  assert_non_null(strstr(c, "{\"r\", \"Relu\"}"));
+  assert_non_null(strstr(c, "{\"r\", \"Relu\", \"Relu\"}")); /* the step table (name, op, what it computes) */
   assert_int_equal(count(c, "onnxc_guard_fill(a,"), g->n_nodes);
   assert_int_equal(count(c, "onnxc_guard_check(a,"), g->n_nodes);
   assert_int_equal(count(c, "onnxc_guard_begin(a,"), 1);
