@@ -42,6 +42,9 @@ add_test(NAME e2e.guard COMMAND ${ONNXC_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/e2e/te
 # --check-numerics: the status names the node of the first NaN/Inf, and
 # onnxc check traces a NaN the reference lacks to its node (docs/numerics.md).
 add_test(NAME e2e.numerics COMMAND ${ONNXC_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/e2e/test_numerics.py ${ONNXC_BIN})
+# onnxc compare: value by value against ONNX Runtime (docs/compare.md).
+add_test(NAME e2e.compare COMMAND ${ONNXC_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/e2e/test_compare.py ${ONNXC_BIN}
+         ${ONNXC_PYTHON})
 
 add_test(NAME e2e.digits COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/e2e/test_digits.sh ${ONNXC_BIN} ${ONNXC_SRC})
 
@@ -59,4 +62,4 @@ add_test(NAME e2e.cmake_package COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/e2e/test_
   ${CMAKE_BINARY_DIR} ${ONNXC_SRC} ${ONNXC_PYTHON} ${CMAKE_C_COMPILER} ${ONNXC_CMAKE_TEST_CUDA})
 
 set_tests_properties(e2e.cli e2e.if_branch e2e.conformance e2e.conformance_sanitize e2e.models_vs_ort
-                     e2e.models_vs_ort_guard e2e.guard e2e.digits e2e.cortex_m e2e.cmake_package PROPERTIES LABELS e2e)
+                     e2e.models_vs_ort_guard e2e.guard e2e.digits e2e.cortex_m e2e.cmake_package e2e.numerics e2e.compare PROPERTIES LABELS e2e)

@@ -266,6 +266,8 @@ int main(int argc, char **argv) {
   o.kind = OUT_SO;
   o.rtol = 1e-3;
   o.atol = 1e-7;
+  if (argc > 1 && strcmp(argv[1], "compare") == 0) /* its options are its own (compare.c) */
+    return compare_main(argc - 2, argv + 2, argv[0]);
   bool check = argc > 1 && strcmp(argv[1], "check") == 0;
   o.footprint = argc > 1 && strcmp(argv[1], "footprint") == 0;
   int skip = 1 + (check || o.footprint);

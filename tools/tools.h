@@ -90,6 +90,10 @@ void cuda_emit_harness(Buf *h, const Graph *g, const char *name, int64_t arena);
 /* onnxc check: returns the process exit status (0 match, 1 mismatch, 2 no compile). */
 int check_case(const char *case_dir, const Options *o);
 
+/* ---- compare.c ---- */
+/* onnxc compare MODEL [options] (docs/compare.md); argv after "compare". */
+int compare_main(int argc, char **argv, const char *argv0);
+
 /* ---- footprint.c ---- */
 /* onnxc footprint: compiles o->model for the target and prints flash and RAM
  * (table, and JSON to o->fp_json); returns the exit status. */
