@@ -22,6 +22,8 @@ typedef struct CodegenOpts {
   const char *weights_section; /* optional linker section for weights, or NULL */
   int threads;              /* --threads: > 1 splits large kernels over a pool (0, 1: none) */
   int check_numerics;       /* --check-numerics: 0 off, 1 NaN and Inf, 2 NaN only (docs/numerics.md) */
+  void (*progress)(void *user, long done, long total); /* after each node emitted, when set */
+  void *progress_user;
 } CodegenOpts;
 
 /* Writes the C target into dir (which must exist). */

@@ -37,6 +37,9 @@ typedef struct PipelineOpts {
   const InputShape *shapes;    /* --shape NAME=...: applied by pin-dims before the -D pins */
   int n_shapes;
   bool guard;                  /* plan red zones around every buffer (docs/guard.md) */
+  /* called before each pass (its name, index and the count), when set */
+  void (*progress)(void *user, const char *pass, int index, int count);
+  void *progress_user;
 } PipelineOpts;
 
 /* Runs the whole middle-end and fills *plan. */

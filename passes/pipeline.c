@@ -82,6 +82,8 @@ bool passes_run(Graph *g, const PipelineOpts *o, Plan *plan, Diag *d) {
   Ctx c = {o, plan, -1};
   for (size_t i = 0; i < sizeof steps / sizeof steps[0]; i++) {
     const Step *s = &steps[i];
+    if (o->progress)
+      o->progress(o->progress_user, s->name, (int)i, (int)(sizeof steps / sizeof steps[0]));
     if (!s->run(g, &c, d))
       return false;
     if (o->verify && !ir_verify(g, s->shapes_known, d))

@@ -4,6 +4,8 @@ set(ONNXC_BIN $<TARGET_FILE:onnxc>)
 set(ONNXC_SRC ${CMAKE_SOURCE_DIR})
 
 add_test(NAME e2e.cli COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/cli/test_cli.sh ${ONNXC_BIN} ${ONNXC_PYTHON})
+# The progress line of long compiles: on a terminal only (docs/cli.md).
+add_test(NAME e2e.progress COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/cli/test_progress.sh ${ONNXC_BIN} ${ONNXC_PYTHON})
 # An If whose one branch cannot run with the static shapes: a warning, and
 # ONNXC_ERR_BRANCH at run time (docs/control-flow.md).
 add_test(NAME e2e.if_branch COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/cli/test_if_branch.sh ${ONNXC_BIN}
@@ -62,4 +64,4 @@ add_test(NAME e2e.cmake_package COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/e2e/test_
   ${CMAKE_BINARY_DIR} ${ONNXC_SRC} ${ONNXC_PYTHON} ${CMAKE_C_COMPILER} ${ONNXC_CMAKE_TEST_CUDA})
 
 set_tests_properties(e2e.cli e2e.if_branch e2e.conformance e2e.conformance_sanitize e2e.models_vs_ort
-                     e2e.models_vs_ort_guard e2e.guard e2e.digits e2e.cortex_m e2e.cmake_package e2e.numerics e2e.compare PROPERTIES LABELS e2e)
+                     e2e.models_vs_ort_guard e2e.guard e2e.digits e2e.cortex_m e2e.cmake_package e2e.numerics e2e.compare e2e.progress PROPERTIES LABELS e2e)

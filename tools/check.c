@@ -361,8 +361,9 @@ static Graph *build_runner(const char *model, const DataSet *ds, const Options *
   Plan plan;
   Target target;
   codegen_target(&target, o->target, o->threads);
-  PipelineOpts po = {o->opt_level, o->pins, o->n_pins, o->dump_after, stderr, true, &target,
-                     o->shapes, o->n_shapes, o->guard};
+  PipelineOpts po = {.opt_level = o->opt_level, .pins = o->pins, .n_pins = o->n_pins,
+                     .dump_after = o->dump_after, .dump_to = stderr, .verify = true, .target = &target,
+                     .shapes = o->shapes, .n_shapes = o->n_shapes, .guard = o->guard};
   if (!passes_run(g, &po, &plan, d)) {
     ir_graph_free(g);
     return NULL;

@@ -76,8 +76,10 @@ Graph *driver_compile(const Options *o, Plan *plan, Diag *d) {
   infer_string_capacity(g, o->string_bytes);
   Target t;
   codegen_target(&t, o->target, o->threads);
-  PipelineOpts po = {o->opt_level, o->pins, o->n_pins, o->dump_after, stderr, o->verify_ir, &t,
-                     o->shapes, o->n_shapes, o->guard};
+  PipelineOpts po = {.opt_level = o->opt_level, .pins = o->pins, .n_pins = o->n_pins,
+                     .dump_after = o->dump_after, .dump_to = stderr, .verify = o->verify_ir, .target = &t,
+                     .shapes = o->shapes, .n_shapes = o->n_shapes, .guard = o->guard,
+                     .progress = o->progress ? progress_pass : NULL, .progress_user = o->progress};
   if (!passes_run(g, &po, plan, d)) {
     ir_graph_free(g);
     return NULL;
@@ -118,6 +120,9 @@ static const char *march_flag(const Options *o, char *buf, size_t n) {
 
 static bool cc_one(const char *dir, const char *src, const char *obj, const Options *o,
                    const char *extra, bool pic, Diag *d) {
+  char what[600];
+  snprintf(what, sizeof what, "C compiler: %s", src);
+  progress_show(o->progress, what, 0, 0);
   Argv a = {{0}, 0, {0}, 0};
   char in[4096], out[4096], inc[4096], march[128];
   snprintf(in, sizeof in, "%s/%s", dir, src);
@@ -143,7 +148,7 @@ static bool cc_one(const char *dir, const char *src, const char *obj, const Opti
   arg(&a, out);
   Buf log;
   buf_init(&log);
-  int rc = sys_run(a.v, &log);
+  int rc = sys_run_ticking(a.v, &log, o->progress ? progress_tick : NULL, o->progress);
   argv_free(&a);
   if (rc != 0) {
     diag_error(d, NULL, "the C compiler (%s) failed on %s (status %d):\n%s", sys_cc(), src, rc,
@@ -176,7 +181,8 @@ bool driver_cc(const char *dir, const char *name, const Options *o, const char *
 static bool generate(const Graph *g, const Plan *plan, const Options *o, const char *name,
                      const char *dir, bool blob, Diag *d) {
   CodegenOpts co = {.name = name, .model_path = o->model, .weights = blob ? WEIGHTS_BLOB : WEIGHTS_C, .weights_section = o->weights_section, .threads = o->threads,
-                    .check_numerics = o->check_numerics};
+                    .check_numerics = o->check_numerics,
+                    .progress = o->progress ? progress_kernels : NULL, .progress_user = o->progress};
   return codegen_c(g, plan, &co, dir, d);
 }
 

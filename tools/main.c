@@ -52,6 +52,8 @@ static void usage(FILE *f) {
           "                         names the first offending node (docs/numerics.md)\n"
           "  --cuda-arch sm_XX      CUDA target: cubin architecture (repeatable;\n"
           "                         default sm_90; PTX of the lowest is added)\n"
+          "  -q, --quiet            no progress line (shown on a terminal for compiles\n"
+          "                         over 2 s: the pass, kernels emitted, the C compiler)\n"
           "  --help, --version\n"
           "\n"
           "check options: --sanitize (ASan+UBSan), --rtol R, --atol A, -v (also error figures),\n"
@@ -125,6 +127,8 @@ static int parse(int argc, char **argv, Options *o, bool check, const char **pos
     } else if (strcmp(a, "-o") == 0) {
       NEED_ARG();
       o->out = next;
+    } else if (strcmp(a, "-q") == 0 || strcmp(a, "--quiet") == 0) {
+      o->quiet = true;
     } else if (strcmp(a, "-S") == 0) {
       o->kind = OUT_SRC;
     } else if (strcmp(a, "--name") == 0) {
@@ -328,9 +332,16 @@ int main(int argc, char **argv) {
     else
       return bad_usage("cannot tell what to build from '%s' (use .so, .a, .o, or -S DIR)", o.out);
   }
+  /* With a progress line on the terminal, messages wait until it is cleared. */
+  Progress prog;
+  progress_init(&prog, o.quiet);
+  o.progress = &prog;
   Diag d;
-  diag_init(&d, o.model, stderr);
+  diag_init(&d, o.model, prog.on ? NULL : stderr);
   bool ok = driver_build(&o, &d);
+  progress_end(&prog);
+  for (int i = 0; prog.on && i < d.n_msgs; i++)
+    fprintf(stderr, "%s\n", d.msgs[i]);
   diag_free(&d);
   options_free(&o);
   return ok ? 0 : 1;

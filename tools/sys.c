@@ -5,6 +5,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <spawn.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,7 +55,9 @@ void sys_rmtree(const char *path) {
   rmdir(path);
 }
 
-int sys_run(char *const argv[], Buf *log) {
+int sys_run(char *const argv[], Buf *log) { return sys_run_ticking(argv, log, NULL, NULL); }
+
+int sys_run_ticking(char *const argv[], Buf *log, void (*tick)(void *user), void *user) {
   posix_spawn_file_actions_t fa;
   posix_spawn_file_actions_init(&fa);
   int fds[2] = {-1, -1};
@@ -80,9 +83,25 @@ int sys_run(char *const argv[], Buf *log) {
   if (log) {
     char tmp[4096];
     ssize_t k;
-    while ((k = read(fds[0], tmp, sizeof tmp)) > 0)
+    for (;;) {
+      if (tick) { /* a quiet child: tick four times a second */
+        struct pollfd pf = {fds[0], POLLIN, 0};
+        int r = poll(&pf, 1, 250);
+        if (r == 0) {
+          tick(user);
+          continue;
+        }
+        if (r < 0 && errno == EINTR)
+          continue;
+      }
+      k = read(fds[0], tmp, sizeof tmp);
+      if (k < 0 && errno == EINTR)
+        continue;
+      if (k <= 0)
+        break;
       if (log->len < (1u << 20))
         buf_write(log, tmp, (size_t)k);
+    }
     close(fds[0]);
   }
   int status;

@@ -46,7 +46,23 @@ typedef struct Options {
   int threads;                 /* --threads N (0, 1: single-threaded code; docs/abi.md) */
   bool guard;                  /* --guard: red zones checked after every node (docs/guard.md) */
   int check_numerics;          /* --check-numerics[=nan]: 1 NaN and Inf, 2 NaN only (docs/numerics.md) */
+  bool quiet;                  /* -q: no progress line */
+  struct Progress *progress;   /* the driver's progress line (progress.c), or NULL */
 } Options;
+
+/* ---- progress.c: the one-line progress of long compiles on a terminal ---- */
+typedef struct Progress {
+  bool on, shown;
+  double t0, last, after;     /* start, last redraw, seconds before the line shows */
+  char what[128];             /* the stage shown last, redrawn by progress_tick */
+  long done, total;
+} Progress;
+void progress_init(Progress *p, bool quiet);
+void progress_show(Progress *p, const char *what, long done, long total); /* total 0: no count */
+void progress_pass(void *user, const char *pass, int index, int count);  /* PipelineOpts.progress */
+void progress_kernels(void *user, long done, long total);                /* CodegenOpts.progress */
+void progress_tick(void *user);                                          /* the same stage, the clock updated */
+void progress_end(Progress *p);                                          /* clears the line */
 
 /* ---- driver.c ---- */
 /* Loads, optimizes and plans a model. NULL after errors. */
@@ -105,6 +121,9 @@ void sys_rmtree(const char *path);
 /* Runs argv (argv[0] searched in PATH); returns exit status, 128+signal, or -1.
  * Output of the child goes to `log` (a heap Buf) when given, else is inherited. */
 int sys_run(char *const argv[], Buf *log);
+/* The same, calling tick(user) about every 250 ms while the child is quiet
+ * (needs log; the progress line's clock). */
+int sys_run_ticking(char *const argv[], Buf *log, void (*tick)(void *user), void *user);
 /* Runs a shell-free command line split on spaces (for $CC with flags). */
 bool sys_read_file(const char *path, Buf *out);
 bool sys_write_file(const char *path, const void *data, size_t n);

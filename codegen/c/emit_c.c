@@ -503,6 +503,8 @@ bool codegen_c(const Graph *g, const Plan *plan, const CodegenOpts *o, const cha
       numerics_step_end(o, n, step, out, &run);
     }
     guard_step_end(plan, o->name, step++, &run);
+    if (o->progress)
+      o->progress(o->progress_user, step, g->n_nodes);
   }
   if (ok) {
     emit_output_copies(&cg, a, &run);
