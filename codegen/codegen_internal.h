@@ -29,6 +29,7 @@ void cg_param_names(CGen *cg, Arena *a);
 int64_t cg_numel(const Value *v);             /* elements of a static value */
 const char *cg_ctype(const Value *v);         /* its element's C type (onnxc_str for strings) */
 void cg_comment_safe(Buf *b, const char *s);  /* s, unable to close the C comment it goes in */
+void cg_c_string(Buf *b, const char *s);      /* a C string literal of s, every byte escaped as needed */
 bool cg_op_used(const Graph *g, OpKind op);
 bool cg_write_file(const char *dir, const char *file, const char *text, size_t len, Diag *d);
 /* ", (const T *)inputs[i]..., (T *)outputs[j]..., (int64_t *)outputs[k]...":
@@ -65,5 +66,10 @@ void guard_step_begin(const Plan *plan, const char *nm, int step, Buf *run);
 void guard_step_end(const Plan *plan, const char *nm, int step, Buf *run);
 void guard_write_report(const Plan *plan, const char *nm, int n_steps, Buf *c);
 void guard_write_header(const Plan *plan, const char *nm, Buf *h);
+
+/* The model description (c/emit_info.c, docs/abi.md): the constant tables and
+ * NAME_info() in NAME.c, its declaration in NAME.h. */
+void info_write(const CGen *cg, Buf *c);
+void info_write_header(const CGen *cg, Buf *h);
 
 #endif

@@ -1,7 +1,7 @@
 /* emit_c.c - the C target: header, per-node kernels, NAME_run, weights.
  *
  * Layout of the output (see docs/abi.md):
- *   NAME.h          the ABI: NAME_ARENA_BYTES, NAME_run, NAME_run_v
+ *   NAME.h          the ABI: NAME_ARENA_BYTES, NAME_run, NAME_run_v, NAME_info
  *   NAME.c          one `static int` function per node, then NAME_run calling
  *                   them in schedule order with arena offsets from the plan
  *   NAME_weights.h  extern declarations of the weight arrays
@@ -335,6 +335,7 @@ static void write_header(CGen *cg, Buf *h) {
                g->outputs[i]->dyn_dims ? cg->out_param[i] : "", g->outputs[i]->dyn_dims ? "_dims" : "");
   buf_printf(h, ");\n\n/* Same, with inputs and outputs as arrays in graph order (for generic callers). */\n"
                 "int %s_run_v(void *arena, const void *const *inputs, void *const *outputs);\n\n", nm);
+  info_write_header(cg, h);
   guard_write_header(cg->plan, nm, h);
   if (cg->o->threads > 1) /* --threads (docs/abi.md) */
     buf_printf(h, "/* Built with --threads %d: %s_run starts a pool of %d threads on its first\n"
@@ -515,6 +516,7 @@ bool codegen_c(const Graph *g, const Plan *plan, const CodegenOpts *o, const cha
     guard_write_tables(g, plan, o->name, &c);
     buf_puts(&c, fns.s ? fns.s : "");
     write_run(&cg, &c, &run, calls);
+    info_write(&cg, &c);
     guard_write_report(plan, o->name, step, &c);
     write_header(&cg, &h);
     char file[512];

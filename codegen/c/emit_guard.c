@@ -15,20 +15,6 @@
 
 bool guard_on(const Plan *plan) { return plan->redzone > 0; }
 
-/* A C string literal of s: quotes, backslashes and non-printing bytes escaped. */
-static void c_string(Buf *b, const char *s) {
-  buf_putc(b, '"');
-  for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-    if (*p == '"' || *p == '\\')
-      buf_printf(b, "\\%c", *p);
-    else if (*p < 32 || *p > 126 || *p == '?') /* '?' keeps trigraphs out */
-      buf_printf(b, "\\%03o", *p);
-    else
-      buf_putc(b, (char)*p);
-  }
-  buf_putc(b, '"');
-}
-
 static const char *region_name(const Graph *g, const PlanTensor *t, char *buf, size_t n) {
   if (t->value_id >= 0)
     snprintf(buf, n, "tensor '%s'", g->values[t->value_id]->name);
@@ -53,7 +39,7 @@ void guard_write_tables(const Graph *g, const Plan *plan, const char *nm, Buf *c
   buf_printf(c, "};\nstatic const char *const %s_guard_region_names[%d] = {\n", nm, n > 0 ? n : 1);
   for (int i = 0; i < n; i++) {
     buf_puts(c, "  ");
-    c_string(c, region_name(g, &plan->tensors[i], buf, sizeof buf));
+    cg_c_string(c, region_name(g, &plan->tensors[i], buf, sizeof buf));
     buf_puts(c, ",\n");
   }
   if (n == 0)
@@ -61,9 +47,9 @@ void guard_write_tables(const Graph *g, const Plan *plan, const char *nm, Buf *c
   buf_printf(c, "};\nstatic const char *const %s_guard_nodes[%d][2] = {\n", nm, g->n_nodes > 0 ? g->n_nodes : 1);
   for (const Node *x = g->first; x; x = x->next) {
     buf_puts(c, "  {");
-    c_string(c, x->name);
+    cg_c_string(c, x->name);
     buf_puts(c, ", ");
-    c_string(c, x->op_type);
+    cg_c_string(c, x->op_type);
     buf_puts(c, "},\n");
   }
   if (!g->first)
