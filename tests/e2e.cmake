@@ -40,6 +40,9 @@ add_test(NAME e2e.models_vs_ort_guard
 set_tests_properties(e2e.models_vs_ort_guard PROPERTIES DEPENDS e2e.models_vs_ort)
 add_test(NAME e2e.guard COMMAND ${ONNXC_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/e2e/test_guard.py ${ONNXC_BIN})
 
+# The Python package (python/onnxc, docs/python.md) against ONNX Runtime.
+add_test(NAME e2e.python COMMAND ${ONNXC_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/e2e/test_python.py ${ONNXC_BIN})
+
 add_test(NAME e2e.digits COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/e2e/test_digits.sh ${ONNXC_BIN} ${ONNXC_SRC})
 
 add_test(NAME e2e.cortex_m COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/e2e/test_cortex_m.sh ${ONNXC_BIN} ${ONNXC_SRC}
@@ -47,4 +50,4 @@ add_test(NAME e2e.cortex_m COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/e2e/test_corte
 set_tests_properties(e2e.cortex_m PROPERTIES DEPENDS e2e.models_vs_ort)
 
 set_tests_properties(e2e.cli e2e.if_branch e2e.conformance e2e.conformance_sanitize e2e.models_vs_ort
-                     e2e.models_vs_ort_guard e2e.guard e2e.digits e2e.cortex_m PROPERTIES LABELS e2e)
+                     e2e.models_vs_ort_guard e2e.guard e2e.python e2e.digits e2e.cortex_m PROPERTIES LABELS e2e)
