@@ -308,7 +308,7 @@ static void write_header(CGen *cg, Buf *h) {
     buf_printf(h, " *   input  %d: %s %s%s\n", i, g->inputs[i]->name, dtype_name(g->inputs[i]->dt),
                shape_str(&g->inputs[i]->shape, sb, sizeof sb));
   for (int i = 0; i < g->n_outputs; i++)
-    buf_printf(h, " *   output %d: %s %s%s\n", i, g->outputs[i]->name, dtype_name(g->outputs[i]->dt),
+    buf_printf(h, " *   output %d: %s %s%s\n", i, g->output_names[i], dtype_name(g->outputs[i]->dt),
                shape_str(&g->outputs[i]->shape, sb, sizeof sb));
   buf_printf(h, " */\n#ifndef %s_H\n#define %s_H\n\n#include <stdint.h>\n\n#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n", up, up);
   buf_printf(h, "#define %s_ARENA_BYTES %lld\n", up, (long long)cg->plan->arena_bytes);

@@ -28,28 +28,28 @@ static void buf_bytes(Buf *c, const Value *v) {
 }
 
 /* The dims table and a long name's char array of tensor `tag` (e.g. "i0"). */
-static void tensor_tables(Buf *c, const char *nm, const char *tag, const Value *v) {
+static void tensor_tables(Buf *c, const char *nm, const char *tag, const char *name, const Value *v) {
   if (v->shape.rank > 0) {
     buf_printf(c, "static const int64_t %s_info_%s_dims[%d] = {", nm, tag, v->shape.rank);
     for (int k = 0; k < v->shape.rank; k++)
       buf_printf(c, "%s%lld", k ? ", " : "", (long long)v->shape.d[k]);
     buf_puts(c, "};\n");
   }
-  size_t len = strlen(v->name);
+  size_t len = strlen(name);
   if (len > NAME_LIT_MAX) {
     buf_printf(c, "static const char %s_info_%s_name[%zu] = {", nm, tag, len + 1);
     for (size_t k = 0; k < len; k++)
-      buf_printf(c, "%s%d", k % 16 ? ", " : k ? ",\n  " : "", (int)(signed char)v->name[k]);
+      buf_printf(c, "%s%d", k % 16 ? ", " : k ? ",\n  " : "", (int)(signed char)name[k]);
     buf_puts(c, ", 0};\n");
   }
 }
 
-static void tensor_entry(Buf *c, const char *nm, const char *tag, const Value *v) {
+static void tensor_entry(Buf *c, const char *nm, const char *tag, const char *name, const Value *v) {
   buf_puts(c, "  {");
-  if (strlen(v->name) > NAME_LIT_MAX)
+  if (strlen(name) > NAME_LIT_MAX)
     buf_printf(c, "%s_info_%s_name", nm, tag);
   else
-    cg_c_string(c, v->name);
+    cg_c_string(c, name);
   if (v->shape.rank > 0)
     buf_printf(c, ", %s_info_%s_dims, ", nm, tag);
   else
@@ -63,19 +63,22 @@ static void tensor_entry(Buf *c, const char *nm, const char *tag, const Value *v
   buf_printf(c, ", %d, %uu},\n", v->shape.rank, (unsigned)v->dyn_dims);
 }
 
-/* `static const onnxc_tensor_info NAME_info_<side>[n]` for the inputs or outputs. */
-static void tensor_list(Buf *c, const char *nm, const char *side, Value *const *vs, int n) {
+/* `static const onnxc_tensor_info NAME_info_<side>[n]` for the inputs or
+ * outputs; `names` are the outputs' ONNX names (Graph.output_names), NULL
+ * for the inputs, which keep theirs. */
+static void tensor_list(Buf *c, const char *nm, const char *side, Value *const *vs, const char *const *names,
+                        int n) {
   char tag[32];
   for (int i = 0; i < n; i++) {
     snprintf(tag, sizeof tag, "%c%d", side[0], i);
-    tensor_tables(c, nm, tag, vs[i]);
+    tensor_tables(c, nm, tag, names ? names[i] : vs[i]->name, vs[i]);
   }
   if (n == 0)
     return; /* no zero-length arrays in C: the pointer is NULL */
   buf_printf(c, "static const onnxc_tensor_info %s_info_%s[%d] = {\n", nm, side, n);
   for (int i = 0; i < n; i++) {
     snprintf(tag, sizeof tag, "%c%d", side[0], i);
-    tensor_entry(c, nm, tag, vs[i]);
+    tensor_entry(c, nm, tag, names ? names[i] : vs[i]->name, vs[i]);
   }
   buf_puts(c, "};\n");
 }
@@ -87,8 +90,8 @@ void info_write(const CGen *cg, Buf *c) {
   for (int i = 0; i < g->n_outputs; i++)
     n_dyn += g->outputs[i]->dyn_dims != 0;
   buf_puts(c, "/* The model description (docs/abi.md): names, element types, shapes. */\n");
-  tensor_list(c, nm, "inputs", g->inputs, g->n_inputs);
-  tensor_list(c, nm, "outputs", g->outputs, g->n_outputs);
+  tensor_list(c, nm, "inputs", g->inputs, NULL, g->n_inputs);
+  tensor_list(c, nm, "outputs", g->outputs, g->output_names, g->n_outputs);
   buf_printf(c, "static const onnxc_model_info %s_info_data = {\n  ONNXC_INFO_VERSION, %d, %d, %d, ", nm,
              g->n_inputs, g->n_outputs, cg->o->threads > 1 ? cg->o->threads : 1);
   cg_c_string(c, nm);

@@ -10,7 +10,9 @@ each with onnxc.compile, and checks:
     dtypes, shapes, dynamic dims) equals the ONNX graph's;
   - outputs equal ONNX Runtime's: float32 (with a --threads 2 build large
     enough to start the pool), int64 indices, several inputs and outputs
-    with a bool output, float16, and a data-dependent NonZero output;
+    with a bool output, float16, outputs that the passes replace by an
+    input or a constant (their ONNX names kept), and a data-dependent
+    NonZero output;
   - the failure paths: wrong shape / dtype / count / names, an index out of
     range (RunError with ONNXC_ERR_BAD_INDEX), a model onnxc rejects
     (CompileError), a library without NAME_info, a closed model;
@@ -104,6 +106,15 @@ def models(d):
         helper.make_node("Mul", ["x", "y"], ["m"]),
         helper.make_node("Sigmoid", ["m"], ["s"]),
     ], [vi("x", T.FLOAT16, [2, 8]), vi("y", T.FLOAT16, [2, 8])], [vi("s", T.FLOAT16, [2, 8])])
+    # outputs the passes replace: an input (twice), a folded constant, another output.
+    out["alias"] = save(d, "alias", [
+        helper.make_node("Identity", ["x"], ["y1"]),
+        helper.make_node("Identity", ["x"], ["y2"]),
+        helper.make_node("Add", ["c", "c"], ["k"]),
+        helper.make_node("Relu", ["x"], ["r"]),
+        helper.make_node("Identity", ["r"], ["r2"]),
+    ], [vi("x", T.FLOAT, [3])], [vi(n, T.FLOAT, [2] if n == "k" else [3]) for n in ("y1", "y2", "k", "r", "r2")],
+        [numpy_helper.from_array(f(2), "c")])
     # a data-dependent output.
     out["nonzero"] = save(d, "nonzero", [helper.make_node("NonZero", ["x"], ["idx"])],
                           [vi("x", T.FLOAT, [3, 4])], [vi("idx", T.INT64, [2, None])])
@@ -137,7 +148,7 @@ def feeds_for(path, rng):
 def check_metadata(tag, model, path):
     g = onnx.load(path).graph
     for side, vis, infos in (("input", g.input, model.inputs), ("output", g.output, model.outputs)):
-        check([v.name for v in vis] == [t.name for t in infos], "%s: %s names %s" % (tag, side, infos))
+        check([v.name for v in vis] == [t.name for t in infos], "%s: %s names %s" % (tag, side, [t.name for t in infos]))
         for v, t in zip(vis, infos):
             tt = v.type.tensor_type
             check(t.elem_type == tt.elem_type, "%s: %s '%s' elem_type %d, ONNX %d" %
@@ -174,6 +185,7 @@ def run_vs_ort(tag, model, path, tol, rng, **compile_kw):
     sess = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
     want = sess.run(None, feeds)
     got = model.run(feeds)
+    check(list(got) == model.output_names, "%s: run() keys %s" % (tag, list(got)))
     for t, w in zip(model.outputs, want):
         compare("%s output '%s'" % (tag, t.name), got[t.name], w, tol)
     pos = model(*[feeds[n] for n in model.input_names])
@@ -212,7 +224,7 @@ def test_models(d, onnxc_bin, paths):
     expect_error(onnxc.LoadError, ["no nosuch_info"], onnxc.load, out, "nosuch")
     expect_error(onnxc.LoadError, ["cannot load"], onnxc.load, os.path.join(d, "missing.so"))
 
-    for tag, tol in (("multi", (RTOL, ATOL)), ("half", (1e-2, 1e-3)), ("nonzero", (0, 0))):
+    for tag, tol in (("multi", (RTOL, ATOL)), ("half", (1e-2, 1e-3)), ("alias", (RTOL, ATOL)), ("nonzero", (0, 0))):
         m = onnxc.compile(paths[tag], onnxc=onnxc_bin)
         run_vs_ort(tag, m, paths[tag], tol, rng)
         if tag == "nonzero":
