@@ -35,19 +35,27 @@ def default_name(model_path):
 
 
 def compile(model, output=None, name=None, threads=None, shapes=None, dims=None, options=(), onnxc=None):
-    """Compiles the ONNX file `model` into a shared library and loads it.
+    """Compiles `model` (an ONNX file's path, or an onnx.ModelProto) into a
+    shared library and loads it.
 
     output: the library's path (default: libNAME.so in a temporary folder
     removed with the returned Model); name: the C prefix (--name); threads:
     --threads N; shapes: {input: (d0, d1, ...)} for --shape; dims: {dim_param:
     value} for -D; options: further command-line words (e.g. ["-O3"]); onnxc:
     the compiler (default $ONNXC or `onnxc` on PATH)."""
-    model = os.fspath(model)
     exe = find_onnxc(onnxc)
-    name = name or default_name(model)
     tmp = None
-    if output is None:
+    if hasattr(model, "SerializeToString"):  # an onnx.ModelProto: written to the temporary folder
         tmp = tempfile.mkdtemp(prefix="onnxc-")
+        name = name or "model"
+        path = os.path.join(tmp, name + ".onnx")
+        with open(path, "wb") as f:
+            f.write(model.SerializeToString())
+        model = path
+    model = os.fspath(model)
+    name = name or default_name(model)
+    if output is None:
+        tmp = tmp or tempfile.mkdtemp(prefix="onnxc-")
         output = os.path.join(tmp, "lib%s.so" % name)
     cmd = [exe, model, "-o", os.fspath(output), "--name", name]
     if threads is not None:

@@ -225,7 +225,8 @@ def test_models(d, onnxc_bin, paths):
     expect_error(onnxc.LoadError, ["cannot load"], onnxc.load, os.path.join(d, "missing.so"))
 
     for tag, tol in (("multi", (RTOL, ATOL)), ("half", (1e-2, 1e-3)), ("alias", (RTOL, ATOL)), ("nonzero", (0, 0))):
-        m = onnxc.compile(paths[tag], onnxc=onnxc_bin)
+        # "multi" goes in as an onnx.ModelProto, the others as paths.
+        m = onnxc.compile(onnx.load(paths[tag]) if tag == "multi" else paths[tag], onnxc=onnxc_bin)
         run_vs_ort(tag, m, paths[tag], tol, rng)
         if tag == "nonzero":
             t = m.outputs[0]
