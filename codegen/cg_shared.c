@@ -118,6 +118,21 @@ bool cg_write_file(const char *dir, const char *file, const char *text, size_t l
   return true;
 }
 
+void cg_c_string(Buf *b, const char *s) {
+  buf_putc(b, '"');
+  for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+    if (*p == '"' || *p == '\\')
+      buf_printf(b, "\\%c", *p);
+    else if (*p == '?') /* no trigraphs */
+      buf_puts(b, "\\?");
+    else if (*p >= 0x20 && *p < 0x7f)
+      buf_putc(b, (char)*p);
+    else
+      buf_printf(b, "\\%03o", *p);
+  }
+  buf_putc(b, '"');
+}
+
 const char *cg_ctype(const Value *v) { return v->dt == DT_STRING ? "onnxc_str" : dtype_ctype(v->dt); }
 
 void cg_run_v_args(Buf *c, const Graph *g) {

@@ -29,6 +29,7 @@ void cg_param_names(CGen *cg, Arena *a);
 int64_t cg_numel(const Value *v);             /* elements of a static value */
 const char *cg_ctype(const Value *v);         /* its element's C type (onnxc_str for strings) */
 void cg_comment_safe(Buf *b, const char *s);  /* s, unable to close the C comment it goes in */
+void cg_c_string(Buf *b, const char *s);      /* a C string literal of s, every byte escaped as needed */
 bool cg_op_used(const Graph *g, OpKind op);
 bool cg_write_file(const char *dir, const char *file, const char *text, size_t len, Diag *d);
 /* ", (const T *)inputs[i]..., (T *)outputs[j]..., (int64_t *)outputs[k]...":
@@ -75,6 +76,9 @@ void numerics_step_end(const CodegenOpts *o, const Node *n, int step, const char
 void numerics_write_status_fn(const Graph *g, const CodegenOpts *o, Buf *c);
 void numerics_write_header(const CodegenOpts *o, Buf *h);
 void cg_write_step_nodes(const Graph *g, const char *nm, Buf *c);
-void cg_c_string(Buf *b, const char *s); /* a C string literal of s, escaped */
+/* The model description (c/emit_info.c, docs/abi.md): the constant tables and
+ * NAME_info() in NAME.c, its declaration in NAME.h. */
+void info_write(const CGen *cg, Buf *c);
+void info_write_header(const CGen *cg, Buf *h);
 
 #endif

@@ -188,21 +188,6 @@ bool string_node_ok(const Node *n) {
  * promises 4095 characters); those become char arrays. */
 #define LIT_MAX 4000
 
-static void c_string(Buf *b, const char *s) {
-  buf_putc(b, '"');
-  for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-    if (*p == '"' || *p == '\\')
-      buf_printf(b, "\\%c", *p);
-    else if (*p == '?') /* no trigraphs */
-      buf_puts(b, "\\?");
-    else if (*p >= 0x20 && *p < 0x7f)
-      buf_putc(b, (char)*p);
-    else
-      buf_printf(b, "\\%03o", *p);
-  }
-  buf_putc(b, '"');
-}
-
 void string_table(Buf *b, const char *indent, const char *name, const char *const *v, int64_t count) {
   for (int64_t i = 0; i < count; i++) {
     size_t len = strlen(v[i]);
@@ -219,7 +204,7 @@ void string_table(Buf *b, const char *indent, const char *name, const char *cons
     if (strlen(v[i]) > LIT_MAX)
       buf_printf(b, "%s_l%lld", name, (long long)i);
     else
-      c_string(b, v[i]);
+      cg_c_string(b, v[i]);
   }
   buf_puts(b, count > 0 ? "};\n" : "\"\"};\n");
 }
@@ -294,7 +279,7 @@ bool emitc_StringSplit(EmitC *e, const Node *n) {
   int64_t k = want_y ? n->out[0]->shape.d[x->shape.rank] : 0, cap = scratch(e, n);
   Buf lit;
   buf_init(&lit);
-  c_string(&lit, ir_attr_str(n, "delimiter", ""));
+  cg_c_string(&lit, ir_attr_str(n, "delimiter", ""));
   ec_line(e, "long long kmax = 0, cnt = 0;");
   ec_line(e, "int st = ONNXC_OK;");
   ec_line(e, "(void)cnt;");
@@ -444,7 +429,7 @@ static const Tensor *tensor_attr(const Node *n, const char *name) {
 static void literal(Buf *b, const Tensor *t, int64_t i) {
   char lit[64];
   if (t->dt == DT_STRING)
-    c_string(b, ((const char **)t->data)[i]);
+    cg_c_string(b, ((const char **)t->data)[i]);
   else if (dtype_is_float(t->dt))
     buf_puts(b, ec_literal(t->dt, tensor_get_f64(t, i), lit, sizeof lit));
   else if (t->dt == DT_I64 && tensor_get_i64(t, i) == INT64_MIN)

@@ -145,7 +145,10 @@ Value *ir_const_new(Graph *g, const char *name, Tensor *t) {
 }
 
 void ir_output_add(Graph *g, Value *v) {
+  int cap = g->cap_outputs; /* the names grow with the outputs */
   GROW(g, g->outputs, g->n_outputs, g->cap_outputs);
+  GROW(g, g->output_names, g->n_outputs, cap);
+  g->output_names[g->n_outputs] = v->name;
   g->outputs[g->n_outputs++] = v;
   v->is_output = true;
 }

@@ -283,6 +283,10 @@ struct Graph {
   int n_inputs, cap_inputs;
   Value **outputs;         /* in ONNX order */
   int n_outputs, cap_outputs;
+  /* The ONNX name of each output slot, as ir_output_add saw it: kept when a
+   * pass puts another value (an input, a constant, another output) in the
+   * slot, for NAME_info (docs/abi.md). */
+  const char **output_names;
   Value *none;             /* the one "omitted optional input" value */
   int64_t opset;           /* default-domain opset version */
   OpsetImport *imports;

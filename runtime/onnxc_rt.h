@@ -70,6 +70,41 @@
 #define ONNXC_API
 #endif
 
+/* The model's description, returned by NAME_info() (docs/abi.md, "The model
+ * description"): constant data in NAME.c, so it also works on firmware.
+ * Bindings (python/onnxc) read it instead of parsing NAME.h. Fields are only
+ * ever added at the end, with a higher ONNXC_INFO_VERSION. */
+#define ONNXC_INFO_VERSION 1
+#define ONNXC_KIND_TENSOR 0      /* elements of a numeric or bool type, stored as in NAME_run */
+#define ONNXC_KIND_STRING 1      /* elements are onnxc_str (const char *) pointers */
+
+typedef struct onnxc_tensor_info {
+  const char *name;        /* the ONNX name (a sequence element: the expanded name, e.g. "s_0") */
+  const int64_t *dims;     /* rank extents (NULL when rank is 0); upper bounds for dynamic dims */
+  int64_t numel;           /* elements (the capacity when dynamic_dims != 0) */
+  int64_t bytes;           /* bytes of the caller's buffer (sub-byte types are packed) */
+  int32_t elem_type;       /* ONNX TensorProto.DataType: 1 float, 7 int64, 10 float16, 16 bfloat16... */
+  int32_t elem_bits;       /* bits of one element: 32 for float, 4 for int4; pointer bits for strings */
+  int32_t kind;            /* ONNXC_KIND_TENSOR or ONNXC_KIND_STRING */
+  int32_t rank;
+  uint32_t dynamic_dims;   /* bit i: dim i is data-dependent; the run writes the actual dims
+                              into the rank int64_t array that follows the outputs */
+} onnxc_tensor_info;
+
+typedef struct onnxc_model_info {
+  int32_t info_version;    /* ONNXC_INFO_VERSION of the compiler that wrote it */
+  int32_t n_inputs;
+  int32_t n_outputs;
+  int32_t threads;         /* --threads N (1: no pool, no NAME_free_threads) */
+  const char *name;        /* the C prefix (--name) */
+  const char *onnxc_version;
+  int64_t arena_bytes;     /* NAME_ARENA_BYTES */
+  int64_t arena_align;     /* the arena's alignment in bytes (64) */
+  const onnxc_tensor_info *inputs;   /* n_inputs entries, in NAME_run's order */
+  const onnxc_tensor_info *outputs;  /* n_outputs entries */
+  int32_t n_dynamic_outputs; /* outputs with dynamic_dims != 0: NAME_run_v's extra entries */
+} onnxc_model_info;
+
 /* Portable infinity and NaN for float literals in generated code. */
 #define ONNXC_INF_F ((float)INFINITY)
 #define ONNXC_NAN_F ((float)NAN)

@@ -109,7 +109,31 @@ static void test_header_abi(void **state) {
   assert_non_null(strstr(c, "/* node 'add' (Add) */"));
   assert_null(strstr(c, "malloc"));
   assert_null(strstr(c, "stdio"));
+  /* The model description (docs/abi.md): declared in m.h, constant tables in m.c. */
+  assert_non_null(strstr(h, "const struct onnxc_model_info *m_info(void);"));
+  assert_non_null(strstr(c, "{\"x.0\", m_info_i0_dims, 3, 12, 1, 32, ONNXC_KIND_TENSOR, 1, 0u},"));
+  assert_non_null(strstr(c, "{\"out/y\", m_info_o0_dims, 3, 12, 1, 32, ONNXC_KIND_TENSOR, 1, 0u},"));
+  assert_non_null(strstr(c, "ONNXC_API const onnxc_model_info *m_info(void)"));
   free(h);
+  free(c);
+  diag_free(&d);
+  rmdir_all(dir);
+  ir_graph_free(g);
+}
+
+/* Names in the description are C string literals whatever bytes they hold. */
+static void test_info_escapes_names(void **state) {
+  (void)state;
+  const float w[] = {1, 2};
+  Graph *g = graph_with_weights(w, 2);
+  g->inputs[0]->name = "a\"b\\c?\?=\n";
+  char dir[] = "/tmp/onnxc-test-XXXXXX";
+  assert_non_null(mkdtemp(dir));
+  Diag d;
+  diag_init(&d, "t.onnx", stderr);
+  assert_true(compile_graph(g, dir, &d));
+  char *c = slurp(dir, "m.c");
+  assert_non_null(strstr(c, "{\"a\\\"b\\\\c\\?\\?=\\012\", m_info_i0_dims, 2,"));
   free(c);
   diag_free(&d);
   rmdir_all(dir);
@@ -162,6 +186,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_weights_are_bit_exact),
       cmocka_unit_test(test_header_abi),
+      cmocka_unit_test(test_info_escapes_names),
       cmocka_unit_test(test_rejects_bad_name_and_types),
       cmocka_unit_test(test_literals),
   };

@@ -113,6 +113,30 @@ static void test_graph_uses_and_replace(void **state) {
   ir_graph_free(g);
 }
 
+/* An output slot keeps its ONNX name when a graph input or another output
+ * takes its place (the value's own name then differs). */
+static void test_output_names_survive_replace(void **state) {
+  (void)state;
+  Node *relu, *add;
+  Graph *g = small_graph(&relu, &add);
+  ir_output_add(g, relu->out[0]);
+  add->out[0]->name = "sum";
+  g->output_names[0] = "sum";
+  ir_value_replace(add->out[0], relu->out[0]); /* one value in both slots */
+  ir_value_replace(relu->out[0], g->inputs[0]);
+  assert_ptr_equal(g->outputs[0], g->inputs[0]);
+  assert_ptr_equal(g->outputs[1], g->inputs[0]);
+  assert_string_equal(g->output_names[0], "sum");
+  assert_string_equal(g->output_names[1], relu->out[0]->name);
+  assert_string_equal(g->outputs[0]->name, "x");
+  for (int i = 0; i < 40; i++) /* the names grow with the outputs */
+    ir_output_add(g, g->inputs[0]);
+  assert_int_equal(g->n_outputs, 42);
+  assert_string_equal(g->output_names[0], "sum");
+  assert_string_equal(g->output_names[41], "x");
+  ir_graph_free(g);
+}
+
 static void test_value_names_unique(void **state) {
   (void)state;
   Graph *g = ir_graph_new(NULL);
@@ -269,6 +293,7 @@ int main(void) {
       cmocka_unit_test(test_shape_numel_overflow),
       cmocka_unit_test(test_f16_roundtrip),
       cmocka_unit_test(test_graph_uses_and_replace),
+      cmocka_unit_test(test_output_names_survive_replace),
       cmocka_unit_test(test_value_names_unique),
       cmocka_unit_test(test_toposort_stable_and_reorders),
       cmocka_unit_test(test_toposort_reports_cycle),

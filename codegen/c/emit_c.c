@@ -1,7 +1,7 @@
 /* emit_c.c - the C target: header, per-node kernels, NAME_run, weights.
  *
  * Layout of the output (see docs/abi.md):
- *   NAME.h          the ABI: NAME_ARENA_BYTES, NAME_run, NAME_run_v
+ *   NAME.h          the ABI: NAME_ARENA_BYTES, NAME_run, NAME_run_v, NAME_info
  *   NAME.c          one `static int` function per node, then NAME_run calling
  *                   them in schedule order with arena offsets from the plan
  *   NAME_weights.h  extern declarations of the weight arrays
@@ -308,7 +308,7 @@ static void write_header(CGen *cg, Buf *h) {
     buf_printf(h, " *   input  %d: %s %s%s\n", i, g->inputs[i]->name, dtype_name(g->inputs[i]->dt),
                shape_str(&g->inputs[i]->shape, sb, sizeof sb));
   for (int i = 0; i < g->n_outputs; i++)
-    buf_printf(h, " *   output %d: %s %s%s\n", i, g->outputs[i]->name, dtype_name(g->outputs[i]->dt),
+    buf_printf(h, " *   output %d: %s %s%s\n", i, g->output_names[i], dtype_name(g->outputs[i]->dt),
                shape_str(&g->outputs[i]->shape, sb, sizeof sb));
   buf_printf(h, " */\n#ifndef %s_H\n#define %s_H\n\n#include <stdint.h>\n\n#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n", up, up);
   buf_printf(h, "#define %s_ARENA_BYTES %lld\n", up, (long long)cg->plan->arena_bytes);
@@ -335,6 +335,7 @@ static void write_header(CGen *cg, Buf *h) {
                g->outputs[i]->dyn_dims ? cg->out_param[i] : "", g->outputs[i]->dyn_dims ? "_dims" : "");
   buf_printf(h, ");\n\n/* Same, with inputs and outputs as arrays in graph order (for generic callers). */\n"
                 "int %s_run_v(void *arena, const void *const *inputs, void *const *outputs);\n\n", nm);
+  info_write_header(cg, h);
   guard_write_header(cg->plan, nm, h);
   numerics_write_header(cg->o, h);
   if (cg->o->threads > 1) /* --threads (docs/abi.md) */
@@ -526,6 +527,7 @@ bool codegen_c(const Graph *g, const Plan *plan, const CodegenOpts *o, const cha
       cg_write_step_nodes(g, o->name, &c);
     buf_puts(&c, fns.s ? fns.s : "");
     write_run(&cg, &c, &run, calls);
+    info_write(&cg, &c);
     guard_write_report(plan, o->name, step, &c);
     numerics_write_status_fn(g, o, &c);
     write_header(&cg, &h);

@@ -11,20 +11,6 @@
  */
 #include "codegen_internal.h"
 
-/* A C string literal of s: quotes, backslashes and non-printing bytes escaped. */
-void cg_c_string(Buf *b, const char *s) {
-  buf_putc(b, '"');
-  for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-    if (*p == '"' || *p == '\\')
-      buf_printf(b, "\\%c", *p);
-    else if (*p < 32 || *p > 126 || *p == '?') /* '?' keeps trigraphs out */
-      buf_printf(b, "\\%03o", *p);
-    else
-      buf_putc(b, (char)*p);
-  }
-  buf_putc(b, '"');
-}
-
 void cg_write_step_nodes(const Graph *g, const char *nm, Buf *c) {
   buf_printf(c, "/* The node at each schedule step: its ONNX name, its op, and its op with\n"
                 " * the ONNX nodes the kernel computes when it fused several. */\n"

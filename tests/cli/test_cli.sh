@@ -116,6 +116,9 @@ for out in lib.so lib.a obj.o; do
 done
 nm "$T/lib.so" | grep -q " T good_run$" || { echo "FAIL: good_run not exported"; fails=$((fails+1)); }
 nm -D "$T/lib.so" | grep -q "good_w" && { echo "FAIL: weights symbols leak from the .so"; fails=$((fails+1)); }
+# The model description (docs/abi.md): NAME_info exported, its tables not.
+nm -D --defined-only "$T/lib.so" | grep -q " T good_info$" || { echo "FAIL: good_info not exported"; fails=$((fails+1)); }
+nm -D "$T/lib.so" | grep -q "good_info_" && { echo "FAIL: the description's tables leak from the .so"; fails=$((fails+1)); }
 "$ONNXC" "$T/m/good.onnx" --name good -S -o "$T/src" --memory-report "$T/mem.json" --memory-svg "$T/mem.svg" \
   || fails=$((fails+1))
 for f in good.c good.h good_weights.c good_weights.h onnxc_rt.h; do
