@@ -9,7 +9,8 @@
 
 /* ---- graph_layout.c: a layered DAG layout ---------------------------------
  * Longest-path layers (top to bottom), a chain of dummy nodes for every edge
- * that spans more than one layer, barycenter sweeps to reduce crossings,
+ * that spans more than one layer (shared by the edges leaving one node, so a
+ * value read far down by many nodes is one line that branches), barycenter sweeps to reduce crossings,
  * then x positions pulled toward the neighbours' mean without overlaps.
  * Nodes must be added in topological order (every edge goes from a lower to
  * a higher index). Deterministic; O((N + D) log(N + D)) per sweep for N
@@ -24,7 +25,10 @@ typedef struct GlNode {
 
 typedef struct GlEdge {
   int from, to;
-  int dummy0, n_dummies;   /* its bend points: nodes[dummy0 .. dummy0 + n_dummies) */
+  int bend0, n_dummies;    /* its bend points, one a layer: the dummy nodes
+                              bends[bend0 .. bend0 + n_dummies) */
+  bool shared;             /* those belong to a longer edge from the same node:
+                              this one branches off at its last dummy */
 } GlEdge;
 
 typedef struct GraphLayout {
@@ -32,6 +36,8 @@ typedef struct GraphLayout {
   int n_nodes, n_real, cap_nodes;
   GlEdge *edges;
   int n_edges, cap_edges;
+  int *bends;              /* edges' dummies; edges from one node share them */
+  int n_bends, cap_bends;
   int n_layers;
   double width, height;    /* the drawing's extent, margins included */
   double *layer_y;         /* by layer: top of its row */

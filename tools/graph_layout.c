@@ -4,7 +4,8 @@
  *    in topological order); a source then moves down to just above its
  *    first consumer, so a kernel fed only by weights sits next to its use.
  * 2. Every edge spanning k > 1 layers gets k - 1 dummy nodes, one a layer,
- *    so that later steps see only edges between adjacent layers.
+ *    so that later steps see only edges between adjacent layers; the edges
+ *    leaving one node share one chain (a trunk with branches).
  * 3. Order within layers: barycenter sweeps, down then up, twice; each
  *    layer is sorted by the mean position of its neighbours in the layer
  *    before it (ties keep the current order: deterministic).
@@ -28,6 +29,7 @@ void graph_layout_init(GraphLayout *l) { memset(l, 0, sizeof *l); }
 void graph_layout_free(GraphLayout *l) {
   free(l->nodes);
   free(l->edges);
+  free(l->bends);
   free(l->layer_y);
   free(l->layer_h);
   memset(l, 0, sizeof *l);
@@ -60,7 +62,7 @@ void graph_layout_edge(GraphLayout *l, int from, int to) {
     l->edges = realloc(l->edges, (size_t)l->cap_edges * sizeof *l->edges);
     IR_ASSERT(l->edges);
   }
-  l->edges[l->n_edges++] = (GlEdge){from, to, 0, 0};
+  l->edges[l->n_edges++] = (GlEdge){from, to, 0, 0, false};
 }
 
 /* Adjacency between adjacent layers, as compressed lists: up[v] the
@@ -70,10 +72,13 @@ typedef struct Adj {
   int *dn_start, *dn;
 } Adj;
 
-/* Each segment of an edge: its endpoints and the dummies between, in order. */
-static int seg_node(const GlEdge *e, int k) {
-  return k == 0 ? e->from : k == e->n_dummies + 1 ? e->to : e->dummy0 + k - 1;
+/* The nodes an edge passes, k = 0 .. n_dummies + 1: its source, its dummies, its target. */
+static int seg_node(const GraphLayout *l, const GlEdge *e, int k) {
+  return k == 0 ? e->from : k == e->n_dummies + 1 ? e->to : l->bends[e->bend0 + k - 1];
 }
+
+/* The first segment an edge adds: a shared chain's segments come once, from its owner. */
+static int first_seg(const GlEdge *e) { return e->shared ? e->n_dummies : 0; }
 
 static void adj_build(const GraphLayout *l, Adj *a) {
   int n = l->n_nodes;
@@ -81,14 +86,14 @@ static void adj_build(const GraphLayout *l, Adj *a) {
   a->dn_start = calloc((size_t)n + 2, sizeof(int));
   int segs = 0;
   for (int i = 0; i < l->n_edges; i++)
-    segs += l->edges[i].n_dummies + 1;
+    segs += l->edges[i].shared ? 1 : l->edges[i].n_dummies + 1;
   a->up = malloc(((size_t)segs + 1) * sizeof(int));
   a->dn = malloc(((size_t)segs + 1) * sizeof(int));
   IR_ASSERT(a->up_start && a->dn_start && a->up && a->dn);
   for (int i = 0; i < l->n_edges; i++)
-    for (int k = 0; k <= l->edges[i].n_dummies; k++) {
-      a->dn_start[seg_node(&l->edges[i], k) + 1]++;
-      a->up_start[seg_node(&l->edges[i], k + 1) + 1]++;
+    for (int k = first_seg(&l->edges[i]); k <= l->edges[i].n_dummies; k++) {
+      a->dn_start[seg_node(l, &l->edges[i], k) + 1]++;
+      a->up_start[seg_node(l, &l->edges[i], k + 1) + 1]++;
     }
   for (int v = 0; v < n; v++) {
     a->up_start[v + 1] += a->up_start[v];
@@ -97,8 +102,8 @@ static void adj_build(const GraphLayout *l, Adj *a) {
   int *fill_up = calloc((size_t)n + 1, sizeof(int)), *fill_dn = calloc((size_t)n + 1, sizeof(int));
   IR_ASSERT(fill_up && fill_dn);
   for (int i = 0; i < l->n_edges; i++)
-    for (int k = 0; k <= l->edges[i].n_dummies; k++) {
-      int s = seg_node(&l->edges[i], k), t = seg_node(&l->edges[i], k + 1);
+    for (int k = first_seg(&l->edges[i]); k <= l->edges[i].n_dummies; k++) {
+      int s = seg_node(l, &l->edges[i], k), t = seg_node(l, &l->edges[i], k + 1);
       a->dn[a->dn_start[s] + fill_dn[s]++] = t;
       a->up[a->up_start[t] + fill_up[t]++] = s;
     }
@@ -163,17 +168,61 @@ static void assign_layers(GraphLayout *l) {
   free(has_pred);
 }
 
-/* Step 2: dummies on long edges. */
-static void add_dummies(GraphLayout *l) {
-  for (int i = 0; i < l->n_edges; i++) {
-    int lf = l->nodes[l->edges[i].from].layer, lt = l->nodes[l->edges[i].to].layer;
-    l->edges[i].dummy0 = l->n_nodes;
-    l->edges[i].n_dummies = lt - lf - 1;
-    for (int k = lf + 1; k < lt; k++) {
-      int d = add_node(l, GL_DUMMY_W, 0, true);
-      l->nodes[d].layer = k;
-    }
+static int add_bend(GraphLayout *l, int node) {
+  if (l->n_bends == l->cap_bends) {
+    l->cap_bends = l->cap_bends ? 2 * l->cap_bends : 64;
+    l->bends = realloc(l->bends, (size_t)l->cap_bends * sizeof *l->bends);
+    IR_ASSERT(l->bends);
   }
+  l->bends[l->n_bends] = node;
+  return l->n_bends++;
+}
+
+static const GraphLayout *sort_layout; /* qsort has no context argument */
+
+/* Edges by source, the longest first. */
+static int by_source_longest(const void *pa, const void *pb) {
+  const GlEdge *a = &sort_layout->edges[*(const int *)pa], *b = &sort_layout->edges[*(const int *)pb];
+  if (a->from != b->from)
+    return a->from < b->from ? -1 : 1;
+  int la = sort_layout->nodes[a->to].layer, lb = sort_layout->nodes[b->to].layer;
+  if (la != lb)
+    return la > lb ? -1 : 1;
+  return *(const int *)pa < *(const int *)pb ? -1 : 1;
+}
+
+/* Step 2: dummies on long edges. Edges leaving one node start in the same
+ * layer, so each one's dummies are a prefix of the chain made for the
+ * longest of them, which comes first: one chain per node, no copies. */
+static void add_dummies(GraphLayout *l) {
+  int *chain = malloc(((size_t)l->n_real + 1) * sizeof(int)), *len = calloc((size_t)l->n_real + 1, sizeof(int));
+  int *order = malloc(((size_t)l->n_edges + 1) * sizeof(int));
+  IR_ASSERT(chain && len && order);
+  for (int i = 0; i < l->n_edges; i++)
+    order[i] = i;
+  sort_layout = l;
+  qsort(order, (size_t)l->n_edges, sizeof *order, by_source_longest);
+  for (int i = 0; i < l->n_edges; i++) {
+    GlEdge *e = &l->edges[order[i]];
+    int lf = l->nodes[e->from].layer, need = l->nodes[e->to].layer - lf - 1;
+    e->n_dummies = need;
+    if (need > len[e->from]) { /* the longest edge from e->from: it owns the chain */
+      IR_ASSERT(len[e->from] == 0);
+      chain[e->from] = l->n_bends;
+      for (int k = 0; k < need; k++) {
+        int d = add_node(l, GL_DUMMY_W, 0, true);
+        l->nodes[d].layer = lf + 1 + k;
+        add_bend(l, d);
+      }
+      len[e->from] = need;
+    } else {
+      e->shared = need > 0;
+    }
+    e->bend0 = need ? chain[e->from] : 0;
+  }
+  free(chain);
+  free(len);
+  free(order);
 }
 
 /* Nodes of each layer, in order: members[start[k] .. start[k + 1]). */

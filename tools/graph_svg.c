@@ -27,7 +27,7 @@ static double *in_ports(const GraphView *v) {
   /* the x an edge arrives from: its last bend point, else its source */
   for (int i = 0; i < v->n_edges; i++) {
     const GlEdge *e = &l->edges[i];
-    port[i] = l->nodes[e->n_dummies ? e->dummy0 + e->n_dummies - 1 : e->from].x;
+    port[i] = l->nodes[e->n_dummies ? l->bends[e->bend0 + e->n_dummies - 1] : e->from].x;
     count[e->to]++;
   }
   /* rank among the target's in-edges: a box has few, so the pairwise count
@@ -60,12 +60,19 @@ static void svg_edge(FILE *f, const GraphView *v, int i, double port) {
   const GlEdge *e = &l->edges[i];
   const GlNode *s = &l->nodes[e->from], *t = &l->nodes[e->to];
   double px = s->x, py = s->y + s->h / 2 + SVG_TOP;
+  int k0 = 0;
+  if (e->shared) { /* a branch off the trunk that a longer edge draws */
+    k0 = e->n_dummies;
+    px = l->nodes[l->bends[e->bend0 + k0 - 1]].x;
+    py = l->nodes[l->bends[e->bend0 + k0 - 1]].y + SVG_TOP;
+  }
   fprintf(f, "<g class=\"edge\" data-from=\"b%d\" data-to=\"b%d\"><title>", e->from, e->to);
   xml_str(f, v->edges[i].place);
   fprintf(f, "</title><path d=\"M%.1f,%.1f", px, py);
-  for (int k = 0; k <= e->n_dummies; k++) {
-    double x = k < e->n_dummies ? l->nodes[e->dummy0 + k].x : port;
-    double y = k < e->n_dummies ? l->nodes[e->dummy0 + k].y + SVG_TOP : t->y - t->h / 2 + SVG_TOP;
+  for (int k = k0; k <= e->n_dummies; k++) {
+    const GlNode *bend = k < e->n_dummies ? &l->nodes[l->bends[e->bend0 + k]] : NULL;
+    double x = bend ? bend->x : port;
+    double y = bend ? bend->y + SVG_TOP : t->y - t->h / 2 + SVG_TOP;
     double my = (py + y) / 2;
     if (k == e->n_dummies) {
       fprintf(f, " C%.1f,%.1f %.1f,%.1f %.1f,%.1f\"/>", px, my, x, my, x, y);
