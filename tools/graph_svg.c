@@ -11,6 +11,21 @@
 
 #define SVG_TOP 34.0       /* header line above the layout */
 
+/* Escaped text that keeps its line breaks (tooltips show them). */
+static void xml_lines(FILE *f, const char *s) {
+  for (;;) {
+    size_t n = strcspn(s, "\n");
+    char *line = strndup(s, n);
+    IR_ASSERT(line);
+    xml_str(f, line);
+    free(line);
+    if (!s[n])
+      return;
+    fputc('\n', f);
+    s += n + 1;
+  }
+}
+
 static const char *kind_name(GvKind k) {
   static const char *const names[] = {"input", "kernel", "view", "output"};
   return names[k];
@@ -96,7 +111,7 @@ static void svg_box_title(FILE *f, const GraphView *v, const GvBox *b) {
     fprintf(f, "', step %d", b->step);
     if (b->n_onnx) {
       fputs("\nONNX nodes:\n", f);
-      xml_str(f, b->onnx);
+      xml_lines(f, b->onnx);
     }
     for (int i = 0; i < b->node->n_out; i++) {
       if (b->node->out[i]->kind == VK_NONE)

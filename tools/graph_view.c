@@ -124,6 +124,8 @@ static void node_box(GvBox *b, const Node *n) {
   fusion_onnx_nodes(n, collect, &c);
   b->n_onnx = c.n;
   b->onnx = c.names.s ? c.names.s : fmt("%s", "");
+  if (c.names.len && b->onnx[c.names.len - 1] == '\n')
+    b->onnx[c.names.len - 1] = 0; /* one name a line, no empty last one */
   bool same = c.n == 1 && strncmp(c.types.s, n->op_type, strlen(n->op_type)) == 0 &&
               c.types.s[strlen(n->op_type)] == 0;
   if (c.n == 0 || same)
