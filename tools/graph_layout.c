@@ -128,8 +128,9 @@ static void assign_layers(GraphLayout *l) {
     l->nodes[v].layer = 0;
     min_succ[v] = -1;
   }
-  /* edges sorted by target would do; index order of targets is enough since
-   * a source's layer is final before any edge leaving it is read */
+  /* in-edges grouped by target (a counting sort); visiting targets in index
+   * order settles a node's layer before any edge leaving it is read, since
+   * every edge goes from a lower index to a higher one */
   int *order = malloc(((size_t)l->n_edges + 1) * sizeof(int));
   int *start = calloc((size_t)n + 2, sizeof(int));
   IR_ASSERT(order && start);
