@@ -287,8 +287,10 @@ static void dot_box(FILE *f, const GraphView *v, int i) {
       buf_printf(&label, "%s%s", k ? "\n" : "", b->lines[k]);
     fprintf(f, "  b%d [label=", i);
     dot_str(f, label.s);
-    fprintf(f, ", fillcolor=\"%s\"%s, tooltip=", fill,
-            b->kind == GV_INPUT || b->kind == GV_OUTPUT ? ", shape=ellipse" : b->kind == GV_VIEW ? ", style=\"dashed,filled\"" : "");
+    const char *shape = b->kind == GV_INPUT || b->kind == GV_OUTPUT ? ", shape=ellipse"
+                        : b->kind == GV_VIEW                       ? ", style=\"dashed,filled\""
+                                                                   : "";
+    fprintf(f, ", fillcolor=\"%s\"%s, tooltip=", fill, shape);
     dot_str(f, b->onnx[0] ? b->onnx : b->title);
     fputs("];\n", f);
     buf_free(&label);
