@@ -20,6 +20,8 @@ if (( want_test )); then
   pkgs+=(qemu-system-arm)
   # libFuzzer and clang's sanitizer runtimes (the fuzz build, docs/fuzzing.md).
   pkgs+=(libclang-rt-dev)
+  # e2e.graph checks that Graphviz accepts onnxc graph's DOT (skipped without it).
+  pkgs+=(graphviz)
 fi
 
 SUDO=""

@@ -18,7 +18,7 @@ static int64_t numel_of(const Value *v) {
   return shape_numel(&v->shape, &k) ? k : 0;
 }
 
-static int64_t bytes_of(const Value *v) {
+int64_t fusion_value_bytes(const Value *v) {
   int64_t b = 0;
   if (v->kind == VK_NONE || v->dt == DT_STRING || !dtype_bytes(v->dt, numel_of(v), &b))
     return 0;
@@ -34,7 +34,7 @@ static int64_t body_steps(const Node *n, const char *attr) {
 /* Floating-point operations, estimated: 2 per multiply-add of a product,
  * one per element and step of elementwise work, a few per element of the
  * normalizations; data movement counts none. */
-static int64_t flops_of(const Node *n) {
+int64_t fusion_flops(const Node *n) {
   int64_t out = numel_of(n->out[0]), in0 = n->n_in ? numel_of(n->in[0]) : 0;
   int64_t epi = out * body_steps(n, "epilogue");
   switch (n->op) {
@@ -74,11 +74,8 @@ static int64_t flops_of(const Node *n) {
   }
 }
 
-/* The ONNX nodes n computes: itself (unless the compiler made it) and its
- * onnxc.fused record. */
-static int write_nodes(FILE *f, const Node *n) {
+int fusion_onnx_nodes(const Node *n, void (*fn)(void *ctx, const char *onnx_node), void *ctx) {
   int k = 0;
-  fputc('[', f);
   const Attr *a = ir_attr(n, "onnxc.fused");
   /* a node the compiler made in an ONNX node's place (MatMul + Add -> Gemm)
    * takes its name, and the record lists that node */
@@ -86,13 +83,34 @@ static int write_nodes(FILE *f, const Node *n) {
   if (!(ir_ops[n->op].flags & OPF_INTERNAL) && !replaced) {
     char buf[4096];
     snprintf(buf, sizeof buf, "%s %s", n->op_type, n->name);
-    json_str(f, buf);
+    if (fn)
+      fn(ctx, buf);
     k++;
   }
-  for (int i = 0; a && a->kind == AT_STRINGS && i < a->n; i++, k++) {
-    fputs(k ? ", " : "", f);
-    json_str(f, a->u.ss[i]);
-  }
+  for (int i = 0; a && a->kind == AT_STRINGS && i < a->n; i++, k++)
+    if (fn)
+      fn(ctx, a->u.ss[i]);
+  return k;
+}
+
+bool fusion_is_view(const Plan *plan, const Node *n) { return plan->elided && plan->elided[n->id]; }
+
+typedef struct JsonList {
+  FILE *f;
+  int k;
+} JsonList;
+
+static void json_item(void *ctx, const char *s) {
+  JsonList *l = ctx;
+  fputs(l->k++ ? ", " : "", l->f);
+  json_str(l->f, s);
+}
+
+/* The ONNX nodes n computes, as a JSON list. */
+static int write_nodes(FILE *f, const Node *n) {
+  JsonList l = {f, 0};
+  fputc('[', f);
+  int k = fusion_onnx_nodes(n, json_item, &l);
   fputc(']', f);
   return k;
 }
@@ -103,7 +121,7 @@ static int64_t write_list(FILE *f, const Graph *g, const Plan *plan, bool views)
   int64_t listed = 0;
   bool first = true;
   for (const Node *n = g->first; n; n = n->next) {
-    if ((plan->elided && plan->elided[n->id]) != views)
+    if (fusion_is_view(plan, n) != views)
       continue;
     fprintf(f, "%s\n    {\"name\": ", first ? "" : ",");
     json_str(f, n->name);
@@ -114,11 +132,11 @@ static int64_t write_list(FILE *f, const Graph *g, const Plan *plan, bool views)
     if (!views) {
       int64_t rd = 0, wr = 0;
       for (int i = 0; i < n->n_in; i++)
-        rd += bytes_of(n->in[i]);
+        rd += fusion_value_bytes(n->in[i]);
       for (int i = 0; i < n->n_out; i++)
-        wr += bytes_of(n->out[i]);
+        wr += fusion_value_bytes(n->out[i]);
       fprintf(f, ", \"bytes_read\": %lld, \"bytes_written\": %lld, \"flops\": %lld", (long long)rd,
-              (long long)wr, (long long)flops_of(n));
+              (long long)wr, (long long)fusion_flops(n));
     }
     fputc('}', f);
     first = false;
@@ -134,7 +152,7 @@ bool driver_fusion_report(const Graph *g, const Plan *plan, const char *path, Di
     return diag_error(d, NULL, "cannot write %s: %s", path, strerror(errno));
   int kernels = 0, views = 0;
   for (const Node *n = g->first; n; n = n->next) {
-    if (plan->elided && plan->elided[n->id])
+    if (fusion_is_view(plan, n))
       views++;
     else
       kernels++;

@@ -2,9 +2,11 @@
  *
  *   onnxc [options] MODEL.onnx -o OUT     OUT: .so, .a, .o; with -S a folder
  *   onnxc check [options] CASE_DIR        run an ONNX backend test case
+ *   onnxc graph [options] MODEL.onnx -o OUT.svg|.html|.dot   draw the compiled graph
  * Exit status: 0 success; 1 an error in the model (or a check mismatch);
  * 2 bad usage (or, for check, a model that cannot be compiled).
  */
+#include "graph.h"
 #include "tools.h"
 
 #include <stdlib.h>
@@ -15,6 +17,7 @@ static void usage(FILE *f) {
           "usage: onnxc [options] MODEL.onnx -o OUT\n"
           "       onnxc check [options] CASE_DIR\n"
           "       onnxc footprint [options] MODEL.onnx\n"
+          "       onnxc graph [options] MODEL.onnx -o OUT.svg|OUT.html|OUT.dot\n"
           "\n"
           "Compiles an ONNX model to standalone C: OUT ending in .so builds a shared\n"
           "library, .a a static library, .o an object; with -S, OUT is a folder that\n"
@@ -62,6 +65,9 @@ static void usage(FILE *f) {
           "  --target c|cuda, --build-only (compile and link, do not run: no GPU needed)\n"
           "  Environment: CC (C compiler), AR, ONNXC_CFLAGS (extra C flags),\n"
           "  ONNXC_CHECK_SANITIZE=1 (same as --sanitize), ONNXC_CHECK_GUARD=1 (same as --guard).\n"
+          "graph: draws the graph after the passes (docs/graph.md), the format from OUT's\n"
+          "  extension; takes the compile options (-O, -D, --shape, --target, --threads, ...)\n"
+          "  and --memory-report, --fusion-report, --memory-svg of the same compile\n"
           "footprint options: --cc CC (default arm-none-eabi-gcc), --cflags \"FLAGS\" (default\n"
           "  Cortex-M4F, -Os), --json FILE|-, --name, -D, -O, --weights-section, --keep-temps\n"
           "passes: ");
@@ -274,7 +280,8 @@ int main(int argc, char **argv) {
     return compare_main(argc - 2, argv + 2, argv[0]);
   bool check = argc > 1 && strcmp(argv[1], "check") == 0;
   o.footprint = argc > 1 && strcmp(argv[1], "footprint") == 0;
-  int skip = 1 + (check || o.footprint);
+  bool graph = argc > 1 && strcmp(argv[1], "graph") == 0;
+  int skip = 1 + (check || o.footprint || graph);
   const char *pos;
   int rc = parse(argc - skip, argv + skip, &o, check, &pos);
   if (rc >= 0)
@@ -316,6 +323,18 @@ int main(int argc, char **argv) {
       return bad_usage("%s", "footprint writes no output (-o, -S); see --json FILE");
     o.model = pos;
     rc = footprint_run(&o);
+    options_free(&o);
+    return rc;
+  }
+  if (graph) {
+    if (!o.out)
+      return bad_usage("%s", "graph needs an output (-o OUT.svg, OUT.html or OUT.dot)");
+    if (o.kind == OUT_SRC)
+      return bad_usage("%s", "graph writes one file (-o OUT.svg, OUT.html or OUT.dot), not sources (-S)");
+    if (!ends_with(o.out, ".svg") && !ends_with(o.out, ".html") && !ends_with(o.out, ".dot"))
+      return bad_usage("cannot tell what to draw from '%s' (use .svg, .html or .dot)", o.out);
+    o.model = pos;
+    rc = graph_run(&o);
     options_free(&o);
     return rc;
   }

@@ -34,7 +34,7 @@ void json_str(FILE *f, const char *s) {
   fputc('"', f);
 }
 
-static void xml_str(FILE *f, const char *s) {
+void xml_str(FILE *f, const char *s) {
   for (; *s; s++) {
     switch (*s) {
     case '<': fputs("&lt;", f); break;
@@ -46,6 +46,43 @@ static void xml_str(FILE *f, const char *s) {
         fputc(*s, f);
     }
   }
+}
+
+int *memory_tensor_index(const Graph *g, const Plan *plan) {
+  int *of = malloc(((size_t)g->n_values + 1) * sizeof *of);
+  IR_ASSERT(of);
+  for (int i = 0; i < g->n_values; i++)
+    of[i] = -1;
+  for (int i = 0; i < plan->n_tensors; i++)
+    if (plan->tensors[i].value_id >= 0)
+      of[plan->tensors[i].value_id] = i;
+  return of;
+}
+
+/* The storage of v: the root it aliases (a view, an in-place result, a Concat
+ * input written into its slice of the output) decides where it lives. */
+MemPlace memory_place(const Graph *g, const Plan *plan, const int *tensor_index, const Value *v) {
+  MemPlace p = {MEM_NONE, v->id, -1, 0, -1, -1};
+  if (v->kind == VK_NONE)
+    return p;
+  if (plan->alias && plan->alias[v->id] >= 0)
+    p.root = plan->alias[v->id];
+  const Value *root = g->values[p.root];
+  if (root->kind == VK_CONST || v->kind == VK_CONST) {
+    p.where = MEM_WEIGHT;
+  } else if (root->kind == VK_INPUT) {
+    p.where = MEM_INPUT;
+  } else if (root->is_output) {
+    p.where = MEM_OUTPUT;
+  } else if (tensor_index[p.root] >= 0) {
+    const PlanTensor *t = &plan->tensors[tensor_index[p.root]];
+    p.where = MEM_ARENA;
+    p.offset = plan->offset ? plan->offset[v->id] : t->offset;
+    p.size = t->size;
+    p.first = t->first;
+    p.last = t->last;
+  }
+  return p;
 }
 
 /* Opens path's temporary sibling; finish() renames it into place. */

@@ -76,8 +76,33 @@ bool driver_memory_report(const Graph *g, const Plan *plan, const char *path, Di
 bool driver_memory_svg(const Graph *g, const Plan *plan, const char *path, Diag *d);
 /* A JSON string literal of s, escaped (memory_report.c). */
 void json_str(FILE *f, const char *s);
+/* s with XML's special characters escaped (control characters dropped). */
+void xml_str(FILE *f, const char *s);
+/* Where a value's data lives: the one answer the reports and the graph view give. */
+typedef enum MemWhere { MEM_ARENA, MEM_INPUT, MEM_OUTPUT, MEM_WEIGHT, MEM_NONE } MemWhere;
+typedef struct MemPlace {
+  MemWhere where;
+  int root;                /* value id owning the storage (the value itself unless an alias) */
+  int64_t offset;          /* MEM_ARENA: the value's first byte in the arena */
+  int64_t size;            /* MEM_ARENA: its buffer's bytes (the root's) */
+  int first, last;         /* MEM_ARENA: the buffer's lifetime, in schedule steps */
+} MemPlace;
+/* By value id, the index into plan->tensors of the buffer the value owns, or
+ * -1; heap array for memory_place, free() it. */
+int *memory_tensor_index(const Graph *g, const Plan *plan);
+MemPlace memory_place(const Graph *g, const Plan *plan, const int *tensor_index, const Value *v);
 /* ---- fusion_report.c ---- */
 bool driver_fusion_report(const Graph *g, const Plan *plan, const char *path, Diag *d);
+/* A view that needs no code (its output aliases its input); else a kernel. */
+bool fusion_is_view(const Plan *plan, const Node *n);
+/* Calls fn with each ONNX node kernel n computes ("OpType name"): its own
+ * (unless the compiler made it) and those of its onnxc.fused record; returns
+ * how many. fn may be NULL. */
+int fusion_onnx_nodes(const Node *n, void (*fn)(void *ctx, const char *onnx_node), void *ctx);
+/* Bytes of a value's data (0 when unknown or a string). */
+int64_t fusion_value_bytes(const Value *v);
+/* Estimated floating-point operations of kernel n (docs/cli.md). */
+int64_t fusion_flops(const Node *n);
 
 /* Full compile to o->out (sources, .so, .a or .o); no partial output on failure. */
 bool driver_build(const Options *o, Diag *d);
