@@ -34,7 +34,7 @@ static int64_t body_steps(const Node *n, const char *attr) {
 /* Floating-point operations, estimated: 2 per multiply-add of a product,
  * one per element and step of elementwise work, a few per element of the
  * normalizations; data movement counts none. */
-static int64_t flops_of(const Node *n) {
+int64_t fusion_flops(const Node *n) {
   int64_t out = numel_of(n->out[0]), in0 = n->n_in ? numel_of(n->in[0]) : 0;
   int64_t epi = out * body_steps(n, "epilogue");
   switch (n->op) {
@@ -74,24 +74,35 @@ static int64_t flops_of(const Node *n) {
   }
 }
 
-/* The ONNX nodes n computes: itself (unless the compiler made it) and its
- * onnxc.fused record. */
-static int write_nodes(FILE *f, const Node *n) {
-  int k = 0;
-  fputc('[', f);
+const char *fusion_node(const Node *n, int i, char *buf, size_t len) {
   const Attr *a = ir_attr(n, "onnxc.fused");
   /* a node the compiler made in an ONNX node's place (MatMul + Add -> Gemm)
    * takes its name, and the record lists that node */
-  bool replaced = rewrite_stands_in(n);
-  if (!(ir_ops[n->op].flags & OPF_INTERNAL) && !replaced) {
-    char buf[4096];
-    snprintf(buf, sizeof buf, "%s %s", n->op_type, n->name);
-    json_str(f, buf);
-    k++;
+  bool own = !(ir_ops[n->op].flags & OPF_INTERNAL) && !rewrite_stands_in(n);
+  if (own && i == 0) {
+    snprintf(buf, len, "%s %s", n->op_type, n->name);
+    return buf;
   }
-  for (int i = 0; a && a->kind == AT_STRINGS && i < a->n; i++, k++) {
+  i -= own;
+  return a && a->kind == AT_STRINGS && i < a->n ? a->u.ss[i] : NULL;
+}
+
+void fusion_bytes(const Node *n, int64_t *rd, int64_t *wr) {
+  *rd = *wr = 0;
+  for (int i = 0; i < n->n_in; i++)
+    *rd += bytes_of(n->in[i]);
+  for (int i = 0; i < n->n_out; i++)
+    *wr += bytes_of(n->out[i]);
+}
+
+static int write_nodes(FILE *f, const Node *n) {
+  char buf[4096];
+  const char *s;
+  int k = 0;
+  fputc('[', f);
+  for (; (s = fusion_node(n, k, buf, sizeof buf)); k++) {
     fputs(k ? ", " : "", f);
-    json_str(f, a->u.ss[i]);
+    json_str(f, s);
   }
   fputc(']', f);
   return k;
@@ -112,13 +123,10 @@ static int64_t write_list(FILE *f, const Graph *g, const Plan *plan, bool views)
     fprintf(f, ", \"nodes\": ");
     listed += write_nodes(f, n);
     if (!views) {
-      int64_t rd = 0, wr = 0;
-      for (int i = 0; i < n->n_in; i++)
-        rd += bytes_of(n->in[i]);
-      for (int i = 0; i < n->n_out; i++)
-        wr += bytes_of(n->out[i]);
+      int64_t rd, wr;
+      fusion_bytes(n, &rd, &wr);
       fprintf(f, ", \"bytes_read\": %lld, \"bytes_written\": %lld, \"flops\": %lld", (long long)rd,
-              (long long)wr, (long long)flops_of(n));
+              (long long)wr, (long long)fusion_flops(n));
     }
     fputc('}', f);
     first = false;
