@@ -215,8 +215,10 @@ static bool write_trace(const char *path, const Kernel *ks, int nk, const Result
     if (s->kernel < 0 || s->kernel >= nk)
       continue;
     const Node *n = ks[s->kernel].n;
+    char label[4096];
+    snprintf(label, sizeof label, "%s %s", n->op_type, n->name);
     fprintf(f, "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": ");
-    json_str(f, n->op_type);
+    json_str(f, label);
     fprintf(f, ", \"pid\": 1, \"tid\": %d, \"ts\": %.3f, \"dur\": %.3f, \"args\": {\"kernel\": %d, \"run\": %d, "
                "\"node\": ", s->thread, s->begin, s->end - s->begin, s->kernel, s->run);
     json_str(f, n->name);
