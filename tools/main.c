@@ -307,6 +307,8 @@ int main(int argc, char **argv) {
   }
   if (o.guard && strcmp(o.target, "c") != 0)
     return bad_usage("%s", "--guard is for the C target");
+  if (o.profile && strcmp(o.target, "c") != 0)
+    return bad_usage("%s", "--profile is for the C target");
   if (o.check_numerics && strcmp(o.target, "c") != 0)
     return bad_usage("%s", "--check-numerics is for the C target");
   if (o.footprint && strcmp(o.target, "c") != 0)

@@ -135,6 +135,12 @@ with tempfile.TemporaryDirectory() as t:
         check(cc.returncode == 0, "--profile sources build strictly (threads %d) %s" % (threads, cc.stderr[:2000]))
     plain = open(os.path.join(t, "plain", "m.c")).read() + open(os.path.join(t, "plain", "m.h")).read()
     check(not re.search(r"prof|KERNELS|m_kernels", plain), "-S without --profile has no profiling code")
+    for args, want in ((["profile"], 2), (["profile", model, "--runs", "0"], 2),
+                       (["profile", model, "-o", os.path.join(t, "x.so")], 2),
+                       (["--profile", "--target", "cuda", model, "-S", "-o", os.path.join(t, "cu")], 2),
+                       (["profile", os.path.join(t, "missing.onnx")], 1)):
+        p = subprocess.run([ONNXC] + args, capture_output=True, text=True)
+        check(p.returncode == want and p.stderr.strip() != "", "exit %d: %s" % (want, " ".join(args[:2])))
     check_profile(t, model, kernels, 1)
     check_profile(t, model, kernels, 2)
 
