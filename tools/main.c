@@ -66,7 +66,7 @@ static void usage(FILE *f) {
           "  ONNXC_CHECK_SANITIZE=1 (same as --sanitize), ONNXC_CHECK_GUARD=1 (same as --guard).\n"
           "footprint options: --cc CC (default arm-none-eabi-gcc), --cflags \"FLAGS\" (default\n"
           "  Cortex-M4F, -Os), --json FILE|-, --name, -D, -O, --weights-section, --keep-temps\n"
-          "profile options: --runs R (default 10), --warmup W (default 2), --top K (rows,\n"
+          "profile options: --runs R (default: 10 to 200, about 1 s), --warmup W (default 2), --top K (rows,\n"
           "  default 20, 0: all), --trace FILE.json (Chrome/Perfetto trace), --json FILE,\n"
           "  --threads, -D, --shape, -O, --cpu, --keep-temps (docs/profile.md)\n"
           "passes: ");
@@ -210,7 +210,7 @@ static int parse(int argc, char **argv, Options *o, bool check, const char **pos
       NEED_ARG();
       char *end = NULL;
       long v = strtol(next, &end, 10);
-      if (!end || *end || v < (a[2] == 'r') || v > 100000)
+      if (!end || *end || v < (a[2] == 'r') || v > 10000)
         return bad_usage("bad count '%s'", next);
       *(a[2] == 'r' ? &o->prof_runs : a[2] == 'w' ? &o->prof_warmup : &o->prof_top) = (int)v;
     } else if (o->profiling && strcmp(a, "--trace") == 0) {
@@ -293,7 +293,6 @@ int main(int argc, char **argv) {
   bool check = argc > 1 && strcmp(argv[1], "check") == 0;
   o.footprint = argc > 1 && strcmp(argv[1], "footprint") == 0;
   o.profiling = argc > 1 && strcmp(argv[1], "profile") == 0;
-  o.prof_runs = 10;
   o.prof_warmup = 2;
   o.prof_top = 20;
   int skip = 1 + (check || o.footprint || o.profiling);

@@ -38,6 +38,7 @@ typedef struct Kernel {
 
 typedef struct Result {
   double peak, bandwidth; /* GFLOP/s of one core, GB/s */
+  int n_runs;             /* the timed runs the driver made */
   double *e2e, *start, *wall;
   Span *spans;
   int n_spans, cap_spans;
@@ -137,12 +138,15 @@ static bool build(const Graph *g, const Plan *plan, const Options *o, const char
   return ok;
 }
 
-static bool parse_output(const char *text, int runs, Result *r) {
+static bool parse_output(const char *text, Result *r) {
+  int runs = 0, seen_runs = 0;
+  if (sscanf(text, "runs %d", &runs) != 1 || runs < 1 || runs > 1000000)
+    return false;
+  r->n_runs = runs;
   r->e2e = calloc((size_t)runs, sizeof(double));
   r->start = calloc((size_t)runs, sizeof(double));
   r->wall = calloc((size_t)runs, sizeof(double));
   IR_ASSERT(r->e2e && r->start && r->wall);
-  int seen_runs = 0;
   for (const char *line = text; line && *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
     Span s;
     int run;
@@ -244,7 +248,7 @@ static bool write_json(const char *path, const Options *o, const Kernel *ks, int
   fprintf(f, ",\n  \"threads\": %d,\n  \"runs\": %d,\n  \"warmup\": %d,\n  \"peak_gflops\": %.3f,\n"
              "  \"bandwidth_gbs\": %.3f,\n  \"kernel_sum_ms\": %.6f,\n  \"profiled_run_ms\": %.6f,\n"
              "  \"end_to_end_ms\": %.6f,\n  \"sum_over_end_to_end\": %.6f,\n  \"arena_bytes\": %lld,\n  \"kernels\": [",
-          o->threads > 1 ? o->threads : 1, o->prof_runs, o->prof_warmup, r->peak, r->bandwidth, sum, wall, e2e,
+          o->threads > 1 ? o->threads : 1, r->n_runs, o->prof_warmup, r->peak, r->bandwidth, sum, wall, e2e,
           e2e > 0 ? sum / e2e : 0, (long long)arena);
   char sb[512];
   for (int i = 0; i < nk; i++) {
@@ -270,7 +274,7 @@ static bool write_json(const char *path, const Options *o, const Kernel *ks, int
 static void print_table(const Options *o, const Kernel *ks, int nk, const Result *r, double ridge) {
   int threads = o->threads > 1 ? o->threads : 1;
   printf("onnxc profile: %s, %d thread%s, %d runs after %d warm-up (times: mean of the faster half of the runs)\n", o->model,
-         threads, threads > 1 ? "s" : "", o->prof_runs, o->prof_warmup);
+         threads, threads > 1 ? "s" : "", r->n_runs, o->prof_warmup);
   printf("machine: peak %.1f GFLOP/s per core (FMA probe), memory copy %.1f GB/s; ridge %.1f FLOP/byte\n\n",
          r->peak, r->bandwidth, ridge);
   printf("%4s %9s %6s %8s %6s %-7s %-20s %-18s %s\n", "rank", "ms", "share", "GFLOP/s", "%peak", "bound", "op",
@@ -334,7 +338,7 @@ static Kernel *gather(const Graph *g, const Plan *plan, const Result *r, int run
 }
 
 static void report(const Options *o, const Graph *g, const Plan *plan, const Result *r, bool *ok, Diag *d) {
-  int runs = o->prof_runs, nk = 0;
+  int runs = r->n_runs, nk = 0;
   double ridge = r->peak / r->bandwidth;
   bool *fast = calloc((size_t)runs, sizeof *fast);
   IR_ASSERT(fast);
@@ -399,7 +403,7 @@ int profile_run(const Options *o) {
     int rc = sys_run(argv, &log);
     if (rc != 0)
       ok = diag_error(&d, NULL, "the profile run failed (status %d):\n%s", rc, log.s ? log.s : "");
-    else if (!parse_output(log.s ? log.s : "", o->prof_runs, &r))
+    else if (!parse_output(log.s ? log.s : "", &r))
       ok = diag_error(&d, NULL, "the profile run printed no usable figures:\n%s", log.s ? log.s : "");
     buf_free(&log);
   }

@@ -3,13 +3,14 @@
  * It links two builds of the same compiled model: "model" with --profile
  * hooks and "base" without, as users would ship it. Inputs are random with a
  * fixed seed (floats uniform in [-1, 1), other types zero). After W warm-up
- * runs of each, run r times base_run_v (the end-to-end figure) and then
+ * runs of each, R rounds (--runs, or as many as fit in about a second, 10
+ * to 200) each run base_run_v (the end-to-end figure) and then
  * model_run_profiled, whose hook records every kernel's begin and end on each
  * thread. Then it measures the machine: single-core float32 FMA throughput
  * (the method of bench/peak.c: 12 independent FMA chains in vector registers,
  * best of 2 ms trials) and memory bandwidth (a memcpy of 64 MiB, read plus
  * written bytes, best of 5). It prints one fact a line for profile.c to read:
- *   peak GFLOPS | bandwidth GBS | run R E2E_US START_US WALL_US |
+ *   runs R | peak GFLOPS | bandwidth GBS | run R E2E_US START_US WALL_US |
  *   ev R KERNEL THREAD BEGIN_US END_US (from the first profiled run's start)
  */
 #include "tools.h"
@@ -47,11 +48,13 @@ static const char *const probe_text =
     "    g = 2.0 * (double)n / (t * 1e3);\n    if (i > 0 && g > best) best = g; /* the first touches the pages */\n"
     "    x[i] = y[n - 1 - (size_t)i];\n  }\n  free(x);\n  free(y);\n  return best;\n}\n\n";
 
+#define AUTO_MAX_RUNS 200
+
 void profile_emit_driver(Buf *h, const Graph *g, int threads, int runs, int warmup, int64_t arena) {
   buf_puts(h, "#define _POSIX_C_SOURCE 199309L\n#include <stdio.h>\n#include <stdlib.h>\n#include <string.h>\n"
               "#include <time.h>\n#include \"model.h\"\n#include \"base.h\"\n\n");
-  buf_printf(h, "#define NK (MODEL_KERNELS > 0 ? MODEL_KERNELS : 1)\n#define NT %d\n#define RUNS %d\n#define WARMUP %d\n\n",
-             threads, runs, warmup);
+  buf_printf(h, "#define NK (MODEL_KERNELS > 0 ? MODEL_KERNELS : 1)\n#define NT %d\n#define MAXRUNS %d\n"
+                "#define WARMUP %d\n\n", threads, runs > 0 ? runs : AUTO_MAX_RUNS, warmup);
   buf_puts(h, "static double now_us(void) {\n  struct timespec ts;\n  clock_gettime(CLOCK_MONOTONIC, &ts);\n"
               "  return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec * 1e-3;\n}\n\n");
   buf_puts(h, probe_text);
@@ -67,8 +70,9 @@ void profile_emit_driver(Buf *h, const Graph *g, int threads, int runs, int warm
   for (int i = 0; i < g->n_outputs; i++)
     n_dyn += g->outputs[i]->dyn_dims != 0;
   buf_printf(h, "int main(void) {\n  void *in[%d];\n  void *out[%d];\n  void *arena = NULL;\n"
-                "  double e2e[RUNS], start[RUNS], wall[RUNS], t;\n  Rec rec;\n  int r, k, th, rc = 0;\n  size_t i;\n",
-             g->n_inputs + 1, g->n_outputs + n_dyn + 1);
+                "  static double e2e[MAXRUNS], start[MAXRUNS], wall[MAXRUNS];\n  double t;\n  Rec rec;\n"
+                "  int r, k, th, rc = 0, runs = %d;\n  size_t i;\n",
+             g->n_inputs + 1, g->n_outputs + n_dyn + 1, runs);
   for (int i = 0; i < g->n_inputs; i++) {
     const Value *v = g->inputs[i];
     int64_t n = 0, b = 0;
@@ -91,13 +95,16 @@ void profile_emit_driver(Buf *h, const Graph *g, int threads, int runs, int warm
   if (arena > 0)
     buf_printf(h, "  arena = aligned_alloc(64, %lld);\n  if (!arena) return 3;\n  memset(arena, 0, %lld);\n",
                (long long)((arena + 63) / 64 * 64), (long long)arena);
-  buf_puts(h, "  rec.ev = malloc((size_t)RUNS * NK * NT * 2 * sizeof(double));\n  if (!rec.ev) return 3;\n"
-              "  for (i = 0; i < (size_t)RUNS * NK * NT * 2; i++) rec.ev[i] = -1;\n  rec.run = -1;\n  rec.t0 = now_us();\n"
+  buf_puts(h, "  rec.ev = malloc((size_t)MAXRUNS * NK * NT * 2 * sizeof(double));\n  if (!rec.ev) return 3;\n"
+              "  for (i = 0; i < (size_t)MAXRUNS * NK * NT * 2; i++) rec.ev[i] = -1;\n  rec.run = -1;\n  rec.t0 = now_us();\n"
               "  for (r = 0; r < WARMUP; r++) {\n"
               "    rc |= base_run_v(arena, (const void *const *)in, out);\n"
               "    rc |= model_run_profiled(arena, (const void *const *)in, out, hook, &rec);\n  }\n"
+              "  if (runs == 0) { /* auto: about a second of base runs */\n    t = now_us();\n"
+              "    rc |= base_run_v(arena, (const void *const *)in, out);\n    t = now_us() - t;\n"
+              "    runs = t * 10 > 1e6 ? 10 : t * MAXRUNS < 1e6 ? MAXRUNS : (int)(1e6 / t);\n  }\n"
               "  /* interleaved, so a busy spell of the machine hits both alike */\n"
-              "  for (r = 0; r < RUNS; r++) {\n    t = now_us();\n"
+              "  for (r = 0; r < runs; r++) {\n    t = now_us();\n"
               "    rc |= base_run_v(arena, (const void *const *)in, out);\n    e2e[r] = now_us() - t;\n"
               "    if (r == 0) rec.t0 = now_us();\n    rec.run = r;\n    t = now_us();\n"
               "    rc |= model_run_profiled(arena, (const void *const *)in, out, hook, &rec);\n"
@@ -105,8 +112,8 @@ void profile_emit_driver(Buf *h, const Graph *g, int threads, int runs, int warm
   if (threads > 1)
     buf_puts(h, "  model_free_threads();\n  base_free_threads();\n");
   buf_puts(h, "  if (rc) {\n    fprintf(stderr, \"the model's run returned an error\\n\");\n    return 4;\n  }\n"
-              "  printf(\"peak %.4f\\nbandwidth %.4f\\n\", peak_gflops(), bandwidth_gbs());\n"
-              "  for (r = 0; r < RUNS; r++) {\n    printf(\"run %d %.3f %.3f %.3f\\n\", r, e2e[r], start[r], wall[r]);\n"
+              "  printf(\"runs %d\\npeak %.4f\\nbandwidth %.4f\\n\", runs, peak_gflops(), bandwidth_gbs());\n"
+              "  for (r = 0; r < runs; r++) {\n    printf(\"run %d %.3f %.3f %.3f\\n\", r, e2e[r], start[r], wall[r]);\n"
               "    for (k = 0; k < NK; k++)\n      for (th = 0; th < NT; th++) {\n"
               "        const double *e = rec.ev + (((size_t)r * NK + (size_t)k) * NT + (size_t)th) * 2;\n"
               "        if (e[0] >= 0 && e[1] >= e[0])\n"
