@@ -22,6 +22,7 @@ typedef struct CodegenOpts {
   const char *weights_section; /* optional linker section for weights, or NULL */
   int threads;              /* --threads: > 1 splits large kernels over a pool (0, 1: none) */
   int check_numerics;       /* --check-numerics: 0 off, 1 NaN and Inf, 2 NaN only (docs/numerics.md) */
+  bool profile;             /* --profile: timing hooks, NAME_run_profiled (docs/profile.md) */
   void (*progress)(void *user, long done, long total); /* after each node emitted, when set */
   void *progress_user;
 } CodegenOpts;

@@ -80,5 +80,19 @@ void cg_write_step_nodes(const Graph *g, const char *nm, Buf *c);
  * NAME_info() in NAME.c, its declaration in NAME.h. */
 void info_write(const CGen *cg, Buf *c);
 void info_write_header(const CGen *cg, Buf *h);
+/* --profile (c/emit_profile.c, docs/profile.md): each writes nothing without
+ * it. The table goes before the node functions; step around each kernel's
+ * call in the run function, whose body is then NAME_run_p with run_params
+ * (run_begin first in it); task_arg and task_step in a parallel kernel's
+ * argument array and task; entries after it (NAME_run, NAME_run_profiled). */
+bool prof_on(const CGen *cg);
+void prof_write_header(const CGen *cg, const char *up, Buf *h);
+void prof_write_table(const CGen *cg, Buf *c);
+void prof_step(const CGen *cg, int kernel, int phase, Buf *run);
+void prof_run_params(const CGen *cg, Buf *c);
+void prof_run_begin(const CGen *cg, Buf *c);
+void prof_task_arg(const CGen *cg, Buf *run);
+void prof_task_step(const CGen *cg, int kernel, int arg, int phase, Buf *fns);
+void prof_write_entries(const CGen *cg, Buf *c);
 
 #endif

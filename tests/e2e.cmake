@@ -8,6 +8,9 @@ add_test(NAME e2e.cli COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/cli/test_cli.sh ${O
 add_test(NAME e2e.progress COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/cli/test_progress.sh ${ONNXC_BIN} ${ONNXC_PYTHON})
 # An If whose one branch cannot run with the static shapes: a warning, and
 # ONNXC_ERR_BRANCH at run time (docs/control-flow.md).
+# onnxc profile and --profile on a small CNN (docs/profile.md).
+add_test(NAME e2e.profile COMMAND ${ONNXC_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/cli/test_profile.py ${ONNXC_BIN}
+         ${CMAKE_C_COMPILER})
 add_test(NAME e2e.if_branch COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/cli/test_if_branch.sh ${ONNXC_BIN}
          ${ONNXC_PYTHON} ${CMAKE_C_COMPILER})
 

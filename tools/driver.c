@@ -181,7 +181,7 @@ bool driver_cc(const char *dir, const char *name, const Options *o, const char *
 static bool generate(const Graph *g, const Plan *plan, const Options *o, const char *name,
                      const char *dir, bool blob, Diag *d) {
   CodegenOpts co = {.name = name, .model_path = o->model, .weights = blob ? WEIGHTS_BLOB : WEIGHTS_C, .weights_section = o->weights_section, .threads = o->threads,
-                    .check_numerics = o->check_numerics,
+                    .check_numerics = o->check_numerics, .profile = o->profile,
                     .progress = o->progress ? progress_kernels : NULL, .progress_user = o->progress};
   return codegen_c(g, plan, &co, dir, d);
 }

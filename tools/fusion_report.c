@@ -93,6 +93,27 @@ int fusion_onnx_nodes(const Node *n, void (*fn)(void *ctx, const char *onnx_node
   return k;
 }
 
+/* The i-th ONNX node kernel n computes ("Op name", written into buf when it
+ * is n's own), or NULL past the last: the same list as fusion_onnx_nodes. */
+const char *fusion_node(const Node *n, int i, char *buf, size_t len) {
+  const Attr *a = ir_attr(n, "onnxc.fused");
+  bool own = !(ir_ops[n->op].flags & OPF_INTERNAL) && !rewrite_stands_in(n);
+  if (own && i == 0) {
+    snprintf(buf, len, "%s %s", n->op_type, n->name);
+    return buf;
+  }
+  i -= own;
+  return a && a->kind == AT_STRINGS && i < a->n ? a->u.ss[i] : NULL;
+}
+
+void fusion_bytes(const Node *n, int64_t *rd, int64_t *wr) {
+  *rd = *wr = 0;
+  for (int i = 0; i < n->n_in; i++)
+    *rd += fusion_value_bytes(n->in[i]);
+  for (int i = 0; i < n->n_out; i++)
+    *wr += fusion_value_bytes(n->out[i]);
+}
+
 bool fusion_is_view(const Plan *plan, const Node *n) { return plan->elided && plan->elided[n->id]; }
 
 typedef struct JsonList {
@@ -130,11 +151,8 @@ static int64_t write_list(FILE *f, const Graph *g, const Plan *plan, bool views)
     fprintf(f, ", \"nodes\": ");
     listed += write_nodes(f, n);
     if (!views) {
-      int64_t rd = 0, wr = 0;
-      for (int i = 0; i < n->n_in; i++)
-        rd += fusion_value_bytes(n->in[i]);
-      for (int i = 0; i < n->n_out; i++)
-        wr += fusion_value_bytes(n->out[i]);
+      int64_t rd, wr;
+      fusion_bytes(n, &rd, &wr);
       fprintf(f, ", \"bytes_read\": %lld, \"bytes_written\": %lld, \"flops\": %lld", (long long)rd,
               (long long)wr, (long long)fusion_flops(n));
     }

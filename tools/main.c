@@ -3,6 +3,7 @@
  *   onnxc [options] MODEL.onnx -o OUT     OUT: .so, .a, .o; with -S a folder
  *   onnxc check [options] CASE_DIR        run an ONNX backend test case
  *   onnxc graph [options] MODEL.onnx -o OUT.svg|.html|.dot   draw the compiled graph
+ *   onnxc profile [options] MODEL.onnx    time every kernel (docs/profile.md)
  * Exit status: 0 success; 1 an error in the model (or a check mismatch);
  * 2 bad usage (or, for check, a model that cannot be compiled).
  */
@@ -18,6 +19,7 @@ static void usage(FILE *f) {
           "       onnxc check [options] CASE_DIR\n"
           "       onnxc footprint [options] MODEL.onnx\n"
           "       onnxc graph [options] MODEL.onnx -o OUT.svg|OUT.html|OUT.dot\n"
+          "       onnxc profile [options] MODEL.onnx\n"
           "\n"
           "Compiles an ONNX model to standalone C: OUT ending in .so builds a shared\n"
           "library, .a a static library, .o an object; with -S, OUT is a folder that\n"
@@ -53,6 +55,8 @@ static void usage(FILE *f) {
           "  --check-numerics[=nan] generated code tests each node's float outputs for\n"
           "                         NaN and Inf (=nan: NaN only) and returns a status that\n"
           "                         names the first offending node (docs/numerics.md)\n"
+          "  --profile              timing hooks: NAME_run_profiled calls a function of\n"
+          "                         the caller's around every kernel (docs/profile.md)\n"
           "  --cuda-arch sm_XX      CUDA target: cubin architecture (repeatable;\n"
           "                         default sm_90; PTX of the lowest is added)\n"
           "  -q, --quiet            no progress line (shown on a terminal for compiles\n"
@@ -70,6 +74,9 @@ static void usage(FILE *f) {
           "  and --memory-report, --fusion-report, --memory-svg of the same compile\n"
           "footprint options: --cc CC (default arm-none-eabi-gcc), --cflags \"FLAGS\" (default\n"
           "  Cortex-M4F, -Os), --json FILE|-, --name, -D, -O, --weights-section, --keep-temps\n"
+          "profile options: --runs R (default: 10 to 200, about 1 s), --warmup W (default 2), --top K (rows,\n"
+          "  default 20, 0: all), --trace FILE.json (Chrome/Perfetto trace), --json FILE,\n"
+          "  --threads, -D, --shape, -O, --cpu, --keep-temps (docs/profile.md)\n"
           "passes: ");
   for (int i = 0; passes_names[i]; i++)
     fprintf(f, "%s%s", i ? " " : "", passes_names[i]);
@@ -207,6 +214,21 @@ static int parse(int argc, char **argv, Options *o, bool check, const char **pos
       if (!end || *end || v < 1 || v > 256)
         return bad_usage("bad --threads '%s' (expected 1 to 256)", next);
       o->threads = (int)v;
+    } else if (strcmp(a, "--profile") == 0) {
+      o->profile = true;
+    } else if (o->profiling && (strcmp(a, "--runs") == 0 || strcmp(a, "--warmup") == 0 || strcmp(a, "--top") == 0)) {
+      NEED_ARG();
+      char *end = NULL;
+      long v = strtol(next, &end, 10);
+      if (!end || *end || v < (a[2] == 'r') || v > 10000)
+        return bad_usage("bad count '%s'", next);
+      *(a[2] == 'r' ? &o->prof_runs : a[2] == 'w' ? &o->prof_warmup : &o->prof_top) = (int)v;
+    } else if (o->profiling && strcmp(a, "--trace") == 0) {
+      NEED_ARG();
+      o->prof_trace = next;
+    } else if (o->profiling && strcmp(a, "--json") == 0) {
+      NEED_ARG();
+      o->prof_json = next;
     } else if (strcmp(a, "--guard") == 0) {
       o->guard = true;
     } else if (strcmp(a, "--check-numerics") == 0 || strcmp(a, "--check-numerics=all") == 0) {
@@ -281,7 +303,10 @@ int main(int argc, char **argv) {
   bool check = argc > 1 && strcmp(argv[1], "check") == 0;
   o.footprint = argc > 1 && strcmp(argv[1], "footprint") == 0;
   bool graph = argc > 1 && strcmp(argv[1], "graph") == 0;
-  int skip = 1 + (check || o.footprint || graph);
+  o.profiling = argc > 1 && strcmp(argv[1], "profile") == 0;
+  o.prof_warmup = 2;
+  o.prof_top = 20;
+  int skip = 1 + (check || o.footprint || graph || o.profiling);
   const char *pos;
   int rc = parse(argc - skip, argv + skip, &o, check, &pos);
   if (rc >= 0)
@@ -292,6 +317,8 @@ int main(int argc, char **argv) {
   }
   if (o.guard && strcmp(o.target, "c") != 0)
     return bad_usage("%s", "--guard is for the C target");
+  if (o.profile && strcmp(o.target, "c") != 0)
+    return bad_usage("%s", "--profile is for the C target");
   if (o.check_numerics && strcmp(o.target, "c") != 0)
     return bad_usage("%s", "--check-numerics is for the C target");
   if (o.footprint && strcmp(o.target, "c") != 0)
@@ -318,6 +345,14 @@ int main(int argc, char **argv) {
   }
   if (!pos)
     return bad_usage("%s", "no input model given");
+  if (o.profiling) {
+    if (o.out || o.kind == OUT_SRC || strcmp(o.target, "c") != 0 || o.guard)
+      return bad_usage("%s", "profile times the C target and writes no output (-o, -S, --guard); see --trace, --json");
+    o.model = pos;
+    rc = profile_run(&o);
+    options_free(&o);
+    return rc;
+  }
   if (o.footprint) {
     if (o.out || o.kind == OUT_SRC)
       return bad_usage("%s", "footprint writes no output (-o, -S); see --json FILE");

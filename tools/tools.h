@@ -48,6 +48,12 @@ typedef struct Options {
   int check_numerics;          /* --check-numerics[=nan]: 1 NaN and Inf, 2 NaN only (docs/numerics.md) */
   bool quiet;                  /* -q: no progress line */
   struct Progress *progress;   /* the driver's progress line (progress.c), or NULL */
+  bool profile;                /* --profile: timing hooks in the generated code (docs/profile.md) */
+  bool profiling;              /* onnxc profile */
+  int prof_runs, prof_warmup;  /* profile: timed and warm-up runs */
+  int prof_top;                /* profile: rows of the table (0: all) */
+  const char *prof_trace;      /* profile: Chrome trace JSON path */
+  const char *prof_json;       /* profile: the results as JSON */
 } Options;
 
 /* ---- progress.c: the one-line progress of long compiles on a terminal ---- */
@@ -103,6 +109,19 @@ int fusion_onnx_nodes(const Node *n, void (*fn)(void *ctx, const char *onnx_node
 int64_t fusion_value_bytes(const Value *v);
 /* Estimated floating-point operations of kernel n (docs/cli.md). */
 int64_t fusion_flops(const Node *n);
+/* Facts of one kernel, shared with onnxc profile: its i-th ONNX node ("Op
+ * name", written into buf) or NULL past the last; estimated floating-point
+ * operations; bytes read (inputs) and written (outputs). */
+const char *fusion_node(const Node *n, int i, char *buf, size_t len);
+int64_t fusion_flops(const Node *n);
+void fusion_bytes(const Node *n, int64_t *rd, int64_t *wr);
+
+/* ---- profile.c ---- */
+/* onnxc profile (docs/profile.md): returns the exit status. */
+int profile_run(const Options *o);
+/* profile_driver.c: the C program that times the builds "model" (--profile)
+ * and "base", then probes the machine's peak and bandwidth. */
+void profile_emit_driver(Buf *h, const Graph *g, int threads, int runs, int warmup, int64_t arena);
 
 /* Full compile to o->out (sources, .so, .a or .o); no partial output on failure. */
 bool driver_build(const Options *o, Diag *d);

@@ -157,7 +157,18 @@ void ec_open_rows(EmitC *e, int64_t outer, int64_t len) {
           (long long)rows, (long long)outer);
 }
 
-static bool emit_node(CGen *cg, Arena *a, const Node *n, int step, Buf *fns, Buf *run) {
+/* The arguments a parallel kernel's task receives in p[] (--profile adds one). */
+static int n_task_args(const Node *n, int64_t scratch) {
+  int k = scratch > 0;
+  for (int i = 0; i < n->n_in; i++)
+    k += ir_has_input(n, i);
+  for (int i = 0; i < n->n_out; i++)
+    k += ec_has_output(n, i) + (ec_has_output(n, i) && n->out[i]->dyn_dims);
+  return k;
+}
+
+/* kernel: its index among the kernels (--profile). */
+static bool emit_node(CGen *cg, Arena *a, const Node *n, int step, int kernel, Buf *fns, Buf *run) {
   if (!check_types(cg, n))
     return false;
   if (cg->plan->elided && cg->plan->elided[n->id]) {
@@ -217,7 +228,9 @@ static bool emit_node(CGen *cg, Arena *a, const Node *n, int step, Buf *fns, Buf
     /* Run on every thread of the pool: a task taking the arguments as void pointers. */
     int k = 0;
     cg->n_parallel++;
-    buf_printf(fns, "static void %s_task(void *const *p, int th, int nt) {\n  (void)%s(", fn, fn);
+    buf_printf(fns, "static void %s_task(void *const *p, int th, int nt) {\n", fn);
+    prof_task_step(cg, kernel, n_task_args(n, scratch), 0, fns);
+    buf_printf(fns, "  (void)%s(", fn);
     for (int i = 0; i < n->n_in; i++)
       if (ir_has_input(n, i))
         buf_printf(fns, "(const %s *)p[%d], ", cg_ctype(n->in[i]), k++);
@@ -229,7 +242,9 @@ static bool emit_node(CGen *cg, Arena *a, const Node *n, int step, Buf *fns, Buf
         buf_printf(fns, "(int64_t *)p[%d], ", k++);
     if (scratch > 0)
       buf_printf(fns, "(unsigned char *)p[%d], ", k++);
-    buf_puts(fns, "th, nt);\n}\n\n");
+    buf_puts(fns, "th, nt);\n");
+    prof_task_step(cg, kernel, k, 1, fns);
+    buf_puts(fns, "}\n\n");
     buf_printf(run, "' (%s), on every thread */\n  {\n    void *const p[] = {", n->op_type);
   } else if (!can_fail) {
     /* No error path: a plain call. (A status check after every node made gcc
@@ -263,8 +278,10 @@ static bool emit_node(CGen *cg, Arena *a, const Node *n, int step, Buf *fns, Buf
   if (scratch > 0)
     buf_printf(run, par ? "%s%s(a + %lld)" : "%s%sa + %lld", first ? "" : ", ", cast,
                (long long)cg->plan->scratch_offset[n->id]);
-  if (par)
+  if (par) {
+    prof_task_arg(cg, run);
     buf_printf(run, "};\n    onnxc_parallel(%s_task, p);\n  }\n", fn);
+  }
   else if (!can_fail)
     buf_puts(run, ");\n");
   else
@@ -338,6 +355,7 @@ static void write_header(CGen *cg, Buf *h) {
   info_write_header(cg, h);
   guard_write_header(cg->plan, nm, h);
   numerics_write_header(cg->o, h);
+  prof_write_header(cg, up, h);
   if (cg->o->threads > 1) /* --threads (docs/abi.md) */
     buf_printf(h, "/* Built with --threads %d: %s_run starts a pool of %d threads on its first\n"
                   " * call (pthreads; firmware builds stay sequential). %s_free_threads stops\n"
@@ -350,7 +368,7 @@ static void write_header(CGen *cg, Buf *h) {
 static void write_run(CGen *cg, Buf *c, const Buf *run, int n_calls) {
   const Graph *g = cg->g;
   const char *nm = cg->o->name;
-  buf_printf(c, "ONNXC_API int %s_run(void *arena", nm);
+  buf_printf(c, prof_on(cg) ? "static int %s_run_p(void *arena" : "ONNXC_API int %s_run(void *arena", nm);
   for (int i = 0; i < g->n_inputs; i++)
     buf_printf(c, ", const %s *%s", cg_ctype(g->inputs[i]), cg->cname[g->inputs[i]->id]);
   for (int i = 0; i < g->n_outputs; i++) {
@@ -358,7 +376,9 @@ static void write_run(CGen *cg, Buf *c, const Buf *run, int n_calls) {
     if (g->outputs[i]->dyn_dims)
       buf_printf(c, ", int64_t *%s_dims", cg->out_param[i]);
   }
+  prof_run_params(cg, c);
   buf_puts(c, ") {\n");
+  prof_run_begin(cg, c);
   if (cg->plan->arena_bytes > 0)
     buf_puts(c, "  unsigned char *a = (unsigned char *)arena;\n");
   if (n_calls > 0)
@@ -390,6 +410,7 @@ static void write_run(CGen *cg, Buf *c, const Buf *run, int n_calls) {
         buf_printf(c, "  %s_dims[%d] = %s_dims[%d];\n", cg->out_param[i], k, cg->out_param[slot], k);
   }
   buf_puts(c, "  return ONNXC_OK;\n}\n\n");
+  prof_write_entries(cg, c);
   buf_printf(c, "ONNXC_API int %s_run_v(void *arena, const void *const *inputs, void *const *outputs) {\n", nm);
   if (!g->n_inputs)
     buf_puts(c, "  (void)inputs;\n");
@@ -494,9 +515,14 @@ bool codegen_c(const Graph *g, const Plan *plan, const CodegenOpts *o, const cha
 
   guard_run_begin(plan, &run);
   for (const Node *n = g->first; ok && n; n = n->next) {
-    calls += !(plan->elided && plan->elided[n->id]);
+    bool kernel = !(plan->elided && plan->elided[n->id]);
+    calls += kernel;
     guard_step_begin(plan, o->name, step, &run);
-    ok = emit_node(&cg, a, n, step, &fns, &run);
+    if (kernel)
+      prof_step(&cg, calls - 1, 0, &run);
+    ok = emit_node(&cg, a, n, step, calls - 1, &fns, &run);
+    if (kernel)
+      prof_step(&cg, calls - 1, 1, &run);
     if (ok && o->check_numerics && !(plan->elided && plan->elided[n->id])) {
       const char **out = arena_alloc(a, sizeof *out * (size_t)(n->n_out > 0 ? n->n_out : 1));
       for (int i = 0; i < n->n_out; i++)
@@ -525,6 +551,7 @@ bool codegen_c(const Graph *g, const Plan *plan, const CodegenOpts *o, const cha
     guard_write_tables(g, plan, o->name, &c);
     if (guard_on(plan) || o->check_numerics)
       cg_write_step_nodes(g, o->name, &c);
+    prof_write_table(&cg, &c);
     buf_puts(&c, fns.s ? fns.s : "");
     write_run(&cg, &c, &run, calls);
     info_write(&cg, &c);
