@@ -52,7 +52,9 @@ add_test(NAME e2e.compare COMMAND ${ONNXC_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/e2e/
          ${ONNXC_PYTHON})
 
 # The Python package (python/onnxc, docs/python.md) against ONNX Runtime.
-add_test(NAME e2e.python COMMAND ${ONNXC_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/e2e/test_python.py ${ONNXC_BIN})
+add_test(NAME e2e.python COMMAND ${ONNXC_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/e2e/test_python.py ${ONNXC_BIN}
+         --models ${CMAKE_BINARY_DIR}/e2e-models)
+set_tests_properties(e2e.python PROPERTIES DEPENDS e2e.models_vs_ort)
 
 add_test(NAME e2e.digits COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/e2e/test_digits.sh ${ONNXC_BIN} ${ONNXC_SRC})
 

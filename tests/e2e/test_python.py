@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The Python package (python/onnxc, docs/python.md) end to end.
 
-Usage: test_python.py ONNXC
+Usage: test_python.py ONNXC [--models DIR]   (DIR: the end-to-end corpus e2e.models_vs_ort writes)
 
 Imports the package from the source tree (PYTHONPATH-style: nothing is
 installed into the venv), writes small models with onnx.helper, compiles
@@ -22,6 +22,8 @@ each with onnxc.compile, and checks:
 """
 import ctypes
 import importlib.util
+import glob
+import json
 import os
 import shutil
 import subprocess
@@ -285,8 +287,38 @@ def test_pip_install(d):
     print("pip install --target: %.1f s" % (time.time() - t0))
 
 
+def test_corpus(d, onnxc_bin, models_dir):
+    """Every model of the end-to-end corpus (tests/models, written by
+    e2e.models_vs_ort) through the package, against ONNX Runtime on the case's
+    own inputs, at the tolerance the corpus test uses (case.json)."""
+    cases = sorted(glob.glob(os.path.join(models_dir, "*", "model.onnx")))
+    check(len(cases) >= 5, "corpus: %d models in %s" % (len(cases), models_dir))
+    for path in cases:
+        case = os.path.dirname(path)
+        tag = "corpus " + os.path.basename(case)
+        meta = {}
+        if os.path.exists(os.path.join(case, "case.json")):
+            with open(os.path.join(case, "case.json")) as f:
+                meta = json.load(f)
+        tol = (meta.get("rtol", 1e-3), meta.get("atol", 1e-4))
+        feeds = {}
+        for f in sorted(glob.glob(os.path.join(case, "test_data_set_0", "input_*.pb")),
+                        key=lambda q: int(q.rsplit("_", 1)[1].split(".")[0])):
+            t = onnx.load_tensor(f)
+            feeds[t.name] = numpy_helper.to_array(t)
+        m = onnxc.compile(path, output=os.path.join(d, "lib%s.so" % os.path.basename(case)), onnxc=onnxc_bin)
+        check_metadata(tag, m, path)
+        if not feeds:  # the case's files name no inputs: the model's own order
+            feeds = dict(zip(m.input_names, feeds_for(path, np.random.default_rng(5)).values()))
+        want = ort.InferenceSession(path, providers=["CPUExecutionProvider"]).run(None, feeds)
+        got = m.run(feeds)
+        for t, w in zip(m.outputs, want):
+            compare("%s output '%s'" % (tag, t.name), got[t.name], w, tol)
+        m.close()
+
+
 def main():
-    if len(sys.argv) != 2:
+    if len(sys.argv) not in (2, 4) or (len(sys.argv) == 4 and sys.argv[2] != "--models"):
         sys.exit(__doc__)
     onnxc_bin = os.path.abspath(sys.argv[1])
     t0 = time.time()
@@ -295,6 +327,8 @@ def main():
         test_models(d, onnxc_bin, paths)
         test_no_info(d)
         test_pip_install(d)
+        if len(sys.argv) == 4:
+            test_corpus(d, onnxc_bin, sys.argv[3])
     print("%s: %d checks (%.1f s)" % ("FAILED %d" % len(fails) if fails else "ok", n_checks[0], time.time() - t0))
     sys.exit(1 if fails else 0)
 
