@@ -213,6 +213,9 @@ def build(root):
                 pads=[1, 0, 1, 1], bias=False))
     c(conv_case(root, rng, "dw2x4_s2_wide", 1, 2, 8, 66, 2, (2, 4), group=2, strides=[2, 2],
                 pads=[0, 1, 1, 2]))
+    # one input column, no left pad: the odd phase gets no column (seed 200264)
+    c(conv_case(root, rng, "dw2x2_s2_onecol", 1, 4, 3, 1, 4, (2, 2), group=4, strides=[2, 2],
+                pads=[1, 0, 1, 1]))
     c(conv_case(root, rng, "group2", 1, 8, 7, 7, 6, (3, 3), group=2, pads=[1, 1, 1, 1], act="Relu"))
     c(matmul_case(root, rng, "mm_const", (3, 37, 300), (300, 70), act="Relu"))
     c(matmul_case(root, rng, "mm_vec", (300,), (300, 33)))

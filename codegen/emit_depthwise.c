@@ -104,7 +104,10 @@ static void emit_phases(EmitC *e, const Dw *d) {
     /* phase b holds padded columns 2 c + b: input column 2 c + b - pl, for
      * the c where that is inside the row */
     for (int64_t b = 0; b < 2; b++) {
-      int64_t lo = (g->pb[1] - b + 1) / 2, hi = (g->in[1] - 1 + g->pb[1] - b) / 2 + 1;
+      /* lo = ceil((pl - b) / 2), hi = floor((W - 1 + pl - b) / 2) + 1, with
+       * floor division: W - 1 + pl - b is -1 for a one-column unpadded row */
+      int64_t top = g->in[1] - 1 + g->pb[1] - b;
+      int64_t lo = (g->pb[1] - b + 1) / 2, hi = top < 0 ? 0 : top / 2 + 1;
       if (lo < 0)
         lo = 0;
       if (hi > d->wq)
