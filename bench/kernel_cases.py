@@ -19,6 +19,7 @@ after each node; the other values run the normal code.
 """
 import argparse
 import os
+import re
 import subprocess
 import sys
 
@@ -183,6 +184,10 @@ def build(root):
     c(conv_case(root, rng, "conv_same", 1, 3, 10, 7, 8, (4, 3), auto_pad="SAME_LOWER", strides=[2, 1]))
     c(conv_case(root, rng, "conv1x1", 1, 300, 7, 7, 50, (1, 1), act="Clip"))
     c(conv_case(root, rng, "conv1x1_s2", 1, 17, 9, 9, 33, (1, 1), strides=[2, 2]))
+    # small maps computed transposed with cols^T read from the image (trans_x):
+    # the last tile of 49 and 196 rows is partial for every MR (8, 6, 4)
+    c(conv_case(root, rng, "conv1x1_small", 1, 40, 7, 7, 64, (1, 1), act="Clip"))
+    c(conv_case(root, rng, "conv1x1_small_res", 1, 300, 14, 14, 96, (1, 1), residual="left"))
     c(conv_case(root, rng, "conv_big_k", 1, 70, 6, 6, 49, (3, 3), pads=[1, 1, 1, 1], act="LeakyRelu"))
     c(conv_case(root, rng, "conv_w_input", 1, 8, 8, 8, 26, (3, 3), weights_const=False, bias=False,
                 pads=[0, 1, 0, 1]))
@@ -277,6 +282,7 @@ def build(root):
                 pads=[1, 1, 1, 1]))
     c(conv_case(root, rng, "par_dw3x3", 1, 96, 40, 40, 96, (3, 3), group=96, pads=[1, 1, 1, 1],
                 act="Clip"))
+    c(conv_case(root, rng, "par_conv1x1_small", 1, 160, 7, 7, 960, (1, 1), act="Relu"))
     c(conv_case(root, rng, "par_dw3x3_s2", 1, 64, 56, 57, 64, (3, 3), group=64, strides=[2, 2],
                 pads=[1, 1, 1, 1]))
     c(conv_case(root, rng, "par_dw3x3_small", 1, 192, 14, 14, 192, (3, 3), group=192,
@@ -335,8 +341,11 @@ def main():
                     help="comma-separated --cpu values whose runs use --guard (docs/guard.md)")
     ap.add_argument("--threads", type=int, default=0,
                     help="also build each case with --threads N and check its outputs")
+    ap.add_argument("--only", default=None, help="run only the cases whose name matches this regex")
     a = ap.parse_args()
     cases = build(a.out)
+    if a.only:
+        cases = [d for d in cases if re.search(a.only, os.path.basename(d))]
     env = dict(os.environ)
     if a.cc:
         env["CC"] = a.cc

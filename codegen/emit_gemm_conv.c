@@ -100,13 +100,17 @@ bool gk_conv_prod(const Node *n, int threads, Prod *p, Window *w) {
   if (conv_small(n, p->m, p->n)) { /* Y^T = cols^T x W^T */
     int64_t rows = up(p->n, GEMM_MRP);
     p->trans = true;
+    /* a 1x1 unpadded stride-1 conv's cols^T is the image read with row
+     * stride N: only the last partial tile of rows is packed (MR <= 24 rows) */
+    p->trans_x = w->kh == 1 && w->kw == 1 && w->sh == 1 && w->sw == 1 && !w->padded;
+    int64_t arows = p->trans_x ? GEMM_MRP : rows;
     p->n = p->m;
     p->m = w->oh * w->ow;
     p->a.src = SRC_IM2COL;
     p->b.src = SRC_PACKED;
     p->b.ptr = "X1";
     p->off_a = 0;
-    p->off_ct = up(rows * p->k * 4, 64);
+    p->off_ct = up(arows * p->k * 4, 64);
     p->off_b = p->off_pix = p->off_img = -1;
     p->bytes = p->off_ct + up(rows * (p->n + 16) * 4, 64);
     if (w->padded) {
@@ -206,6 +210,9 @@ static void conv_setup_item(EmitC *e, const Prod *p, const Window *w, int64_t ns
     emit_padded_share(e, w, p->off_img, "X0", nsetup, 16);
 }
 
+static bool emit_conv_small_products(EmitC *e, const Node *n, const Prod *p, bool shared, int64_t ns,
+                                     int64_t cb, int64_t ldt);
+
 /* The small-map conv (conv_small): items 0..NS-1 pack cols^T (all N rows,
  * padded to a 24-row panel, zeros outside the image) for a share of the input
  * channels each; then each item takes a block of output channels: the
@@ -216,10 +223,11 @@ static bool emit_conv_small(EmitC *e, const Node *n, const Prod *p, const Window
    * elements in one cache set */
   int64_t N = p->m, M = p->n, K = p->k, rows = up(N, GEMM_MRP), taps = w->kh * w->kw, ldt = M + 16;
   int64_t cb = M % 64 == 0 && M / 64 >= 4 * ec_threads(e) ? 64 : 32, nj = M / cb;
-  int64_t ns = min64(w->c, 8);
+  int64_t ns = p->trans_x ? 1 : min64(w->c, 8);
   bool shared = p->par && gk_want_par(e);
   ec_line(e, "/* small maps: Y^T[%lld x %lld] = cols^T[%lld x %lld] x W^T, packed weights; "
-             "stored transposed */", LL(N), LL(M), LL(N), LL(K));
+             "stored transposed%s */", LL(N), LL(M), LL(N), LL(K),
+          p->trans_x ? "; cols^T read from the image, the last partial tile packed" : "");
   ec_line(e, "float *ap = (float *)(S + %lld);", LL(p->off_a));
   ec_line(e, "float *ct = (float *)(S + %lld);", LL(p->off_ct));
   ec_line(e, "long own = 0, it;");
@@ -229,6 +237,17 @@ static bool emit_conv_small(EmitC *e, const Node *n, const Prod *p, const Window
   else
     ec_line(e, "while ((it = own++) < %lld) {", LL(ns + nj));
   ec_line(e, "if (it < %lld) {", LL(ns));
+  if (p->trans_x) { /* rows nfull..N-1 of cols^T, MR per k, zeros past N */
+    ec_line(e, "const long nfull = %lld / ONNXC_MR * ONNXC_MR;", LL(N));
+    ec_line(e, "for (long k = 0; k < %lld; k++)", LL(K));
+    ec_line(e, "  for (long i = 0; i < ONNXC_MR; i++)");
+    ec_line(e, "    ap[k * ONNXC_MR + i] = nfull + i < %lld ? X0[k * %lld + nfull + i] : 0.0f;", LL(N), LL(N));
+    if (shared)
+      ec_line(e, "onnxc_ready_set(onnxc_nt);");
+    ec_line(e, "continue;");
+    ec_line(e, "}");
+    return emit_conv_small_products(e, n, p, shared, ns, cb, ldt);
+  }
   ec_line(e, "const long c0 = it * %lld / %lld, c1 = (it + 1) * %lld / %lld;", LL(w->c), LL(ns),
           LL(w->c), LL(ns));
   int64_t wp = w->w + w->pl + w->pr, hp = w->h + w->pt + w->pb, sw = w->sw;
@@ -270,6 +289,14 @@ static bool emit_conv_small(EmitC *e, const Node *n, const Prod *p, const Window
     ec_line(e, "onnxc_ready_set(onnxc_nt);");
   ec_line(e, "continue;");
   ec_line(e, "}");
+  return emit_conv_small_products(e, n, p, shared, ns, cb, ldt);
+}
+
+/* The items after the ns packing ones: each a block of cb output channels,
+ * its product into Y^T over all of K, then its channels' rows of Y. */
+static bool emit_conv_small_products(EmitC *e, const Node *n, const Prod *p, bool shared, int64_t ns,
+                                     int64_t cb, int64_t ldt) {
+  int64_t N = p->m, K = p->k;
   if (shared)
     ec_line(e, "onnxc_ready_wait(onnxc_nt, %lld);", LL(ns));
   ec_line(e, "const long j0 = (it - %lld) * %lld;", LL(ns), LL(cb));
@@ -280,9 +307,15 @@ static bool emit_conv_small(EmitC *e, const Node *n, const Prod *p, const Window
           GEMM_NRP, GEMM_NRP);
   ec_line(e, "for (long ir = 0; ir < (%lld + ONNXC_MR - 1) / ONNXC_MR * ONNXC_MR; ir += ONNXC_MR) {",
           LL(N));
-  ec_line(e, "onnxc_ukr(kc, ap + (ir - ir %% %d) * %lld + pc * %d + ir %% %d, %d, b, (const int *)0, ct + ir * %lld + jr, "
-             "%lld, pc > 0, (const float *)0, (const float *)0, (const float *)0, 0, 0.0f, 0.0f);",
-          GEMM_MRP, LL(K), GEMM_MRP, GEMM_MRP, GEMM_MRP, LL(ldt), LL(ldt));
+  if (p->trans_x) /* full tiles from the image (row stride N), the last from its panel */
+    ec_line(e, "onnxc_ukr(kc, ir + ONNXC_MR <= %lld ? X0 + pc * %lld + ir : ap + pc * ONNXC_MR, "
+               "ir + ONNXC_MR <= %lld ? %lld : ONNXC_MR, b, (const int *)0, ct + ir * %lld + jr, "
+               "%lld, pc > 0, (const float *)0, (const float *)0, (const float *)0, 0, 0.0f, 0.0f);",
+            LL(N), LL(N), LL(N), LL(N), LL(ldt), LL(ldt));
+  else
+    ec_line(e, "onnxc_ukr(kc, ap + (ir - ir %% %d) * %lld + pc * %d + ir %% %d, %d, b, (const int *)0, ct + ir * %lld + jr, "
+               "%lld, pc > 0, (const float *)0, (const float *)0, (const float *)0, 0, 0.0f, 0.0f);",
+            GEMM_MRP, LL(K), GEMM_MRP, GEMM_MRP, GEMM_MRP, LL(ldt), LL(ldt));
   ec_line(e, "}");
   ec_line(e, "}");
   ec_line(e, "}");

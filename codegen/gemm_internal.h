@@ -51,6 +51,8 @@ typedef struct Prod {
   bool par;            /* runs on every thread (--threads): items of GEMM_MC x GEMM_NCW */
   int64_t slot;        /* then: bytes of one thread's packing buffers (at off_b / off_a) */
   bool trans;          /* a small-map conv computed transposed (emit_conv_small) */
+  bool trans_x;        /* then, 1x1 stride 1 unpadded: cols^T read straight from the image,
+                          only the rows of the last partial tile packed (at off_a) */
   bool direct;         /* a stride-1 conv read straight from its padded image (emit_conv_direct) */
   int64_t off_ct;      /* then: its Y^T in scratch */
   int threads;         /* threads the kernel is built for (gk_layout sizes per thread) */
