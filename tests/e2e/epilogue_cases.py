@@ -90,15 +90,17 @@ PATHS = [
          marks=["direct conv"]),
     # small map transposed: 7x7 output, M a multiple of 32
     conv("small_map", 10, 7, 7, 32, (3, 3), pads=[1, 1, 1, 1], marks=["small maps"]),
+    # a 1x1 small map: cols^T read from the image, the last partial tile packed
+    conv("small_1x1", 40, 7, 7, 64, (1, 1), marks=["small maps", "read from the image"]),
     # grouped through the packed GEMM (9 outputs, 4 inputs per group)
     conv("grouped", 8, 9, 11, 18, (3, 3), group=2, pads=[1, 1, 1, 1], residual=False,
          marks=[r"implicit GEMM: 2 groups of \[9 x 36\]"]),
     conv("dw_s1", 6, 11, 13, 6, (3, 3), group=6, pads=[1, 1, 1, 1], residual=False,
          marks=["depthwise", r"float \*yt"]),
     conv("dw_s2", 6, 11, 13, 6, (3, 3), group=6, pads=[1, 1, 1, 1], strides=[2, 2], residual=False,
-         batch=2, marks=["depthwise", r"float \*xe"]),
-    conv("dw_nopad", 5, 9, 10, 5, (3, 3), group=5, residual=False, marks=["depthwise"],
-         absent=[r"float \*yt", r"float \*xe"]),
+         batch=2, marks=["depthwise", r"stride 2x2: 4 phase plane", r"float \*yt"]),
+    conv("dw_nopad", 5, 9, 10, 5, (3, 3), group=5, residual=False,
+         marks=["depthwise", r"const float \*xp = xc"], absent=[r"float \*xp = ws"]),
     # under 16384 multiply-adds: the generic loops of emit_conv.c (grouped too)
     conv("conv_generic", 4, 5, 5, 5, (1, 1), marks=[r"acc0\["], absent=[FAST]),
     conv("grouped_generic", 4, 6, 7, 6, (3, 3), group=2, pads=[1, 1, 1, 1], residual=False,
@@ -118,7 +120,7 @@ PATHS = [
     conv("grouped_par", 64, 20, 20, 64, (3, 3), group=2, pads=[1, 1, 1, 1], par=True, residual=False,
          marks=[r"2 groups of"]),
     conv("dw_par", 32, 40, 40, 32, (3, 3), group=32, pads=[1, 1, 1, 1], par=True, residual=False,
-         marks=["depthwise", r"float \*yt"]),
+         marks=["depthwise", r"row by row"]),
     gemm("gemm_par", "Gemm", (130, 300), (300, 70), par=True, marks=[r"x packed"]),
 ]
 
