@@ -107,7 +107,7 @@ cases "$T/contract" contract_form -DCMAKE_C_COMPILER="$CC" || { cat "$T/case.log
 "$T/contract/app" || fail "contract_form: digits_run failed"
 lib=$(ls "$T"/contract/liblib.so*)
 exported=$(nm -D --defined-only "$lib" | awk '$2 == "T" {print $3}' | sort | tr '\n' ' ')
-[[ "$exported" == "digits_run digits_run_v " ]] || fail "the shared library exports '$exported'"
+[[ "$exported" == "digits_info digits_run digits_run_v " ]] || fail "the shared library exports '$exported'"
 echo "ok   liblib.so exports $exported"
 
 echo "== TARGET cuda"
