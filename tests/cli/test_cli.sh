@@ -24,7 +24,7 @@ expect_fail() {
     grep -qF -- "$text" "$T/err" || { echo "FAIL $model: stderr lacks '$text'"; ok=0; }
   done
   [[ -e "$out" ]] && { echo "FAIL $model: left $out behind"; ok=0; }
-  ls "$T" | grep -q '\.tmp' && { echo "FAIL $model: left a temporary file"; ok=0; }
+  grep -q '\.tmp' <<<"$(ls "$T")" && { echo "FAIL $model: left a temporary file"; ok=0; }
   if (( ok )); then echo "ok   $model: $(head -n1 "$T/err")"; else sed 's/^/     | /' "$T/err"; fails=$((fails+1)); fi
 }
 
@@ -101,24 +101,24 @@ for w in want:
     assert a.dtype == b.dtype and a.shape == b.shape, (a.dtype, a.shape, b.dtype, b.shape)
     assert np.allclose(a, b, rtol=1e-3, atol=1e-6), np.abs(a - b).max()
 PYEOF
-"$ONNXC" --help | grep -qF -- "--shape NAME=" || { echo "FAIL: --help lacks --shape"; fails=$((fails+1)); }
+grep -qF -- "--shape NAME=" <<<"$("$ONNXC" --help)" || { echo "FAIL: --help lacks --shape"; fails=$((fails+1)); }
 
 # Usage errors.
 "$ONNXC" >/dev/null 2>&1; [[ $? -eq 2 ]] || { echo "FAIL: no arguments should exit 2"; fails=$((fails+1)); }
 "$ONNXC" "$T/m/good.onnx" -o "$T/x.exe" 2>/dev/null; [[ $? -eq 2 ]] || { echo "FAIL: unknown output kind should exit 2"; fails=$((fails+1)); }
-"$ONNXC" --version | grep -q "^onnxc " || { echo "FAIL: --version"; fails=$((fails+1)); }
-"$ONNXC" --help | grep -q -- "--name" || { echo "FAIL: --help"; fails=$((fails+1)); }
+grep -q "^onnxc " <<<"$("$ONNXC" --version)" || { echo "FAIL: --version"; fails=$((fails+1)); }
+grep -q -- "--name" <<<"$("$ONNXC" --help)" || { echo "FAIL: --help"; fails=$((fails+1)); }
 
 # Every output kind from a good model.
 for out in lib.so lib.a obj.o; do
   "$ONNXC" "$T/m/good.onnx" --name good -o "$T/$out" || { echo "FAIL: building $out"; fails=$((fails+1)); continue; }
   [[ -s "$T/$out" ]] && echo "ok   built $out" || { echo "FAIL: $out empty"; fails=$((fails+1)); }
 done
-nm "$T/lib.so" | grep -q " T good_run$" || { echo "FAIL: good_run not exported"; fails=$((fails+1)); }
-nm -D "$T/lib.so" | grep -q "good_w" && { echo "FAIL: weights symbols leak from the .so"; fails=$((fails+1)); }
+grep -q " T good_run$" <<<"$(nm "$T/lib.so")" || { echo "FAIL: good_run not exported"; fails=$((fails+1)); }
+grep -q "good_w" <<<"$(nm -D "$T/lib.so")" && { echo "FAIL: weights symbols leak from the .so"; fails=$((fails+1)); }
 # The model description (docs/abi.md): NAME_info exported, its tables not.
-nm -D --defined-only "$T/lib.so" | grep -q " T good_info$" || { echo "FAIL: good_info not exported"; fails=$((fails+1)); }
-nm -D "$T/lib.so" | grep -q "good_info_" && { echo "FAIL: the description's tables leak from the .so"; fails=$((fails+1)); }
+grep -q " T good_info$" <<<"$(nm -D --defined-only "$T/lib.so")" || { echo "FAIL: good_info not exported"; fails=$((fails+1)); }
+grep -q "good_info_" <<<"$(nm -D "$T/lib.so")" && { echo "FAIL: the description's tables leak from the .so"; fails=$((fails+1)); }
 "$ONNXC" "$T/m/good.onnx" --name good -S -o "$T/src" --memory-report "$T/mem.json" --memory-svg "$T/mem.svg" \
   || fails=$((fails+1))
 for f in good.c good.h good_weights.c good_weights.h onnxc_rt.h; do

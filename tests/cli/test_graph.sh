@@ -161,7 +161,7 @@ expect_fail() {
   local rc=$?
   [[ $rc -eq $want ]] || fail "onnxc graph $*: exit $rc, expected $want"
   grep -qF -- "$text" "$T/err" || { cat "$T/err"; fail "onnxc graph $*: stderr lacks '$text'"; }
-  ls "$T" | grep -q -e '\.tmp' -e '^out\.' -e '^rep\.' && fail "onnxc graph $*: left a file behind"
+  grep -q -e '\.tmp' -e '^out\.' -e '^rep\.' <<<"$(ls "$T")" && fail "onnxc graph $*: left a file behind"
   echo "ok   exit $want: $(head -n1 "$T/err")"
 }
 expect_fail 1 "$T/missing.onnx" "$T/missing.onnx" -o "$T/out.svg"

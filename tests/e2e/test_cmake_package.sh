@@ -132,6 +132,6 @@ cases "$T/fw" firmware -DCMAKE_SYSTEM_NAME=Generic -DCMAKE_C_COMPILER=arm-none-e
   "-DCMAKE_C_FLAGS=-mcpu=cortex-m4 -mthumb -mfloat-abi=hard -mfpu=fpv4-sp-d16 -ffreestanding" \
   || { cat "$T/case.log"; fail "firmware configure"; }
 "$CMAKE" --build "$T/fw" --target net >"$T/case.log" 2>&1 || { cat "$T/case.log"; fail "firmware build"; }
-arm-none-eabi-objdump -f "$T/fw/libnet.a" | grep -q "elf32-littlearm" || fail "libnet.a is not an ARM archive"
+grep -q "elf32-littlearm" <<<"$(arm-none-eabi-objdump -f "$T/fw/libnet.a")" || fail "libnet.a is not an ARM archive"
 echo "ok   libnet.a built for cortex-m4"
 echo "PASS"
