@@ -47,7 +47,7 @@ void progress_show(Progress *p, const char *what, long done, long total) {
   if (t - p->t0 < p->after || (p->last >= 0 && t - p->last < REDRAW_S && done != total))
     return;
   p->last = t;
-  char line[160];
+  char line[640]; /* the stage (128) and the figures, whatever their size */
   if (total > 0)
     snprintf(line, sizeof line, "onnxc: [%.1f s] %s %ld/%ld", t - p->t0, what, done, total);
   else
