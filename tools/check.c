@@ -400,46 +400,15 @@ static Graph *build_runner(const char *model, const DataSet *ds, const Options *
   }
   buf_free(&h);
   if (ok) {
-    char *argv[64];
-    int n = 0;
-    char *cc = strdup(sys_cc());
-    for (char *t = strtok(cc, " \t"); t && n < 40; t = strtok(NULL, " \t"))
-      argv[n++] = t;
-    char harness[4096], runner[4096], inc[4096];
-    snprintf(harness, sizeof harness, "%s/harness.c", dir);
-    snprintf(runner, sizeof runner, "%s/runner", dir);
-    snprintf(inc, sizeof inc, "-I%s", dir);
-    argv[n++] = "-std=c11";
-    argv[n++] = inc;
-    if (o->sanitize) {
-      argv[n++] = "-fsanitize=address,undefined";
-      argv[n++] = "-g1";
-    }
-    argv[n++] = harness;
-    char *objs = strdup(objects.s);
-    for (char *t = strtok(objs, "\n"); t && n < 60; t = strtok(NULL, "\n"))
-      argv[n++] = t;
+    const char *san[] = {"-std=c11", "-fsanitize=address,undefined", "-g1", NULL}, *plain[] = {"-std=c11", NULL};
     char cinc[4096], cstub[4096];
+    const char *libs[] = {cinc, cstub, "-lcuda", NULL};
     if (cuda) {
       snprintf(cinc, sizeof cinc, "-I%s/include", cuda_home());
       snprintf(cstub, sizeof cstub, "-L%s/lib64/stubs", cuda_home());
-      argv[n++] = cinc;
-      argv[n++] = cstub;
-      argv[n++] = "-lcuda";
     }
-    argv[n++] = "-lm";
-    if (target.threads > 1)
-      argv[n++] = "-pthread";
-    argv[n++] = "-o";
-    argv[n++] = runner;
-    argv[n] = NULL;
-    Buf log;
-    buf_init(&log);
-    if (sys_run(argv, &log) != 0)
-      ok = diag_error(d, NULL, "building the test harness failed:\n%s", log.s ? log.s : "");
-    buf_free(&log);
-    free(objs);
-    free(cc);
+    ok = driver_link_program(dir, "harness.c", o->sanitize ? san : plain, objects.s, cuda ? libs : NULL, target.threads,
+                             "test harness", d);
   }
   buf_free(&objects);
   if (!ok) {

@@ -177,6 +177,42 @@ bool driver_cc(const char *dir, const char *name, const Options *o, const char *
   return true;
 }
 
+bool driver_link_program(const char *dir, const char *main_src, const char *const *flags, const char *objects,
+                         const char *const *libs, int threads, const char *what, Diag *d) {
+  char *argv[96], *cc = strdup(sys_cc()), *objs = strdup(objects ? objects : "");
+  char inc[4096], src[4096], runner[4096];
+  IR_ASSERT(cc && objs);
+  int n = 0;
+  for (char *t = strtok(cc, " \t"); t && n < 40; t = strtok(NULL, " \t"))
+    argv[n++] = t;
+  snprintf(inc, sizeof inc, "-I%s", dir);
+  snprintf(src, sizeof src, "%s/%s", dir, main_src);
+  snprintf(runner, sizeof runner, "%s/runner", dir);
+  for (int i = 0; flags && flags[i] && n < 50; i++)
+    argv[n++] = (char *)flags[i];
+  argv[n++] = inc;
+  argv[n++] = src;
+  for (char *t = strtok(objs, "\n"); t && n < 80; t = strtok(NULL, "\n"))
+    argv[n++] = t;
+  for (int i = 0; libs && libs[i] && n < 88; i++)
+    argv[n++] = (char *)libs[i];
+  argv[n++] = "-lm";
+  if (threads > 1)
+    argv[n++] = "-pthread";
+  argv[n++] = "-o";
+  argv[n++] = runner;
+  argv[n] = NULL;
+  Buf log;
+  buf_init(&log);
+  bool ok = sys_run(argv, &log) == 0;
+  if (!ok)
+    diag_error(d, NULL, "building the %s failed:\n%s", what, log.s ? log.s : "");
+  buf_free(&log);
+  free(objs);
+  free(cc);
+  return ok;
+}
+
 /* Writes sources into dir; the blob form of the weights when `blob`. */
 static bool generate(const Graph *g, const Plan *plan, const Options *o, const char *name,
                      const char *dir, bool blob, Diag *d) {

@@ -103,35 +103,11 @@ static bool build(const Graph *g, const Plan *plan, const Options *o, const char
     ok = sys_write_file(path, h.s, h.len);
   }
   if (ok) {
-    char *argv[64], *cc = strdup(sys_cc()), inc[4096], runner[4096], march[128];
-    int n = 0;
-    for (char *t = strtok(cc, " \t"); t && n < 40; t = strtok(NULL, " \t"))
-      argv[n++] = t;
-    snprintf(inc, sizeof inc, "-I%s", dir);
-    snprintf(runner, sizeof runner, "%s/runner", dir);
+    char march[128];
     snprintf(march, sizeof march, "-march=%s", o->cpu ? o->cpu : "native");
-    argv[n++] = "-std=gnu11"; /* the probe: vector extensions, contracted FMAs */
-    argv[n++] = "-O2";
-    if (strcmp(march, "-march=generic") != 0)
-      argv[n++] = march;
-    argv[n++] = inc;
-    argv[n++] = path;
-    char *objs = strdup(objects.s);
-    for (char *t = strtok(objs, "\n"); t && n < 60; t = strtok(NULL, "\n"))
-      argv[n++] = t;
-    argv[n++] = "-lm";
-    if (o->threads > 1)
-      argv[n++] = "-pthread";
-    argv[n++] = "-o";
-    argv[n++] = runner;
-    argv[n] = NULL;
-    Buf log;
-    buf_init(&log);
-    if (sys_run(argv, &log) != 0)
-      ok = diag_error(d, NULL, "building the profile driver failed:\n%s", log.s ? log.s : "");
-    buf_free(&log);
-    free(objs);
-    free(cc);
+    /* the probe: vector extensions, contracted FMAs */
+    const char *flags[] = {"-std=gnu11", "-O2", strcmp(march, "-march=generic") != 0 ? march : NULL, NULL};
+    ok = driver_link_program(dir, "driver.c", flags, objects.s, NULL, o->threads, "profile driver", d);
   }
   buf_free(&h);
   buf_free(&objects);

@@ -125,6 +125,12 @@ void profile_emit_driver(Buf *h, const Graph *g, int threads, int runs, int warm
 
 /* Full compile to o->out (sources, .so, .a or .o); no partial output on failure. */
 bool driver_build(const Options *o, Diag *d);
+/* Compiles dir/main_src with $CC, -I dir and `flags` (NULL-terminated), links
+ * it with the objects (one path a line), `libs`, -lm and (threads > 1)
+ * -pthread into dir/runner; on failure an error naming `what` and the
+ * compiler's output. */
+bool driver_link_program(const char *dir, const char *main_src, const char *const *flags, const char *objects,
+                         const char *const *libs, int threads, const char *what, Diag *d);
 /* Compiles generated sources in dir into an object list; used by build and check. */
 bool driver_cc(const char *dir, const char *name, const Options *o, const char *extra_flags,
                bool pic, Buf *objects, Diag *d);
