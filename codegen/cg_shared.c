@@ -144,3 +144,30 @@ void cg_run_v_args(Buf *c, const Graph *g) {
       buf_printf(c, ", (int64_t *)outputs[%d]", k++);
   }
 }
+
+void cg_run_params(const CGen *cg, bool typed, Buf *c) {
+  const Graph *g = cg->g;
+  for (int i = 0; i < g->n_inputs; i++)
+    if (typed)
+      buf_printf(c, ", const %s *%s", cg_ctype(g->inputs[i]), cg->cname[g->inputs[i]->id]);
+    else
+      buf_printf(c, ", %s", cg->cname[g->inputs[i]->id]);
+  for (int i = 0; i < g->n_outputs; i++) {
+    if (typed)
+      buf_printf(c, ", %s *%s", cg_ctype(g->outputs[i]), cg->out_param[i]);
+    else
+      buf_printf(c, ", %s", cg->out_param[i]);
+    if (g->outputs[i]->dyn_dims)
+      buf_printf(c, typed ? ", int64_t *%s_dims" : ", %s_dims", cg->out_param[i]);
+  }
+}
+
+void cg_run_v_body(Buf *c, const Graph *g, const char *call, const char *tail) {
+  if (!g->n_inputs)
+    buf_puts(c, "  (void)inputs;\n");
+  if (!g->n_outputs)
+    buf_puts(c, "  (void)outputs;\n");
+  buf_printf(c, "  return %s", call);
+  cg_run_v_args(c, g);
+  buf_printf(c, "%s);\n}\n", tail);
+}

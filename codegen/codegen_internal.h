@@ -35,6 +35,14 @@ bool cg_write_file(const char *dir, const char *file, const char *text, size_t l
 /* ", (const T *)inputs[i]..., (T *)outputs[j]..., (int64_t *)outputs[k]...":
  * NAME_run_v's arrays forwarded to NAME_run's parameters. */
 void cg_run_v_args(Buf *c, const Graph *g);
+/* NAME_run's parameters after the arena (typed: "const T *in_x, T *out_y,
+ * int64_t *out_y_dims"; else the same names as call arguments), each led by
+ * ", ". */
+void cg_run_params(const CGen *cg, bool typed, Buf *c);
+/* The body of an entry taking `inputs` and `outputs` arrays: "return CALL"
+ * followed by the arrays' elements as NAME_run's arguments, then TAIL and
+ * the closing ");\n}\n". */
+void cg_run_v_body(Buf *c, const Graph *g, const char *call, const char *tail);
 
 bool weights_write_c(const CGen *cg, FILE *f, Diag *d);
 bool weights_write_blob(const CGen *cg, FILE *bin, FILE *asm_f, const char *bin_path, Diag *d);

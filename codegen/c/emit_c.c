@@ -369,13 +369,7 @@ static void write_run(CGen *cg, Buf *c, const Buf *run, int n_calls) {
   const Graph *g = cg->g;
   const char *nm = cg->o->name;
   buf_printf(c, prof_on(cg) ? "static int %s_run_p(void *arena" : "ONNXC_API int %s_run(void *arena", nm);
-  for (int i = 0; i < g->n_inputs; i++)
-    buf_printf(c, ", const %s *%s", cg_ctype(g->inputs[i]), cg->cname[g->inputs[i]->id]);
-  for (int i = 0; i < g->n_outputs; i++) {
-    buf_printf(c, ", %s *%s", cg_ctype(g->outputs[i]), cg->out_param[i]);
-    if (g->outputs[i]->dyn_dims)
-      buf_printf(c, ", int64_t *%s_dims", cg->out_param[i]);
-  }
+  cg_run_params(cg, true, c);
   prof_run_params(cg, c);
   buf_puts(c, ") {\n");
   prof_run_begin(cg, c);
@@ -412,13 +406,9 @@ static void write_run(CGen *cg, Buf *c, const Buf *run, int n_calls) {
   buf_puts(c, "  return ONNXC_OK;\n}\n\n");
   prof_write_entries(cg, c);
   buf_printf(c, "ONNXC_API int %s_run_v(void *arena, const void *const *inputs, void *const *outputs) {\n", nm);
-  if (!g->n_inputs)
-    buf_puts(c, "  (void)inputs;\n");
-  if (!g->n_outputs)
-    buf_puts(c, "  (void)outputs;\n");
-  buf_printf(c, "  return %s_run(arena", nm);
-  cg_run_v_args(c, g);
-  buf_puts(c, ");\n}\n");
+  char call[300];
+  snprintf(call, sizeof call, "%s_run(arena", nm);
+  cg_run_v_body(c, g, call, "");
 }
 
 static bool write_weights(CGen *cg, const char *dir) {

@@ -37,18 +37,20 @@ void cg_write_step_nodes(const Graph *g, const char *nm, Buf *c) {
 }
 
 /* The checker of a value's element type; NULL for types that hold no NaN. */
-static const char *checker(DType t, char *buf, size_t n) {
+/* The call that tests a value of type t, up to its pointer argument, and
+ * what follows the element count (float16/bfloat16: the exponent mask); NULL
+ * for types that hold no NaN. */
+static const char *checker(DType t, const char **after) {
+  *after = "";
   switch (t) {
   case DT_F32:
     return "onnxc_nonfinite_f32(";
   case DT_F64:
     return "onnxc_nonfinite_f64(";
   case DT_F16:
-    snprintf(buf, n, "onnxc_nonfinite_u16((const uint16_t *)");
-    return buf;
   case DT_BF16:
-    snprintf(buf, n, "onnxc_nonfinite_u16((const uint16_t *)");
-    return buf;
+    *after = t == DT_F16 ? ", 0x7c00u" : ", 0x7f80u";
+    return "onnxc_nonfinite_u16((const uint16_t *)";
   default:
     return NULL;
   }
@@ -61,15 +63,14 @@ void numerics_step_end(const CodegenOpts *o, const Node *n, int step, const char
   int nan_only = o->check_numerics == 2;
   for (int i = 0; i < n->n_out; i++) {
     const Value *v = n->out[i];
-    char buf[64];
-    const char *fn = out_expr[i] ? checker(v->dt, buf, sizeof buf) : NULL;
+    const char *after = "";
+    const char *fn = out_expr[i] ? checker(v->dt, &after) : NULL;
     int64_t numel = 0;
     /* a data-dependent output's capacity holds unwritten elements: not tested */
     if (!fn || v->dyn_dims || !shape_numel(&v->shape, &numel) || numel == 0)
       continue;
     buf_printf(run, "  if (%s%s, %lld%s, %d))\n    return ONNXC_NONFINITE_AT(%d);\n", fn, out_expr[i],
-               (long long)numel, v->dt == DT_F16 ? ", 0x7c00u" : v->dt == DT_BF16 ? ", 0x7f80u" : "",
-               nan_only, step);
+               (long long)numel, after, nan_only, step);
   }
 }
 

@@ -106,29 +106,14 @@ void prof_write_entries(const CGen *cg, Buf *c) {
   const Graph *g = cg->g;
   const char *nm = cg->o->name;
   buf_printf(c, "ONNXC_API int %s_run(void *arena", nm);
-  for (int i = 0; i < g->n_inputs; i++)
-    buf_printf(c, ", const %s *%s", cg_ctype(g->inputs[i]), cg->cname[g->inputs[i]->id]);
-  for (int i = 0; i < g->n_outputs; i++) {
-    buf_printf(c, ", %s *%s", cg_ctype(g->outputs[i]), cg->out_param[i]);
-    if (g->outputs[i]->dyn_dims)
-      buf_printf(c, ", int64_t *%s_dims", cg->out_param[i]);
-  }
+  cg_run_params(cg, true, c);
   buf_printf(c, ") {\n  return %s_run_p(arena", nm);
-  for (int i = 0; i < g->n_inputs; i++)
-    buf_printf(c, ", %s", cg->cname[g->inputs[i]->id]);
-  for (int i = 0; i < g->n_outputs; i++) {
-    buf_printf(c, ", %s", cg->out_param[i]);
-    if (g->outputs[i]->dyn_dims)
-      buf_printf(c, ", %s_dims", cg->out_param[i]);
-  }
+  cg_run_params(cg, false, c);
   buf_puts(c, ", 0, 0);\n}\n\n");
   buf_printf(c, "ONNXC_API int %s_run_profiled(void *arena, const void *const *inputs, void *const *outputs,\n"
                 "    onnxc_prof_fn fn, void *user) {\n", nm);
-  if (!g->n_inputs)
-    buf_puts(c, "  (void)inputs;\n");
-  if (!g->n_outputs)
-    buf_puts(c, "  (void)outputs;\n");
-  buf_printf(c, "  return %s_run_p(arena", nm);
-  cg_run_v_args(c, g);
-  buf_puts(c, ", fn, user);\n}\n\n");
+  char call[300];
+  snprintf(call, sizeof call, "%s_run_p(arena", nm);
+  cg_run_v_body(c, g, call, ", fn, user");
+  buf_putc(c, '\n');
 }

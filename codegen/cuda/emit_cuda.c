@@ -534,13 +534,9 @@ static void write_host(const CudaGen *cu, Buf *c, const Buf *run) {
   buf_puts(c, "  return ONNXC_OK;\n}\n\n");
   buf_printf(c, "ONNXC_API int %s_run_v(%s_ctx *ctx, void *stream, void *arena, const void *const *inputs, "
                 "void *const *outputs) {\n", nm, nm);
-  if (!g->n_inputs)
-    buf_puts(c, "  (void)inputs;\n");
-  if (!g->n_outputs)
-    buf_puts(c, "  (void)outputs;\n");
-  buf_printf(c, "  return %s_run(ctx, stream, arena", nm);
-  cg_run_v_args(c, g);
-  buf_puts(c, ");\n}\n");
+  char call[300];
+  snprintf(call, sizeof call, "%s_run(ctx, stream, arena", nm);
+  cg_run_v_body(c, g, call, "");
 }
 
 /* Host copies of the weights, as the C target writes them (C arrays). */

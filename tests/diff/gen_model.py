@@ -157,7 +157,9 @@ def op_conv(b, x):
                 group = int(r.choice(divs))
             cout = group * int(r.integers(1, max(2, 33 // group)))
         else:
-            group, cout = 1, int(r.choice([1, 2, 3, 4, 5, 7, 8, 12, 16, 24, 32]))
+            # 32 and 64 outputs reach the transposed small-map product (M a
+            # multiple of 32; a 1x1 of them reads the image in place)
+            group, cout = 1, int(r.choice([1, 2, 3, 4, 5, 7, 8, 12, 16, 24, 32, 32, 64]))
         oh = conv_out(h, kh, s, dil, pads[0], pads[2])
         ow = conv_out(w, kw, sw, dil, pads[1], pads[3])
         if oh >= 1 and ow >= 1 and cout * oh * ow * n <= 1 << 17:
