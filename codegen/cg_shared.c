@@ -78,7 +78,8 @@ void cg_param_names(CGen *cg, Arena *a) {
 
 int64_t cg_numel(const Value *v) {
   int64_t n = 0;
-  IR_ASSERT(shape_numel(&v->shape, &n));
+  /* bounded dims (-D NAME=LO..HI): the count at the upper bounds, a capacity */
+  IR_ASSERT(shape_numel(&v->shape, &n) || shape_numel_max(v->g, &v->shape, &n));
   return n;
 }
 

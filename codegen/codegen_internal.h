@@ -26,6 +26,10 @@ const char *cg_c_ident(Arena *a, const char *prefix, const char *name, const cha
 /* cg->cname of the graph inputs (in_*) and cg->out_param (out_*), unique C
  * identifiers; an output value names its first output parameter. */
 void cg_param_names(CGen *cg, Arena *a);
+/* emit_dyn.c: the ABI of a model with range symbols (docs/dynamic-shapes.md). */
+void dyn_write_dims_check(const Graph *g, Buf *c);
+void dyn_write_header(const CGen *cg, const char *up, Buf *h);
+void dyn_write_arena_fn(const Graph *g, const Plan *plan, const char *nm, Buf *c);
 int64_t cg_numel(const Value *v);             /* elements of a static value */
 const char *cg_ctype(const Value *v);         /* its element's C type (onnxc_str for strings) */
 void cg_comment_safe(Buf *b, const char *s);  /* s, unable to close the C comment it goes in */

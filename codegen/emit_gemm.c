@@ -283,8 +283,14 @@ void gk_emit_core(EmitC *e, const Prod *p, const Window *win) {
   ec_line(e, "const long kc = %lld - pc < %d ? %lld - pc : %d;", LL(K), GEMM_KC, LL(K), GEMM_KC);
   if (p->b.src != SRC_PACKED)
     emit_pack_b(e, p, win);
-  ec_line(e, "for (long ic = 0; ic < %lld; ic += %d) {", LL(M), GEMM_MC);
-  ec_line(e, "const long mc = %lld - ic < %d ? %lld - ic : %d;", LL(M), GEMM_MC, LL(M), GEMM_MC);
+  if (p->m_rt) { /* rows known at run time */
+    ec_line(e, "const long m_rt = (long)%s;", p->m_rt);
+    ec_line(e, "for (long ic = 0; ic < m_rt; ic += %d) {", GEMM_MC);
+    ec_line(e, "const long mc = m_rt - ic < %d ? m_rt - ic : %d;", GEMM_MC, GEMM_MC);
+  } else {
+    ec_line(e, "for (long ic = 0; ic < %lld; ic += %d) {", LL(M), GEMM_MC);
+    ec_line(e, "const long mc = %lld - ic < %d ? %lld - ic : %d;", LL(M), GEMM_MC, LL(M), GEMM_MC);
+  }
   if (p->a.src != SRC_PACKED)
     emit_pack_a(e, p);
   emit_tiles(e, p);
@@ -417,8 +423,48 @@ static bool matmul_prod_permuted(const Node *n, int threads, Prod *p, int64_t *b
   return gk_worth_packing(p);
 }
 
+/* A [.., M, K] whose leading dims are known at run time (-D ranges) times a
+ * weight [K, N] packed at compile time: one product of run-time M rows, laid
+ * out (scratch) for M's upper bound, on one thread. */
+static bool matmul_prod_rows_rt(const Node *n, Prod *p, int64_t *batch) {
+  const Shape *as = &n->in[0]->shape, *bs = &n->in[1]->shape;
+  if (as->rank < 2 || bs->rank != 2 || !shape_is_static(bs) || !gk_prepacked(n->in[1]) ||
+      !shape_is_bounded(as) || as->d[as->rank - 1] < 0 || !shape_is_bounded(&n->out[0]->shape) ||
+      mm_permuted(n))
+    return false;
+  const Graph *g = n->g;
+  while (g->parent)
+    g = g->parent;
+  Arena *a = n->g->arena;
+  const DimExpr *m = dx_const(a, 1);
+  for (int i = 0; i + 1 < as->rank; i++)
+    m = dx_mul(a, m, shape_dx(a, as, i));
+  int64_t lo, hi;
+  if (!m || !dx_bounds(g, m, &lo, &hi))
+    return false;
+  memset(p, 0, sizeof *p);
+  p->threads = 1;
+  p->m = hi;
+  p->k = as->d[as->rank - 1];
+  p->n = bs->d[1];
+  Buf b;
+  buf_init(&b);
+  dx_print(g, m, "dims", &b);
+  p->m_rt = arena_strdup(a, b.s);
+  buf_free(&b);
+  p->a = (Operand){SRC_ROWS, "pa", p->k};
+  p->b = (Operand){SRC_PACKED, "X1", p->n};
+  p->y = "py";
+  p->ldy = p->n;
+  *batch = 1;
+  gk_layout(p, NULL);
+  return gk_worth_packing(p);
+}
+
 static bool matmul_prod(const Node *n, int threads, Prod *p, int64_t *batch) {
   const Shape *as = &n->in[0]->shape, *bs = &n->in[1]->shape;
+  if (gk_is_f32(n) && !shape_is_static(as) && shape_is_bounded(as))
+    return matmul_prod_rows_rt(n, p, batch);
   if (!gk_is_f32(n) || as->rank < 1 || bs->rank < 2 || !shape_is_static(as) || !shape_is_static(bs) ||
       !shape_is_static(&n->out[0]->shape))
     return false;
@@ -464,8 +510,12 @@ bool gemm_emit_matmul(EmitC *e, const Node *n) {
     ec_line(e, "const int onnxc_th = 0;");
   const Shape *as = &n->in[0]->shape, *bs = &n->in[1]->shape, *ys = &n->out[0]->shape;
   if (p.b.src == SRC_PACKED) {
-    ec_line(e, "/* packed GEMM: [%lld x %lld] x packed [%lld x %lld] */", LL(p.m), LL(p.k), LL(p.k),
-            LL(p.n));
+    if (p.m_rt)
+      ec_line(e, "/* packed GEMM: [%s (at most %lld) x %lld] x packed [%lld x %lld] */", p.m_rt, LL(p.m),
+              LL(p.k), LL(p.k), LL(p.n));
+    else
+      ec_line(e, "/* packed GEMM: [%lld x %lld] x packed [%lld x %lld] */", LL(p.m), LL(p.k), LL(p.k),
+              LL(p.n));
     ec_line(e, "const float *pa = X0;");
     ec_line(e, "float *py = Y0;");
     if (p.par)

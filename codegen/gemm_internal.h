@@ -56,6 +56,8 @@ typedef struct Prod {
   bool direct;         /* a stride-1 conv read straight from its padded image (emit_conv_direct) */
   int64_t off_ct;      /* then: its Y^T in scratch */
   int threads;         /* threads the kernel is built for (gk_layout sizes per thread) */
+  const char *m_rt;    /* rows known at run time (-D ranges): their C expression over the
+                          kernel's dims; m is then the upper bound, which sizes the scratch */
 } Prod;
 
 

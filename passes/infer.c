@@ -43,6 +43,7 @@ Shape infer_unknown_dims(int rank) {
 void infer_copy_dim(Shape *b, int j, const Shape *a, int i) {
   b->d[j] = a->d[i];
   b->sym[j] = a->sym[i];
+  b->x[j] = a->x[i];
 }
 
 bool infer_const_ints(const Node *n, int i, int64_t *dims, int *count, int max) {
@@ -96,7 +97,10 @@ bool infer_node(Node *n, Diag *d) {
     if (v->kind != VK_NONE && v->dt == DT_UNDEF)
       return diag_error(d, n, "input %d ('%s') has no known element type", i, v->name);
   }
-  return infer_tab[n->op](n, d);
+  bool handled;
+  if (!infer_symbolic(n, &handled, d))
+    return false;
+  return handled || infer_tab[n->op](n, d);
 }
 
 bool pass_infer(Graph *g, Diag *d) {
@@ -105,6 +109,7 @@ bool pass_infer(Graph *g, Diag *d) {
     next = n->next;
     if (!infer_node(n, d))
       continue;  /* keep going: report every independent error */
+    infer_sym_values(n);
     /* fold_node decides what it can fold: all-constant inputs, and also
      * Shape of a statically shaped value or CastLike of a constant. */
     bool done = false;

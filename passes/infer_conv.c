@@ -127,7 +127,7 @@ static bool window_shape(const Node *n, Diag *d, const Window *w, const Shape *x
     bool same = w->s[i] == 1 && (w->pad == PAD_SAME_UPPER || w->pad == PAD_SAME_LOWER ||
                                  pads + 1 == dk);
     if (out->d[2 + i] >= 0 || !same)
-      out->sym[2 + i] = NULL;
+      out->sym[2 + i] = NULL, out->x[2 + i] = NULL;
   }
   return true;
 }
@@ -155,12 +155,12 @@ bool infer_Conv(Node *n, Diag *d) {
   if (xs.rank < 0) {
     xs.rank = rank;
     for (int i = 0; i < rank; i++)
-      xs.d[i] = DIM_UNKNOWN, xs.sym[i] = NULL;
+      xs.d[i] = DIM_UNKNOWN, xs.sym[i] = NULL, xs.x[i] = NULL;
   }
   if (ws.rank < 0) {
     ws.rank = rank;
     for (int i = 0; i < rank; i++)
-      ws.d[i] = DIM_UNKNOWN, ws.sym[i] = NULL;
+      ws.d[i] = DIM_UNKNOWN, ws.sym[i] = NULL, ws.x[i] = NULL;
   }
   int64_t group = ir_attr_int(n, "group", 1);
   if (group < 1)
@@ -248,7 +248,7 @@ static bool infer_global_pool(Node *n, Diag *d) {
   Shape out = n->in[0]->shape;
   for (int i = 2; i < out.rank; i++) {
     out.d[i] = 1;
-    out.sym[i] = NULL;
+    out.sym[i] = NULL, out.x[i] = NULL;
   }
   infer_set(n, 0, n->in[0]->dt, &out);
   return true;

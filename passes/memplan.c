@@ -28,10 +28,12 @@
 
 static int64_t align_up(int64_t x) { return (x + PLAN_ALIGN - 1) / PLAN_ALIGN * PLAN_ALIGN; }
 
-/* Bytes of a value with a static shape; -1 when unknown or absurdly large. */
+/* Bytes of a value with a static shape, or at the upper bounds of the range
+ * symbols (extents grow with them, so that size covers every value in the
+ * ranges); -1 when unknown or absurdly large. */
 static int64_t value_bytes(const Value *v) {
   int64_t numel, bytes;
-  if (!shape_numel(&v->shape, &numel) || !dtype_bytes(v->dt, numel, &bytes) || bytes > INT64_MAX / 4)
+  if (!shape_numel_max(v->g, &v->shape, &numel) || !dtype_bytes(v->dt, numel, &bytes) || bytes > INT64_MAX / 4)
     return -1;
   return bytes;
 }
@@ -215,8 +217,8 @@ static void concat_slices(const Graph *g, const Node *n, Buffers *b, int *grp_fi
   const Value *y = n->out[0];
   int axis;
   if (n->op != OP_Concat || y->kind != VK_NODE || dtype_bits(y->dt) < 8 || n->n_in > 4096 ||
-      !shape_axis(ir_attr_int(n, "axis", 0), y->shape.rank, &axis))
-    return;
+      !shape_axis(ir_attr_int(n, "axis", 0), y->shape.rank, &axis) || !shape_is_static(&y->shape))
+    return;   /* (with extents known only at run time the slices would move) */
   for (int i = 0; i < axis; i++)
     if (y->shape.d[i] != 1)
       return;

@@ -275,6 +275,99 @@ static void emit_harness(Buf *h, const Graph *g, const char *name, int64_t arena
                 "  return rc == 0 ? 0 : rc < 0 ? 3 : 4;\n}\n", g->n_inputs);
 }
 
+/* -D NAME=LO..HI given: the model is compiled once with those dims symbolic
+ * and every data set runs through NAME_run_dims (docs/dynamic-shapes.md). */
+static bool has_ranges(const Options *o) {
+  for (int i = 0; i < o->n_pins; i++)
+    if (o->pins[i].range)
+      return true;
+  return false;
+}
+
+/* The harness of a model with ranges: argv holds the inputs' and outputs'
+ * paths, then the dims, then each input's and output's byte count. The arena
+ * is exactly NAME_arena_bytes(dims) (rounded up to 64), so a kernel that
+ * strays past what the plan gives those dims is caught by --sanitize. */
+static void emit_harness_dims(Buf *h, const Graph *g, const char *name) {
+  int ni = g->n_inputs, no = g->n_outputs, ns = g->n_syms;
+  buf_printf(h, "#include <stdio.h>\n#include <stdlib.h>\n#include <string.h>\n#include \"%s.h\"\n\n", name);
+  buf_puts(h, "static void *load(const char *p, size_t n) {\n"
+              "  unsigned char *b = malloc(n ? n : 1);\n  FILE *f = fopen(p, \"rb\");\n"
+              "  if (!b || !f || fread(b, 1, n, f) != n) { fprintf(stderr, \"harness: cannot read %s\\n\", p); exit(3); }\n"
+              "  fclose(f);\n  return b;\n}\n\n");
+  buf_printf(h, "int main(int argc, char **argv) {\n  const void *in[%d];\n  void *out[%d];\n  int64_t dims[%d];\n"
+                "  size_t in_bytes[%d], out_bytes[%d], ab;\n  void *arena;\n  int rc, i;\n",
+             ni + 1, no + 1, ns, ni + 1, no + 1);
+  buf_printf(h, "  if (argc != %d) return 3;\n", 1 + 2 * (ni + no) + ns);
+  buf_printf(h, "  for (i = 0; i < %d; i++) dims[i] = strtoll(argv[%d + i], NULL, 10);\n", ns, 1 + ni + no);
+  buf_printf(h, "  for (i = 0; i < %d; i++) in_bytes[i] = (size_t)strtoull(argv[%d + i], NULL, 10);\n", ni,
+             1 + ni + no + ns);
+  buf_printf(h, "  for (i = 0; i < %d; i++) out_bytes[i] = (size_t)strtoull(argv[%d + i], NULL, 10);\n", no,
+             1 + 2 * ni + no + ns);
+  buf_printf(h, "  if (%s_arena_bytes(dims) < 0) { fprintf(stderr, \"%s_arena_bytes: a dim is out of range\\n\"); return 4; }\n",
+             name, name);
+  buf_printf(h, "  ab = ((size_t)%s_arena_bytes(dims) + 63) / 64 * 64;\n", name);
+  buf_puts(h, "  arena = aligned_alloc(64, ab ? ab : 64);\n  if (!arena) return 3;\n  memset(arena, 0xA5, ab);\n");
+  buf_printf(h, "  for (i = 0; i < %d; i++) in[i] = load(argv[1 + i], in_bytes[i]);\n", ni);
+  buf_printf(h, "  for (i = 0; i < %d; i++) {\n    out[i] = malloc(out_bytes[i] ? out_bytes[i] : 1);\n"
+                "    if (!out[i]) return 3;\n    memset(out[i], 0xCD, out_bytes[i]);\n  }\n", no);
+  buf_printf(h, "  rc = %s_run_dims_v(arena, dims, in, out);\n", name);
+  buf_printf(h, "  if (rc != 0) fprintf(stderr, \"%s_run_dims returned %%d\\n\", rc);\n", name);
+  buf_printf(h, "  for (i = 0; i < %d; i++) {\n    FILE *f = rc ? NULL : fopen(argv[%d + i], \"wb\");\n"
+                "    if (!rc && (!f || fwrite(out[i], 1, out_bytes[i], f) != out_bytes[i])) rc = -1;\n"
+                "    if (f) fclose(f);\n    free(out[i]);\n  }\n", no, 1 + ni);
+  buf_printf(h, "  for (i = 0; i < %d; i++) free((void *)in[i]);\n  free(arena);\n"
+                "  return rc == 0 ? 0 : rc < 0 ? 3 : 4;\n}\n", ni);
+}
+
+/* The dims a data set gives: each input dim that is a bare symbol sets it;
+ * then every input dim must equal its extent at those values. */
+static bool data_dims(const Graph *g, const DataSet *ds, int64_t *vals, Diag *d) {
+  bool set[IR_MAX_SYMS] = {false};
+  for (int i = 0; i < g->n_inputs && i < ds->n_in; i++) {
+    const Shape *s = &g->inputs[i]->shape;
+    for (int k = 0; k < s->rank && k < ds->in[i]->shape.rank; k++) {
+      const DimExpr *x = s->d[k] < 0 ? s->x[k] : NULL;
+      if (x && x->n == 1 && x->t[0].deg == 1 && x->t[0].c == 1 && !set[x->t[0].s[0]]) {
+        vals[x->t[0].s[0]] = ds->in[i]->shape.d[k];
+        set[x->t[0].s[0]] = true;
+      }
+    }
+  }
+  for (int k = 0; k < g->n_syms; k++) {
+    if (!set[k])
+      return diag_error(d, NULL, "%s: no input dim gives the value of '%s'", ds->dir, g->syms[k].name);
+    if (vals[k] < g->syms[k].lo || vals[k] > g->syms[k].hi)
+      return diag_error(d, NULL, "%s: '%s' is %lld in the data, outside its range %lld..%lld", ds->dir,
+                        g->syms[k].name, (long long)vals[k], (long long)g->syms[k].lo,
+                        (long long)g->syms[k].hi);
+  }
+  for (int i = 0; i < g->n_inputs && i < ds->n_in; i++) {
+    const Shape *s = &g->inputs[i]->shape;
+    char sa[512], sb[512];
+    bool ok = s->rank == ds->in[i]->shape.rank;
+    for (int k = 0; ok && k < s->rank; k++) {
+      int64_t v = s->d[k];
+      ok = (s->d[k] >= 0 || dx_eval(s->x[k], vals, &v)) && v == ds->in[i]->shape.d[k];
+    }
+    if (!ok)
+      return diag_error(d, NULL, "%s: input '%s' has shape %s, which does not fit the model's %s", ds->dir,
+                        g->inputs[i]->name, shape_str(&ds->in[i]->shape, sa, sizeof sa), shape_str(s, sb, sizeof sb));
+  }
+  return true;
+}
+
+/* v's shape with the dims' values put in. */
+static Shape shape_at(const Value *v, const int64_t *vals) {
+  Shape s = v->shape;
+  for (int k = 0; k < s.rank; k++)
+    if (s.d[k] < 0 && s.x[k] && dx_eval(s.x[k], vals, &s.d[k])) {
+      s.x[k] = NULL;
+      s.sym[k] = NULL;
+    }
+  return s;
+}
+
 /* Test hook of guard mode (tests/e2e/test_guard.py, docs/guard.md):
  * ONNXC_GUARD_TEST_SHRINK=NAME shrinks tensor NAME's buffer by 4 bytes in the
  * plan after planning (or, for a graph output, the harness's buffer), so its
@@ -338,7 +431,8 @@ static Graph *build_runner(const char *model, const DataSet *ds, const Options *
         return NULL;
       }
     }
-    v->shape = ds->in[i]->shape;
+    if (!has_ranges(o))
+      v->shape = ds->in[i]->shape;
     bound[i] = false;
   }
   if (bind) {
@@ -389,6 +483,11 @@ static Graph *build_runner(const char *model, const DataSet *ds, const Options *
                        driver_cc(dir, "model", o, flags, false, &objects, d);
   if (ok && cuda) {
     cuda_emit_harness(&h, g, "model", plan.arena_bytes);
+    char path[4096];
+    snprintf(path, sizeof path, "%s/harness.c", dir);
+    ok = sys_write_file(path, h.s, h.len);
+  } else if (ok && g->n_syms > 0) {
+    emit_harness_dims(&h, g, "model");
     char path[4096];
     snprintf(path, sizeof path, "%s/harness.c", dir);
     ok = sys_write_file(path, h.s, h.len);
@@ -565,9 +664,10 @@ static bool save_output(const Options *o, const DataSet *ds, int i, const Value 
   return ok;
 }
 
+/* vals: the dims of a model with ranges (data_dims), else NULL. */
 static int run_set(const char *dir, const Graph *g, const DataSet *ds, const bool *bound, const Options *o,
-                   bool *nan_born) {
-  char *argv[2 * MAX_IO + 2];
+                   const int64_t *vals, bool *nan_born) {
+  char *argv[4 * MAX_IO + IR_MAX_SYMS + 2];
   char paths[2 * MAX_IO][64];
   int n = 0;
   char runner[4096];
@@ -597,6 +697,26 @@ static int run_set(const char *dir, const Graph *g, const DataSet *ds, const boo
     snprintf(p, sizeof p, "%s/out%d.bin", dir, i);
     argv[n++] = strdup(p);
   }
+  int n_paths = n;   /* argv[n_paths - n_outputs ...] are the outputs */
+  if (vals) {        /* emit_harness_dims: the dims, then the byte counts */
+    char num[32];
+    for (int k = 0; k < g->n_syms; k++) {
+      snprintf(num, sizeof num, "%lld", (long long)vals[k]);
+      argv[n++] = strdup(num);
+    }
+    for (int i = 0; i < ds->n_in; i++) {
+      snprintf(num, sizeof num, "%lld", (long long)ds->in[i]->nbytes);
+      argv[n++] = strdup(num);
+    }
+    for (int i = 0; i < g->n_outputs; i++) {
+      Shape at = shape_at(g->outputs[i], vals);
+      int64_t count = 0, bytes = 0;
+      if (!shape_numel(&at, &count) || !dtype_bytes(g->outputs[i]->dt, count, &bytes))
+        bytes = 0;
+      snprintf(num, sizeof num, "%lld", (long long)bytes);
+      argv[n++] = strdup(num);
+    }
+  }
   argv[n] = NULL;
   Buf log;
   buf_init(&log);
@@ -618,9 +738,11 @@ static int run_set(const char *dir, const Graph *g, const DataSet *ds, const boo
     Buf got;
     buf_init(&got);
     Value actual = *g->outputs[i]; /* a dynamic output: shaped by the dims it reported */
+    if (vals)
+      actual.shape = shape_at(g->outputs[i], vals);
     if (actual.dyn_dims) {
       char p[4200], sa[512], sb[512];
-      snprintf(p, sizeof p, "%s.dims", argv[n - g->n_outputs + i]);
+      snprintf(p, sizeof p, "%s.dims", argv[n_paths - g->n_outputs + i]);
       bool ok = sys_read_file(p, &got) && got.len == (size_t)actual.shape.rank * sizeof(int64_t);
       for (int k = 0; ok && k < actual.shape.rank; k++)
         memcpy(&actual.shape.d[k], got.s + 8 * k, 8);
@@ -637,16 +759,16 @@ static int run_set(const char *dir, const Graph *g, const DataSet *ds, const boo
     if (actual.dt == DT_STRING) {
       char label[4200];
       snprintf(label, sizeof label, "%s: output %d", ds->dir, i);
-      if (!sys_read_file(argv[n - g->n_outputs + i], &got) || !compare_strings(label, &actual, ds->out[i], &got))
+      if (!sys_read_file(argv[n_paths - g->n_outputs + i], &got) || !compare_strings(label, &actual, ds->out[i], &got))
         status = 1;
       buf_free(&got);
       continue;
     }
-    if (o->save_outputs && sys_read_file(argv[n - g->n_outputs + i], &got) &&
+    if (o->save_outputs && sys_read_file(argv[n_paths - g->n_outputs + i], &got) &&
         (int64_t)got.len == ds->out[i]->nbytes && !save_output(o, ds, i, &actual, &got))
       status = 1;
     got.len = 0;
-    if (!sys_read_file(argv[n - g->n_outputs + i], &got) || (int64_t)got.len != ds->out[i]->nbytes) {
+    if (!sys_read_file(argv[n_paths - g->n_outputs + i], &got) || (int64_t)got.len != ds->out[i]->nbytes) {
       fprintf(stderr, "%s: output %d '%s' has %zu bytes, expected %lld\n", ds->dir, i,
               g->outputs[i]->name, got.len, (long long)ds->out[i]->nbytes);
       status = 1;
@@ -678,7 +800,7 @@ static void locate_nan(const char *model, const DataSet *ds, const Options *o) {
   diag_init(&d, model, NULL);
   Graph *g = dir ? build_runner(model, ds, &on, dir, false, bound, &d) : NULL;
   bool nan_again = false;
-  if (g && run_set(dir, g, ds, bound, &on, &nan_again) == 0)
+  if (g && run_set(dir, g, ds, bound, &on, NULL, &nan_again) == 0)
     fprintf(stderr, "%s: no NaN with the checks compiled in (the NaN depends on the build)\n", ds->dir);
   else if (!g)
     fprintf(stderr, "%s: the checked build failed: %s\n", ds->dir, diag_last(&d));
@@ -729,7 +851,7 @@ int check_case(const char *case_dir, const Options *o) {
   int built_for = -1;
   bool bound[MAX_IO] = {false};
   for (int s = 0; s < n_sets && status != 2; s++) {
-    if (built_for < 0 || !same_input_shapes(&sets[built_for], &sets[s])) {
+    if (built_for < 0 || (!has_ranges(o) && !same_input_shapes(&sets[built_for], &sets[s]))) {
       if (dir) {
         sys_rmtree(dir);
         free(dir);
@@ -742,7 +864,7 @@ int check_case(const char *case_dir, const Options *o) {
       Diag first;
       diag_init(&first, model, NULL);
       g = dir ? build_runner(model, &sets[s], o, dir, false, bound, &first) : NULL;
-      if (!g && dir && has_small_int_input(&sets[s])) {
+      if (!g && dir && !has_ranges(o) && has_small_int_input(&sets[s])) {
         Diag retry;
         diag_init(&retry, model, NULL);
         g = build_runner(model, &sets[s], o, dir, true, bound, &retry);
@@ -773,7 +895,12 @@ int check_case(const char *case_dir, const Options *o) {
       continue;
     }
     bool nan_born = false;
-    int rc = o->build_only ? 0 : run_set(dir, g, &sets[s], bound, o, &nan_born);
+    int64_t vals[IR_MAX_SYMS];
+    if (g->n_syms > 0 && !data_dims(g, &sets[s], vals, &d)) {
+      status = 2;
+      break;
+    }
+    int rc = o->build_only ? 0 : run_set(dir, g, &sets[s], bound, o, g->n_syms > 0 ? vals : NULL, &nan_born);
     if (rc == 1 && nan_born && !o->check_numerics && !(o->target && strcmp(o->target, "cuda") == 0))
       locate_nan(model, &sets[s], o);
     if (rc > status)

@@ -31,6 +31,8 @@ static void usage(FILE *f) {
           "  --name NAME            C prefix of generated symbols (default: from MODEL)\n"
           "  --target c|cuda        code generation target (default c)\n"
           "  -D DIM=VALUE           pin the symbolic dimension DIM (repeatable)\n"
+          "  -D DIM=LO..HI, DIM<=HI keep DIM symbolic within a range: one library for\n"
+          "                         every value (docs/dynamic-shapes.md)\n"
           "  --shape NAME=AxBx...   the whole shape of graph input NAME, e.g.\n"
           "                         --shape x=1x3x48x192 (repeatable; for dims that are\n"
           "                         unnamed or share a name; check: must match the data)\n"
@@ -61,7 +63,8 @@ static void usage(FILE *f) {
           "                         default sm_90; PTX of the lowest is added)\n"
           "  -q, --quiet            no progress line (shown on a terminal for compiles\n"
           "                         over 2 s: the pass, kernels emitted, the C compiler)\n"
-          "  --help, --version\n"
+          "  --help, --version\n");
+  fprintf(f,
           "\n"
           "check options: --sanitize (ASan+UBSan), --rtol R, --atol A, -v (also error figures),\n"
           "  --save-outputs DIR (each data set's outputs as DIR/SET/output_N.pb),\n"
@@ -95,16 +98,13 @@ static bool ends_with(const char *s, const char *suffix) {
   return n >= k && strcmp(s + n - k, suffix) == 0;
 }
 
-static bool parse_pin(Options *o, const char *s) {
-  const char *eq = strchr(s, '=');
-  if (!eq || eq == s || o->n_pins == 256)
+static bool parse_pin(Options *o, const char *s, char *why, size_t n_why) {
+  if (o->n_pins == 256) {
+    snprintf(why, n_why, "at most 256 -D options");
     return false;
-  char *end;
-  long long v = strtoll(eq + 1, &end, 10);
-  if (*end || end == eq + 1 || v < 0)
+  }
+  if (!dim_pin_parse(s, &o->pins[o->n_pins], why, n_why))
     return false;
-  o->pins[o->n_pins].name = strndup(s, (size_t)(eq - s));
-  o->pins[o->n_pins].value = v;
   o->n_pins++;
   return true;
 }
@@ -158,8 +158,11 @@ static int parse(int argc, char **argv, Options *o, bool check, const char **pos
       if (!a[2]) {
         NEED_ARG();
       }
-      if (!parse_pin(o, pin))
-        return bad_usage("bad -D '%s' (expected DIM=VALUE, VALUE >= 0)", pin ? pin : "");
+      char why[256];
+      if (!parse_pin(o, pin, why, sizeof why)) {
+        fprintf(stderr, "onnxc: bad -D '%s': %s\n(see onnxc --help)\n", pin ? pin : "", why);
+        return 2;
+      }
     } else if (strcmp(a, "--shape") == 0) {
       NEED_ARG();
       char why[256];

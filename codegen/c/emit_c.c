@@ -183,7 +183,8 @@ static bool emit_node(CGen *cg, Arena *a, const Node *n, int step, int kernel, B
   for (int i = 0; i < n->n_in; i++)
     if (ir_has_input(n, i))
       ec_line(&e, "(void)X%d;", i);
-  bool ok = cg_emit_body(&e, n);
+  bool dyn = cg->g->n_syms > 0 && dyn_node_is_dynamic(n);
+  bool ok = dyn ? dyn_emit_body(&e, n) : cg_emit_body(&e, n);
   bool par = ok && e.parallel;
   /* Whether the body returns an error status (else only the appended ONNXC_OK). */
   bool can_fail = ok && body.s && strstr(body.s, "return") != NULL;
@@ -211,6 +212,10 @@ static bool emit_node(CGen *cg, Arena *a, const Node *n, int step, int kernel, B
   for (int i = 0; i < n->n_out; i++) /* data-dependent extents (docs/abi.md) */
     if (ec_has_output(n, i) && n->out[i]->dyn_dims)
       buf_printf(fns, ", int64_t *D%d", i);
+  if (dyn) { /* the run's range symbols (docs/dynamic-shapes.md) */
+    buf_printf(fns, "%sconst int64_t *dims", first ? "" : ", ");
+    first = false;
+  }
   if (scratch > 0) {
     buf_printf(fns, "%sunsigned char *S", first ? "" : ", ");
     first = false;
@@ -275,6 +280,8 @@ static bool emit_node(CGen *cg, Arena *a, const Node *n, int step, int kernel, B
     else /* not a graph output (unused): the extent goes nowhere */
       buf_printf(run, ", %s(int64_t[%d]){0}", cast, IR_MAX_RANK);
   }
+  if (dyn)
+    buf_printf(run, "%sdims", first ? "" : ", ");
   if (scratch > 0)
     buf_printf(run, par ? "%s%s(a + %lld)" : "%s%sa + %lld", first ? "" : ", ", cast,
                (long long)cg->plan->scratch_offset[n->id]);
@@ -350,7 +357,10 @@ static void write_header(CGen *cg, Buf *h) {
     buf_printf(h, ", %s *%s%s%s%s", cg_ctype(g->outputs[i]), cg->out_param[i],
                g->outputs[i]->dyn_dims ? ", int64_t *" : "",
                g->outputs[i]->dyn_dims ? cg->out_param[i] : "", g->outputs[i]->dyn_dims ? "_dims" : "");
-  buf_printf(h, ");\n\n/* Same, with inputs and outputs as arrays in graph order (for generic callers). */\n"
+  buf_puts(h, ");\n");
+  if (g->n_syms > 0) /* -D NAME=LO..HI (docs/dynamic-shapes.md) */
+    dyn_write_header(cg, up, h);
+  buf_printf(h, "\n/* Same, with inputs and outputs as arrays in graph order (for generic callers). */\n"
                 "int %s_run_v(void *arena, const void *const *inputs, void *const *outputs);\n\n", nm);
   info_write_header(cg, h);
   guard_write_header(cg->plan, nm, h);
@@ -368,10 +378,16 @@ static void write_header(CGen *cg, Buf *h) {
 static void write_run(CGen *cg, Buf *c, const Buf *run, int n_calls) {
   const Graph *g = cg->g;
   const char *nm = cg->o->name;
-  buf_printf(c, prof_on(cg) ? "static int %s_run_p(void *arena" : "ONNXC_API int %s_run(void *arena", nm);
+  bool ranges = g->n_syms > 0;
+  if (ranges)
+    buf_printf(c, "ONNXC_API int %s_run_dims(void *arena, const int64_t *dims", nm);
+  else
+    buf_printf(c, prof_on(cg) ? "static int %s_run_p(void *arena" : "ONNXC_API int %s_run(void *arena", nm);
   cg_run_params(cg, true, c);
   prof_run_params(cg, c);
   buf_puts(c, ") {\n");
+  if (ranges)
+    dyn_write_dims_check(g, c);
   prof_run_begin(cg, c);
   if (cg->plan->arena_bytes > 0)
     buf_puts(c, "  unsigned char *a = (unsigned char *)arena;\n");
@@ -404,11 +420,28 @@ static void write_run(CGen *cg, Buf *c, const Buf *run, int n_calls) {
         buf_printf(c, "  %s_dims[%d] = %s_dims[%d];\n", cg->out_param[i], k, cg->out_param[slot], k);
   }
   buf_puts(c, "  return ONNXC_OK;\n}\n\n");
+  if (ranges) { /* NAME_run: every dim at its upper bound; NAME_arena_bytes */
+    buf_printf(c, "ONNXC_API int %s_run(void *arena", nm);
+    cg_run_params(cg, true, c);
+    buf_printf(c, ") {\n  static const int64_t hi[%d] = {", g->n_syms);
+    for (int k = 0; k < g->n_syms; k++)
+      buf_printf(c, "%s%lld", k ? ", " : "", (long long)g->syms[k].hi);
+    buf_printf(c, "};\n  return %s_run_dims(arena, hi", nm);
+    cg_run_params(cg, false, c);
+    buf_puts(c, ");\n}\n\n");
+    dyn_write_arena_fn(g, cg->plan, nm, c);
+  }
   prof_write_entries(cg, c);
   buf_printf(c, "ONNXC_API int %s_run_v(void *arena, const void *const *inputs, void *const *outputs) {\n", nm);
   char call[300];
   snprintf(call, sizeof call, "%s_run(arena", nm);
   cg_run_v_body(c, g, call, "");
+  if (g->n_syms > 0) {
+    buf_printf(c, "\nONNXC_API int %s_run_dims_v(void *arena, const int64_t *dims, const void *const *inputs,\n"
+                  "                           void *const *outputs) {\n", nm);
+    snprintf(call, sizeof call, "%s_run_dims(arena, dims", nm);
+    cg_run_v_body(c, g, call, "");
+  }
 }
 
 static bool write_weights(CGen *cg, const char *dir) {
@@ -480,6 +513,10 @@ static void string_consts(CGen *cg, Arena *a, Buf *out) {
 }
 
 bool codegen_c(const Graph *g, const Plan *plan, const CodegenOpts *o, const char *dir, Diag *d) {
+  if (g->n_syms > 0 && (o->profile || o->check_numerics))
+    return diag_error(d, NULL, "--profile and --check-numerics do not take -D ranges yet");
+  if (g->n_syms > 0 && !dyn_check(g, d))
+    return false;
   if (!cg_is_ident(o->name))
     return diag_error(d, NULL, "--name '%s' is not a valid C identifier", o->name);
   for (int i = 0; i < g->n_inputs; i++)

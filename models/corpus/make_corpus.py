@@ -58,6 +58,8 @@ MODELS = {
                        "GoogLeNet-BN, 224x224, AveragePool with pads, 1x3/3x1"),
     "bert_tiny": Entry(bert.bert_tiny, {"bench", "bert"}, 1e-3, 1e-4,
                        "BERT 2 layers, hidden 128, 2 heads, seq 128, LayerNormalization op"),
+    "bert_tiny_dynamic": Entry(bert.bert_tiny_dynamic, {"dynamic", "extra"}, 1e-3, 1e-4,
+                               "bert_tiny with a dynamic sequence axis (input [1, seq])"),
     "bert_tiny_decomposed": Entry(bert.bert_tiny_decomposed, {"bert"}, 1e-3, 1e-4,
                                   "bert_tiny at opset 12, LayerNorm decomposed"),
     "bert_base": Entry(bert.bert_base, {"bench", "bert"}, 1e-3, 1e-4,

@@ -1,0 +1,510 @@
+/* emit_dyn.c - C kernels whose extents are known only at run time.
+ *
+ * With -D NAME=LO..HI (docs/dynamic-shapes.md) a node whose shapes involve a
+ * range symbol gets one of these bodies instead of its static hook. Every
+ * extent is a C expression over the run's dims (`dims[k]`, the parameter the
+ * framework adds), printed from the value's DimExpr; buffers were planned at
+ * the upper bounds, so any value in range fits. The kernels are plain loop
+ * nests in the shape of the static ones' fallbacks: rows over a contiguous
+ * innermost run, so the compiler vectorizes the inner loop. A node without a
+ * kernel here is reported by dyn_check with its op, so a user sees at once
+ * what the range would need.
+ */
+#include "codegen.h"
+#include "gemm.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- extents as C text --------------------------------------------------------- */
+
+typedef struct Dx {
+  EmitC *e;
+  Arena *a;
+  const Graph *root;
+} Dx;
+
+static const char *ext_of(Dx *x, const DimExpr *v) {
+  int64_t c;
+  if (dx_is_const(v, &c))
+    return arena_printf(x->a, "%lld", (long long)c);
+  Buf b;
+  buf_init(&b);
+  dx_print(x->root, v, "dims", &b);
+  const char *s = arena_strdup(x->a, b.s);
+  buf_free(&b);
+  return s;
+}
+
+/* Dim i of s as C text. */
+static const char *dim_c(Dx *x, const Shape *s, int i) { return ext_of(x, shape_dx(x->a, s, i)); }
+
+/* Product of dims [lo, hi) of s as C text. */
+static const char *prod_c(Dx *x, const Shape *s, int lo, int hi) {
+  const DimExpr *p = dx_const(x->a, 1);
+  for (int i = lo; i < hi; i++)
+    p = dx_mul(x->a, p, shape_dx(x->a, s, i));
+  return p ? ext_of(x, p) : NULL;
+}
+
+static bool shape_dynamic(const Shape *s) {
+  for (int i = 0; i < s->rank; i++)
+    if (s->d[i] < 0 && s->x[i])
+      return true;
+  return false;
+}
+
+bool dyn_node_is_dynamic(const Node *n) {
+  for (int i = 0; i < n->n_in; i++)
+    if (ir_has_input(n, i) && shape_dynamic(&n->in[i]->shape))
+      return true;
+  for (int i = 0; i < n->n_out; i++)
+    if (n->out[i]->kind != VK_NONE && (shape_dynamic(&n->out[i]->shape) || n->out[i]->sval))
+      return true;
+  return false;
+}
+
+/* ---- kernels --------------------------------------------------------------------- */
+
+/* A valued node (Shape, Gather of a shape, Concat of dims...): its output is
+ * the extents it holds. */
+static bool k_values(Dx *x, const Node *n) {
+  const Value *y = n->out[0];
+  for (int k = 0; k < y->n_sval; k++)
+    ec_line(x->e, "Y0[%d] = (%s)%s;", k, dtype_ctype(y->dt), ext_of(x, y->sval[k]));
+  return true;
+}
+
+static bool k_copy(Dx *x, const Node *n) {
+  ec_line(x->e, "for (int64_t i = 0; i < %s; i++) Y0[i] = X0[i];",
+          prod_c(x, &n->out[0]->shape, 0, n->out[0]->shape.rank));
+  return true;
+}
+
+/* Stride of input dim t (contiguous, row-major) as C text. */
+static const char *in_stride(Dx *x, const Shape *s, int t) { return prod_c(x, s, t + 1, s->rank); }
+
+/* Output dim j's index i<j> split from the row counter `o` over dims [0, r-1). */
+static void split_rows(Dx *x, const Shape *ys, int r) {
+  if (r <= 1)
+    return;
+  ec_line(x->e, "int64_t q = o;");
+  for (int j = r - 2; j >= 0; j--) {
+    const char *d = dim_c(x, ys, j);
+    ec_line(x->e, "const int64_t i%d = q %% %s;", j, d);
+    ec_line(x->e, "(void)i%d;", j);
+    if (j)
+      ec_line(x->e, "q /= %s;", d);
+  }
+  ec_line(x->e, "(void)q;");
+}
+
+/* Offset into input k (broadcast to output rank r) for output row indices
+ * i0..i(r-2), and its stride along the last dim. */
+static void bcast_offset(Dx *x, const Shape *is, int r, Buf *off, const char **last) {
+  int lead = r - is->rank;
+  buf_puts(off, "0");
+  for (int j = 0; j < r - 1; j++) {
+    int t = j - lead;
+    if (t < 0 || is->d[t] == 1)
+      continue;
+    buf_printf(off, " + i%d * %s", j, in_stride(x, is, t));
+  }
+  int t = r - 1 - lead;
+  *last = t < 0 || is->d[t] == 1 ? "0" : "1";
+}
+
+static bool ew_expr(Dx *x, const Node *n, DType compute, const char *const *ops, Buf *out) {
+  const char *tmpl = ec_ew_template(n, compute);
+  if (compute == DT_F32 && n->op == OP_Erf)
+    tmpl = "onnxc_erff(%0)";
+  else if (compute == DT_F32 && n->op == OP_Exp)
+    tmpl = "onnxc_expf(%0)";
+  else if (compute == DT_F32 && n->op == OP_Tanh)
+    tmpl = "onnxc_tanhf(%0)";
+  Buf ex;
+  buf_init(&ex);
+  bool ok = ec_expand_expr(x->e->d, n, tmpl, ops, n->n_in, compute, &ex);
+  if (ok)
+    ec_ew_store(out, compute, n->out[0]->dt, ex.s);
+  buf_free(&ex);
+  return ok;
+}
+
+/* Elementwise rows of ops.def (fixed arity) and Cast, with numpy broadcasting. */
+static bool k_elementwise(Dx *x, const Node *n) {
+  const Shape *ys = &n->out[0]->shape;
+  int r = ys->rank;
+  DType in_t = n->in[0]->dt;
+  DType compute = in_t == DT_F16 || in_t == DT_BF16 ? DT_F32 : in_t;
+  if (n->n_in > 8)
+    return diag_error(x->e->d, n, "run-time extents: at most 8 operands");
+  char names[8][8];
+  const char *ops[8];
+  for (int k = 0; k < n->n_in; k++) {
+    snprintf(names[k], sizeof names[k], "a%d", k);
+    ops[k] = names[k];
+  }
+  Buf st;
+  buf_init(&st);
+  if (n->op == OP_Cast)
+    ec_ew_store(&st, compute, n->out[0]->dt, "a0");
+  else if (!ew_expr(x, n, compute, ops, &st)) {
+    buf_free(&st);
+    return false;
+  }
+  EmitC *e = x->e;
+  const char *cols = r ? dim_c(x, ys, r - 1) : "1";
+  ec_line(e, "const int64_t cols = %s, rows = %s;", cols, r ? prod_c(x, ys, 0, r - 1) : "1");
+  ec_line(e, "for (int64_t o = 0; o < rows; o++) {");
+  e->indent++;
+  split_rows(x, ys, r);
+  const char *last[8];
+  for (int k = 0; k < n->n_in; k++) {
+    Buf off;
+    buf_init(&off);
+    bcast_offset(x, &n->in[k]->shape, r, &off, &last[k]);
+    ec_line(e, "const %s *x%d = X%d + %s;", dtype_ctype(n->in[k]->dt), k, k, off.s);
+    buf_free(&off);
+  }
+  ec_line(e, "%s *y = Y0 + o * cols;", dtype_ctype(n->out[0]->dt));
+  ec_line(e, "for (int64_t j = 0; j < cols; j++) {");
+  e->indent++;
+  for (int k = 0; k < n->n_in; k++) {
+    Buf ld, src;
+    buf_init(&ld);
+    buf_init(&src);
+    buf_printf(&src, strcmp(last[k], "0") ? "x%d[j]" : "x%d[0]", k);
+    ec_ew_load(&ld, n->in[k]->dt, compute, src.s);
+    ec_line(e, "const %s a%d = %s;", dtype_ctype(compute), k, ld.s);
+    buf_free(&ld);
+    buf_free(&src);
+  }
+  ec_line(e, "y[j] = %s;", st.s);
+  e->indent--;
+  ec_line(e, "}");
+  e->indent--;
+  ec_line(e, "}");
+  buf_free(&st);
+  return true;
+}
+
+/* MatMul of rank >= 2 operands, batch dims broadcast; float32. */
+static bool k_matmul(Dx *x, const Node *n) {
+  const Shape *as = &n->in[0]->shape, *bs = &n->in[1]->shape, *ys = &n->out[0]->shape;
+  if (gemm_emit_matmul(x->e, n)) /* a weight packed at compile time, rows at run time */
+    return true;
+  if (as->rank < 2 || bs->rank < 2 || n->out[0]->dt != DT_F32)
+    return diag_error(x->e->d, n, "run-time extents: MatMul needs float32 operands of rank >= 2");
+  EmitC *e = x->e;
+  int r = ys->rank;
+  ec_line(e, "const int64_t M = %s, K = %s, N = %s, batch = %s;", dim_c(x, as, as->rank - 2),
+          dim_c(x, as, as->rank - 1), dim_c(x, bs, bs->rank - 1), prod_c(x, ys, 0, r - 2));
+  ec_line(e, "for (int64_t o = 0; o < batch; o++) {");
+  e->indent++;
+  /* batch indices i0..i(r-3) of the output; split_rows over r-1 dims gives them */
+  split_rows(x, ys, r - 1);
+  const Shape *in[2] = {as, bs};
+  for (int k = 0; k < 2; k++) {
+    Buf off;
+    buf_init(&off);
+    buf_puts(&off, "0");
+    int lead = (r - 2) - (in[k]->rank - 2);
+    for (int j = 0; j < r - 2; j++) {
+      int t = j - lead;
+      if (t < 0 || in[k]->d[t] == 1)
+        continue;
+      buf_printf(&off, " + i%d * %s", j, in_stride(x, in[k], t));
+    }
+    ec_line(e, "const float *%s = X%d + %s;", k ? "B" : "A", k, off.s);
+    buf_free(&off);
+  }
+  ec_line(e, "float *C = Y0 + o * M * N;");
+  ec_line(e, "for (int64_t i = 0; i < M; i++) {");
+  ec_line(e, "  float *c = C + i * N;");
+  ec_line(e, "  for (int64_t j = 0; j < N; j++) c[j] = 0.0f;");
+  ec_line(e, "  for (int64_t k = 0; k < K; k++) {");
+  ec_line(e, "    const float a = A[i * K + k], *b = B + k * N;");
+  ec_line(e, "    for (int64_t j = 0; j < N; j++) c[j] += a * b[j];");
+  ec_line(e, "  }");
+  ec_line(e, "}");
+  e->indent--;
+  ec_line(e, "}");
+  return true;
+}
+
+static bool last_axis(const Node *n, int64_t dflt, int rank, int *axis) {
+  return shape_axis(ir_attr_int(n, "axis", dflt), rank, axis);
+}
+
+/* Softmax over the last axis (any opset: the flattened form is the same there). */
+static bool k_softmax(Dx *x, const Node *n) {
+  const Shape *s = &n->in[0]->shape;
+  int axis;
+  if (!last_axis(n, n->g->opset >= 13 ? -1 : 1, s->rank, &axis) || axis != s->rank - 1 ||
+      n->out[0]->dt != DT_F32)
+    return diag_error(x->e->d, n, "run-time extents: Softmax over the last axis of float32 only");
+  EmitC *e = x->e;
+  ec_line(e, "const int64_t cols = %s, rows = %s;", dim_c(x, s, s->rank - 1), prod_c(x, s, 0, s->rank - 1));
+  ec_line(e, "for (int64_t o = 0; o < rows; o++) {");
+  ec_line(e, "  const float *xr = X0 + o * cols;");
+  ec_line(e, "  float *yr = Y0 + o * cols, m = xr[0], sum = 0.0f;");
+  ec_line(e, "  for (int64_t j = 1; j < cols; j++) m = xr[j] > m ? xr[j] : m;");
+  ec_line(e, "  for (int64_t j = 0; j < cols; j++) { yr[j] = onnxc_expf(xr[j] - m); sum += yr[j]; }");
+  ec_line(e, "  for (int64_t j = 0; j < cols; j++) yr[j] /= sum;");
+  ec_line(e, "}");
+  return true;
+}
+
+/* LayerNormalization over dims [axis, rank) with scale and bias of that size. */
+static bool k_layernorm(Dx *x, const Node *n) {
+  const Shape *s = &n->in[0]->shape;
+  int axis;
+  if (!last_axis(n, -1, s->rank, &axis) || n->out[0]->dt != DT_F32 ||
+      (n->n_out > 1 && ec_has_output(n, 1)) || (n->n_out > 2 && ec_has_output(n, 2)))
+    return diag_error(x->e->d, n, "run-time extents: LayerNormalization of float32, one output");
+  int64_t inner = 1;
+  for (int i = axis; i < s->rank; i++)
+    inner = s->d[i] < 0 || inner < 0 ? -1 : inner * s->d[i];
+  int64_t sn = 0, bn = 0;
+  if (inner < 0 || !shape_numel(&n->in[1]->shape, &sn) || sn != inner ||
+      (ir_has_input(n, 2) && (!shape_numel(&n->in[2]->shape, &bn) || bn != inner)))
+    return diag_error(x->e->d, n, "run-time extents: LayerNormalization needs static normalized "
+                      "dims and a full scale and bias");
+  EmitC *e = x->e;
+  float eps = ir_attr_float(n, "epsilon", 1e-5f);
+  ec_line(e, "const int64_t rows = %s;", prod_c(x, s, 0, axis));
+  ec_line(e, "for (int64_t o = 0; o < rows; o++) {");
+  ec_line(e, "  const float *xr = X0 + o * %lld;", (long long)inner);
+  ec_line(e, "  float *yr = Y0 + o * %lld, mean = 0.0f, var = 0.0f;", (long long)inner);
+  ec_line(e, "  for (int64_t j = 0; j < %lld; j++) mean += xr[j];", (long long)inner);
+  ec_line(e, "  mean /= %lld.0f;", (long long)inner);
+  ec_line(e, "  for (int64_t j = 0; j < %lld; j++) { const float d = xr[j] - mean; var += d * d; }",
+          (long long)inner);
+  ec_line(e, "  const float inv = 1.0f / sqrtf(var / %lld.0f + %.9gf);", (long long)inner, (double)eps);
+  ec_line(e, "  for (int64_t j = 0; j < %lld; j++) yr[j] = (xr[j] - mean) * inv * X1[j]%s;",
+          (long long)inner, ir_has_input(n, 2) ? " + X2[j]" : "");
+  ec_line(e, "}");
+  return true;
+}
+
+/* Loops over every output index i0..i(r-1), reading X0 at `src` (C text over
+ * the indices) into Y0 in order. */
+static void index_nest(Dx *x, const Shape *ys, const char *src) {
+  EmitC *e = x->e;
+  int r = ys->rank;
+  ec_line(e, "int64_t w = 0;");
+  for (int j = 0; j < r; j++) {
+    ec_line(e, "for (int64_t i%d = 0; i%d < %s; i%d++)", j, j, dim_c(x, ys, j), j);
+    e->indent++;
+  }
+  ec_line(e, "Y0[w++] = X0[%s];", src);
+  e->indent -= r;
+}
+
+static bool k_transpose(Dx *x, const Node *n) {
+  const Shape *xs = &n->in[0]->shape, *ys = &n->out[0]->shape;
+  int cnt, r = xs->rank;
+  const int64_t *perm = ir_attr_ints(n, "perm", &cnt);
+  Buf src;
+  buf_init(&src);
+  buf_puts(&src, "0");
+  for (int j = 0; j < r; j++) {
+    int p = perm ? (int)perm[j] : r - 1 - j;
+    buf_printf(&src, " + i%d * %s", j, in_stride(x, xs, p));
+  }
+  index_nest(x, ys, src.s);
+  buf_free(&src);
+  return true;
+}
+
+/* Input i (a constant or extents) as C text per element; count in *cnt. */
+static bool operand_exts(Dx *x, const Node *n, int i, const char **out, int *cnt, int max) {
+  const Value *v = n->in[i];
+  if (v->sval) {
+    if (v->n_sval > max)
+      return false;
+    for (int k = 0; k < v->n_sval; k++)
+      out[k] = ext_of(x, v->sval[k]);
+    *cnt = v->n_sval;
+    return true;
+  }
+  if (v->kind != VK_CONST || v->konst->numel > max)
+    return false;
+  for (int64_t k = 0; k < v->konst->numel; k++)
+    out[k] = arena_printf(x->a, "%lld", (long long)tensor_get_i64(v->konst, k));
+  *cnt = (int)v->konst->numel;
+  return true;
+}
+
+/* Slice with step 1 (what infer_symbolic admits). */
+static bool k_slice(Dx *x, const Node *n) {
+  const Shape *xs = &n->in[0]->shape, *ys = &n->out[0]->shape;
+  const char *st[IR_MAX_RANK], *ax[IR_MAX_RANK];
+  int ns, na = 0;
+  const char *start[IR_MAX_RANK];
+  for (int j = 0; j < xs->rank; j++)
+    start[j] = "0";
+  if (!operand_exts(x, n, 1, st, &ns, IR_MAX_RANK) ||
+      (ir_has_input(n, 3) && !operand_exts(x, n, 3, ax, &na, IR_MAX_RANK)))
+    return diag_error(x->e->d, n, "run-time extents: starts and axes must be constants or extents");
+  if (ir_has_input(n, 4)) {
+    const Value *sp = n->in[4];
+    for (int64_t k = 0; sp->kind == VK_CONST && k < sp->konst->numel; k++)
+      if (tensor_get_i64(sp->konst, k) != 1)
+        return diag_error(x->e->d, n, "run-time extents: Slice with steps other than 1");
+  }
+  for (int k = 0; k < ns; k++) {
+    int a = k;
+    if (na && !shape_axis(strtoll(ax[k], NULL, 10), xs->rank, &a))
+      return diag_error(x->e->d, n, "run-time extents: bad axis");
+    if (st[k][0] == '-')
+      return diag_error(x->e->d, n, "run-time extents: negative starts are not supported");
+    start[a] = st[k];
+  }
+  Buf src;
+  buf_init(&src);
+  buf_puts(&src, "0");
+  for (int j = 0; j < xs->rank; j++)
+    buf_printf(&src, " + (i%d + %s) * %s", j, start[j], in_stride(x, xs, j));
+  index_nest(x, ys, src.s);
+  buf_free(&src);
+  return true;
+}
+
+static bool k_gather(Dx *x, const Node *n) {
+  const Shape *xs = &n->in[0]->shape, *is = &n->in[1]->shape;
+  int axis;
+  if (!shape_axis(ir_attr_int(n, "axis", 0), xs->rank, &axis))
+    return diag_error(x->e->d, n, "run-time extents: bad axis");
+  EmitC *e = x->e;
+  ec_line(e, "const int64_t outer = %s, dim = %s, ni = %s, inner = %s;", prod_c(x, xs, 0, axis),
+          dim_c(x, xs, axis), prod_c(x, is, 0, is->rank), prod_c(x, xs, axis + 1, xs->rank));
+  ec_line(e, "for (int64_t o = 0; o < outer; o++)");
+  ec_line(e, "  for (int64_t j = 0; j < ni; j++) {");
+  ec_line(e, "    int64_t ix = (int64_t)X1[j];");
+  ec_line(e, "    if (ix < 0) ix += dim;");
+  ec_line(e, "    if (ix < 0 || ix >= dim) return ONNXC_ERR_BAD_INDEX;");
+  ec_line(e, "    for (int64_t k = 0; k < inner; k++)");
+  ec_line(e, "      Y0[(o * ni + j) * inner + k] = X0[(o * dim + ix) * inner + k];");
+  ec_line(e, "  }");
+  return true;
+}
+
+/* ---- dispatch ------------------------------------------------------------------------ */
+
+typedef bool (*DynFn)(Dx *, const Node *);
+
+static DynFn dyn_kernel(const Node *n) {
+  if (n->n_out >= 1 && n->out[0]->sval)
+    return k_values;
+  if ((ir_ops[n->op].flags & OPF_EW) && ir_ops[n->op].max_in >= 0)
+    return k_elementwise;
+  switch (n->op) {
+  case OP_Cast: return k_elementwise;
+  case OP_Identity: case OP_Reshape: case OP_Unsqueeze: case OP_Squeeze: case OP_Flatten:
+    return k_copy;
+  case OP_MatMul: return k_matmul;
+  case OP_Softmax: return k_softmax;
+  case OP_LayerNormalization: return k_layernorm;
+  case OP_Transpose: return k_transpose;
+  case OP_Slice: return k_slice;
+  case OP_Gather: return k_gather;
+  default: return NULL;
+  }
+}
+
+bool dyn_check(const Graph *g, Diag *d) {
+  int before = d->n_errors;
+  for (const Node *n = g->first; n; n = n->next)
+    if (dyn_node_is_dynamic(n) && !dyn_kernel(n))
+      diag_error(d, n, "no kernel with run-time extents for %s yet (its shapes depend on a -D range; "
+                 "pin the dim with -D NAME=VALUE instead)", n->op_type);
+  return d->n_errors == before;
+}
+
+bool dyn_emit_body(EmitC *e, const Node *n) {
+  DynFn fn = dyn_kernel(n);
+  if (!fn)
+    return diag_error(e->d, n, "no kernel with run-time extents for %s", n->op_type);
+  const Graph *root = n->g;
+  while (root->parent)
+    root = root->parent;
+  Dx x = {e, arena_new(), root};
+  ec_line(e, "(void)dims;");
+  bool ok = fn(&x, n);
+  arena_free(x.a);
+  return ok;
+}
+
+/* ---- the ABI of a model with ranges (the C target's NAME.h / NAME.c) ------------------ */
+
+#include "codegen_internal.h"
+
+#include <ctype.h>
+
+static const char *sym_macro(Arena *a, const char *up, const char *sym) {
+  Buf b;
+  buf_init(&b);
+  buf_printf(&b, "%s_DIM_", up);
+  for (const char *p = sym; *p; p++)
+    buf_putc(&b, isalnum((unsigned char)*p) ? (char)toupper((unsigned char)*p) : '_');
+  const char *s = arena_strdup(a, b.s);
+  buf_free(&b);
+  return s;
+}
+
+void dyn_write_dims_check(const Graph *g, Buf *c) {
+  buf_puts(c, "  if (!dims)\n    return ONNXC_ERR_NULL_ARG;\n");
+  for (int k = 0; k < g->n_syms; k++)
+    buf_printf(c, "  if (dims[%d] < %lld || dims[%d] > %lld) /* %s */\n    return ONNXC_ERR_DIM;\n", k,
+               (long long)g->syms[k].lo, k, (long long)g->syms[k].hi, g->syms[k].name);
+}
+
+void dyn_write_header(const CGen *cg, const char *up, Buf *h) {
+  const Graph *g = cg->g;
+  const char *nm = cg->o->name;
+  Arena *a = arena_new();
+  buf_printf(h, "\n/* Dims kept symbolic within a range (-D NAME=LO..HI, docs/dynamic-shapes.md).\n"
+                " * %s_run_dims takes their values in dims[] (indexed by the %s_DIM_* macros);\n"
+                " * every extent above then follows from them, and each input and output\n"
+                " * holds exactly that many elements (the _NUMEL macros are the counts at\n"
+                " * the upper bounds). A dim outside its range returns ONNXC_ERR_DIM.\n"
+                " * %s_run runs with every dim at its upper bound. %s_arena_bytes(dims) is\n"
+                " * the arena a run with those dims touches (at most %s_ARENA_BYTES; -1 when\n"
+                " * a dim is out of range). */\n#define %s_NUM_DIMS %d\n",
+             nm, up, nm, nm, up, up, g->n_syms);
+  for (int k = 0; k < g->n_syms; k++) {
+    const char *m = sym_macro(a, up, g->syms[k].name);
+    buf_printf(h, "#define %s %d /* %s */\n#define %s_MIN %lld\n#define %s_MAX %lld\n", m, k,
+               g->syms[k].name, m, (long long)g->syms[k].lo, m, (long long)g->syms[k].hi);
+  }
+  buf_printf(h, "int %s_run_dims(void *arena, const int64_t *dims", nm);
+  cg_run_params(cg, true, h);
+  buf_printf(h, ");\nint %s_run_dims_v(void *arena, const int64_t *dims, const void *const *inputs,\n"
+                "                  void *const *outputs);\nint64_t %s_arena_bytes(const int64_t *dims);\n", nm, nm);
+  arena_free(a);
+}
+
+void dyn_write_arena_fn(const Graph *g, const Plan *plan, const char *nm, Buf *c) {
+  Arena *a = arena_new();
+  Dx x = {NULL, a, g};
+  buf_printf(c, "ONNXC_API int64_t %s_arena_bytes(const int64_t *dims) {\n  int64_t n = 0, e;\n"
+                "  if (!dims)\n    return -1;\n", nm);
+  for (int k = 0; k < g->n_syms; k++)
+    buf_printf(c, "  if (dims[%d] < %lld || dims[%d] > %lld)\n    return -1;\n", k,
+               (long long)g->syms[k].lo, k, (long long)g->syms[k].hi);
+  for (int i = 0; i < plan->n_tensors; i++) {
+    const PlanTensor *t = &plan->tensors[i];
+    const Value *v = t->value_id >= 0 ? g->values[t->value_id] : NULL;
+    if (v && shape_is_bounded(&v->shape) && !shape_is_static(&v->shape) && dtype_bits(v->dt) >= 8) {
+      const char *numel = prod_c(&x, &v->shape, 0, v->shape.rank);
+      buf_printf(c, "  e = %lld + %s * %d;\n", (long long)t->offset, numel, dtype_bits(v->dt) / 8);
+    } else {
+      buf_printf(c, "  e = %lld;\n", (long long)(t->offset + t->size));
+    }
+    buf_puts(c, "  n = e > n ? e : n;\n");
+  }
+  buf_puts(c, "  return n;\n}\n\n");
+  arena_free(a);
+}
