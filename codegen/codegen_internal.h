@@ -30,6 +30,8 @@ void cg_param_names(CGen *cg, Arena *a);
 void dyn_write_dims_check(const Graph *g, Buf *c);
 void dyn_write_header(const CGen *cg, const char *up, Buf *h);
 void dyn_write_arena_fn(const Graph *g, const Plan *plan, const char *nm, Buf *c);
+/* guard mode: the run's table of buffers, rt_guard_regions, sized by the dims */
+void dyn_write_guard_regions(const Graph *g, const Plan *plan, Buf *run);
 int64_t cg_numel(const Value *v);             /* elements of a static value */
 const char *cg_ctype(const Value *v);         /* its element's C type (onnxc_str for strings) */
 void cg_comment_safe(Buf *b, const char *s);  /* s, unable to close the C comment it goes in */

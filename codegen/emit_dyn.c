@@ -124,7 +124,29 @@ static bool ew_expr(Dx *x, const Node *n, DType compute, const char *const *ops,
     tmpl = "onnxc_tanhf(%0)";
   Buf ex;
   buf_init(&ex);
-  bool ok = ec_expand_expr(x->e->d, n, tmpl, ops, n->n_in, compute, &ex);
+  bool ok = true;
+  if (ir_ops[n->op].max_in < 0) { /* variadic (Max, Min, Sum, Mean): folded left */
+    buf_puts(&ex, ops[0]);
+    for (int k = 1; k < n->n_in && ok; k++) {
+      Buf step;
+      buf_init(&step);
+      const char *pair[2] = {ex.s, ops[k]};
+      ok = ec_expand_expr(x->e->d, n, tmpl, pair, 2, compute, &step);
+      ex.len = 0;
+      buf_puts(&ex, step.s ? step.s : "");
+      buf_free(&step);
+    }
+    if (ok && n->op == OP_Mean) {
+      Buf m;
+      buf_init(&m);
+      buf_printf(&m, "(%s) / (%s)%d", ex.s, dtype_ctype(compute), n->n_in);
+      ex.len = 0;
+      buf_puts(&ex, m.s);
+      buf_free(&m);
+    }
+  } else {
+    ok = ec_expand_expr(x->e->d, n, tmpl, ops, n->n_in, compute, &ex);
+  }
   if (ok)
     ec_ew_store(out, compute, n->out[0]->dt, ex.s);
   buf_free(&ex);
@@ -281,7 +303,7 @@ static bool k_layernorm(Dx *x, const Node *n) {
   ec_line(e, "  mean /= %lld.0f;", (long long)inner);
   ec_line(e, "  for (int64_t j = 0; j < %lld; j++) { const float d = xr[j] - mean; var += d * d; }",
           (long long)inner);
-  ec_line(e, "  const float inv = 1.0f / sqrtf(var / %lld.0f + %.9gf);", (long long)inner, (double)eps);
+  ec_line(e, "  const float inv = 1.0f / sqrtf(var / %lld.0f + %.9ef);", (long long)inner, (double)eps);
   ec_line(e, "  for (int64_t j = 0; j < %lld; j++) yr[j] = (xr[j] - mean) * inv * X1[j]%s;",
           (long long)inner, ir_has_input(n, 2) ? " + X2[j]" : "");
   ec_line(e, "}");
@@ -391,6 +413,106 @@ static bool k_gather(Dx *x, const Node *n) {
   return true;
 }
 
+/* Concat along any axis: per outer index, each input's chunk in turn. */
+static bool k_concat(Dx *x, const Node *n) {
+  const Shape *ys = &n->out[0]->shape;
+  int axis;
+  if (!shape_axis(ir_attr_int(n, "axis", 0), ys->rank, &axis))
+    return diag_error(x->e->d, n, "run-time extents: bad axis");
+  EmitC *e = x->e;
+  const char *T = dtype_ctype(n->out[0]->dt);
+  ec_line(e, "const int64_t outer = %s, inner = %s;", prod_c(x, ys, 0, axis), prod_c(x, ys, axis + 1, ys->rank));
+  ec_line(e, "%s *y = Y0;", T);
+  ec_line(e, "for (int64_t o = 0; o < outer; o++) {");
+  e->indent++;
+  for (int i = 0; i < n->n_in; i++) {
+    if (!ir_has_input(n, i))
+      continue;
+    ec_line(e, "{ const int64_t c = %s * inner; const %s *src = X%d + o * c;", dim_c(x, &n->in[i]->shape, axis), T, i);
+    ec_line(e, "  for (int64_t k = 0; k < c; k++) y[k] = src[k];");
+    ec_line(e, "  y += c; }");
+  }
+  e->indent--;
+  ec_line(e, "}");
+  return true;
+}
+
+/* ReduceSum/Mean/Max/Min/Prod/SumSquare/L1/L2 over one axis, keepdims either way. */
+static bool k_reduce(Dx *x, const Node *n) {
+  const Shape *xs = &n->in[0]->shape;
+  int count = 0;
+  const int64_t *axes = ir_attr_ints(n, "axes", &count);
+  int64_t ax_in[2];
+  if (!axes && ir_has_input(n, 1) && n->in[1]->kind == VK_CONST && n->in[1]->konst->numel <= 2) {
+    count = (int)n->in[1]->konst->numel;
+    for (int k = 0; k < count; k++)
+      ax_in[k] = tensor_get_i64(n->in[1]->konst, k);
+    axes = ax_in;
+  }
+  int axis;
+  if (count != 1 || !shape_axis(axes[0], xs->rank, &axis) || n->out[0]->dt != DT_F32)
+    return diag_error(x->e->d, n, "run-time extents: %s over exactly one constant axis of float32",
+                      n->op_type);
+  const char *init = "0.0f", *step = "acc += v;", *fin = "acc";
+  switch (n->op) {
+  case OP_ReduceMean: fin = "acc / (float)len"; break;
+  case OP_ReduceMax: init = "-INFINITY"; step = "acc = v > acc || v != v ? v : acc;"; break;
+  case OP_ReduceMin: init = "INFINITY"; step = "acc = v < acc || v != v ? v : acc;"; break;
+  case OP_ReduceProd: init = "1.0f"; step = "acc *= v;"; break;
+  case OP_ReduceSumSquare: step = "acc += v * v;"; break;
+  case OP_ReduceL1: step = "acc += fabsf(v);"; break;
+  case OP_ReduceL2: step = "acc += v * v;"; fin = "sqrtf(acc)"; break;
+  default: break;
+  }
+  EmitC *e = x->e;
+  ec_line(e, "const int64_t outer = %s, len = %s, inner = %s;", prod_c(x, xs, 0, axis), dim_c(x, xs, axis),
+          prod_c(x, xs, axis + 1, xs->rank));
+  ec_line(e, "for (int64_t o = 0; o < outer; o++)");
+  ec_line(e, "  for (int64_t i = 0; i < inner; i++) {");
+  ec_line(e, "    float acc = %s;", init);
+  ec_line(e, "    for (int64_t j = 0; j < len; j++) { const float v = X0[(o * len + j) * inner + i]; %s }", step);
+  ec_line(e, "    Y0[o * inner + i] = %s;", fin);
+  ec_line(e, "  }");
+  return true;
+}
+
+/* Gemm with run-time M: Y = alpha * A (M x K) * op(B) + beta * C, C broadcast. */
+static bool k_gemm(Dx *x, const Node *n) {
+  const Shape *as = &n->in[0]->shape, *bs = &n->in[1]->shape, *ys = &n->out[0]->shape;
+  if (n->out[0]->dt != DT_F32 || ir_attr_int(n, "transA", 0) || as->rank != 2)
+    return diag_error(x->e->d, n, "run-time extents: Gemm of float32 without transA");
+  bool tb = ir_attr_int(n, "transB", 0) != 0;
+  float alpha = ir_attr_float(n, "alpha", 1.0f), beta = ir_attr_float(n, "beta", 1.0f);
+  EmitC *e = x->e;
+  ec_line(e, "const int64_t M = %s, K = %s, N = %s;", dim_c(x, as, 0), dim_c(x, as, 1), dim_c(x, ys, 1));
+  ec_line(e, "for (int64_t i = 0; i < M; i++) {");
+  ec_line(e, "  float *c = Y0 + i * N;");
+  ec_line(e, "  for (int64_t j = 0; j < N; j++) c[j] = 0.0f;");
+  if (tb)
+    ec_line(e, "  for (int64_t j = 0; j < N; j++) { float acc = 0.0f; for (int64_t k = 0; k < K; k++) "
+               "acc += X0[i * K + k] * X1[j * K + k]; c[j] = acc; }");
+  else
+    ec_line(e, "  for (int64_t k = 0; k < K; k++) { const float a = X0[i * K + k]; const float *b = X1 + k * N; "
+               "for (int64_t j = 0; j < N; j++) c[j] += a * b[j]; }");
+  Buf cb;
+  buf_init(&cb);
+  if (ir_has_input(n, 2) && beta != 0.0f) {
+    const Shape *cs = &n->in[2]->shape;
+    bool row = cs->rank == 2 && cs->d[0] != 1, col = cs->rank >= 1 && cs->d[cs->rank - 1] != 1;
+    buf_printf(&cb, " + %.9ef * X2[%s%s%s]", (double)beta, row ? "i * " : "", row ? (col ? "N + " : "1 + ") : "",
+               col ? "j" : "0");
+    if (row && !col) { /* C of shape [M, 1] */
+      cb.len = 0;
+      buf_printf(&cb, " + %.9ef * X2[i]", (double)beta);
+    }
+  }
+  ec_line(e, "  for (int64_t j = 0; j < N; j++) c[j] = %.9ef * c[j]%s;", (double)alpha, cb.len ? cb.s : "");
+  ec_line(e, "}");
+  (void)bs;
+  buf_free(&cb);
+  return true;
+}
+
 /* ---- dispatch ------------------------------------------------------------------------ */
 
 typedef bool (*DynFn)(Dx *, const Node *);
@@ -398,7 +520,7 @@ typedef bool (*DynFn)(Dx *, const Node *);
 static DynFn dyn_kernel(const Node *n) {
   if (n->n_out >= 1 && n->out[0]->sval)
     return k_values;
-  if ((ir_ops[n->op].flags & OPF_EW) && ir_ops[n->op].max_in >= 0)
+  if (ir_ops[n->op].flags & OPF_EW)
     return k_elementwise;
   switch (n->op) {
   case OP_Cast: return k_elementwise;
@@ -410,6 +532,11 @@ static DynFn dyn_kernel(const Node *n) {
   case OP_Transpose: return k_transpose;
   case OP_Slice: return k_slice;
   case OP_Gather: return k_gather;
+  case OP_Concat: return k_concat;
+  case OP_Gemm: return k_gemm;
+  case OP_ReduceSum: case OP_ReduceMean: case OP_ReduceMax: case OP_ReduceMin: case OP_ReduceProd:
+  case OP_ReduceSumSquare: case OP_ReduceL1: case OP_ReduceL2:
+    return k_reduce;
   default: return NULL;
   }
 }
@@ -486,6 +613,29 @@ void dyn_write_header(const CGen *cg, const char *up, Buf *h) {
   arena_free(a);
 }
 
+/* A PlanTensor's bytes at the run's dims, as C text. */
+static const char *tensor_bytes_c(Dx *x, const Graph *g, const PlanTensor *t) {
+  const Value *v = t->value_id >= 0 ? g->values[t->value_id] : NULL;
+  if (v && shape_is_bounded(&v->shape) && !shape_is_static(&v->shape) && dtype_bits(v->dt) >= 8)
+    return arena_printf(x->a, "%s * %d", prod_c(x, &v->shape, 0, v->shape.rank), dtype_bits(v->dt) / 8);
+  return arena_printf(x->a, "%lld", (long long)t->size);
+}
+
+void dyn_write_guard_regions(const Graph *g, const Plan *plan, Buf *run) {
+  Arena *a = arena_new();
+  Dx x = {NULL, a, g};
+  int n = plan->n_tensors;
+  buf_printf(run, "  const onnxc_guard_region rt_guard_regions[%d] = {\n", n > 0 ? n : 1);
+  for (int i = 0; i < n; i++) {
+    const PlanTensor *t = &plan->tensors[i];
+    buf_printf(run, "    {%lld, %s, %d, %d},\n", (long long)t->offset, tensor_bytes_c(&x, g, t), t->first, t->last);
+  }
+  if (n == 0)
+    buf_puts(run, "    {0, 0, -1, -1},\n");
+  buf_puts(run, "  };\n");
+  arena_free(a);
+}
+
 void dyn_write_arena_fn(const Graph *g, const Plan *plan, const char *nm, Buf *c) {
   Arena *a = arena_new();
   Dx x = {NULL, a, g};
@@ -494,16 +644,14 @@ void dyn_write_arena_fn(const Graph *g, const Plan *plan, const char *nm, Buf *c
   for (int k = 0; k < g->n_syms; k++)
     buf_printf(c, "  if (dims[%d] < %lld || dims[%d] > %lld)\n    return -1;\n", k,
                (long long)g->syms[k].lo, k, (long long)g->syms[k].hi);
+  if (plan->redzone > 0) { /* guard mode poisons and checks the whole arena */
+    buf_printf(c, "  (void)e;\n  (void)n;\n  return %lld;\n}\n\n", (long long)plan->arena_bytes);
+    arena_free(a);
+    return;
+  }
   for (int i = 0; i < plan->n_tensors; i++) {
     const PlanTensor *t = &plan->tensors[i];
-    const Value *v = t->value_id >= 0 ? g->values[t->value_id] : NULL;
-    if (v && shape_is_bounded(&v->shape) && !shape_is_static(&v->shape) && dtype_bits(v->dt) >= 8) {
-      const char *numel = prod_c(&x, &v->shape, 0, v->shape.rank);
-      buf_printf(c, "  e = %lld + %s * %d;\n", (long long)t->offset, numel, dtype_bits(v->dt) / 8);
-    } else {
-      buf_printf(c, "  e = %lld;\n", (long long)(t->offset + t->size));
-    }
-    buf_puts(c, "  n = e > n ? e : n;\n");
+    buf_printf(c, "  e = %lld + %s;\n  n = e > n ? e : n;\n", (long long)t->offset, tensor_bytes_c(&x, g, t));
   }
   buf_puts(c, "  return n;\n}\n\n");
   arena_free(a);

@@ -288,9 +288,15 @@ static bool has_ranges(const Options *o) {
  * paths, then the dims, then each input's and output's byte count. The arena
  * is exactly NAME_arena_bytes(dims) (rounded up to 64), so a kernel that
  * strays past what the plan gives those dims is caught by --sanitize. */
-static void emit_harness_dims(Buf *h, const Graph *g, const char *name) {
+static void emit_harness_guard(Buf *h, const Graph *g, const char *name);
+
+static void emit_harness_dims(Buf *h, const Graph *g, const char *name, bool guard) {
   int ni = g->n_inputs, no = g->n_outputs, ns = g->n_syms;
   buf_printf(h, "#include <stdio.h>\n#include <stdlib.h>\n#include <string.h>\n#include \"%s.h\"\n\n", name);
+  if (guard) /* red zones around each output too: a kernel writing past this run's extent */
+    emit_harness_guard(h, g, name);
+  else
+    buf_puts(h, "#define OG 0\n");
   buf_puts(h, "static void *load(const char *p, size_t n) {\n"
               "  unsigned char *b = malloc(n ? n : 1);\n  FILE *f = fopen(p, \"rb\");\n"
               "  if (!b || !f || fread(b, 1, n, f) != n) { fprintf(stderr, \"harness: cannot read %s\\n\", p); exit(3); }\n"
@@ -309,13 +315,16 @@ static void emit_harness_dims(Buf *h, const Graph *g, const char *name) {
   buf_printf(h, "  ab = ((size_t)%s_arena_bytes(dims) + 63) / 64 * 64;\n", name);
   buf_puts(h, "  arena = aligned_alloc(64, ab ? ab : 64);\n  if (!arena) return 3;\n  memset(arena, 0xA5, ab);\n");
   buf_printf(h, "  for (i = 0; i < %d; i++) in[i] = load(argv[1 + i], in_bytes[i]);\n", ni);
-  buf_printf(h, "  for (i = 0; i < %d; i++) {\n    out[i] = malloc(out_bytes[i] ? out_bytes[i] : 1);\n"
-                "    if (!out[i]) return 3;\n    memset(out[i], 0xCD, out_bytes[i]);\n  }\n", no);
+  buf_printf(h, "  for (i = 0; i < %d; i++) {\n    out[i] = malloc(out_bytes[i] + 2 * OG + 1);\n"
+                "    if (!out[i]) return 3;\n    memset(out[i], 0xFA, out_bytes[i] + 2 * OG);\n"
+                "    out[i] = (unsigned char *)out[i] + OG;\n    memset(out[i], 0xCD, out_bytes[i]);\n  }\n", no);
   buf_printf(h, "  rc = %s_run_dims_v(arena, dims, in, out);\n", name);
+  if (guard)
+    buf_puts(h, "  if (guard_report(arena, rc, out, out_bytes)) {\n    free(arena);\n    return 5;\n  }\n");
   buf_printf(h, "  if (rc != 0) fprintf(stderr, \"%s_run_dims returned %%d\\n\", rc);\n", name);
   buf_printf(h, "  for (i = 0; i < %d; i++) {\n    FILE *f = rc ? NULL : fopen(argv[%d + i], \"wb\");\n"
                 "    if (!rc && (!f || fwrite(out[i], 1, out_bytes[i], f) != out_bytes[i])) rc = -1;\n"
-                "    if (f) fclose(f);\n    free(out[i]);\n  }\n", no, 1 + ni);
+                "    if (f) fclose(f);\n    free((unsigned char *)out[i] - OG);\n  }\n", no, 1 + ni);
   buf_printf(h, "  for (i = 0; i < %d; i++) free((void *)in[i]);\n  free(arena);\n"
                 "  return rc == 0 ? 0 : rc < 0 ? 3 : 4;\n}\n", ni);
 }
@@ -487,7 +496,7 @@ static Graph *build_runner(const char *model, const DataSet *ds, const Options *
     snprintf(path, sizeof path, "%s/harness.c", dir);
     ok = sys_write_file(path, h.s, h.len);
   } else if (ok && g->n_syms > 0) {
-    emit_harness_dims(&h, g, "model");
+    emit_harness_dims(&h, g, "model", o->guard);
     char path[4096];
     snprintf(path, sizeof path, "%s/harness.c", dir);
     ok = sys_write_file(path, h.s, h.len);

@@ -540,11 +540,17 @@ bool codegen_c(const Graph *g, const Plan *plan, const CodegenOpts *o, const cha
   buf_init(&h);
   int step = 0, calls = 0;
 
+  /* -D ranges: the guard's table of buffers is built per run, its sizes from
+   * the dims (dyn_write_guard_regions), so the red zone after a buffer starts
+   * where this run's extent of it ends */
+  const char *gtab = g->n_syms > 0 ? "rt" : o->name;
+  if (g->n_syms > 0 && guard_on(plan))
+    dyn_write_guard_regions(g, plan, &run);
   guard_run_begin(plan, &run);
   for (const Node *n = g->first; ok && n; n = n->next) {
     bool kernel = !(plan->elided && plan->elided[n->id]);
     calls += kernel;
-    guard_step_begin(plan, o->name, step, &run);
+    guard_step_begin(plan, gtab, step, &run);
     if (kernel)
       prof_step(&cg, calls - 1, 0, &run);
     ok = emit_node(&cg, a, n, step, calls - 1, &fns, &run);
@@ -556,7 +562,7 @@ bool codegen_c(const Graph *g, const Plan *plan, const CodegenOpts *o, const cha
         out[i] = ec_has_output(n, i) ? arg_expr(&cg, a, n->out[i], true) : NULL;
       numerics_step_end(o, n, step, out, &run);
     }
-    guard_step_end(plan, o->name, step++, &run);
+    guard_step_end(plan, gtab, step++, &run);
     if (o->progress)
       o->progress(o->progress_user, step, g->n_nodes);
   }
