@@ -12,6 +12,7 @@
  */
 #include "codegen.h"
 #include "gemm.h"
+#include "window.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -298,13 +299,16 @@ static bool k_layernorm(Dx *x, const Node *n) {
   ec_line(e, "const int64_t rows = %s;", prod_c(x, s, 0, axis));
   ec_line(e, "for (int64_t o = 0; o < rows; o++) {");
   ec_line(e, "  const float *xr = X0 + o * %lld;", (long long)inner);
-  ec_line(e, "  float *yr = Y0 + o * %lld, mean = 0.0f, var = 0.0f;", (long long)inner);
+  /* in double, as the static kernel (emit_nn.c): a row of nearly equal
+   * values divides by a tiny deviation */
+  ec_line(e, "  float *yr = Y0 + o * %lld;", (long long)inner);
+  ec_line(e, "  double mean = 0.0, var = 0.0;");
   ec_line(e, "  for (int64_t j = 0; j < %lld; j++) mean += xr[j];", (long long)inner);
-  ec_line(e, "  mean /= %lld.0f;", (long long)inner);
-  ec_line(e, "  for (int64_t j = 0; j < %lld; j++) { const float d = xr[j] - mean; var += d * d; }",
+  ec_line(e, "  mean /= %lld.0;", (long long)inner);
+  ec_line(e, "  for (int64_t j = 0; j < %lld; j++) { const double d = xr[j] - mean; var += d * d; }",
           (long long)inner);
-  ec_line(e, "  const float inv = 1.0f / sqrtf(var / %lld.0f + %.9ef);", (long long)inner, (double)eps);
-  ec_line(e, "  for (int64_t j = 0; j < %lld; j++) yr[j] = (xr[j] - mean) * inv * X1[j]%s;",
+  ec_line(e, "  const double inv = 1.0 / sqrt(var / %lld.0 + (double)%.9ef);", (long long)inner, (double)eps);
+  ec_line(e, "  for (int64_t j = 0; j < %lld; j++) yr[j] = (float)((xr[j] - mean) * inv * X1[j]%s);",
           (long long)inner, ir_has_input(n, 2) ? " + X2[j]" : "");
   ec_line(e, "}");
   return true;
@@ -453,15 +457,16 @@ static bool k_reduce(Dx *x, const Node *n) {
   if (count != 1 || !shape_axis(axes[0], xs->rank, &axis) || n->out[0]->dt != DT_F32)
     return diag_error(x->e->d, n, "run-time extents: %s over exactly one constant axis of float32",
                       n->op_type);
-  const char *init = "0.0f", *step = "acc += v;", *fin = "acc";
+  /* sums accumulate in double, as the static kernels (emit_reduce.c) */
+  const char *acc_t = "double", *init = "0.0", *step = "acc += v;", *fin = "(float)acc";
   switch (n->op) {
-  case OP_ReduceMean: fin = "acc / (float)len"; break;
-  case OP_ReduceMax: init = "-INFINITY"; step = "acc = v > acc || v != v ? v : acc;"; break;
-  case OP_ReduceMin: init = "INFINITY"; step = "acc = v < acc || v != v ? v : acc;"; break;
-  case OP_ReduceProd: init = "1.0f"; step = "acc *= v;"; break;
-  case OP_ReduceSumSquare: step = "acc += v * v;"; break;
-  case OP_ReduceL1: step = "acc += fabsf(v);"; break;
-  case OP_ReduceL2: step = "acc += v * v;"; fin = "sqrtf(acc)"; break;
+  case OP_ReduceMean: fin = "(float)(acc / (double)len)"; break;
+  case OP_ReduceMax: acc_t = "float"; init = "-INFINITY"; step = "acc = v > acc || v != v ? v : acc;"; break;
+  case OP_ReduceMin: acc_t = "float"; init = "INFINITY"; step = "acc = v < acc || v != v ? v : acc;"; break;
+  case OP_ReduceProd: init = "1.0"; step = "acc *= v;"; break;
+  case OP_ReduceSumSquare: step = "acc += (double)v * v;"; break;
+  case OP_ReduceL1: step = "acc += fabs((double)v);"; break;
+  case OP_ReduceL2: step = "acc += (double)v * v;"; fin = "(float)sqrt(acc)"; break;
   default: break;
   }
   EmitC *e = x->e;
@@ -469,7 +474,7 @@ static bool k_reduce(Dx *x, const Node *n) {
           prod_c(x, xs, axis + 1, xs->rank));
   ec_line(e, "for (int64_t o = 0; o < outer; o++)");
   ec_line(e, "  for (int64_t i = 0; i < inner; i++) {");
-  ec_line(e, "    float acc = %s;", init);
+  ec_line(e, "    %s acc = %s;", acc_t, init);
   ec_line(e, "    for (int64_t j = 0; j < len; j++) { const float v = X0[(o * len + j) * inner + i]; %s }", step);
   ec_line(e, "    Y0[o * inner + i] = %s;", fin);
   ec_line(e, "  }");
@@ -513,6 +518,154 @@ static bool k_gemm(Dx *x, const Node *n) {
   return true;
 }
 
+/* ---- windows over extents known at run time (Conv, pools) ------------------------------ */
+
+/* The begin pad of spatial dim i as C text: the attribute, or for auto_pad
+ * SAME_* the split of max(0, (out - 1) * s + dk - in) (infer_conv.c's rule). */
+static const char *pad_c(Dx *x, const Node *n, const Shape *xs, const Shape *ys, int i, int r,
+                          const int64_t *k, bool end) {
+  const char *ap = ir_attr_str(n, "auto_pad", "NOTSET");
+  int64_t s[IR_MAX_RANK], dil[IR_MAX_RANK], pads[2 * IR_MAX_RANK];
+  window_ints(n, "strides", r, 1, s);
+  window_ints(n, "dilations", r, 1, dil);
+  window_ints(n, "pads", 2 * r, 0, pads);
+  if (strcmp(ap, "SAME_UPPER") && strcmp(ap, "SAME_LOWER"))
+    return strcmp(ap, "VALID") ? arena_printf(x->a, "%lld", (long long)pads[end ? r + i : i]) : "0";
+  int64_t dk = (k[i] - 1) * dil[i] + 1;
+  const char *tot = arena_printf(x->a, "((%s - 1) * %lld + %lld - %s)", dim_c(x, ys, 2 + i), (long long)s[i],
+                                 (long long)dk, dim_c(x, xs, 2 + i));
+  bool upper_begin = !strcmp(ap, "SAME_UPPER") != end; /* SAME_UPPER: the smaller half first */
+  return arena_printf(x->a, upper_begin ? "(%s > 0 ? %s / 2 : 0)" : "(%s > 0 ? %s - %s / 2 : 0)", tot, tot, tot);
+}
+
+/* Declares N, C, H, W, OH, OW, the window (KH KW SH SW DH DW) and pads PT PL
+ * for a 1-D or 2-D window (1-D as H = 1). */
+static bool window_decl(Dx *x, const Node *n, const int64_t *kernel, int *r_out) {
+  const Shape *xs = &n->in[0]->shape, *ys = &n->out[0]->shape;
+  int r = xs->rank - 2;
+  if (r < 1 || r > 2)
+    return diag_error(x->e->d, n, "run-time extents: %s over 1 or 2 spatial dims only", n->op_type);
+  int64_t k[IR_MAX_RANK], s[IR_MAX_RANK], dil[IR_MAX_RANK];
+  if (kernel)
+    memcpy(k, kernel, sizeof(int64_t) * (size_t)r);
+  else
+    window_ints(n, "kernel_shape", r, 1, k);
+  window_ints(n, "strides", r, 1, s);
+  window_ints(n, "dilations", r, 1, dil);
+  EmitC *e = x->e;
+  ec_line(e, "const int64_t N = %s, C = %s, H = %s, W = %s, OH = %s, OW = %s;", dim_c(x, xs, 0), dim_c(x, xs, 1),
+          r == 2 ? dim_c(x, xs, 2) : "1", dim_c(x, xs, r + 1), r == 2 ? dim_c(x, ys, 2) : "1", dim_c(x, ys, r + 1));
+  ec_line(e, "const int64_t KH = %lld, KW = %lld, SH = %lld, SW = %lld, DH = %lld, DW = %lld;",
+          (long long)(r == 2 ? k[0] : 1), (long long)k[r - 1], (long long)(r == 2 ? s[0] : 1), (long long)s[r - 1],
+          (long long)(r == 2 ? dil[0] : 1), (long long)dil[r - 1]);
+  ec_line(e, "const int64_t PT = %s, PL = %s, PB = %s, PR = %s;", r == 2 ? pad_c(x, n, xs, ys, 0, r, k, false) : "0",
+          pad_c(x, n, xs, ys, r - 1, r, k, false), r == 2 ? pad_c(x, n, xs, ys, 0, r, k, true) : "0",
+          pad_c(x, n, xs, ys, r - 1, r, k, true));
+  ec_line(e, "(void)N; (void)C; (void)KH; (void)KW; (void)SH; (void)SW; (void)DH; (void)DW; (void)PT; (void)PL;");
+  ec_line(e, "(void)PB; (void)PR;");
+  *r_out = r;
+  return true;
+}
+
+static bool k_conv(Dx *x, const Node *n) {
+  const Shape *ws = &n->in[1]->shape;
+  if (n->out[0]->dt != DT_F32 || !shape_is_static(ws) || ir_attr(n, "activation"))
+    return diag_error(x->e->d, n, "run-time extents: Conv of float32 with a static weight");
+  int r;
+  int64_t k[2] = {ws->d[2], ws->rank > 3 ? ws->d[3] : 1};
+  if (ws->rank == 3)
+    k[0] = ws->d[2];
+  if (!window_decl(x, n, k, &r))
+    return false;
+  EmitC *e = x->e;
+  int64_t group = ir_attr_int(n, "group", 1), m = ws->d[0], cg = ws->d[1];
+  ec_line(e, "const int64_t M = %lld, CG = %lld, MG = %lld;", (long long)m, (long long)cg, (long long)(m / group));
+  ec_line(e, "for (int64_t b = 0; b < N; b++)");
+  ec_line(e, "  for (int64_t oc = 0; oc < M; oc++) {");
+  ec_line(e, "    const int64_t c0 = oc / MG * CG;");
+  ec_line(e, "    for (int64_t oh = 0; oh < OH; oh++)");
+  ec_line(e, "      for (int64_t ow = 0; ow < OW; ow++) {");
+  ec_line(e, "        float acc = %s;", ir_has_input(n, 2) ? "X2[oc]" : "0.0f");
+  ec_line(e, "        for (int64_t c = 0; c < CG; c++)");
+  ec_line(e, "          for (int64_t kh = 0; kh < KH; kh++) {");
+  ec_line(e, "            const int64_t ih = oh * SH - PT + kh * DH;");
+  ec_line(e, "            if (ih < 0 || ih >= H) continue;");
+  ec_line(e, "            for (int64_t kw = 0; kw < KW; kw++) {");
+  ec_line(e, "              const int64_t iw = ow * SW - PL + kw * DW;");
+  ec_line(e, "              if (iw < 0 || iw >= W) continue;");
+  ec_line(e, "              acc += X0[((b * C + c0 + c) * H + ih) * W + iw] * X1[((oc * CG + c) * KH + kh) * KW + kw];");
+  ec_line(e, "            }");
+  ec_line(e, "          }");
+  ec_line(e, "        Y0[((b * M + oc) * OH + oh) * OW + ow] = acc;");
+  ec_line(e, "      }");
+  ec_line(e, "  }");
+  return true;
+}
+
+static bool k_pool(Dx *x, const Node *n) {
+  if (n->out[0]->dt != DT_F32 || (n->n_out > 1 && ec_has_output(n, 1)) || ir_attr_int(n, "ceil_mode", 0))
+    return diag_error(x->e->d, n, "run-time extents: %s of float32, one output, no ceil_mode", n->op_type);
+  int r;
+  if (!window_decl(x, n, NULL, &r))
+    return false;
+  bool mx = n->op == OP_MaxPool, cip = ir_attr_int(n, "count_include_pad", 0) != 0;
+  EmitC *e = x->e;
+  ec_line(e, "for (int64_t p = 0; p < N * C; p++)");
+  ec_line(e, "  for (int64_t oh = 0; oh < OH; oh++)");
+  ec_line(e, "    for (int64_t ow = 0; ow < OW; ow++) {");
+  ec_line(e, "      float acc = %s;", mx ? "-INFINITY" : "0.0f");
+  ec_line(e, "      int64_t cnt = 0;");
+  ec_line(e, "      (void)cnt;");
+  ec_line(e, "      for (int64_t kh = 0; kh < KH; kh++) {");
+  ec_line(e, "        const int64_t ih = oh * SH - PT + kh * DH;");
+  ec_line(e, "        for (int64_t kw = 0; kw < KW; kw++) {");
+  ec_line(e, "          const int64_t iw = ow * SW - PL + kw * DW;");
+  if (cip) /* the padded extent counts: positions inside input + pads */
+    ec_line(e, "          if (ih < H + PB && iw < W + PR && ih >= -PT && iw >= -PL) cnt++;");
+  ec_line(e, "          if (ih < 0 || ih >= H || iw < 0 || iw >= W) continue;");
+  ec_line(e, "          { const float v = X0[(p * H + ih) * W + iw];");
+  if (mx)
+    ec_line(e, "            acc = v > acc || v != v ? v : acc; }");
+  else
+    ec_line(e, "            acc += v; %s }", cip ? "" : "cnt++;");
+  ec_line(e, "        }");
+  ec_line(e, "      }");
+  ec_line(e, "      Y0[(p * OH + oh) * OW + ow] = %s;", mx ? "acc" : "cnt ? acc / (float)cnt : 0.0f");
+  ec_line(e, "    }");
+  return true;
+}
+
+static bool k_global_pool(Dx *x, const Node *n) {
+  const Shape *xs = &n->in[0]->shape;
+  if (n->out[0]->dt != DT_F32)
+    return diag_error(x->e->d, n, "run-time extents: %s of float32 only", n->op_type);
+  bool mx = n->op == OP_GlobalMaxPool;
+  EmitC *e = x->e;
+  ec_line(e, "const int64_t P = %s, S = %s;", prod_c(x, xs, 0, 2), prod_c(x, xs, 2, xs->rank));
+  ec_line(e, "for (int64_t p = 0; p < P; p++) {");
+  ec_line(e, "  %s acc = %s;", mx ? "float" : "double", mx ? "-INFINITY" : "0.0");
+  ec_line(e, "  for (int64_t i = 0; i < S; i++) { const float v = X0[p * S + i]; %s }",
+          mx ? "acc = v > acc || v != v ? v : acc;" : "acc += v;");
+  ec_line(e, "  Y0[p] = %s;", mx ? "acc" : "(float)(acc / (double)S)");
+  ec_line(e, "}");
+  return true;
+}
+
+static bool k_batchnorm(Dx *x, const Node *n) {
+  const Shape *xs = &n->in[0]->shape;
+  if (n->out[0]->dt != DT_F32 || n->n_out > 1 || ir_attr_int(n, "training_mode", 0))
+    return diag_error(x->e->d, n, "run-time extents: BatchNormalization of float32, inference");
+  float eps = ir_attr_float(n, "epsilon", 1e-5f);
+  EmitC *e = x->e;
+  ec_line(e, "const int64_t N = %s, C = %s, S = %s;", dim_c(x, xs, 0), dim_c(x, xs, 1), prod_c(x, xs, 2, xs->rank));
+  ec_line(e, "for (int64_t b = 0; b < N; b++)");
+  ec_line(e, "  for (int64_t c = 0; c < C; c++) {");
+  ec_line(e, "    const float k = X1[c] / sqrtf(X4[c] + %.9ef), o = X2[c] - X3[c] * k;", (double)eps);
+  ec_line(e, "    for (int64_t i = 0; i < S; i++) Y0[(b * C + c) * S + i] = X0[(b * C + c) * S + i] * k + o;");
+  ec_line(e, "  }");
+  return true;
+}
+
 /* ---- dispatch ------------------------------------------------------------------------ */
 
 typedef bool (*DynFn)(Dx *, const Node *);
@@ -533,6 +686,10 @@ static DynFn dyn_kernel(const Node *n) {
   case OP_Slice: return k_slice;
   case OP_Gather: return k_gather;
   case OP_Concat: return k_concat;
+  case OP_Conv: return k_conv;
+  case OP_MaxPool: case OP_AveragePool: return k_pool;
+  case OP_GlobalAveragePool: case OP_GlobalMaxPool: return k_global_pool;
+  case OP_BatchNormalization: return k_batchnorm;
   case OP_Gemm: return k_gemm;
   case OP_ReduceSum: case OP_ReduceMean: case OP_ReduceMax: case OP_ReduceMin: case OP_ReduceProd:
   case OP_ReduceSumSquare: case OP_ReduceL1: case OP_ReduceL2:
@@ -581,11 +738,27 @@ static const char *sym_macro(Arena *a, const char *up, const char *sym) {
   return s;
 }
 
-void dyn_write_dims_check(const Graph *g, Buf *c) {
-  buf_puts(c, "  if (!dims)\n    return ONNXC_ERR_NULL_ARG;\n");
+/* `int64_t dims[]` from the caller's `dims_in`: the user's dims, then the
+ * derived ones (floor divisions of earlier ones), in id order. */
+static void write_derived(const Graph *g, Buf *c) {
+  Arena *a = arena_new();
+  Dx x = {NULL, a, g};
+  buf_printf(c, "  int64_t dims[%d];\n", g->n_syms);
   for (int k = 0; k < g->n_syms; k++)
-    buf_printf(c, "  if (dims[%d] < %lld || dims[%d] > %lld) /* %s */\n    return ONNXC_ERR_DIM;\n", k,
+    if (g->syms[k].den == 0)
+      buf_printf(c, "  dims[%d] = dims_in[%d];\n", k, k);
+    else
+      buf_printf(c, "  dims[%d] = %s / %lld; /* %s */\n", k, ext_of(&x, g->syms[k].num),
+                 (long long)g->syms[k].den, g->syms[k].name);
+  arena_free(a);
+}
+
+void dyn_write_dims_check(const Graph *g, Buf *c) {
+  buf_puts(c, "  if (!dims_in)\n    return ONNXC_ERR_NULL_ARG;\n");
+  for (int k = 0; k < dx_user_syms(g); k++)
+    buf_printf(c, "  if (dims_in[%d] < %lld || dims_in[%d] > %lld) /* %s */\n    return ONNXC_ERR_DIM;\n", k,
                (long long)g->syms[k].lo, k, (long long)g->syms[k].hi, g->syms[k].name);
+  write_derived(g, c);
 }
 
 void dyn_write_header(const CGen *cg, const char *up, Buf *h) {
@@ -600,8 +773,8 @@ void dyn_write_header(const CGen *cg, const char *up, Buf *h) {
                 " * %s_run runs with every dim at its upper bound. %s_arena_bytes(dims) is\n"
                 " * the arena a run with those dims touches (at most %s_ARENA_BYTES; -1 when\n"
                 " * a dim is out of range). */\n#define %s_NUM_DIMS %d\n",
-             nm, up, nm, nm, up, up, g->n_syms);
-  for (int k = 0; k < g->n_syms; k++) {
+             nm, up, nm, nm, up, up, dx_user_syms(g));
+  for (int k = 0; k < dx_user_syms(g); k++) {
     const char *m = sym_macro(a, up, g->syms[k].name);
     buf_printf(h, "#define %s %d /* %s */\n#define %s_MIN %lld\n#define %s_MAX %lld\n", m, k,
                g->syms[k].name, m, (long long)g->syms[k].lo, m, (long long)g->syms[k].hi);
@@ -639,16 +812,18 @@ void dyn_write_guard_regions(const Graph *g, const Plan *plan, Buf *run) {
 void dyn_write_arena_fn(const Graph *g, const Plan *plan, const char *nm, Buf *c) {
   Arena *a = arena_new();
   Dx x = {NULL, a, g};
-  buf_printf(c, "ONNXC_API int64_t %s_arena_bytes(const int64_t *dims) {\n  int64_t n = 0, e;\n"
-                "  if (!dims)\n    return -1;\n", nm);
-  for (int k = 0; k < g->n_syms; k++)
-    buf_printf(c, "  if (dims[%d] < %lld || dims[%d] > %lld)\n    return -1;\n", k,
+  buf_printf(c, "ONNXC_API int64_t %s_arena_bytes(const int64_t *dims_in) {\n  int64_t n = 0, e;\n"
+                "  if (!dims_in)\n    return -1;\n", nm);
+  for (int k = 0; k < dx_user_syms(g); k++)
+    buf_printf(c, "  if (dims_in[%d] < %lld || dims_in[%d] > %lld)\n    return -1;\n", k,
                (long long)g->syms[k].lo, k, (long long)g->syms[k].hi);
   if (plan->redzone > 0) { /* guard mode poisons and checks the whole arena */
     buf_printf(c, "  (void)e;\n  (void)n;\n  return %lld;\n}\n\n", (long long)plan->arena_bytes);
     arena_free(a);
     return;
   }
+  write_derived(g, c);
+  buf_puts(c, "  (void)dims;\n");
   for (int i = 0; i < plan->n_tensors; i++) {
     const PlanTensor *t = &plan->tensors[i];
     buf_printf(c, "  e = %lld + %s;\n  n = e > n ? e : n;\n", (long long)t->offset, tensor_bytes_c(&x, g, t));

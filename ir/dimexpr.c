@@ -239,3 +239,42 @@ bool shape_numel_max(const Graph *g, const Shape *s, int64_t *out) {
   *out = n;
   return true;
 }
+
+int dx_user_syms(const Graph *g) {
+  while (g->parent)
+    g = g->parent;
+  int k = 0;
+  while (k < g->n_syms && g->syms[k].den == 0)
+    k++;
+  return k;
+}
+
+const DimExpr *dx_floordiv(Graph *g, const DimExpr *x, int64_t k) {
+  if (!x || k <= 0)
+    return NULL;
+  Graph *r = g;
+  while (r->parent)
+    r = r->parent;
+  int64_t c, lo, hi;
+  if (dx_is_const(x, &c))
+    return c >= 0 ? dx_const(g->arena, c / k) : NULL;
+  if (!dx_bounds(r, x, &lo, &hi) || lo < 0)
+    return NULL;
+  const DimExpr *q = dx_div_exact(g->arena, x, k);
+  if (q)
+    return q;
+  for (int i = 0; i < r->n_syms; i++)
+    if (r->syms[i].den == k && dx_equal(r->syms[i].num, x))
+      return dx_sym(g->arena, i);
+  if (r->n_syms == IR_MAX_SYMS)
+    return NULL;
+  Buf b;
+  buf_init(&b);
+  buf_puts(&b, "floor((");
+  dx_print(r, x, NULL, &b);
+  buf_printf(&b, ")/%lld)", (long long)k);
+  int id = r->n_syms++;
+  r->syms[id] = (DimSym){arena_strdup(r->arena, b.s), lo / k, hi / k, x, k};
+  buf_free(&b);
+  return dx_sym(g->arena, id);
+}

@@ -158,6 +158,11 @@ struct DimExpr {
 typedef struct DimSym {
   const char *name;
   int64_t lo, hi;          /* inclusive range, 0 <= lo <= hi */
+  /* den > 0: a derived symbol, floor(num / den) of earlier symbols (a strided
+   * window's output extent); the generated code computes it from the
+   * caller's dims. den == 0: a range the user gave (-D), first in syms[]. */
+  const DimExpr *num;
+  int64_t den;
 } DimSym;
 
 const DimExpr *dx_const(Arena *a, int64_t v);
@@ -168,6 +173,12 @@ const DimExpr *dx_mul(Arena *a, const DimExpr *x, const DimExpr *y);
 /* x / k when k divides every coefficient; NULL otherwise. */
 const DimExpr *dx_div_exact(Arena *a, const DimExpr *x, int64_t k);
 bool dx_is_const(const DimExpr *x, int64_t *v);
+/* floor(x / k) for x >= 0 over the ranges: a polynomial when k divides it,
+ * else a derived symbol of g's root (one per distinct x, k); NULL when x can
+ * be negative or the symbols run out. */
+const DimExpr *dx_floordiv(Graph *g, const DimExpr *x, int64_t k);
+/* Range symbols the user gave (-D), which come first in Graph.syms. */
+int dx_user_syms(const Graph *g);
 bool dx_equal(const DimExpr *x, const DimExpr *y);
 /* Value at the given symbol values (indexed by id); false on overflow. */
 bool dx_eval(const DimExpr *x, const int64_t *vals, int64_t *out);

@@ -246,7 +246,7 @@ static bool pin_ranges(Graph *g, const DimPin *pins, int n_pins, bool *used, Dia
       return diag_error(d, NULL, "-D %s: at most %d dimensions may be ranges", pins[p].name,
                         IR_MAX_SYMS);
     int id = g->n_syms++;
-    g->syms[id] = (DimSym){arena_strdup(g->arena, pins[p].name), pins[p].lo, pins[p].value};
+    g->syms[id] = (DimSym){.name = arena_strdup(g->arena, pins[p].name), .lo = pins[p].lo, .hi = pins[p].value};
     const DimExpr *e = dx_sym(g->arena, id);
     for (int i = 0; i < g->n_values; i++) {
       Shape *s = &g->values[i]->shape;

@@ -291,7 +291,7 @@ static bool has_ranges(const Options *o) {
 static void emit_harness_guard(Buf *h, const Graph *g, const char *name);
 
 static void emit_harness_dims(Buf *h, const Graph *g, const char *name, bool guard) {
-  int ni = g->n_inputs, no = g->n_outputs, ns = g->n_syms;
+  int ni = g->n_inputs, no = g->n_outputs, ns = dx_user_syms(g);
   buf_printf(h, "#include <stdio.h>\n#include <stdlib.h>\n#include <string.h>\n#include \"%s.h\"\n\n", name);
   if (guard) /* red zones around each output too: a kernel writing past this run's extent */
     emit_harness_guard(h, g, name);
@@ -343,13 +343,18 @@ static bool data_dims(const Graph *g, const DataSet *ds, int64_t *vals, Diag *d)
       }
     }
   }
-  for (int k = 0; k < g->n_syms; k++) {
+  for (int k = 0; k < dx_user_syms(g); k++) {
     if (!set[k])
       return diag_error(d, NULL, "%s: no input dim gives the value of '%s'", ds->dir, g->syms[k].name);
     if (vals[k] < g->syms[k].lo || vals[k] > g->syms[k].hi)
       return diag_error(d, NULL, "%s: '%s' is %lld in the data, outside its range %lld..%lld", ds->dir,
                         g->syms[k].name, (long long)vals[k], (long long)g->syms[k].lo,
                         (long long)g->syms[k].hi);
+  }
+  for (int k = dx_user_syms(g); k < g->n_syms; k++) { /* derived: floor divisions */
+    int64_t v = 0;
+    dx_eval(g->syms[k].num, vals, &v);
+    vals[k] = v / g->syms[k].den;
   }
   for (int i = 0; i < g->n_inputs && i < ds->n_in; i++) {
     const Shape *s = &g->inputs[i]->shape;
@@ -709,7 +714,7 @@ static int run_set(const char *dir, const Graph *g, const DataSet *ds, const boo
   int n_paths = n;   /* argv[n_paths - n_outputs ...] are the outputs */
   if (vals) {        /* emit_harness_dims: the dims, then the byte counts */
     char num[32];
-    for (int k = 0; k < g->n_syms; k++) {
+    for (int k = 0; k < dx_user_syms(g); k++) {
       snprintf(num, sizeof num, "%lld", (long long)vals[k]);
       argv[n++] = strdup(num);
     }

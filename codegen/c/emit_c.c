@@ -380,7 +380,7 @@ static void write_run(CGen *cg, Buf *c, const Buf *run, int n_calls) {
   const char *nm = cg->o->name;
   bool ranges = g->n_syms > 0;
   if (ranges)
-    buf_printf(c, "ONNXC_API int %s_run_dims(void *arena, const int64_t *dims", nm);
+    buf_printf(c, "ONNXC_API int %s_run_dims(void *arena, const int64_t *dims_in", nm);
   else
     buf_printf(c, prof_on(cg) ? "static int %s_run_p(void *arena" : "ONNXC_API int %s_run(void *arena", nm);
   cg_run_params(cg, true, c);
@@ -423,8 +423,8 @@ static void write_run(CGen *cg, Buf *c, const Buf *run, int n_calls) {
   if (ranges) { /* NAME_run: every dim at its upper bound; NAME_arena_bytes */
     buf_printf(c, "ONNXC_API int %s_run(void *arena", nm);
     cg_run_params(cg, true, c);
-    buf_printf(c, ") {\n  static const int64_t hi[%d] = {", g->n_syms);
-    for (int k = 0; k < g->n_syms; k++)
+    buf_printf(c, ") {\n  static const int64_t hi[%d] = {", dx_user_syms(g));
+    for (int k = 0; k < dx_user_syms(g); k++)
       buf_printf(c, "%s%lld", k ? ", " : "", (long long)g->syms[k].hi);
     buf_printf(c, "};\n  return %s_run_dims(arena, hi", nm);
     cg_run_params(cg, false, c);

@@ -175,6 +175,8 @@ def referee(case, model, feeds, res, args):
         return
     ref_case = case + "_reference"
     write_case(ref_case, model, feeds, [np.asarray(r) for r in ref])
+    if os.path.exists(os.path.join(case, "onnxc_args")):
+        shutil.copy(os.path.join(case, "onnxc_args"), ref_case)
     for c in bad:
         cat, msg = check(args.onnxc, ref_case, c, args.timeout)
         if cat == "ok":
@@ -257,7 +259,7 @@ def float64_referee(case, model, feeds, res, args):
     rtol, atol = float(RTOL), float(ATOL)
     for c in bad:
         saved = case + "_outputs_" + c.replace(":", "_")
-        cmd = [args.onnxc, "check", "--save-outputs", saved] + parse_config(c) + [case]
+        cmd = [args.onnxc, "check", "--save-outputs", saved] + parse_config(c) + case_args(case) + [case]
         subprocess.run(cmd, capture_output=True, text=True, timeout=args.timeout, stdin=subprocess.DEVNULL)
         ok = True
         for i, (x, o) in enumerate(zip(exact, ort)):
@@ -287,12 +289,38 @@ def run_dynamic_seed(seed, args, configs):
     case = os.path.join(work, "case")
     write_dynamic_case(case, model, sets)
     res = {spec: check(args.onnxc, case, spec, args.timeout) for spec in configs if spec != "cuda"}
+    if any(cat == "mismatch" for cat, _ in res.values()):
+        dynamic_referees(case, model, sets, res, args)
     if any(c not in PASSING for c, _ in res.values()) and args.keep:
         dst = os.path.join(args.keep, f"dyn{seed}")
         shutil.rmtree(dst, ignore_errors=True)
         shutil.copytree(case, dst)
     shutil.rmtree(work, ignore_errors=True)
     return seed, len(model.graph.node), res
+
+
+def dynamic_referees(case, model, sets, res, args):
+    """A mismatch of a dynamic case is judged data set by data set, each as a
+    case of its own (still compiled with the -D range), by the referees of
+    the static cases; a configuration passes when every data set matches or
+    is refereed so, and takes the worst verdict otherwise."""
+    order = ["ok", "ort-differs", "ill-conditioned", "mismatch"]
+    for c in [c for c, (cat, _) in res.items() if cat == "mismatch"]:
+        worst, msg = "ok", res[c][1]
+        for k, (feeds, outs) in enumerate(sets):
+            one = f"{case}_set{k}"
+            write_case(one, model, feeds, outs)
+            shutil.copy(os.path.join(case, "onnxc_args"), one)
+            r = {c: check(args.onnxc, one, c, args.timeout)}
+            referee(one, model, feeds, r, args)
+            float64_referee(one, model, feeds, r, args)
+            cat = r[c][0]
+            if cat not in order:
+                worst, msg = cat, r[c][1]
+                break
+            if order.index(cat) > order.index(worst):
+                worst, msg = cat, r[c][1]
+        res[c] = (worst, msg)
 
 
 def run_seed(seed, args, configs):

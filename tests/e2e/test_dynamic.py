@@ -134,6 +134,24 @@ def test_abi(args, work, model):
         check(st == 12, f"bt_run_dims seq={bad}: ONNXC_ERR_DIM (got {st})")
 
 
+def test_ocr(args, work):
+    """The OCR-style recognizer (models/corpus/ocr.py) compiled once for widths 16..1024:
+    stride-2 and (2, 1) windows make the output length a floor division of W."""
+    model = os.path.join(args.corpus, "ocr_rec_dynamic", "model.onnx")
+    if not os.path.exists(model):
+        r = run([sys.executable, os.path.join(ROOT, "models", "corpus", "make_corpus.py"), args.corpus,
+                 "--only", "ocr_rec_dynamic"])
+        check(r.returncode == 0, "corpus: ocr_rec_dynamic built")
+    case = os.path.join(work, "ocr_dyn")
+    widths = [16, 100, 101, 320, 800, 1024]
+    rng = np.random.default_rng(48)
+    write_case(case, model, [{"x": rng.standard_normal((1, 3, 48, w), dtype=np.float32)} for w in widths])
+    for extra in ([], ["--sanitize"]):
+        r = run([args.onnxc, "check", "-v", "-D", "W=16..1024"] + extra + [case])
+        check(r.returncode == 0 and f"{len(widths)} data set(s) match" in r.stdout,
+              f"ocr_rec_dynamic {' '.join(extra)}: one build, W {widths} match ONNX Runtime\n{r.stdout}{r.stderr[-3000:]}")
+
+
 def small_model(path, op_nodes, inputs, outputs, opset=17):
     g = helper.make_graph(op_nodes, "m", inputs, outputs)
     onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)]), path)
@@ -172,6 +190,7 @@ def main():
         os.makedirs(work, exist_ok=True)
         model = test_bert(args, work)
         test_abi(args, work, model)
+        test_ocr(args, work)
         test_errors(args, work)
     print(f"{len(failures)} failure(s)")
     return 1 if failures else 0
