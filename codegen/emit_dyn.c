@@ -743,13 +743,35 @@ static const char *sym_macro(Arena *a, const char *up, const char *sym) {
 static void write_derived(const Graph *g, Buf *c) {
   Arena *a = arena_new();
   Dx x = {NULL, a, g};
-  buf_printf(c, "  int64_t dims[%d];\n", g->n_syms);
+  buf_printf(c, "  int64_t dims[%d] = {0};\n", g->n_syms);
   for (int k = 0; k < g->n_syms; k++)
-    if (g->syms[k].den == 0)
+    if (g->syms[k].den < 0) /* data-dependent: set after its kernel runs */
+      continue;
+    else if (g->syms[k].den == 0)
       buf_printf(c, "  dims[%d] = dims_in[%d];\n", k, k);
     else
       buf_printf(c, "  dims[%d] = %s / %lld; /* %s */\n", k, ext_of(&x, g->syms[k].num),
                  (long long)g->syms[k].den, g->syms[k].name);
+  arena_free(a);
+}
+
+void dyn_write_data_dims(const Graph *g, Buf *c) {
+  buf_puts(c, "  const int64_t *dims_in = 0;\n  (void)dims_in;\n");
+  write_derived(g, c);
+  buf_puts(c, "  (void)dims;\n");
+}
+
+void dyn_write_output_dims(const CGen *cg, Buf *c) {
+  const Graph *g = cg->g;
+  Arena *a = arena_new();
+  Dx x = {NULL, a, g};
+  for (int i = 0; i < g->n_outputs; i++) {
+    const Value *v = g->outputs[i];
+    if (v->dyn_dims || !value_dyn_mask(v))
+      continue; /* a kernel reports the former itself */
+    for (int k = 0; k < v->shape.rank; k++)
+      buf_printf(c, "  %s_dims[%d] = %s;\n", cg->out_param[i], k, dim_c(&x, &v->shape, k));
+  }
   arena_free(a);
 }
 
@@ -786,10 +808,22 @@ void dyn_write_header(const CGen *cg, const char *up, Buf *h) {
   arena_free(a);
 }
 
-/* A PlanTensor's bytes at the run's dims, as C text. */
+/* Some dim of s depends on a data-dependent extent (known only once a kernel ran). */
+static bool on_data(const Graph *g, const Shape *s) {
+  for (int i = 0; i < s->rank; i++)
+    for (int t = 0; s->d[i] < 0 && s->x[i] && t < s->x[i]->n; t++)
+      for (int f = 0; f < s->x[i]->t[t].deg; f++)
+        if (g->syms[s->x[i]->t[t].s[f]].den < 0)
+          return true;
+  return false;
+}
+
+/* A PlanTensor's bytes at the run's dims, as C text (its planned size when
+ * it depends on a data-dependent extent, not known when the table is made). */
 static const char *tensor_bytes_c(Dx *x, const Graph *g, const PlanTensor *t) {
   const Value *v = t->value_id >= 0 ? g->values[t->value_id] : NULL;
-  if (v && shape_is_bounded(&v->shape) && !shape_is_static(&v->shape) && dtype_bits(v->dt) >= 8)
+  if (v && shape_is_bounded(&v->shape) && !shape_is_static(&v->shape) && dtype_bits(v->dt) >= 8 &&
+      !on_data(g, &v->shape))
     return arena_printf(x->a, "%s * %d", prod_c(x, &v->shape, 0, v->shape.rank), dtype_bits(v->dt) / 8);
   return arena_printf(x->a, "%lld", (long long)t->size);
 }

@@ -260,6 +260,10 @@ const DimExpr *dx_floordiv(Graph *g, const DimExpr *x, int64_t k) {
     return c >= 0 ? dx_const(g->arena, c / k) : NULL;
   if (!dx_bounds(r, x, &lo, &hi) || lo < 0)
     return NULL;
+  for (int t = 0; t < x->n; t++)   /* derived dims are computed before any kernel runs */
+    for (int f = 0; f < x->t[t].deg; f++)
+      if (r->syms[x->t[t].s[f]].den < 0)
+        return NULL;
   const DimExpr *q = dx_div_exact(g->arena, x, k);
   if (q)
     return q;
@@ -274,7 +278,24 @@ const DimExpr *dx_floordiv(Graph *g, const DimExpr *x, int64_t k) {
   dx_print(r, x, NULL, &b);
   buf_printf(&b, ")/%lld)", (long long)k);
   int id = r->n_syms++;
-  r->syms[id] = (DimSym){arena_strdup(r->arena, b.s), lo / k, hi / k, x, k};
+  r->syms[id] = (DimSym){.name = arena_strdup(r->arena, b.s), .lo = lo / k, .hi = hi / k, .num = x, .den = k};
   buf_free(&b);
   return dx_sym(g->arena, id);
+}
+
+uint32_t value_dyn_mask(const Value *v) {
+  uint32_t m = v->dyn_dims;
+  if (!v->is_output)
+    return m;
+  const Graph *g = v->g;
+  while (g->parent)
+    g = g->parent;
+  for (int i = 0; i < v->shape.rank; i++) {
+    const DimExpr *x = v->shape.d[i] < 0 ? v->shape.x[i] : NULL;
+    for (int t = 0; x && t < x->n; t++)
+      for (int f = 0; f < x->t[t].deg; f++)
+        if (g->syms[x->t[t].s[f]].den < 0)
+          m |= 1u << i;
+  }
+  return m;
 }

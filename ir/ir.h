@@ -163,6 +163,10 @@ typedef struct DimSym {
    * caller's dims. den == 0: a range the user gave (-D), first in syms[]. */
   const DimExpr *num;
   int64_t den;
+  /* den < 0: a data-dependent extent (NonZero, NonMaxSuppression, Unique...)
+   * flowing onward: dim src_axis of value src_value, which its kernel reports
+   * at run time. Bounds 0..the value's static upper bound. */
+  int src_value, src_axis;
 } DimSym;
 
 const DimExpr *dx_const(Arena *a, int64_t v);
@@ -179,6 +183,10 @@ bool dx_is_const(const DimExpr *x, int64_t *v);
 const DimExpr *dx_floordiv(Graph *g, const DimExpr *x, int64_t k);
 /* Range symbols the user gave (-D), which come first in Graph.syms. */
 int dx_user_syms(const Graph *g);
+/* The dims of v whose extent the caller learns at run time (bit i: dim i):
+ * Value.dyn_dims, and for a graph output the dims that depend on a
+ * data-dependent symbol. */
+uint32_t value_dyn_mask(const Value *v);
 bool dx_equal(const DimExpr *x, const DimExpr *y);
 /* Value at the given symbol values (indexed by id); false on overflow. */
 bool dx_eval(const DimExpr *x, const int64_t *vals, int64_t *out);

@@ -363,7 +363,9 @@ bool pass_require_static(Graph *g, Diag *d) {
    * kernels are specialized for static shapes, so no node may read one. */
   for (Node *n = g->first; n; n = n->next)
     for (int i = 0; i < n->n_out; i++)
-      if (n->out[i]->kind != VK_NONE && n->out[i]->dyn_dims && n->out[i]->n_uses > 0)
+      if (n->out[i]->kind != VK_NONE && n->out[i]->dyn_dims && n->out[i]->n_uses > 0 &&
+          !(n->out[i]->uses[0]->op == OP_Identity && shape_is_bounded(&n->out[i]->uses[0]->out[0]->shape) &&
+            !shape_is_static(&n->out[i]->uses[0]->out[0]->shape)))
         diag_error(d, n, "output %d ('%s') of node '%s' has a data-dependent size; only graph "
                    "outputs may have one (it is read by node '%s')", i, n->out[i]->name, n->name,
                    n->out[i]->uses[0]->name);

@@ -175,11 +175,11 @@ static void emit_harness(Buf *h, const Graph *g, const char *name, int64_t arena
                 "  if (f && fclose(f) != 0) ok = 0;\n  return ok ? 0 : -1;\n}\n\n");
   int n_dyn = 0; /* outputs of data-dependent extent: their dims follow in out[] (docs/abi.md) */
   for (int i = 0; i < g->n_outputs; i++)
-    n_dyn += g->outputs[i]->dyn_dims != 0;
+    n_dyn += value_dyn_mask(g->outputs[i]) != 0;
   buf_printf(h, "int main(int argc, char **argv) {\n  const void *in[%d];\n  void *out[%d];\n  void *arena = NULL;\n  int rc, i;\n",
              g->n_inputs + 1, g->n_outputs + n_dyn + 1);
   for (int i = 0, k = 0; i < g->n_outputs; i++)
-    if (g->outputs[i]->dyn_dims)
+    if (value_dyn_mask(g->outputs[i]))
       buf_printf(h, "  int64_t dims%d[%d];\n  out[%d] = dims%d;\n", i, IR_MAX_RANK, g->n_outputs + k++, i);
   buf_printf(h, "  static const size_t in_bytes[%d] = {", g->n_inputs + 1);
   for (int i = 0; i < g->n_inputs; i++) {
@@ -191,7 +191,8 @@ static void emit_harness(Buf *h, const Graph *g, const char *name, int64_t arena
   buf_printf(h, "0};\n  static size_t out_bytes[%d] = {", g->n_outputs + 1);
   for (int i = 0; i < g->n_outputs; i++) {
     int64_t n = 0, b = 0;
-    shape_numel(&g->outputs[i]->shape, &n);
+    if (!shape_numel(&g->outputs[i]->shape, &n)) /* data-dependent extents: the capacity */
+      shape_numel_max(g, &g->outputs[i]->shape, &n);
     dtype_bytes(g->outputs[i]->dt, n, &b);
     const char *shrink = guard ? getenv("ONNXC_GUARD_TEST_SHRINK") : NULL; /* guard_test_shrink */
     if (shrink && strcmp(shrink, g->outputs[i]->name) == 0 && b >= 4)
@@ -220,7 +221,8 @@ static void emit_harness(Buf *h, const Graph *g, const char *name, int64_t arena
     buf_printf(h, "  static size_t out_count[%d] = {", g->n_outputs + 1);
     for (int i = 0; i < g->n_outputs; i++) {
       int64_t n = 0;
-      shape_numel(&g->outputs[i]->shape, &n);
+      if (!shape_numel(&g->outputs[i]->shape, &n)) /* data-dependent extents: the capacity */
+      shape_numel_max(g, &g->outputs[i]->shape, &n);
       buf_printf(h, "%lld, ", (long long)n);
     }
     buf_puts(h, "0};\n");
@@ -237,7 +239,7 @@ static void emit_harness(Buf *h, const Graph *g, const char *name, int64_t arena
   /* A dynamic output: write its actual extent only, and its dims to PATH.dims. */
   for (int i = 0; i < g->n_outputs && n_dyn; i++) {
     const Value *v = g->outputs[i];
-    if (!v->dyn_dims)
+    if (!value_dyn_mask(v))
       continue;
     if (v->dt == DT_STRING) /* the count of strings to save */
       buf_printf(h, "  if (!rc) {\n    size_t n = 1, k;\n    for (k = 0; k < %d; k++) n *= (size_t)dims%d[k];\n"
@@ -500,7 +502,7 @@ static Graph *build_runner(const char *model, const DataSet *ds, const Options *
     char path[4096];
     snprintf(path, sizeof path, "%s/harness.c", dir);
     ok = sys_write_file(path, h.s, h.len);
-  } else if (ok && g->n_syms > 0) {
+  } else if (ok && dx_user_syms(g) > 0) {
     emit_harness_dims(&h, g, "model", o->guard);
     char path[4096];
     snprintf(path, sizeof path, "%s/harness.c", dir);
@@ -754,7 +756,7 @@ static int run_set(const char *dir, const Graph *g, const DataSet *ds, const boo
     Value actual = *g->outputs[i]; /* a dynamic output: shaped by the dims it reported */
     if (vals)
       actual.shape = shape_at(g->outputs[i], vals);
-    if (actual.dyn_dims) {
+    if (value_dyn_mask(g->outputs[i])) {
       char p[4200], sa[512], sb[512];
       snprintf(p, sizeof p, "%s.dims", argv[n_paths - g->n_outputs + i]);
       bool ok = sys_read_file(p, &got) && got.len == (size_t)actual.shape.rank * sizeof(int64_t);
@@ -910,11 +912,11 @@ int check_case(const char *case_dir, const Options *o) {
     }
     bool nan_born = false;
     int64_t vals[IR_MAX_SYMS];
-    if (g->n_syms > 0 && !data_dims(g, &sets[s], vals, &d)) {
+    if (dx_user_syms(g) > 0 && !data_dims(g, &sets[s], vals, &d)) {
       status = 2;
       break;
     }
-    int rc = o->build_only ? 0 : run_set(dir, g, &sets[s], bound, o, g->n_syms > 0 ? vals : NULL, &nan_born);
+    int rc = o->build_only ? 0 : run_set(dir, g, &sets[s], bound, o, dx_user_syms(g) > 0 ? vals : NULL, &nan_born);
     if (rc == 1 && nan_born && !o->check_numerics && !(o->target && strcmp(o->target, "cuda") == 0))
       locate_nan(model, &sets[s], o);
     if (rc > status)

@@ -167,6 +167,14 @@ static int n_task_args(const Node *n, int64_t scratch) {
   return k;
 }
 
+/* Some symbol takes a dim of v (a data-dependent extent read onward). */
+static bool data_bound(const Graph *g, const Value *v) {
+  for (int k = 0; k < g->n_syms; k++)
+    if (g->syms[k].den < 0 && g->syms[k].src_value == v->id)
+      return true;
+  return false;
+}
+
 /* kernel: its index among the kernels (--profile). */
 static bool emit_node(CGen *cg, Arena *a, const Node *n, int step, int kernel, Buf *fns, Buf *run) {
   if (!check_types(cg, n))
@@ -227,6 +235,12 @@ static bool emit_node(CGen *cg, Arena *a, const Node *n, int step, int kernel, B
              body.s ? body.s : "");
   buf_free(&body);
 
+  /* a data-dependent extent read onward (docs/dynamic-shapes.md): the
+   * kernel reports it into dd<id>, and dims[] takes it from there */
+  for (int i = 0; i < n->n_out; i++)
+    if (ec_has_output(n, i) && n->out[i]->dyn_dims && data_bound(cg->g, n->out[i]) &&
+        !first_output_slot(cg->g, n->out[i], &(int){0}))
+      buf_printf(run, "  int64_t dd%d[%d];\n", n->out[i]->id, IR_MAX_RANK);
   buf_puts(run, "  /* '");
   cg_comment_safe(run, n->name);
   if (par) {
@@ -277,6 +291,8 @@ static bool emit_node(CGen *cg, Arena *a, const Node *n, int step, int kernel, B
       continue;
     if (first_output_slot(cg->g, n->out[i], &slot))
       buf_printf(run, ", %s%s_dims", cast, cg->out_param[slot]);
+    else if (data_bound(cg->g, n->out[i]))
+      buf_printf(run, ", %sdd%d", cast, n->out[i]->id);
     else /* not a graph output (unused): the extent goes nowhere */
       buf_printf(run, ", %s(int64_t[%d]){0}", cast, IR_MAX_RANK);
   }
@@ -293,6 +309,19 @@ static bool emit_node(CGen *cg, Arena *a, const Node *n, int step, int kernel, B
     buf_puts(run, ");\n");
   else
     buf_puts(run, ")) != ONNXC_OK)\n    return st;\n");
+  for (int i = 0; i < n->n_out; i++) {
+    int slot = -1;
+    if (!ec_has_output(n, i) || !n->out[i]->dyn_dims)
+      continue;
+    const Graph *root = cg->g;
+    for (int k = 0; k < root->n_syms; k++)
+      if (root->syms[k].den < 0 && root->syms[k].src_value == n->out[i]->id) {
+        if (first_output_slot(cg->g, n->out[i], &slot))
+          buf_printf(run, "  dims[%d] = %s_dims[%d];\n", k, cg->out_param[slot], root->syms[k].src_axis);
+        else
+          buf_printf(run, "  dims[%d] = dd%d[%d];\n", k, n->out[i]->id, root->syms[k].src_axis);
+      }
+  }
   return true;
 }
 
@@ -341,7 +370,7 @@ static void write_header(CGen *cg, Buf *h) {
     buf_printf(h, "#define %s_INPUT%d_NUMEL %lld\n", up, i, (long long)cg_numel(g->inputs[i]));
   for (int i = 0; i < g->n_outputs; i++) {
     buf_printf(h, "#define %s_OUTPUT%d_NUMEL %lld\n", up, i, (long long)cg_numel(g->outputs[i]));
-    if (g->outputs[i]->dyn_dims) /* NUMEL is then the capacity (docs/abi.md) */
+    if (value_dyn_mask(g->outputs[i])) /* NUMEL is then the capacity (docs/abi.md) */
       buf_printf(h, "#define %s_OUTPUT%d_DYNAMIC 1\n#define %s_OUTPUT%d_RANK %d\n", up, i, up, i,
                  g->outputs[i]->shape.rank);
   }
@@ -355,10 +384,10 @@ static void write_header(CGen *cg, Buf *h) {
     buf_printf(h, ", const %s *%s", cg_ctype(g->inputs[i]), cg->cname[g->inputs[i]->id]);
   for (int i = 0; i < g->n_outputs; i++)
     buf_printf(h, ", %s *%s%s%s%s", cg_ctype(g->outputs[i]), cg->out_param[i],
-               g->outputs[i]->dyn_dims ? ", int64_t *" : "",
-               g->outputs[i]->dyn_dims ? cg->out_param[i] : "", g->outputs[i]->dyn_dims ? "_dims" : "");
+               value_dyn_mask(g->outputs[i]) ? ", int64_t *" : "",
+               value_dyn_mask(g->outputs[i]) ? cg->out_param[i] : "", value_dyn_mask(g->outputs[i]) ? "_dims" : "");
   buf_puts(h, ");\n");
-  if (g->n_syms > 0) /* -D NAME=LO..HI (docs/dynamic-shapes.md) */
+  if (dx_user_syms(g) > 0) /* -D NAME=LO..HI (docs/dynamic-shapes.md) */
     dyn_write_header(cg, up, h);
   buf_printf(h, "\n/* Same, with inputs and outputs as arrays in graph order (for generic callers). */\n"
                 "int %s_run_v(void *arena, const void *const *inputs, void *const *outputs);\n\n", nm);
@@ -378,7 +407,7 @@ static void write_header(CGen *cg, Buf *h) {
 static void write_run(CGen *cg, Buf *c, const Buf *run, int n_calls) {
   const Graph *g = cg->g;
   const char *nm = cg->o->name;
-  bool ranges = g->n_syms > 0;
+  bool ranges = dx_user_syms(g) > 0;
   if (ranges)
     buf_printf(c, "ONNXC_API int %s_run_dims(void *arena, const int64_t *dims_in", nm);
   else
@@ -388,6 +417,8 @@ static void write_run(CGen *cg, Buf *c, const Buf *run, int n_calls) {
   buf_puts(c, ") {\n");
   if (ranges)
     dyn_write_dims_check(g, c);
+  else if (g->n_syms > 0) /* data-dependent extents only */
+    dyn_write_data_dims(g, c);
   prof_run_begin(cg, c);
   if (cg->plan->arena_bytes > 0)
     buf_puts(c, "  unsigned char *a = (unsigned char *)arena;\n");
@@ -401,7 +432,7 @@ static void write_run(CGen *cg, Buf *c, const Buf *run, int n_calls) {
     if (cg_numel(g->outputs[i]) > 0)
       buf_printf(c, " || !%s", cg->out_param[i]);
   for (int i = 0; i < g->n_outputs; i++)
-    if (g->outputs[i]->dyn_dims)
+    if (value_dyn_mask(g->outputs[i]))
       buf_printf(c, " || !%s_dims", cg->out_param[i]);
   buf_puts(c, ")\n    return ONNXC_ERR_NULL_ARG;\n");
   if (cg->plan->arena_bytes == 0)
@@ -413,9 +444,11 @@ static void write_run(CGen *cg, Buf *c, const Buf *run, int n_calls) {
     if (cg_numel(g->outputs[i]) == 0)
       buf_printf(c, "  (void)%s; /* has no elements */\n", cg->out_param[i]);
   buf_puts(c, run->s ? run->s : "");
+  if (g->n_syms > 0) /* outputs whose extents follow a data-dependent one */
+    dyn_write_output_dims(cg, c);
   for (int i = 0; i < g->n_outputs; i++) { /* a dynamic output listed twice: its extent too */
     int slot = -1;
-    if (g->outputs[i]->dyn_dims && first_output_slot(g, g->outputs[i], &slot) && slot != i)
+    if (value_dyn_mask(g->outputs[i]) && first_output_slot(g, g->outputs[i], &slot) && slot != i)
       for (int k = 0; k < g->outputs[i]->shape.rank; k++)
         buf_printf(c, "  %s_dims[%d] = %s_dims[%d];\n", cg->out_param[i], k, cg->out_param[slot], k);
   }
@@ -436,7 +469,7 @@ static void write_run(CGen *cg, Buf *c, const Buf *run, int n_calls) {
   char call[300];
   snprintf(call, sizeof call, "%s_run(arena", nm);
   cg_run_v_body(c, g, call, "");
-  if (g->n_syms > 0) {
+  if (dx_user_syms(g) > 0) {
     buf_printf(c, "\nONNXC_API int %s_run_dims_v(void *arena, const int64_t *dims, const void *const *inputs,\n"
                   "                           void *const *outputs) {\n", nm);
     snprintf(call, sizeof call, "%s_run_dims(arena, dims", nm);

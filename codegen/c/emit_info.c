@@ -60,7 +60,7 @@ static void tensor_entry(Buf *c, const char *nm, const char *tag, const char *na
     buf_printf(c, ", %d, (int32_t)(8 * sizeof(const char *)), ONNXC_KIND_STRING", (int)v->dt);
   else
     buf_printf(c, ", %d, %d, ONNXC_KIND_TENSOR", (int)v->dt, dtype_bits(v->dt));
-  buf_printf(c, ", %d, %uu},\n", v->shape.rank, (unsigned)v->dyn_dims);
+  buf_printf(c, ", %d, %uu},\n", v->shape.rank, (unsigned)value_dyn_mask(v));
 }
 
 /* `static const onnxc_tensor_info NAME_info_<side>[n]` for the inputs or
@@ -88,7 +88,7 @@ void info_write(const CGen *cg, Buf *c) {
   const char *nm = cg->o->name;
   int n_dyn = 0;
   for (int i = 0; i < g->n_outputs; i++)
-    n_dyn += g->outputs[i]->dyn_dims != 0;
+    n_dyn += value_dyn_mask(g->outputs[i]) != 0;
   buf_puts(c, "/* The model description (docs/abi.md): names, element types, shapes. */\n");
   tensor_list(c, nm, "inputs", g->inputs, NULL, g->n_inputs);
   tensor_list(c, nm, "outputs", g->outputs, g->output_names, g->n_outputs);

@@ -152,6 +152,55 @@ def test_ocr(args, work):
               f"ocr_rec_dynamic {' '.join(extra)}: one build, W {widths} match ONNX Runtime\n{r.stdout}{r.stderr[-3000:]}")
 
 
+def detector_post(path, n_boxes=64):
+    """Detector post-processing: NonMaxSuppression -> Gather of the kept boxes
+    and scores, scaled: every value after NMS has a data-dependent length."""
+    c = lambda name, arr: numpy_helper.from_array(np.asarray(arr), name)
+    nodes = [
+        helper.make_node("NonMaxSuppression", ["boxes", "scores", "max_out", "iou", "thr"], ["sel"],
+                         center_point_box=0),
+        helper.make_node("Gather", ["sel", "two"], ["col"], axis=1),
+        helper.make_node("Squeeze", ["col", "one"], ["idx"]),
+        helper.make_node("Squeeze", ["boxes", "zero"], ["b2"]),
+        helper.make_node("Reshape", ["scores", "flat"], ["s1"]),
+        helper.make_node("Gather", ["b2", "idx"], ["kept"], axis=0),
+        helper.make_node("Mul", ["kept", "scale"], ["det_boxes"]),
+        helper.make_node("Gather", ["s1", "idx"], ["det_scores"], axis=0),
+    ]
+    inits = [c("max_out", np.array([20], np.int64)), c("iou", np.array([0.5], np.float32)),
+             c("thr", np.array([0.3], np.float32)), c("two", np.array([2], np.int64)),
+             c("one", np.array([1], np.int64)), c("zero", np.array([0], np.int64)),
+             c("flat", np.array([-1], np.int64)), c("scale", np.array([2.0, 2.0, 3.0, 3.0], np.float32))]
+    g = helper.make_graph(nodes, "det", [
+        helper.make_tensor_value_info("boxes", TensorProto.FLOAT, [1, n_boxes, 4]),
+        helper.make_tensor_value_info("scores", TensorProto.FLOAT, [1, 1, n_boxes])],
+        [helper.make_tensor_value_info("det_boxes", TensorProto.FLOAT, ["K", 4]),
+         helper.make_tensor_value_info("det_scores", TensorProto.FLOAT, ["K"])], inits)
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]), path)
+
+
+def test_detector(args, work):
+    m = os.path.join(work, "det.onnx")
+    detector_post(m)
+    case = os.path.join(work, "det_case")
+    rng = np.random.default_rng(7)
+    feeds = []
+    for k in range(4):   # clusters of overlapping boxes, so NMS keeps a varying number
+        xy = rng.uniform(0, 50, (1, 64, 2)).astype(np.float32)
+        xy[0, ::2] = xy[0, 1::2] + rng.uniform(-1, 1, (32, 2)).astype(np.float32)
+        wh = rng.uniform(5, 15, (1, 64, 2)).astype(np.float32)
+        boxes = np.concatenate([xy, xy + wh], axis=2)
+        scores = rng.uniform(0, 1, (1, 1, 64)).astype(np.float32) ** (2 * k + 1)
+        feeds.append({"boxes": boxes, "scores": scores})
+    write_case(case, m, feeds)
+    sess = ort.InferenceSession(m)
+    kept = [sess.run(None, f)[0].shape[0] for f in feeds]
+    for extra in ([], ["--sanitize"], ["--guard"]):
+        r = run([args.onnxc, "check", "-v"] + extra + [case])
+        check(r.returncode == 0 and "4 data set(s) match" in r.stdout and len(set(kept)) > 1,
+              f"NonMaxSuppression -> Gather {' '.join(extra)}: kept {kept} boxes, all match\n{r.stdout}{r.stderr[-2000:]}")
+
+
 def small_model(path, op_nodes, inputs, outputs, opset=17):
     g = helper.make_graph(op_nodes, "m", inputs, outputs)
     onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)]), path)
@@ -191,6 +240,7 @@ def main():
         model = test_bert(args, work)
         test_abi(args, work, model)
         test_ocr(args, work)
+        test_detector(args, work)
         test_errors(args, work)
     print(f"{len(failures)} failure(s)")
     return 1 if failures else 0
