@@ -243,11 +243,26 @@ static bool k_matmul(Dx *x, const Node *n) {
     buf_free(&off);
   }
   ec_line(e, "float *C = Y0 + o * M * N;");
-  ec_line(e, "for (int64_t i = 0; i < M; i++) {");
-  ec_line(e, "  float *c = C + i * N;");
+  /* four rows of C at a time: each row of B is loaded once for all four */
+  ec_line(e, "int64_t i = 0;");
+  ec_line(e, "for (; i + 4 <= M; i += 4) {");
+  ec_line(e, "  float *restrict c0 = C + i * N, *restrict c1 = c0 + N, *restrict c2 = c1 + N, *restrict c3 = c2 + N;");
+  ec_line(e, "  for (int64_t j = 0; j < N; j++) c0[j] = c1[j] = c2[j] = c3[j] = 0.0f;");
+  ec_line(e, "  for (int64_t k = 0; k < K; k++) {");
+  ec_line(e, "    const float a0 = A[i * K + k], a1 = A[(i + 1) * K + k], a2 = A[(i + 2) * K + k],");
+  ec_line(e, "                a3 = A[(i + 3) * K + k];");
+  ec_line(e, "    const float *restrict b = B + k * N;");
+  ec_line(e, "    for (int64_t j = 0; j < N; j++) {");
+  ec_line(e, "      const float v = b[j];");
+  ec_line(e, "      c0[j] += a0 * v; c1[j] += a1 * v; c2[j] += a2 * v; c3[j] += a3 * v;");
+  ec_line(e, "    }");
+  ec_line(e, "  }");
+  ec_line(e, "}");
+  ec_line(e, "for (; i < M; i++) {");
+  ec_line(e, "  float *restrict c = C + i * N;");
   ec_line(e, "  for (int64_t j = 0; j < N; j++) c[j] = 0.0f;");
   ec_line(e, "  for (int64_t k = 0; k < K; k++) {");
-  ec_line(e, "    const float a = A[i * K + k], *b = B + k * N;");
+  ec_line(e, "    const float a = A[i * K + k], *restrict b = B + k * N;");
   ec_line(e, "    for (int64_t j = 0; j < N; j++) c[j] += a * b[j];");
   ec_line(e, "  }");
   ec_line(e, "}");
