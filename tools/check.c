@@ -146,7 +146,8 @@ static void emit_harness_guard(Buf *h, const Graph *g, const char *name) {
                 "        return 1;\n      }\n    }\n  return 0;\n}\n\n", g->n_outputs);
 }
 
-static void emit_harness(Buf *h, const Graph *g, const char *name, int64_t arena, bool guard, int numerics) {
+/* Both harnesses' includes, guard report (or OG 0) and load(). */
+static void emit_harness_head(Buf *h, const Graph *g, const char *name, bool guard) {
   buf_printf(h, "#include <stdio.h>\n#include <stdlib.h>\n#include <string.h>\n#include \"%s.h\"\n#include \"onnxc_rt.h\"\n\n", name);
   if (guard)
     emit_harness_guard(h, g, name);
@@ -156,6 +157,10 @@ static void emit_harness(Buf *h, const Graph *g, const char *name, int64_t arena
               "  unsigned char *b = malloc(n ? n : 1);\n  FILE *f = fopen(p, \"rb\");\n"
               "  if (!b || !f || fread(b, 1, n, f) != n) { fprintf(stderr, \"harness: cannot read %s\\n\", p); exit(3); }\n"
               "  fclose(f);\n  return b;\n}\n\n");
+}
+
+static void emit_harness(Buf *h, const Graph *g, const char *name, int64_t arena, bool guard, int numerics) {
+  emit_harness_head(h, g, name, guard);
   bool strs = false; /* string inputs and outputs travel as NUL-terminated strings, one after another */
   for (int i = 0; i < g->n_inputs + g->n_outputs; i++)
     strs |= (i < g->n_inputs ? g->inputs[i] : g->outputs[i - g->n_inputs])->dt == DT_STRING;
@@ -290,19 +295,10 @@ static bool has_ranges(const Options *o) {
  * paths, then the dims, then each input's and output's byte count. The arena
  * is exactly NAME_arena_bytes(dims) (rounded up to 64), so a kernel that
  * strays past what the plan gives those dims is caught by --sanitize. */
-static void emit_harness_guard(Buf *h, const Graph *g, const char *name);
-
 static void emit_harness_dims(Buf *h, const Graph *g, const char *name, bool guard) {
   int ni = g->n_inputs, no = g->n_outputs, ns = dx_user_syms(g);
-  buf_printf(h, "#include <stdio.h>\n#include <stdlib.h>\n#include <string.h>\n#include \"%s.h\"\n\n", name);
-  if (guard) /* red zones around each output too: a kernel writing past this run's extent */
-    emit_harness_guard(h, g, name);
-  else
-    buf_puts(h, "#define OG 0\n");
-  buf_puts(h, "static void *load(const char *p, size_t n) {\n"
-              "  unsigned char *b = malloc(n ? n : 1);\n  FILE *f = fopen(p, \"rb\");\n"
-              "  if (!b || !f || fread(b, 1, n, f) != n) { fprintf(stderr, \"harness: cannot read %s\\n\", p); exit(3); }\n"
-              "  fclose(f);\n  return b;\n}\n\n");
+  /* red zones around each output too, with --guard: a kernel writing past this run's extent */
+  emit_harness_head(h, g, name, guard);
   buf_printf(h, "int main(int argc, char **argv) {\n  const void *in[%d];\n  void *out[%d];\n  int64_t dims[%d];\n"
                 "  size_t in_bytes[%d], out_bytes[%d], ab;\n  void *arena;\n  int rc, i;\n",
              ni + 1, no + 1, ns, ni + 1, no + 1);

@@ -63,13 +63,11 @@ def parse_config(spec):
     return args
 
 
-def write_case(case_dir, model, feeds, outs):
-    """The ONNX backend layout `onnxc check` reads."""
-    ds = os.path.join(case_dir, "test_data_set_0")
+def write_data_set(model, ds, feeds, outs):
+    """test_data_set folder ds: input_*.pb and output_*.pb (emptied first)."""
     os.makedirs(ds, exist_ok=True)
     for f in os.listdir(ds):
         os.unlink(os.path.join(ds, f))
-    onnx.save(model, os.path.join(case_dir, "model.onnx"))
     for i, vi in enumerate(model.graph.input):
         with open(os.path.join(ds, f"input_{i}.pb"), "wb") as f:
             f.write(numpy_helper.from_array(feeds[vi.name], vi.name).SerializeToString())
@@ -78,20 +76,20 @@ def write_case(case_dir, model, feeds, outs):
             f.write(numpy_helper.from_array(arr, vi.name).SerializeToString())
 
 
+def write_case(case_dir, model, feeds, outs):
+    """The ONNX backend layout `onnxc check` reads."""
+    os.makedirs(case_dir, exist_ok=True)
+    onnx.save(model, os.path.join(case_dir, "model.onnx"))
+    write_data_set(model, os.path.join(case_dir, "test_data_set_0"), feeds, outs)
+
+
 def write_dynamic_case(case_dir, model, sets):
     """A case of gen_dynamic: one data set per length, and the -D range its
     check takes, in case_dir/onnxc_args (read by check())."""
     os.makedirs(case_dir, exist_ok=True)
     onnx.save(model, os.path.join(case_dir, "model.onnx"))
     for k, (feeds, outs) in enumerate(sets):
-        ds = os.path.join(case_dir, f"test_data_set_{k}")
-        os.makedirs(ds, exist_ok=True)
-        for i, vi in enumerate(model.graph.input):
-            with open(os.path.join(ds, f"input_{i}.pb"), "wb") as f:
-                f.write(numpy_helper.from_array(feeds[vi.name], vi.name).SerializeToString())
-        for i, (vi, arr) in enumerate(zip(model.graph.output, outs)):
-            with open(os.path.join(ds, f"output_{i}.pb"), "wb") as f:
-                f.write(numpy_helper.from_array(arr, vi.name).SerializeToString())
+        write_data_set(model, os.path.join(case_dir, f"test_data_set_{k}"), feeds, outs)
     with open(os.path.join(case_dir, "onnxc_args"), "w") as f:
         f.write(f"-D n=1..{gen_dynamic.N_MAX}\n")
 
