@@ -243,6 +243,26 @@ static bool k_matmul(Dx *x, const Node *n) {
     buf_free(&off);
   }
   ec_line(e, "float *C = Y0 + o * M * N;");
+  { /* the packed GEMM with run-time M, N, K when the plan gave it scratch */
+    Buf probe;
+    buf_init(&probe);
+    Buf *keep = e->b;
+    e->b = &probe;
+    int indent = e->indent;
+    ec_line(e, "{ const float *pa = A, *pb = B; float *py = C;");
+    bool packed = gemm_emit_matmul_rt(e, n);
+    ec_line(e, "}");
+    e->b = keep;
+    e->indent = indent;
+    if (packed) {
+      buf_puts(e->b, probe.s);
+      buf_free(&probe);
+      e->indent--;
+      ec_line(e, "}");
+      return true;
+    }
+    buf_free(&probe);
+  }
   /* four rows of C at a time: each row of B is loaded once for all four */
   ec_line(e, "int64_t i = 0;");
   ec_line(e, "for (; i + 4 <= M; i += 4) {");
