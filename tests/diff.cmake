@@ -30,7 +30,7 @@ add_test(NAME diff.random
 add_test(NAME diff.dynamic
   COMMAND ${CMAKE_COMMAND} -E env ONNXC_CHECK_GUARD=1
           ${ONNXC_PYTHON} ${ONNXC_DIFF_DIR}/run_diff.py --onnxc $<TARGET_FILE:onnxc> --dynamic
-          --seeds 0:20 --configs O0,O3:t2 -j 2 --timeout 120)
+          --seeds 0:14 --configs O0,O3:t2 -j 2 --timeout 120)
 
 add_test(NAME diff.regressions
   COMMAND ${CMAKE_COMMAND} -E env ONNXC_CHECK_GUARD=1 ${ONNXC_PYTHON} ${ONNXC_DIFF_DIR}/run_diff.py --onnxc $<TARGET_FILE:onnxc>

@@ -27,12 +27,22 @@ static void buf_bytes(Buf *c, const Value *v) {
   buf_printf(c, "%lld", (long long)bytes);
 }
 
+static const Graph *cg_root(const Graph *g) {
+  while (g->parent)
+    g = g->parent;
+  return g;
+}
+
 /* The dims table and a long name's char array of tensor `tag` (e.g. "i0"). */
 static void tensor_tables(Buf *c, const char *nm, const char *tag, const char *name, const Value *v) {
   if (v->shape.rank > 0) {
     buf_printf(c, "static const int64_t %s_info_%s_dims[%d] = {", nm, tag, v->shape.rank);
-    for (int k = 0; k < v->shape.rank; k++)
-      buf_printf(c, "%s%lld", k ? ", " : "", (long long)v->shape.d[k]);
+    for (int k = 0; k < v->shape.rank; k++) { /* run-time extents: their upper bounds */
+      int64_t lo, hi = v->shape.d[k];
+      if (hi < 0 && !(v->shape.x[k] && dx_bounds(cg_root(v->g), v->shape.x[k], &lo, &hi)))
+        hi = -1;
+      buf_printf(c, "%s%lld", k ? ", " : "", (long long)hi);
+    }
     buf_puts(c, "};\n");
   }
   size_t len = strlen(name);
