@@ -212,6 +212,63 @@ static bool k_elementwise(Dx *x, const Node *n) {
   return true;
 }
 
+/* A fused elementwise chain (passes/fuse_elementwise.c): k_elementwise's
+ * broadcasting loop nest, the body from the kernel description. */
+static bool k_fused(Dx *x, const Node *n) {
+  Kdesc kd;
+  if (!kd_build(n, &kd, x->e->d))
+    return false;
+  if (ir_attr(n, "onnxc.views"))
+    return diag_error(x->e->d, n, "run-time extents: a fused kernel reading strided views");
+  const Shape *ys = &n->out[0]->shape;
+  int r = ys->rank;
+  EmitC *e = x->e;
+  Buf st, res;
+  buf_init(&st);
+  buf_init(&res);
+  buf_puts(&st, "");
+  buf_puts(&res, "");
+  bool ok = kd_emit(&kd, true, "", &st, &res, e->d);
+  if (ok) {
+    ec_line(e, "const int64_t cols = %s, rows = %s;", r ? dim_c(x, ys, r - 1) : "1",
+            r ? prod_c(x, ys, 0, r - 1) : "1");
+    ec_line(e, "for (int64_t o = 0; o < rows; o++) {");
+    e->indent++;
+    split_rows(x, ys, r);
+    const char *last[64];
+    for (int k = 0; k < n->n_in && k < 64; k++) {
+      Buf off;
+      buf_init(&off);
+      bcast_offset(x, &n->in[k]->shape, r, &off, &last[k]);
+      ec_line(e, "const %s *x%d = X%d + %s;", dtype_ctype(n->in[k]->dt), k, k, off.s);
+      buf_free(&off);
+    }
+    ec_line(e, "%s *y = Y0 + o * cols;", dtype_ctype(n->out[0]->dt));
+    ec_line(e, "for (int64_t j = 0; j < cols; j++) {");
+    e->indent++;
+    for (int k = 0; k < n->n_in && k < 64; k++) {
+      Buf ld, src;
+      buf_init(&ld);
+      buf_init(&src);
+      buf_printf(&src, strcmp(last[k], "0") ? "x%d[j]" : "x%d[0]", k);
+      DType t = kd_operand_type(n->in[k]->dt);
+      ec_ew_load(&ld, n->in[k]->dt, t, src.s);
+      ec_line(e, "const %s a%d = %s;", dtype_ctype(t), k, ld.s);
+      buf_free(&ld);
+      buf_free(&src);
+    }
+    ec_lines(e, st.s);
+    ec_line(e, "y[j] = %s;", res.s);
+    e->indent--;
+    ec_line(e, "}");
+    e->indent--;
+    ec_line(e, "}");
+  }
+  buf_free(&st);
+  buf_free(&res);
+  return ok;
+}
+
 /* MatMul of rank >= 2 operands, batch dims broadcast; float32. */
 static bool k_matmul(Dx *x, const Node *n) {
   const Shape *as = &n->in[0]->shape, *bs = &n->in[1]->shape, *ys = &n->out[0]->shape;
@@ -721,6 +778,7 @@ static DynFn dyn_kernel(const Node *n) {
   case OP_Slice: return k_slice;
   case OP_Gather: return k_gather;
   case OP_Concat: return k_concat;
+  case OP_FusedElementwise: return n->n_in <= 64 ? k_fused : NULL;
   case OP_Conv: return k_conv;
   case OP_MaxPool: case OP_AveragePool: return k_pool;
   case OP_GlobalAveragePool: case OP_GlobalMaxPool: return k_global_pool;

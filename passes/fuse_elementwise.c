@@ -52,11 +52,12 @@ static bool fusable(const Node *n) {
     return false;
   if (ir_ops[n->op].max_in >= 0 && n->n_in > 10)
     return false;
+  /* extents known at run time (-D ranges): counted at their upper bounds */
   int64_t k;
-  if (!shape_numel(&n->out[0]->shape, &k) || k == 0 || !plain_type(n->out[0]->dt))
+  if (!shape_numel_max(n->g, &n->out[0]->shape, &k) || k == 0 || !plain_type(n->out[0]->dt))
     return false;
   for (int i = 0; i < n->n_in; i++)
-    if (!ir_has_input(n, i) || !plain_type(n->in[i]->dt) || !shape_numel(&n->in[i]->shape, &k))
+    if (!ir_has_input(n, i) || !plain_type(n->in[i]->dt) || !shape_numel_max(n->g, &n->in[i]->shape, &k))
       return false;
   return true;
 }
@@ -517,8 +518,16 @@ static bool reads_view(const Group *gr, const Captured *cap) {
 
 bool pass_fuse_elementwise(Graph *g, bool epilogue, Diag *d) {
   (void)d;
+  /* With extents known at run time (docs/dynamic-shapes.md) only the chains
+   * themselves fuse: their kernel (codegen/emit_dyn.c) loads operands by
+   * broadcasting; the epilogues, prologues and strided views are written for
+   * static shapes. */
+  bool dyn = g->n_syms > 0;
+  if (dyn)
+    epilogue = false;
   Captured cap = rewrite_captured(g);
-  absorb_expands(g, &cap);
+  if (!dyn)
+    absorb_expands(g, &cap);
   int *pos = calloc((size_t)g->n_node_ids + 1, sizeof *pos);
   IR_ASSERT(pos);
   int k = 0;
@@ -530,7 +539,7 @@ bool pass_fuse_elementwise(Graph *g, bool epilogue, Diag *d) {
     if (!fusable(n))
       continue;
     grow(&gr, n, &cap, pos);
-    if (gr.n < 2 && !(epilogue && epilogue_producer(&gr, &cap)) && !reads_view(&gr, &cap))
+    if (gr.n < 2 && !(epilogue && epilogue_producer(&gr, &cap)) && (dyn || !reads_view(&gr, &cap)))
       continue;
     /* the nodes before the fused one are still to be looked at */
     Node *p = epilogue ? epilogue_producer(&gr, &cap) : NULL;
@@ -539,8 +548,10 @@ bool pass_fuse_elementwise(Graph *g, bool epilogue, Diag *d) {
     if (p)
       to_epilogue(f, p);
   }
-  fuse_prologues(g, &cap, pos);
-  absorb_views(g, &cap);
+  if (!dyn) {
+    fuse_prologues(g, &cap, pos);
+    absorb_views(g, &cap);
+  }
   free(pos);
   return true;
 }
