@@ -87,6 +87,8 @@ int ec_threads(const EmitC *e);
 bool dyn_node_is_dynamic(const Node *n);
 bool dyn_emit_body(EmitC *e, const Node *n);
 bool dyn_check(const Graph *g, Diag *d);
+/* v's element count at the run's dims, as C text over `dims` (allocated in a). */
+const char *dyn_numel_c(const Value *v, Arena *a);
 
 /* ---- the target's hooks for the passes (target.c) ------------------------------
  * codegen_target fills t for the target named "c" or "cuda" built for

@@ -270,10 +270,26 @@ static bool k_fused(Dx *x, const Node *n) {
 }
 
 /* MatMul of rank >= 2 operands, batch dims broadcast; float32. */
+static bool k_matmul_body(Dx *x, const Node *n);
+
+/* MatMul; with onnxc.bias (fuse_elementwise.c) + X2[j], in the GEMM's store
+ * when a weight packed at compile time takes it, else after the product. */
 static bool k_matmul(Dx *x, const Node *n) {
-  const Shape *as = &n->in[0]->shape, *bs = &n->in[1]->shape, *ys = &n->out[0]->shape;
   if (gemm_emit_matmul(x->e, n)) /* a weight packed at compile time, rows at run time */
     return true;
+  if (!k_matmul_body(x, n))
+    return false;
+  if (ir_attr_int(n, "onnxc.bias", 0)) {
+    const Shape *ys = &n->out[0]->shape;
+    ec_line(x->e, "for (int64_t r = 0; r < %s; r++)", prod_c(x, ys, 0, ys->rank - 1));
+    ec_line(x->e, "  for (int64_t j = 0; j < %s; j++) Y0[r * %s + j] += X2[j];", dim_c(x, ys, ys->rank - 1),
+            dim_c(x, ys, ys->rank - 1));
+  }
+  return true;
+}
+
+static bool k_matmul_body(Dx *x, const Node *n) {
+  const Shape *as = &n->in[0]->shape, *bs = &n->in[1]->shape, *ys = &n->out[0]->shape;
   if (as->rank < 2 || bs->rank < 2 || n->out[0]->dt != DT_F32)
     return diag_error(x->e->d, n, "run-time extents: MatMul needs float32 operands of rank >= 2");
   EmitC *e = x->e;
@@ -812,6 +828,14 @@ bool dyn_emit_body(EmitC *e, const Node *n) {
   bool ok = fn(&x, n);
   arena_free(x.a);
   return ok;
+}
+
+const char *dyn_numel_c(const Value *v, Arena *a) {
+  const Graph *g = v->g;
+  while (g->parent)
+    g = g->parent;
+  Dx x = {NULL, a, g};
+  return prod_c(&x, &v->shape, 0, v->shape.rank);
 }
 
 /* ---- the ABI of a model with ranges (the C target's NAME.h / NAME.c) ------------------ */

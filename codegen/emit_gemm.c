@@ -571,7 +571,10 @@ bool gemm_emit_matmul(EmitC *e, const Node *n) {
   if (!matmul_prod(n, ec_threads(e), &p, &batch) || !gk_scratch_ok(e, n, &p) ||
       (p.m_rt && p.b.src != SRC_PACKED)) /* the latter: gemm_emit_matmul_rt */
     return false;
-  gk_set_epilogue(&p, n, "v", "(const float *)0", "(const float *)0");
+  if (ir_attr_int(n, "onnxc.bias", 0)) /* -D ranges: a column bias fused in (fuse_elementwise.c) */
+    gk_set_epilogue(&p, n, "v + X2[j]", "(const float *)0", "X2 + jc + jr");
+  else
+    gk_set_epilogue(&p, n, "v", "(const float *)0", "(const float *)0");
   if (!p.par)
     gk_declare_scratch(e, &p);
   else if (!gk_want_par(e))

@@ -516,6 +516,35 @@ static bool reads_view(const Group *gr, const Captured *cap) {
   return false;
 }
 
+/* -D ranges: MatMul(A, W) + Add(bias) with W a float32 constant [K, N] and
+ * bias a float32 constant [N] becomes MatMul(A, W, bias) (attribute
+ * onnxc.bias; onnxc.fused_inputs counts the input), whose run-time-extent
+ * kernel adds the bias in the GEMM's store (codegen/emit_dyn.c). */
+static void dyn_matmul_bias(Graph *g, const Captured *cap) {
+  for (Node *n = g->first, *next; n; n = next) {
+    next = n->next;
+    Value *y = n->out[0];
+    if (n->op != OP_MatMul || n->n_in != 2 || y->dt != DT_F32 || y->n_uses != 1 || y->is_output ||
+        rewrite_is_captured(cap, y) || n->in[1]->kind != VK_CONST || n->in[1]->shape.rank != 2)
+      continue;
+    Node *add = y->uses[0];
+    if (add->op != OP_Add || add->n_in != 2 || add->out[0]->is_output || rewrite_is_captured(cap, add->out[0]))
+      continue;
+    Value *b = add->in[0] == y ? add->in[1] : add->in[0];
+    if (b == y || b->kind != VK_CONST || b->dt != DT_F32 || b->shape.rank != 1 ||
+        b->shape.d[0] != n->in[1]->shape.d[1] || !rewrite_same_shape(&y->shape, &add->out[0]->shape))
+      continue;
+    ir_node_add_input(n, b);
+    ir_attr_set_int(n, "onnxc.fused_inputs", 1);
+    ir_attr_set_int(n, "onnxc.bias", 1);
+    Value *z = add->out[0];
+    ir_value_replace(z, y);
+    if (next == add)
+      next = add->next;
+    ir_node_remove(add);
+  }
+}
+
 bool pass_fuse_elementwise(Graph *g, bool epilogue, Diag *d) {
   (void)d;
   /* With extents known at run time (docs/dynamic-shapes.md) only the chains
@@ -528,6 +557,8 @@ bool pass_fuse_elementwise(Graph *g, bool epilogue, Diag *d) {
   Captured cap = rewrite_captured(g);
   if (!dyn)
     absorb_expands(g, &cap);
+  else
+    dyn_matmul_bias(g, &cap);
   int *pos = calloc((size_t)g->n_node_ids + 1, sizeof *pos);
   IR_ASSERT(pos);
   int k = 0;

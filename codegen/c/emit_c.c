@@ -337,10 +337,15 @@ static void emit_output_copies(CGen *cg, Arena *a, Buf *run) {
     IR_ASSERT(src != NULL);
     if (storage_of(v) == 0)
       continue;
+    if (!shape_is_static(&v->shape) && shape_is_bounded(&v->shape) && dtype_bits(v->dt) >= 8) {
+      /* extents known at run time: this run's elements (the caller's buffer holds no more) */
+      buf_printf(run, "  { /* output '%s' */\n    size_t i;\n    for (i = 0; i < (size_t)%s; i++)\n"
+                 "      %s[i] = %s[i];\n  }\n", v->name, dyn_numel_c(v, a), cg->out_param[i], src);
+      continue;
+    }
     buf_printf(run, "  { /* output '%s' */\n    size_t i;\n    for (i = 0; i < %lldu; i++)\n"
                "      %s[i] = %s[i];\n  }\n", v->name, (long long)storage_of(v), cg->out_param[i], src);
   }
-  (void)a;
 }
 
 static void write_header(CGen *cg, Buf *h) {
