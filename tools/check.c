@@ -199,9 +199,9 @@ static void emit_harness(Buf *h, const Graph *g, const char *name, int64_t arena
     buf_printf(h, "%lld, ", (long long)b);
   }
   buf_printf(h, "0};\n  if (argc != %d) return 3;\n", 1 + g->n_inputs + g->n_outputs);
-  buf_printf(h, "  if (%lld > 0) {\n    arena = aligned_alloc(64, %lld);\n"
-                "    if (!arena) return 3;\n    memset(arena, 0xA5, %lld);\n  }\n",
-             (long long)arena, (long long)arena, (long long)arena);
+  if (arena > 0) /* no memset of 0 bytes: clang warns */
+    buf_printf(h, "  arena = aligned_alloc(64, %lld);\n  if (!arena) return 3;\n  memset(arena, 0xA5, %lld);\n",
+               (long long)arena, (long long)arena);
   buf_printf(h, "  for (i = 0; i < %d; i++) in[i] = load(argv[1 + i], in_bytes[i]);\n", g->n_inputs);
   for (int i = 0; i < g->n_inputs; i++)
     if (g->inputs[i]->dt == DT_STRING) {
@@ -407,8 +407,9 @@ static Graph *build_runner(const char *model, const DataSet *ds, const Options *
       snprintf(cinc, sizeof cinc, "-I%s/include", cuda_home());
       snprintf(cstub, sizeof cstub, "-L%s/lib64/stubs", cuda_home());
     }
-    ok = driver_link_program(dir, "harness.c", o->sanitize ? san : plain, objects.s, cuda ? libs : NULL, target.threads,
-                             "test harness", d);
+    ok = inproc_wanted(o) ? inproc_program(dir, "harness.c", "-std=c11", objects.s, o, d)
+                          : driver_link_program(dir, "harness.c", o->sanitize ? san : plain, objects.s,
+                                                cuda ? libs : NULL, target.threads, "test harness", d);
   }
   buf_free(&objects);
   if (!ok) {
@@ -600,7 +601,7 @@ static int run_set(const char *dir, const Graph *g, const DataSet *ds, const boo
   argv[n] = NULL;
   Buf log;
   buf_init(&log);
-  int rc = sys_run(argv, &log);
+  int rc = driver_run_program(argv, &log);
   int status = 0;
   if (rc == 5 && log.s && strncmp(log.s, "guard: ", 7) == 0) { /* --guard: a red zone was hit */
     fprintf(stderr, "%s", log.s);
