@@ -109,6 +109,7 @@ extern "C" bool clangcc_compile(const char *const *args, int n_args, void **obj,
     ci.setInvocation(inv);
     ci.createDiagnostics(new clang::TextDiagnosticPrinter(los, &ci.getDiagnosticOpts()), true);
     ci.setOutputStream(std::make_unique<llvm::raw_svector_ostream>(out));
+    ci.setVerboseOutputStream(los); // "N warnings generated." into the log, not stderr
     clang::EmitObjAction act;
     ok = ci.ExecuteAction(act) && !ci.getDiagnostics().hasErrorOccurred();
   }

@@ -59,6 +59,16 @@ static const char FREESTANDING_MATH[] =
     "long long llrint(double); long long llrintf(float);\n"
     "#undef ONNXC_M1\n#undef ONNXC_M2\n#endif\n";
 
+static const char FREESTANDING_STRING[] =
+    "/* <string.h> for onnxc's in-process cross builds (docs/clang.md). */\n"
+    "#ifndef ONNXC_FREESTANDING_STRING_H\n#define ONNXC_FREESTANDING_STRING_H\n#include <stddef.h>\n"
+    "void *memcpy(void *, const void *, size_t); void *memmove(void *, const void *, size_t);\n"
+    "void *memset(void *, int, size_t); int memcmp(const void *, const void *, size_t);\n"
+    "size_t strlen(const char *); int strcmp(const char *, const char *);\n"
+    "int strncmp(const char *, const char *, size_t); char *strchr(const char *, int);\n"
+    "char *strstr(const char *, const char *); char *strcpy(char *, const char *);\n"
+    "char *strncpy(char *, const char *, size_t);\n#endif\n";
+
 /* The words of s (space-separated) appended to v. */
 static int add_words(const char **v, int n, int max, char *s) {
   for (char *t = s ? strtok(s, " \t") : NULL; t && n < max; t = strtok(NULL, " \t"))
@@ -89,8 +99,11 @@ static bool compile_file(const char *dir, const char *src, const char *obj, cons
   if (o->triple) {
     snprintf(target, sizeof target, "--target=%s", o->triple);
     v[n++] = target;
-    /* No C library: Clang's freestanding headers and the <math.h> above. */
+    /* No C library: Clang's freestanding headers and the two above. */
     snprintf(fsinc, sizeof fsinc, "-isystem%s/onnxc_freestanding", dir);
+    v[n++] = "-nostdlibinc";
+    if (strstr(o->triple, "-none-eabi")) /* arm-none-eabi-gcc's enum size: objects link together quietly */
+      v[n++] = "-fshort-enums";
     v[n++] = fsinc;
   }
   if (c && strcmp(c, "generic") != 0) {
@@ -157,9 +170,12 @@ static bool write_unit(const char *dir, const char *name, const Options *o, Diag
   bool ok = sys_write_file(path, u.s, u.len);
   if (ok && o->triple) {
     snprintf(path, sizeof path, "%s/onnxc_freestanding", dir);
-    char mpath[4200];
+    char mpath[4200], spath[4200];
     snprintf(mpath, sizeof mpath, "%s/math.h", path);
-    ok = (sys_is_dir(path) || mkdir(path, 0777) == 0) && sys_write_file(mpath, FREESTANDING_MATH, strlen(FREESTANDING_MATH));
+    snprintf(spath, sizeof spath, "%s/string.h", path);
+    ok = (sys_is_dir(path) || mkdir(path, 0777) == 0) &&
+         sys_write_file(mpath, FREESTANDING_MATH, strlen(FREESTANDING_MATH)) &&
+         sys_write_file(spath, FREESTANDING_STRING, strlen(FREESTANDING_STRING));
   }
   buf_free(&u);
   buf_free(&s);

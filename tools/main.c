@@ -7,6 +7,7 @@
  * Exit status: 0 success; 1 an error in the model (or a check mismatch);
  * 2 bad usage (or, for check, a model that cannot be compiled).
  */
+#include "clangcc.h"
 #include "graph.h"
 #include "tools.h"
 
@@ -38,7 +39,8 @@ static void usage(FILE *f) {
           "                         optional input NAME is empty (docs/abi.md)\n"
           "  --string-bytes N       characters each string-making node may write\n"
           "                         (default 4096; docs/strings.md)\n"
-          "  -O0 -O1 -O2 -O3        optimization level (default -O2)\n"
+          "  -O0 -O1 -O2 -O3        optimization level (default -O2)\n");
+  fprintf(f,
           "  --memory-report FILE   write the memory plan as JSON\n"
           "  --fusion-report FILE   write the kernels and the ONNX nodes each computes as JSON\n"
           "  --memory-svg FILE      draw the arena over time as SVG\n"
@@ -47,7 +49,10 @@ static void usage(FILE *f) {
           "  --weights c|blob|auto  weights as C arrays or an assembled blob (default auto)\n"
           "  --weights-section SEC  place weights in linker section SEC\n"
           "  --keep-temps           keep the temporary build folder\n"
-          "  --cpu native|generic|ARCH  -march for host-built code (default native)\n"
+          "  --cpu native|generic|ARCH  -march for host-built code (default native);\n"
+          "                         with --triple, the target CPU (-mcpu), e.g. cortex-m4\n"
+          "  --triple TRIPLE        cross-compile with the in-process compiler to a .o or\n"
+          "                         .a for TRIPLE, e.g. thumbv7em-none-eabihf (docs/clang.md)\n"
           "  --threads N            generated code splits its large kernels over N\n"
           "                         threads (pthreads; default 1: no threads)\n"
           "  --guard                fence every arena buffer with red zones that the\n"
@@ -67,7 +72,7 @@ static void usage(FILE *f) {
           "  --save-outputs DIR (each data set's outputs as DIR/SET/output_N.pb),\n"
           "  -O, -D, --shape, --threads, --keep-temps,\n"
           "  --target c|cuda, --build-only (compile and link, do not run: no GPU needed)\n"
-          "  Environment: CC (C compiler), AR, ONNXC_CFLAGS (extra C flags),\n"
+          "  Environment: CC (C compiler: set, it replaces the in-process one), AR, ONNXC_CFLAGS (extra C flags),\n"
           "  ONNXC_CHECK_SANITIZE=1 (same as --sanitize), ONNXC_CHECK_GUARD=1 (same as --guard).\n"
           "graph: draws the graph after the passes (docs/graph.md), the format from OUT's\n"
           "  extension; takes the compile options (-O, -D, --shape, --target, --threads, ...)\n"
@@ -150,6 +155,9 @@ static int parse(int argc, char **argv, Options *o, bool check, const char **pos
     } else if (strcmp(a, "--cpu") == 0) {
       NEED_ARG();
       o->cpu = next;
+    } else if (strcmp(a, "--triple") == 0) {
+      NEED_ARG();
+      o->triple = next;
     } else if (strcmp(a, "--target") == 0) {
       NEED_ARG();
       o->target = next;
@@ -315,6 +323,10 @@ int main(int argc, char **argv) {
     fprintf(stderr, "onnxc: unknown target '%s' (expected c or cuda)\n", o.target);
     return 2;
   }
+  if (o.triple && !clangcc_available())
+    return bad_usage("--triple '%s' needs onnxc built with the in-process compiler (docs/clang.md)", o.triple);
+  if (o.triple && (strcmp(o.target, "c") != 0 || check || o.profiling || o.footprint))
+    return bad_usage("%s", "--triple cross-builds the C target's .o, .a or sources");
   if (o.guard && strcmp(o.target, "c") != 0)
     return bad_usage("%s", "--guard is for the C target");
   if (o.profile && strcmp(o.target, "c") != 0)
