@@ -21,6 +21,7 @@ static void usage(FILE *f) {
           "       onnxc footprint [options] MODEL.onnx\n"
           "       onnxc graph [options] MODEL.onnx -o OUT.svg|OUT.html|OUT.dot\n"
           "       onnxc profile [options] MODEL.onnx\n"
+          "       onnxc run [options] MODEL.onnx --input NAME=FILE.npy|FILE.pb ... --output DIR\n"
           "\n"
           "Compiles an ONNX model to standalone C: OUT ending in .so builds a shared\n"
           "library, .a a static library, .o an object; with -S, OUT is a folder that\n"
@@ -79,6 +80,8 @@ static void usage(FILE *f) {
           "  and --memory-report, --fusion-report, --memory-svg of the same compile\n"
           "footprint options: --cc CC (default arm-none-eabi-gcc), --cflags \"FLAGS\" (default\n"
           "  Cortex-M4F, -Os), --json FILE|-, --name, -D, -O, --weights-section, --keep-temps\n"
+          "run: compiles the model for the inputs' shapes, runs it once and writes each output\n"
+          "  as DIR/NAME.npy; under the JIT with the in-process compiler (docs/clang.md)\n"
           "profile options: --runs R (default: 10 to 200, about 1 s), --warmup W (default 2), --top K (rows,\n"
           "  default 20, 0: all), --trace FILE.json (Chrome/Perfetto trace), --json FILE,\n"
           "  --threads, -D, --shape, -O, --cpu, --keep-temps (docs/profile.md)\n"
@@ -261,6 +264,14 @@ static int parse(int argc, char **argv, Options *o, bool check, const char **pos
       if (!cuda_arch_valid(next) || o->n_cuda_arch == 16)
         return bad_usage("bad --cuda-arch '%s' (expected sm_XX, e.g. sm_90)", next);
       o->cuda_arch[o->n_cuda_arch++] = next;
+    } else if (o->run_inputs && strcmp(a, "--input") == 0) {
+      NEED_ARG();
+      if (*o->n_run_inputs == 256)
+        return bad_usage("%s", "at most 256 --input options");
+      o->run_inputs[(*o->n_run_inputs)++] = (char *)next;
+    } else if (o->run_inputs && strcmp(a, "--output") == 0) {
+      NEED_ARG();
+      o->out = next;
     } else if (check && strcmp(a, "--build-only") == 0) {
       o->build_only = true;
     } else if (check && strcmp(a, "--sanitize") == 0) {
@@ -311,10 +322,17 @@ int main(int argc, char **argv) {
   bool check = argc > 1 && strcmp(argv[1], "check") == 0;
   o.footprint = argc > 1 && strcmp(argv[1], "footprint") == 0;
   bool graph = argc > 1 && strcmp(argv[1], "graph") == 0;
+  bool run = argc > 1 && strcmp(argv[1], "run") == 0;
+  char *run_inputs[256];
+  int n_run_inputs = 0;
+  if (run) {
+    o.run_inputs = run_inputs;
+    o.n_run_inputs = &n_run_inputs;
+  }
   o.profiling = argc > 1 && strcmp(argv[1], "profile") == 0;
   o.prof_warmup = 2;
   o.prof_top = 20;
-  int skip = 1 + (check || o.footprint || graph || o.profiling);
+  int skip = 1 + (check || o.footprint || graph || o.profiling || run);
   const char *pos;
   int rc = parse(argc - skip, argv + skip, &o, check, &pos);
   if (rc >= 0)
@@ -357,6 +375,14 @@ int main(int argc, char **argv) {
   }
   if (!pos)
     return bad_usage("%s", "no input model given");
+  if (run) {
+    if (!o.out || o.kind == OUT_SRC || strcmp(o.target, "c") != 0 || o.triple)
+      return bad_usage("%s", "run needs --output DIR, and runs the C target on this machine");
+    o.model = pos;
+    rc = run_main(&o, run_inputs, n_run_inputs, o.out);
+    options_free(&o);
+    return rc;
+  }
   if (o.profiling) {
     if (o.out || o.kind == OUT_SRC || strcmp(o.target, "c") != 0 || o.guard)
       return bad_usage("%s", "profile times the C target and writes no output (-o, -S, --guard); see --trace, --json");

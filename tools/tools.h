@@ -55,6 +55,8 @@ typedef struct Options {
   int prof_top;                /* profile: rows of the table (0: all) */
   const char *prof_trace;      /* profile: Chrome trace JSON path */
   const char *prof_json;       /* profile: the results as JSON */
+  char **run_inputs;           /* run: the --input NAME=FILE options (NULL: not run) */
+  int *n_run_inputs;
 } Options;
 
 /* ---- progress.c: the one-line progress of long compiles on a terminal ---- */
@@ -177,6 +179,15 @@ void cuda_emit_harness(Buf *h, const Graph *g, const char *name, int64_t arena);
 /* ---- check.c ---- */
 /* onnxc check: returns the process exit status (0 match, 1 mismatch, 2 no compile). */
 int check_case(const char *case_dir, const Options *o);
+
+/* onnxc run's build and run (run.c): the model compiled for these inputs
+ * (graph order), run once, outputs written as OUT_DIR/NAME.npy; exit status. */
+int check_run_inputs(const char *model, Tensor *const *in, int n_in, const Options *o, const char *out_dir);
+
+/* ---- run.c: onnxc run MODEL --input NAME=FILE ... --output DIR ---- */
+int run_main(const Options *o, char *const *inputs, int n_inputs, const char *out_dir);
+/* Writes a .npy file of n raw bytes of type dt and shape s. */
+bool run_npy_save(const char *path, DType dt, const Shape *s, const void *raw, size_t n, Diag *d);
 
 /* ---- compare.c ---- */
 /* onnxc compare MODEL [options] (docs/compare.md); argv after "compare". */

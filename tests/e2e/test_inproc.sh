@@ -81,6 +81,32 @@ for m in resnet_blocks mlp; do
       fail "$m.$kind: $out"
     fi
   done
+  # onnxc run under the JIT: .pb inputs in, .npy outputs out, against the case's outputs.
+  args=()
+  i=0
+  for name in $("$PY" -c "import onnx, sys; g = onnx.load(sys.argv[1]).graph; init = {t.name for t in g.initializer}
+print(' '.join(v.name for v in g.input if v.name not in init))" "$model"); do
+    args+=(--input "$name=$case/test_data_set_0/input_$i.pb")
+    i=$((i + 1))
+  done
+  if ! bare "$ONNXC" run "$model" "${args[@]}" --output "$T/$m.run" >"$T/$m.run.txt" 2>&1; then
+    fail "$m: onnxc run"; sed 's/^/     | /' "$T/$m.run.txt"
+  elif out=$("$PY" - "$case" "$T/$m.run.txt" <<'PYEOF'
+import glob, sys
+import numpy as np, onnx
+from onnx import numpy_helper
+exp = [numpy_helper.to_array(onnx.load_tensor(p)) for p in sorted(glob.glob(sys.argv[1] + "/test_data_set_0/output_*.pb"))]
+got = [np.load(p) for p in open(sys.argv[2]).read().split()]
+assert len(got) == len(exp), f"{len(got)} outputs, expected {len(exp)}"
+worst = max(float(np.max(np.abs(g - e) / (1e-7 + 1e-3 * np.abs(e)))) for g, e in zip(got, exp))
+assert all(g.shape == e.shape for g, e in zip(got, exp)) and worst <= 1, f"worst {worst}"
+print(f"{len(got)} output(s), worst error {worst:.3g} of the tolerance")
+PYEOF
+  ); then
+    echo "ok   $m: onnxc run under the JIT: $out"
+  else
+    fail "$m: onnxc run outputs: $out"
+  fi
   # The same through the JIT: onnxc check compares with the case's outputs.
   if out=$(bare "$ONNXC" check "$case" 2>&1); then
     echo "ok   $m: onnxc check under the JIT"
