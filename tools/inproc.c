@@ -146,23 +146,22 @@ static bool write_unit(const char *dir, const char *name, const Options *o, Diag
   buf_printf(&u, "/* %s.c and its weights in one unit for the in-process compiler (docs/clang.md). */\n"
                  "#include \"%s.c\"\n", name, name);
   snprintf(path, sizeof path, "%s/%s_weights.S", dir, name);
-  if (sys_read_file(path, &s)) { /* the blob: its assembly, line by line, as top-level asm */
-    buf_puts(&u, "__asm__(\n");
+  if (sys_read_file(path, &s)) { /* the blob: its assembly as top-level asm, a statement a line
+                                  * (one string would pass -pedantic's 4095 characters) */
     for (char *line = s.s; line && *line;) {
       char *end = strchr(line, '\n');
       size_t k = end ? (size_t)(end - line) : strlen(line);
       if (!(k >= 2 && line[0] == '/' && line[1] == '*')) {
-        buf_puts(&u, "  \"");
+        buf_puts(&u, "__asm__(\"");
         for (size_t i = 0; i < k; i++) {
           if (line[i] == '"' || line[i] == '\\')
             buf_putc(&u, '\\');
           buf_putc(&u, line[i]);
         }
-        buf_puts(&u, "\\n\"\n");
+        buf_puts(&u, "\\n\");\n");
       }
       line = end ? end + 1 : NULL;
     }
-    buf_puts(&u, ");\n");
   } else {
     buf_printf(&u, "#include \"%s_weights.c\"\n", name);
   }
