@@ -115,6 +115,15 @@ PYEOF
   fi
 done
 
+# onnxc profile: its programs under the JIT; the bandwidth probe must not be optimized away.
+if bare "$ONNXC" profile --runs 3 "$SRC/models/digits/digits.onnx" >"$T/prof.txt" 2>&1 &&
+    bw=$(sed -n 's/.*memory copy \([0-9.]*\) GB\/s.*/\1/p' "$T/prof.txt") &&
+    awk -v b="$bw" 'BEGIN { exit !(b > 0.1 && b < 10000) }'; then
+  echo "ok   onnxc profile under the JIT (memory copy ${bw} GB/s)"
+else
+  fail "onnxc profile under the JIT"; sed 's/^/     | /' "$T/prof.txt"
+fi
+
 # Cortex-M4: the model object from --triple, the firmware around it as in test_qemu.sh.
 EX=$SRC/examples/cortex-m
 for m in digits resnet_blocks; do
