@@ -115,6 +115,17 @@ PYEOF
   fi
 done
 
+# onnxc run's errors: no --output is bad usage (2); a missing input or an unknown name, 1 and a message.
+m=$MODELS/mlp/model.onnx
+bare "$ONNXC" run "$m" >/dev/null 2>&1; rc1=$?
+bare "$ONNXC" run "$m" --output "$T/e" >/dev/null 2>"$T/e1"; rc2=$?
+bare "$ONNXC" run "$m" --input nosuch=x.npy --output "$T/e" >/dev/null 2>"$T/e2"; rc3=$?
+if ((rc1 == 2 && rc2 == 1 && rc3 == 1)) && grep -q "needs --input" "$T/e1" && grep -q "no input of that name" "$T/e2"; then
+  echo "ok   onnxc run errors: $(head -n 1 "$T/e1")"
+else
+  fail "onnxc run errors: exit $rc1 $rc2 $rc3, expected 2 1 1"; cat "$T/e1" "$T/e2"
+fi
+
 # onnxc profile: its programs under the JIT; the bandwidth probe must not be optimized away.
 if bare "$ONNXC" profile --runs 3 "$SRC/models/digits/digits.onnx" >"$T/prof.txt" 2>&1 &&
     bw=$(sed -n 's/.*memory copy \([0-9.]*\) GB\/s.*/\1/p' "$T/prof.txt") &&
