@@ -34,6 +34,9 @@ if(NOT ONNXC_WITH_CLANG STREQUAL "OFF")
     endif()
   endforeach()
   if(ONNXC_CLANG_FOUND)
+    # Here, at the top level: executables anywhere that link tools/clangcc.cpp
+    # through onnxc_tools must link as C++.
+    enable_language(CXX)
     message(STATUS "onnxc: in-process C compiler: Clang ${ONNXC_CLANG_VERSION} (${ONNXC_CLANG_INCLUDE})")
   elseif(ONNXC_WITH_CLANG STREQUAL "ON")
     message(FATAL_ERROR "ONNXC_WITH_CLANG=ON: no libclang-cpp*-dev with its llvm-*-dev found (docs/clang.md)")
