@@ -82,10 +82,10 @@ static bool is_x86(const char *triple) {
 
 /* Compiles dir/src to dir/obj in memory and writes it; `pic`, `extra` and the
  * level and CPU flags as driver_cc gives them to $CC. */
-static bool compile_file(const char *dir, const char *src, const char *obj, const Options *o, const char *std,
-                         const char *extra, bool pic, Diag *d) {
+static bool compile_file(const char *dir, const char *src, const char *shown, const char *obj, const Options *o,
+                         const char *std, const char *extra, bool pic, Diag *d) {
   char what[600], in[4096], out[4096], inc[4096], cpu[160], target[200], fsinc[4200];
-  snprintf(what, sizeof what, "in-process C compiler: %s", src);
+  snprintf(what, sizeof what, "in-process C compiler: %s", shown);
   progress_show(o->progress, what, 0, 0);
   snprintf(in, sizeof in, "%s/%s", dir, src);
   snprintf(out, sizeof out, "%s/%s", dir, obj);
@@ -185,10 +185,11 @@ static bool write_unit(const char *dir, const char *name, const Options *o, Diag
 
 bool inproc_cc(const char *dir, const char *name, const Options *o, const char *extra, bool pic, Buf *objects,
                Diag *d) {
-  char src[512], obj[512];
+  char src[512], obj[512], shown[512];
   snprintf(src, sizeof src, "%s_all.c", name);
+  snprintf(shown, sizeof shown, "%s.c", name);
   snprintf(obj, sizeof obj, "%s.o", name);
-  if (!write_unit(dir, name, o, d) || !compile_file(dir, src, obj, o, "-std=c99", extra, pic, d))
+  if (!write_unit(dir, name, o, d) || !compile_file(dir, src, shown, obj, o, "-std=c99", extra, pic, d))
     return false;
   buf_printf(objects, "%s/%s\n", dir, obj);
   return true;
@@ -220,7 +221,7 @@ bool inproc_program(const char *dir, const char *main_src, const char *std, cons
   char jit[4096];
   Options ho = *o;
   ho.triple = NULL;
-  if (!compile_file(dir, main_src, "main.o", &ho, std, NULL, true, d))
+  if (!compile_file(dir, main_src, main_src, "main.o", &ho, std, NULL, true, d))
     return false;
   Buf list;
   buf_init(&list);
