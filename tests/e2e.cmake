@@ -77,3 +77,11 @@ add_test(NAME e2e.cmake_package COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/e2e/test_
 
 set_tests_properties(e2e.cli e2e.if_branch e2e.conformance e2e.conformance_sanitize e2e.models_vs_ort
                      e2e.models_vs_ort_guard e2e.guard e2e.python e2e.digits e2e.cortex_m e2e.cmake_package e2e.numerics e2e.compare e2e.progress e2e.dynamic PROPERTIES LABELS e2e)
+
+# The in-process compiler (docs/clang.md): host .so/.a/.o, Cortex-M4 objects
+# under QEMU and the JIT, with no C compiler on PATH.
+if(ONNXC_CLANG_FOUND)
+  add_test(NAME e2e.inproc COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/e2e/test_inproc.sh ${ONNXC_BIN} ${ONNXC_SRC}
+    ${CMAKE_BINARY_DIR}/e2e-models ${ONNXC_PYTHON})
+  set_tests_properties(e2e.inproc PROPERTIES DEPENDS e2e.models_vs_ort LABELS e2e TIMEOUT 300)
+endif()

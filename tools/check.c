@@ -205,9 +205,9 @@ static void emit_harness(Buf *h, const Graph *g, const char *name, int64_t arena
     buf_printf(h, "%lld, ", (long long)b);
   }
   buf_printf(h, "0};\n  if (argc != %d) return 3;\n", 1 + g->n_inputs + g->n_outputs);
-  buf_printf(h, "  if (%lld > 0) {\n    arena = aligned_alloc(64, %lld);\n"
-                "    if (!arena) return 3;\n    memset(arena, 0xA5, %lld);\n  }\n",
-             (long long)arena, (long long)arena, (long long)arena);
+  if (arena > 0) /* no memset of 0 bytes: clang warns */
+    buf_printf(h, "  arena = aligned_alloc(64, %lld);\n  if (!arena) return 3;\n  memset(arena, 0xA5, %lld);\n",
+               (long long)arena, (long long)arena);
   buf_printf(h, "  for (i = 0; i < %d; i++) in[i] = load(argv[1 + i], in_bytes[i]);\n", g->n_inputs);
   for (int i = 0; i < g->n_inputs; i++)
     if (g->inputs[i]->dt == DT_STRING) {
@@ -518,8 +518,9 @@ static Graph *build_runner(const char *model, const DataSet *ds, const Options *
       snprintf(cinc, sizeof cinc, "-I%s/include", cuda_home());
       snprintf(cstub, sizeof cstub, "-L%s/lib64/stubs", cuda_home());
     }
-    ok = driver_link_program(dir, "harness.c", o->sanitize ? san : plain, objects.s, cuda ? libs : NULL, target.threads,
-                             "test harness", d);
+    ok = inproc_wanted(o) ? inproc_program(dir, "harness.c", "-std=c11", objects.s, o, d)
+                          : driver_link_program(dir, "harness.c", o->sanitize ? san : plain, objects.s,
+                                                cuda ? libs : NULL, target.threads, "test harness", d);
   }
   buf_free(&objects);
   if (!ok) {
@@ -732,7 +733,7 @@ static int run_set(const char *dir, const Graph *g, const DataSet *ds, const boo
   argv[n] = NULL;
   Buf log;
   buf_init(&log);
-  int rc = sys_run(argv, &log);
+  int rc = driver_run_program(argv, &log);
   int status = 0;
   if (rc == 5 && log.s && strncmp(log.s, "guard: ", 7) == 0) { /* --guard: a red zone was hit */
     fprintf(stderr, "%s", log.s);
@@ -822,6 +823,96 @@ static void locate_nan(const char *model, const DataSet *ds, const Options *o) {
     sys_rmtree(dir);
     free(dir);
   }
+}
+
+int check_run_inputs(const char *model, Tensor *const *in, int n_in, const Options *o, const char *out_dir) {
+  DataSet *ds = calloc(1, sizeof *ds);
+  char *dir = sys_mkdtemp("run");
+  bool bound[MAX_IO] = {false};
+  Diag d;
+  diag_init(&d, model, stderr);
+  IR_ASSERT(ds && n_in <= MAX_IO);
+  ds->dir = (char *)out_dir;
+  ds->n_in = n_in;
+  for (int i = 0; i < n_in; i++)
+    ds->in[i] = in[i];
+  Graph *g = dir ? build_runner(model, ds, o, dir, false, bound, &d) : NULL;
+  int rc = g ? 0 : 1;
+  for (int i = 0; g && i < g->n_inputs + g->n_outputs; i++)
+    if ((i < g->n_inputs ? g->inputs[i] : g->outputs[i - g->n_inputs])->dt == DT_STRING) {
+      diag_error(&d, NULL, "run: string inputs and outputs are not supported yet (onnxc check handles them)");
+      rc = 1;
+      break;
+    }
+  char *argv[2 * MAX_IO + 2] = {NULL};
+  int n = 0;
+  if (rc == 0) {
+    char p[4200];
+    snprintf(p, sizeof p, "%s/runner", dir);
+    argv[n++] = strdup(p);
+    for (int i = 0; i < n_in && rc == 0; i++) {
+      snprintf(p, sizeof p, "%s/in%d.bin", dir, i);
+      argv[n++] = strdup(p);
+      if (!sys_write_file(p, in[i]->data, (size_t)in[i]->nbytes)) {
+        diag_error(&d, NULL, "cannot write %s", p);
+        rc = 1;
+      }
+    }
+    for (int i = 0; i < g->n_outputs; i++) {
+      snprintf(p, sizeof p, "%s/out%d.bin", dir, i);
+      argv[n++] = strdup(p);
+    }
+  }
+  if (rc == 0) {
+    Buf log;
+    buf_init(&log);
+    int st = driver_run_program(argv, &log);
+    if (log.len)
+      fprintf(stderr, "%.*s", (int)log.len, log.s);
+    if (st != 0) {
+      diag_error(&d, NULL, "the generated code failed (status %d)", st);
+      rc = 1;
+    }
+    buf_free(&log);
+  }
+  for (int i = 0; rc == 0 && i < g->n_outputs; i++) {
+    Value v = *g->outputs[i];
+    Buf got;
+    buf_init(&got);
+    char p[4200], name[256];
+    if (v.dyn_dims) { /* its dims, then its actual extent */
+      snprintf(p, sizeof p, "%s.dims", argv[n - g->n_outputs + i]);
+      if (!sys_read_file(p, &got) || got.len != (size_t)v.shape.rank * 8)
+        rc = 1;
+      for (int k = 0; rc == 0 && k < v.shape.rank; k++)
+        memcpy(&v.shape.d[k], got.s + 8 * k, 8);
+      got.len = 0;
+    }
+    size_t k = 0;
+    for (const char *c = v.name; *c && k + 1 < sizeof name; c++, k++)
+      name[k] = (*c == '/' || *c == '\\' || (*c == '.' && k == 0)) ? '_' : *c;
+    name[k] = 0;
+    snprintf(p, sizeof p, "%s/%s.npy", out_dir, name);
+    if (rc != 0 || !sys_read_file(argv[n - g->n_outputs + i], &got) ||
+        !run_npy_save(p, v.dt, &v.shape, got.s, got.len, &d))
+      rc = 1;
+    else
+      printf("%s\n", p);
+    buf_free(&got);
+  }
+  for (int i = 0; i < n; i++)
+    free(argv[i]);
+  ir_graph_free(g);
+  diag_free(&d);
+  if (dir) {
+    if (o->keep_temps)
+      fprintf(stderr, "onnxc run: kept %s\n", dir);
+    else
+      sys_rmtree(dir);
+    free(dir);
+  }
+  free(ds);
+  return rc;
 }
 
 int check_case(const char *case_dir, const Options *o) {
