@@ -406,10 +406,16 @@ static bool k_layernorm(Dx *x, const Node *n) {
   float eps = ir_attr_float(n, "epsilon", 1e-5f);
   ec_line(e, "const int64_t rows = %s;", prod_c(x, s, 0, axis));
   ec_line(e, "for (int64_t o = 0; o < rows; o++) {");
-  ec_line(e, "  const float *xr = X0 + o * %lld;", (long long)inner);
   /* in double, as the static kernel (emit_nn.c): a row of nearly equal
    * values divides by a tiny deviation */
   ec_line(e, "  float *yr = Y0 + o * %lld;", (long long)inner);
+  if (ir_attr_int(n, "onnxc.fused_inputs", 0) == 1) { /* the residual Add before it (fuse_norm.c) */
+    ec_line(e, "  for (int64_t j = 0; j < %lld; j++) yr[j] = X0[o * %lld + j] + X%d[o * %lld + j];",
+            (long long)inner, (long long)inner, n->n_in - 1, (long long)inner);
+    ec_line(e, "  const float *xr = yr;");
+  } else {
+    ec_line(e, "  const float *xr = X0 + o * %lld;", (long long)inner);
+  }
   ec_line(e, "  double mean = 0.0, var = 0.0;");
   ec_line(e, "  for (int64_t j = 0; j < %lld; j++) mean += xr[j];", (long long)inner);
   ec_line(e, "  mean /= %lld.0;", (long long)inner);

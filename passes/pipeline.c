@@ -30,7 +30,8 @@ static bool run_simplify(Graph *g, Ctx *c, Diag *d) { return c->o->opt_level < 1
 static bool fusing(const Graph *g, const Ctx *c) { return c->o->opt_level >= 1 && g->n_syms == 0; }
 static bool run_fuse_bn(Graph *g, Ctx *c, Diag *d) { return c->o->opt_level < 1 || pass_fuse_bn(g, d); }
 static bool run_fuse_epi(Graph *g, Ctx *c, Diag *d) { return !fusing(g, c) || pass_fuse_epilogue(g, d, c->o->target->fuse_residual); }
-static bool run_fuse_norm(Graph *g, Ctx *c, Diag *d) { return !fusing(g, c) || pass_fuse_norm(g, d); }
+/* (with ranges its patterns need static shapes; the residual Add still folds in) */
+static bool run_fuse_norm(Graph *g, Ctx *c, Diag *d) { return c->o->opt_level < 1 || pass_fuse_norm(g, d); }
 /* (with ranges, only elementwise chains: pass_fuse_elementwise says which) */
 static bool run_fuse_ew(Graph *g, Ctx *c, Diag *d) { return c->o->opt_level < 1 || pass_fuse_elementwise(g, true, d); }
 static bool run_fuse_layout(Graph *g, Ctx *c, Diag *d) {
