@@ -157,6 +157,9 @@ bool pass_infer(Graph *g, Diag *d) {
   int before = d->n_errors;
   for (Node *n = g->first, *next; n; n = next) {
     next = n->next;
+    if (n->op == OP_Identity && n->in[0]->dyn_dims && !shape_is_static(&n->out[0]->shape) &&
+        shape_is_bounded(&n->out[0]->shape))
+      continue;  /* bind_data_dims made it: its output's symbolic dims stay */
     if (!infer_node(n, d))
       continue;  /* keep going: report every independent error */
     infer_sym_values(n);
