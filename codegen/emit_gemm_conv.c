@@ -117,7 +117,7 @@ bool gk_conv_prod(const Node *n, int threads, Prod *p, Window *w) {
       p->off_img = p->bytes;
       p->bytes += up((w->c * (w->h + w->pt + w->pb) * (w->w + w->pl + w->pr) + 16) * 4, 64);
     }
-    p->par = threads > 1 && p->m * p->n * p->k >= GEMM_PAR_MACS;
+    p->par = threads_worth(threads, ec_cost_ns((double)p->m * p->n * p->k, 0));
     return true;
   }
   if (conv_direct(n, w)) { /* no packing: B read from the padded image */
@@ -128,7 +128,7 @@ bool gk_conv_prod(const Node *n, int threads, Prod *p, Window *w) {
     p->off_a = p->off_b = p->off_pix = -1;
     p->off_img = 0;
     p->bytes = up((w->c * hp * wp + 32) * 4, 64);
-    p->par = threads > 1 && p->m * p->n * p->k >= GEMM_PAR_MACS;
+    p->par = threads_worth(threads, ec_cost_ns((double)p->m * p->n * p->k, 0));
     return true;
   }
   /* the product of one group: wg, xg, yg (and bg) are that group's */
@@ -144,13 +144,6 @@ bool gk_conv_prod(const Node *n, int threads, Prod *p, Window *w) {
   p->ldy = p->n;
   gk_layout(p, w);
   return gk_worth_packing(p);
-}
-
-/* Items per matrix of gk_emit_core_par (all rows at once when A is packed and
- * there are columns enough). */
-int64_t gk_par_per(const Prod *p) {
-  int64_t ncw = gk_par_ncw(p->m, p->n, p->threads), nib = (p->m + GEMM_MC - 1) / GEMM_MC, njb = (p->n + ncw - 1) / ncw;
-  return (p->a.src == SRC_PACKED && njb >= 4 * p->threads ? 1 : nib) * njb;
 }
 
 /* Marks the node's function as running on every thread (true), unless the
