@@ -80,11 +80,18 @@ void ec_flat_for(EmitC *e, const char *var, int64_t n);
  * time on one thread (ec_cost_ns, ec_cost_rows_ns: measured rates) and asks
  * ec_par_worth; work under a pool's wake-up and join stays on one thread. */
 int ec_threads(const EmitC *e);
-/* Estimated nanoseconds on one thread: of `macs` packed multiply-adds or
- * `bytes` moved, whichever takes longer; of row kernels over `elements`
- * (Softmax, LayerNormalization and the like). */
+/* Estimated nanoseconds on one thread of `units` of a kind of work (measured
+ * rates, c/threads.c); ec_cost_ns: of `macs` packed multiply-adds or `bytes`
+ * moved, whichever takes longer. */
+typedef enum CostKind {
+  COST_GEMM_MAC, /* a multiply-add of the packed GEMM */
+  COST_DW_TAP,   /* an output element x tap of a depthwise conv or a pool */
+  COST_ROW_ELEM, /* an element of a row kernel (Softmax, LayerNormalization) */
+  COST_EW_ELEM,  /* an output element of an elementwise loop */
+  COST_BYTE,     /* a byte moved */
+} CostKind;
+double ec_cost(CostKind k, double units);
 double ec_cost_ns(double macs, double bytes);
-double ec_cost_rows_ns(double elements);
 /* threads > 1 and work of cost_ns (on one thread) gains from the pool. */
 bool ec_par_worth(const EmitC *e, double cost_ns);
 bool threads_worth(int threads, double cost_ns);

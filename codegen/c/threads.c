@@ -18,12 +18,14 @@
 #include "codegen_internal.h"
 #include "gemm.h"
 
-/* Rates on one thread of the 2-core AVX-512 build machine (onnxc profile,
- * docs/threads.md): packed GEMM multiply-adds, memory traffic, and the per
- * element cost of row kernels (Softmax, LayerNormalization: exp, two passes). */
-#define COST_PS_PER_MAC 16.0
-#define COST_PS_PER_BYTE 120.0
-#define COST_PS_PER_ROW_ELEM 1100.0
+/* Picoseconds per unit of work on one thread of the 2-core AVX-512 build
+ * machine (onnxc profile --threads 1 on the corpus, docs/threads.md), by
+ * CostKind: a packed GEMM multiply-add (BERT-tiny's dense layers), a
+ * depthwise or pooling tap (MobileNetV2's 3x3 depthwise convs), an element
+ * of a row kernel (Softmax, LayerNormalization: exp, two passes), an element
+ * of an elementwise loop, a byte moved (memory copy rate). */
+static const double cost_ps[] = {16.0, 110.0, 1100.0, 140.0, 120.0};
+
 /* A parallel node's overhead over a sequential one with the workers spinning
  * (post, join, the last claim's imbalance): about 1-2 us; a kernel goes on
  * the pool from PAR_MIN_NS, so that the overhead stays under a fifth of it. */
@@ -32,12 +34,12 @@
  * work per claim keeps that under a few percent. */
 #define CLAIM_MIN_NS 1500.0
 
-double ec_cost_ns(double macs, double bytes) {
-  double c = macs * COST_PS_PER_MAC, m = bytes * COST_PS_PER_BYTE;
-  return (c > m ? c : m) / 1000.0;
-}
+double ec_cost(CostKind k, double units) { return units * cost_ps[k] / 1000.0; }
 
-double ec_cost_rows_ns(double elements) { return elements * COST_PS_PER_ROW_ELEM / 1000.0; }
+double ec_cost_ns(double macs, double bytes) {
+  double c = ec_cost(COST_GEMM_MAC, macs), m = ec_cost(COST_BYTE, bytes);
+  return c > m ? c : m;
+}
 
 int ec_threads(const EmitC *e) { return e->threads > 1 ? e->threads : 1; }
 void ec_set_parallel(EmitC *e) { e->parallel = e->threads > 1; }
@@ -72,7 +74,7 @@ void ec_open_items(EmitC *e, const char *var, int64_t n, double cost_ns) {
 }
 
 void ec_open_rows(EmitC *e, int64_t outer, int64_t len) {
-  ec_open_items(e, "o", outer, ec_cost_rows_ns((double)outer * (double)len));
+  ec_open_items(e, "o", outer, ec_cost(COST_ROW_ELEM, (double)outer * (double)len));
 }
 
 /* The pool. In parts: ISO C99 only promises string literals of 4095 characters. */
@@ -95,15 +97,16 @@ static const char *const pool_text[] = {
     "#define ONNXC_SPIN_US 100L /* polling after a run's last task (a -D may change it) */\n"
     "#endif\n"
     "#ifndef ONNXC_SPIN_RUN_US\n"
-    "#define ONNXC_SPIN_RUN_US 1000L /* between two tasks of a run */\n"
+    "#define ONNXC_SPIN_RUN_US 300L /* between two tasks of a run */\n"
     "#endif\n"
+    "#define ONNXC_YIELD_US 20L /* a wait longer than this yields the core at each poll */\n"
     "#define ONNXC_CLOSED 0x40000000\n"
     "#if defined(__x86_64__) || defined(__i386__)\n"
     "/* a poll with a pause (the other thread of an SMT core keeps its slots);\n"
     " * the TSC bounds the spin, counted at 2 GHz or faster */\n"
     "#define ONNXC_RELAX() __builtin_ia32_pause()\n"
     "#define ONNXC_T0() __builtin_ia32_rdtsc()\n"
-    "#define ONNXC_SPUN(t0, s, us) (__builtin_ia32_rdtsc() - (t0) > (unsigned long long)(us) * 2000u)\n"
+    "#define ONNXC_SPUN(t0, s, us) ((void)(s), __builtin_ia32_rdtsc() - (t0) > (unsigned long long)(us) * 2000u)\n"
     "#elif defined(__aarch64__)\n"
     "#define ONNXC_RELAX() __asm__ __volatile__(\"yield\" ::: \"memory\")\n"
     "#define ONNXC_T0() 0ull\n"
@@ -143,11 +146,13 @@ static const char *const pool_text[] = {
     "    __atomic_add_fetch(&onnxc_pool.ready, 1, __ATOMIC_RELEASE);\n"
     "}\n"
     "static inline void onnxc_ready_wait(int nt, int n) {\n"
+    "  const unsigned long long t0 = ONNXC_T0();\n"
     "  long s = 0;\n"
+    "  (void)t0;\n"
     "  while (nt > 1 && __atomic_load_n(&onnxc_pool.ready, __ATOMIC_ACQUIRE) < n) {\n"
     "    ONNXC_RELAX();\n"
-    "    if (++s > 100000L)\n"
-    "      sched_yield();\n"
+    "    if (ONNXC_SPUN(t0, ++s, ONNXC_YIELD_US))\n"
+    "      sched_yield(); /* the thread it waits for may want this core */\n"
     "  }\n"
     "}\n"
     "/* NAME_run's start and end: workers keep polling between its tasks. */\n"
@@ -165,7 +170,8 @@ static const char *const pool_text[] = {
     "    (void)t0;\n"
     "    while ((g = __atomic_load_n(&onnxc_pool.gen, __ATOMIC_ACQUIRE)) == seen) {\n"
     "      ONNXC_RELAX();\n"
-    "      ++s;\n"
+    "      if ((++s & 1023) == 0)\n"
+    "        sched_yield(); /* now and then: the caller may be waiting for this core */\n"
     "      if (ONNXC_SPUN(t0, s, __atomic_load_n(&onnxc_pool.running, __ATOMIC_RELAXED)\n"
     "                                ? ONNXC_SPIN_RUN_US : ONNXC_SPIN_US)) {\n"
     "        pthread_mutex_lock(&onnxc_pool.mu);\n"
@@ -204,6 +210,7 @@ static const char *const pool_text[] = {
     "}\n",
     "\n"
     "static void onnxc_parallel(onnxc_task fn, void *const *p) {\n"
+    "  unsigned long long t0;\n"
     "  long s = 0;\n"
     "  int i;\n"
     "  (void)onnxc_claim; /* not every model uses every helper */\n"
@@ -237,10 +244,11 @@ static const char *const pool_text[] = {
     "  onnxc_pool_post(0, 0);\n"
     "  fn(p, 0, ONNXC_NT);\n"
     "  __atomic_fetch_or(&onnxc_pool.state, ONNXC_CLOSED, __ATOMIC_ACQ_REL);\n"
+    "  t0 = ONNXC_T0();\n"
     "  while (__atomic_load_n(&onnxc_pool.state, __ATOMIC_ACQUIRE) != ONNXC_CLOSED) {\n"
     "    ONNXC_RELAX();\n"
-    "    if (++s > 100000L)\n"
-    "      sched_yield();\n"
+    "    if (ONNXC_SPUN(t0, ++s, ONNXC_YIELD_US))\n"
+    "      sched_yield(); /* a worker preempted in its last item may want this core */\n"
     "  }\n"
     "  pthread_mutex_unlock(&onnxc_pool.busy);\n"
     "}\n"
