@@ -303,16 +303,24 @@ static bool emit_conv_small_products(EmitC *e, const Node *n, const Prod *p, boo
   int64_t N = p->m, K = p->k;
   if (shared)
     ec_line(e, "onnxc_ready_wait(onnxc_nt, %lld);", LL(ns));
-  ec_line(e, "const long j0 = (it - %lld) / %lld * %lld, q0 = (it - %lld) %% %lld * %lld;", LL(ns), LL(nq),
-          LL(cb), LL(ns), LL(nq), LL(qr));
-  ec_line(e, "const long q1 = q0 + %lld < %lld ? q0 + %lld : %lld;", LL(qr), LL(N), LL(qr), LL(N));
-  ec_line(e, "const long qe = (q1 + ONNXC_MR - 1) / ONNXC_MR * ONNXC_MR;");
+  if (nq == 1) { /* all pixels: q0 0, q1 N (one thread writes the same code as before) */
+    ec_line(e, "const long j0 = (it - %lld) * %lld;", LL(ns), LL(cb));
+  } else {
+    ec_line(e, "const long j0 = (it - %lld) / %lld * %lld, q0 = (it - %lld) %% %lld * %lld;", LL(ns), LL(nq),
+            LL(cb), LL(ns), LL(nq), LL(qr));
+    ec_line(e, "const long q1 = q0 + %lld < %lld ? q0 + %lld : %lld;", LL(qr), LL(N), LL(qr), LL(N));
+    ec_line(e, "const long qe = (q1 + ONNXC_MR - 1) / ONNXC_MR * ONNXC_MR;");
+  }
   ec_line(e, "for (long pc = 0; pc < %lld; pc += %d) {", LL(K), GEMM_KC);
   ec_line(e, "const long kc = %lld - pc < %d ? %lld - pc : %d;", LL(K), GEMM_KC, LL(K), GEMM_KC);
   ec_line(e, "for (long jr = j0; jr < j0 + %lld; jr += ONNXC_NR) {", LL(cb));
   ec_line(e, "const float *b = X1 + (jr - jr %% %d) * %lld + pc * %d + jr %% %d;", GEMM_NRP, LL(K),
           GEMM_NRP, GEMM_NRP);
-  ec_line(e, "for (long ir = q0; ir < qe; ir += ONNXC_MR) {");
+  if (nq == 1)
+    ec_line(e, "for (long ir = 0; ir < (%lld + ONNXC_MR - 1) / ONNXC_MR * ONNXC_MR; ir += ONNXC_MR) {",
+            LL(N));
+  else
+    ec_line(e, "for (long ir = q0; ir < qe; ir += ONNXC_MR) {");
   if (p->trans_x) /* full tiles from the image (row stride N), the last from its panel */
     ec_line(e, "onnxc_ukr(kc, ir + ONNXC_MR <= %lld ? X0 + pc * %lld + ir : ap + pc * ONNXC_MR, "
                "ir + ONNXC_MR <= %lld ? %lld : ONNXC_MR, b, (const int *)0, ct + ir * %lld + jr, "
@@ -334,7 +342,10 @@ static bool emit_conv_small_products(EmitC *e, const Node *n, const Prod *p, boo
   buf_init(&out);
   gemm_act_expr(n, "v", &out);
   ec_line(e, "for (long ch = j0; ch < j0 + %lld; ch++) {", LL(cb));
-  ec_line(e, "for (long q = q0; q < q1; q++) {");
+  if (nq == 1)
+    ec_line(e, "for (long q = 0; q < %lld; q++) {", LL(N));
+  else
+    ec_line(e, "for (long q = q0; q < q1; q++) {");
   ec_line(e, "const float v = %s;", v.s);
   ec_line(e, "Y0[ch * %lld + q] = %s;", LL(N), out.s);
   ec_line(e, "}");
