@@ -78,7 +78,8 @@ void cg_param_names(CGen *cg, Arena *a) {
 
 int64_t cg_numel(const Value *v) {
   int64_t n = 0;
-  IR_ASSERT(shape_numel(&v->shape, &n));
+  /* bounded dims (-D NAME=LO..HI): the count at the upper bounds, a capacity */
+  IR_ASSERT(shape_numel(&v->shape, &n) || shape_numel_max(v->g, &v->shape, &n));
   return n;
 }
 
@@ -140,7 +141,7 @@ void cg_run_v_args(Buf *c, const Graph *g) {
     buf_printf(c, ", (const %s *)inputs[%d]", cg_ctype(g->inputs[i]), i);
   for (int i = 0, k = g->n_outputs; i < g->n_outputs; i++) {
     buf_printf(c, ", (%s *)outputs[%d]", cg_ctype(g->outputs[i]), i);
-    if (g->outputs[i]->dyn_dims) /* the extents follow the outputs, in output order */
+    if (value_dyn_mask(g->outputs[i])) /* the extents follow the outputs, in output order */
       buf_printf(c, ", (int64_t *)outputs[%d]", k++);
   }
 }
@@ -157,7 +158,7 @@ void cg_run_params(const CGen *cg, bool typed, Buf *c) {
       buf_printf(c, ", %s *%s", cg_ctype(g->outputs[i]), cg->out_param[i]);
     else
       buf_printf(c, ", %s", cg->out_param[i]);
-    if (g->outputs[i]->dyn_dims)
+    if (value_dyn_mask(g->outputs[i]))
       buf_printf(c, typed ? ", int64_t *%s_dims" : ", %s_dims", cg->out_param[i]);
   }
 }

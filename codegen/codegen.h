@@ -104,6 +104,17 @@ int64_t ec_par_chunks(const EmitC *e, int64_t n, double cost_ns);
  * node parallel); else one loop. The caller closes the brace. */
 void ec_open_items(EmitC *e, const char *var, int64_t n, double cost_ns);
 
+/* ---- run-time extents (emit_dyn.c, docs/dynamic-shapes.md) ------------------------
+ * With range symbols (Graph.n_syms > 0), a node whose shapes depend on them
+ * gets a body from dyn_emit_body, whose function takes `const int64_t *dims`
+ * (the run's symbol values by id) after its outputs. dyn_check reports every
+ * such node no kernel there covers. */
+bool dyn_node_is_dynamic(const Node *n);
+bool dyn_emit_body(EmitC *e, const Node *n);
+bool dyn_check(const Graph *g, Diag *d);
+/* v's element count at the run's dims, as C text over `dims` (allocated in a). */
+const char *dyn_numel_c(const Value *v, Arena *a);
+
 /* ---- the target's hooks for the passes (target.c) ------------------------------
  * codegen_target fills t for the target named "c" or "cuda" built for
  * `threads` threads: what its kernels fuse, and the scratch each kernel

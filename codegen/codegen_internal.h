@@ -31,6 +31,14 @@ const char *cg_c_ident(Arena *a, const char *prefix, const char *name, const cha
 /* cg->cname of the graph inputs (in_*) and cg->out_param (out_*), unique C
  * identifiers; an output value names its first output parameter. */
 void cg_param_names(CGen *cg, Arena *a);
+/* emit_dyn.c: the ABI of a model with range symbols (docs/dynamic-shapes.md). */
+void dyn_write_dims_check(const Graph *g, Buf *c);
+void dyn_write_data_dims(const Graph *g, Buf *c);     /* dims[] of a graph without -D ranges */
+void dyn_write_output_dims(const CGen *cg, Buf *c);  /* NAME_run's out_*_dims that follow them */
+void dyn_write_header(const CGen *cg, const char *up, Buf *h);
+void dyn_write_arena_fn(const Graph *g, const Plan *plan, const char *nm, Buf *c);
+/* guard mode: the run's table of buffers, rt_guard_regions, sized by the dims */
+void dyn_write_guard_regions(const Graph *g, const Plan *plan, Buf *run);
 int64_t cg_numel(const Value *v);             /* elements of a static value */
 const char *cg_ctype(const Value *v);         /* its element's C type (onnxc_str for strings) */
 void cg_comment_safe(Buf *b, const char *s);  /* s, unable to close the C comment it goes in */

@@ -103,6 +103,18 @@ void gemm_act_expr(const Node *n, const char *operand, Buf *out) {
 
 /* ---- emission ------------------------------------------------------------------- */
 
+/* v as C text, or rt (its run-time expression) when set; from a ring of
+ * buffers, so a few can be live in one ec_line call. */
+static const char *rtv(int64_t v, const char *rt) {
+  static char ring[8][256];
+  static int at;
+  if (rt)
+    return rt;
+  char *b = ring[at++ % 8];
+  snprintf(b, sizeof ring[0], "%lld", LL(v));
+  return b;
+}
+
 /* Packs B[pc.., jc..] (kc x nc) into 32-column panels at bb. */
 static void emit_pack_b(EmitC *e, const Prod *p, const Window *win) {
   const Operand *b = &p->b;
@@ -110,20 +122,21 @@ static void emit_pack_b(EmitC *e, const Prod *p, const Window *win) {
   ec_line(e, "const long w = nc - q < 32 ? nc - q : 32;");
   ec_line(e, "float *d = bb + q * kc;");
   if (b->src == SRC_ROWS) {
-    ec_line(e, "const float *s = %s + pc * %lld + jc + q;", b->ptr, LL(b->ld));
+    const char *ld = rtv(b->ld, b->ld_rt);
+    ec_line(e, "const float *s = %s + pc * %s + jc + q;", b->ptr, ld);
     ec_line(e, "for (long kk = 0; kk < kc; kk++) {");
     ec_line(e, "long x = 0;");
     ec_line(e, "if (w == 32) {");
-    ec_line(e, "for (x = 0; x < 32; x++) d[kk * 32 + x] = s[kk * %lld + x];", LL(b->ld));
+    ec_line(e, "for (x = 0; x < 32; x++) d[kk * 32 + x] = s[kk * %s + x];", ld);
     ec_line(e, "} else {");
-    ec_line(e, "for (x = 0; x < w; x++) d[kk * 32 + x] = s[kk * %lld + x];", LL(b->ld));
+    ec_line(e, "for (x = 0; x < w; x++) d[kk * 32 + x] = s[kk * %s + x];", ld);
     ec_line(e, "for (; x < 32; x++) d[kk * 32 + x] = 0;");
     ec_line(e, "}");
     ec_line(e, "}");
   } else if (b->src == SRC_TRANS) {
     ec_line(e, "for (long x = 0; x < 32; x++) {");
     ec_line(e, "if (x < w) {");
-    ec_line(e, "const float *s = %s + (jc + q + x) * %lld + pc;", b->ptr, LL(b->ld));
+    ec_line(e, "const float *s = %s + (jc + q + x) * %s + pc;", b->ptr, rtv(b->ld, b->ld_rt));
     ec_line(e, "for (long kk = 0; kk < kc; kk++) d[kk * 32 + x] = s[kk];");
     ec_line(e, "} else {");
     ec_line(e, "for (long kk = 0; kk < kc; kk++) d[kk * 32 + x] = 0;");
@@ -175,7 +188,7 @@ static void emit_pack_a(EmitC *e, const Prod *p) {
   if (a->src == SRC_ROWS) {
     ec_line(e, "for (long r = 0; r < ONNXC_MR; r++) {");
     ec_line(e, "if (r0 + r < mc) {");
-    ec_line(e, "const float *s = %s + (ic + r0 + r) * %lld + pc;", a->ptr, LL(a->ld));
+    ec_line(e, "const float *s = %s + (ic + r0 + r) * %s + pc;", a->ptr, rtv(a->ld, a->ld_rt));
     ec_line(e, "for (long kk = 0; kk < kc; kk++) d[kk * ONNXC_MR + r] = s[kk];");
     ec_line(e, "} else {");
     ec_line(e, "for (long kk = 0; kk < kc; kk++) d[kk * ONNXC_MR + r] = 0;");
@@ -184,7 +197,7 @@ static void emit_pack_a(EmitC *e, const Prod *p) {
   } else {
     ec_line(e, "const long h = mc - r0 < ONNXC_MR ? mc - r0 : ONNXC_MR;");
     ec_line(e, "for (long kk = 0; kk < kc; kk++) {");
-    ec_line(e, "const float *s = %s + (pc + kk) * %lld + ic + r0;", a->ptr, LL(a->ld));
+    ec_line(e, "const float *s = %s + (pc + kk) * %s + ic + r0;", a->ptr, rtv(a->ld, a->ld_rt));
     ec_line(e, "long r = 0;");
     ec_line(e, "for (; r < h; r++) d[kk * ONNXC_MR + r] = s[r];");
     ec_line(e, "for (; r < ONNXC_MR; r++) d[kk * ONNXC_MR + r] = 0;");
@@ -197,6 +210,7 @@ static void emit_pack_a(EmitC *e, const Prod *p) {
  * bb/ab as the operands need). */
 static void emit_tiles(EmitC *e, const Prod *p) {
   int64_t K = p->k;
+  const char *ldy = rtv(p->ldy, p->ldy_rt), *Kt = rtv(K, p->k_rt);
   ec_line(e, "for (long jr = 0; jr < nc; jr += ONNXC_NR) {");
   if (p->b.src == SRC_PACKED)
     ec_line(e, "const float *b = %s + (jc + jr - jr %% 32) * %lld + pc * 32 + jr %% 32;", p->b.ptr,
@@ -212,40 +226,40 @@ static void emit_tiles(EmitC *e, const Prod *p) {
   else
     ec_line(e, "const float *a = ab + ir * kc;"); /* panels of ONNXC_MR rows */
   ec_line(e, "const long rows = mc - ir < ONNXC_MR ? mc - ir : ONNXC_MR;");
-  ec_line(e, "float *c = %s + (ic + ir) * %lld + jc + jr;", p->y, LL(p->ldy));
+  ec_line(e, "float *c = %s + (ic + ir) * %s + jc + jr;", p->y, ldy);
   ec_line(e, "const int full = rows == ONNXC_MR && cols == ONNXC_NR;");
-  ec_line(e, "const int last = pc + kc == %lld;", LL(K));
+  ec_line(e, "const int last = pc + kc == %s;", Kt);
   ec_line(e, "(void)last;");
   ec_line(e, "if (full) {");
   if (p->fast_epi && p->res)
-    ec_line(e, "onnxc_ukr(kc, a, as, b, (const int *)0, c, %lld, pc > 0, last ? %s + (ic + ir) * %lld + jc + jr : "
+    ec_line(e, "onnxc_ukr(kc, a, as, b, (const int *)0, c, %s, pc > 0, last ? %s + (ic + ir) * %s + jc + jr : "
                "(const float *)0, last ? %s : (const float *)0, last ? %s : (const float *)0, "
-               "last ? %d : 0, %s, %s);", LL(p->ldy), p->res, LL(p->ldy), p->rb, p->cb, p->act,
+               "last ? %d : 0, %s, %s);", ldy, p->res, ldy, p->rb, p->cb, p->act,
             p->lo, p->hi);
   else if (p->fast_epi)
-    ec_line(e, "onnxc_ukr(kc, a, as, b, (const int *)0, c, %lld, pc > 0, (const float *)0, last ? %s : (const float *)0, "
+    ec_line(e, "onnxc_ukr(kc, a, as, b, (const int *)0, c, %s, pc > 0, (const float *)0, last ? %s : (const float *)0, "
                "last ? %s : (const float *)0, last ? %d : 0, "
-               "%s, %s);", LL(p->ldy), p->rb, p->cb, p->act, p->lo, p->hi);
+               "%s, %s);", ldy, p->rb, p->cb, p->act, p->lo, p->hi);
   else
-    ec_line(e, "onnxc_ukr(kc, a, as, b, (const int *)0, c, %lld, pc > 0, (const float *)0, (const float *)0, "
-            "(const float *)0, 0, 0.0f, 0.0f);", LL(p->ldy));
+    ec_line(e, "onnxc_ukr(kc, a, as, b, (const int *)0, c, %s, pc > 0, (const float *)0, (const float *)0, "
+            "(const float *)0, 0, 0.0f, 0.0f);", ldy);
   ec_line(e, "} else {");
   ec_line(e, "float t[ONNXC_MR * ONNXC_NR] = {0};");
   ec_line(e, "long r, x;");
   ec_line(e, "if (pc > 0)");
   ec_line(e, "  for (r = 0; r < rows; r++)");
-  ec_line(e, "    for (x = 0; x < cols; x++) t[r * ONNXC_NR + x] = c[r * %lld + x];", LL(p->ldy));
+  ec_line(e, "    for (x = 0; x < cols; x++) t[r * ONNXC_NR + x] = c[r * %s + x];", ldy);
   ec_line(e, "onnxc_ukr(kc, a, as, b, (const int *)0, t, ONNXC_NR, pc > 0, (const float *)0, (const float *)0, "
              "(const float *)0, 0, "
              "0.0f, 0.0f);");
   ec_line(e, "for (r = 0; r < rows; r++)");
-  ec_line(e, "  for (x = 0; x < cols; x++) c[r * %lld + x] = t[r * ONNXC_NR + x];", LL(p->ldy));
+  ec_line(e, "  for (x = 0; x < cols; x++) c[r * %s + x] = t[r * ONNXC_NR + x];", ldy);
   ec_line(e, "}");
   if (p->epi.len) {
     ec_line(e, "if (last%s) {", p->fast_epi ? " && !full" : "");
     ec_line(e, "for (long r = 0; r < rows; r++) {");
     ec_line(e, "const long i = ic + ir + r;");
-    ec_line(e, "float *cr = c + r * %lld;", LL(p->ldy));
+    ec_line(e, "float *cr = c + r * %s;", ldy);
     ec_line(e, "(void)i;");
     ec_line(e, "for (long x = 0; x < cols; x++) {");
     ec_line(e, "const long j = jc + jr + x;");
@@ -259,7 +273,7 @@ static void emit_tiles(EmitC *e, const Prod *p) {
   if (p->epi_full.len) {
     ec_line(e, "if (last && full) {");
     ec_line(e, "for (long r = 0; r < ONNXC_MR; r++) {");
-    ec_line(e, "float *cr = c + r * %lld;", LL(p->ldy));
+    ec_line(e, "float *cr = c + r * %s;", ldy);
     ec_line(e, "for (long x = 0; x < ONNXC_NR; x++) {");
     ec_line(e, "const float v = cr[x];");
     ec_line(e, "cr[x] = %s;", p->epi_full.s);
@@ -277,14 +291,21 @@ void gk_emit_core(EmitC *e, const Prod *p, const Window *win) {
   /* a B packed at compile time needs no column blocks: all of N at once, so
    * that each block of A is packed once (not once per column block) */
   int64_t NC = p->b.src == SRC_PACKED ? up(N, GEMM_NRP) : GEMM_NC;
-  ec_line(e, "for (long jc = 0; jc < %lld; jc += %lld) {", LL(N), LL(NC));
-  ec_line(e, "const long nc = %lld - jc < %lld ? %lld - jc : %lld;", LL(N), LL(NC), LL(N), LL(NC));
-  ec_line(e, "for (long pc = 0; pc < %lld; pc += %d) {", LL(K), GEMM_KC);
-  ec_line(e, "const long kc = %lld - pc < %d ? %lld - pc : %d;", LL(K), GEMM_KC, LL(K), GEMM_KC);
+  const char *Nt = rtv(N, p->n_rt), *Kt = rtv(K, p->k_rt);
+  ec_line(e, "for (long jc = 0; jc < %s; jc += %lld) {", Nt, LL(NC));
+  ec_line(e, "const long nc = %s - jc < %lld ? %s - jc : %lld;", Nt, LL(NC), Nt, LL(NC));
+  ec_line(e, "for (long pc = 0; pc < %s; pc += %d) {", Kt, GEMM_KC);
+  ec_line(e, "const long kc = %s - pc < %d ? %s - pc : %d;", Kt, GEMM_KC, Kt, GEMM_KC);
   if (p->b.src != SRC_PACKED)
     emit_pack_b(e, p, win);
-  ec_line(e, "for (long ic = 0; ic < %lld; ic += %d) {", LL(M), GEMM_MC);
-  ec_line(e, "const long mc = %lld - ic < %d ? %lld - ic : %d;", LL(M), GEMM_MC, LL(M), GEMM_MC);
+  if (p->m_rt) { /* rows known at run time */
+    ec_line(e, "const long m_rt = (long)%s;", p->m_rt);
+    ec_line(e, "for (long ic = 0; ic < m_rt; ic += %d) {", GEMM_MC);
+    ec_line(e, "const long mc = m_rt - ic < %d ? m_rt - ic : %d;", GEMM_MC, GEMM_MC);
+  } else {
+    ec_line(e, "for (long ic = 0; ic < %lld; ic += %d) {", LL(M), GEMM_MC);
+    ec_line(e, "const long mc = %lld - ic < %d ? %lld - ic : %d;", LL(M), GEMM_MC, LL(M), GEMM_MC);
+  }
   if (p->a.src != SRC_PACKED)
     emit_pack_a(e, p);
   emit_tiles(e, p);
@@ -459,8 +480,100 @@ static bool matmul_prod_permuted(const Node *n, int threads, Prod *p, int64_t *b
   return gk_worth_packing(p);
 }
 
+/* A [.., M, K] whose leading dims are known at run time (-D ranges) times a
+ * weight [K, N] packed at compile time: one product of run-time M rows, laid
+ * out (scratch) for M's upper bound, on one thread. */
+static bool matmul_prod_rows_rt(const Node *n, Prod *p, int64_t *batch) {
+  const Shape *as = &n->in[0]->shape, *bs = &n->in[1]->shape;
+  if (as->rank < 2 || bs->rank != 2 || !shape_is_static(bs) || !gk_prepacked(n->in[1]) ||
+      !shape_is_bounded(as) || as->d[as->rank - 1] < 0 || !shape_is_bounded(&n->out[0]->shape) ||
+      mm_permuted(n))
+    return false;
+  const Graph *g = n->g;
+  while (g->parent)
+    g = g->parent;
+  Arena *a = n->g->arena;
+  const DimExpr *m = dx_const(a, 1);
+  for (int i = 0; i + 1 < as->rank; i++)
+    m = dx_mul(a, m, shape_dx(a, as, i));
+  int64_t lo, hi;
+  if (!m || !dx_bounds(g, m, &lo, &hi))
+    return false;
+  memset(p, 0, sizeof *p);
+  p->threads = 1;
+  p->m = hi;
+  p->k = as->d[as->rank - 1];
+  p->n = bs->d[1];
+  Buf b;
+  buf_init(&b);
+  dx_print(g, m, "dims", &b);
+  p->m_rt = arena_strdup(a, b.s);
+  buf_free(&b);
+  p->a = (Operand){SRC_ROWS, "pa", p->k, NULL};
+  p->b = (Operand){SRC_PACKED, "X1", p->n, NULL};
+  p->y = "py";
+  p->ldy = p->n;
+  *batch = 1;
+  gk_layout(p, NULL);
+  return gk_worth_packing(p);
+}
+
+/* The upper bound of dim i of s (static or bounded). */
+static int64_t dim_hi(const Node *n, const Shape *s, int i) {
+  int64_t lo, hi = s->d[i];
+  const Graph *g = n->g;
+  while (g->parent)
+    g = g->parent;
+  if (hi < 0 && !(s->x[i] && dx_bounds(g, s->x[i], &lo, &hi)))
+    return -1;
+  return hi;
+}
+
+/* A product whose rows, columns or depth are known at run time, neither
+ * operand a weight (attention's scores and context): per batch matrix, A
+ * [M, K] and B [K, N] row-major at pa / pb, Y at py, with M, N and K the
+ * kernel's locals (gemm_emit_matmul_rt); the scratch sized at the bounds. */
+static bool matmul_prod_all_rt(const Node *n, Prod *p) {
+  const Shape *as = &n->in[0]->shape, *bs = &n->in[1]->shape, *ys = &n->out[0]->shape;
+  if (as->rank < 2 || bs->rank < 2 || !shape_is_bounded(as) || !shape_is_bounded(bs) ||
+      !shape_is_bounded(ys) || mm_permuted(n))
+    return false;
+  int64_t m = dim_hi(n, as, as->rank - 2), k = dim_hi(n, as, as->rank - 1), nn = dim_hi(n, bs, bs->rank - 1);
+  if (m < 1 || k < 1 || nn < 1)
+    return false;
+  memset(p, 0, sizeof *p);
+  p->threads = 1;
+  p->m = m;
+  p->k = k;
+  p->n = nn;
+  p->m_rt = "M";
+  p->n_rt = "N";
+  p->k_rt = "K";
+  p->a = (Operand){SRC_ROWS, "pa", k, "K"};
+  p->b = (Operand){SRC_ROWS, "pb", nn, "N"};
+  p->y = "py";
+  p->ldy = nn;
+  p->ldy_rt = "N";
+  gk_layout(p, NULL);
+  return gk_worth_packing(p);
+}
+
+bool gemm_emit_matmul_rt(EmitC *e, const Node *n) {
+  Prod p;
+  if (!gk_is_f32(n) || !matmul_prod_all_rt(n, &p) || !gk_scratch_ok(e, n, &p))
+    return false;
+  gk_declare_scratch(e, &p);
+  gk_emit_core(e, &p, NULL);
+  return true;
+}
+
 static bool matmul_prod(const Node *n, int threads, Prod *p, int64_t *batch) {
   const Shape *as = &n->in[0]->shape, *bs = &n->in[1]->shape;
+  if (gk_is_f32(n) && (!shape_is_static(as) || !shape_is_static(bs)) && shape_is_bounded(as) &&
+      shape_is_bounded(bs)) {
+    *batch = 1;
+    return matmul_prod_rows_rt(n, p, batch) || matmul_prod_all_rt(n, p);
+  }
   if (!gk_is_f32(n) || as->rank < 1 || bs->rank < 2 || !shape_is_static(as) || !shape_is_static(bs) ||
       !shape_is_static(&n->out[0]->shape))
     return false;
@@ -497,17 +610,25 @@ static bool matmul_prod(const Node *n, int threads, Prod *p, int64_t *batch) {
 bool gemm_emit_matmul(EmitC *e, const Node *n) {
   Prod p;
   int64_t batch;
-  if (!matmul_prod(n, ec_threads(e), &p, &batch) || !gk_scratch_ok(e, n, &p))
+  if (!matmul_prod(n, ec_threads(e), &p, &batch) || !gk_scratch_ok(e, n, &p) ||
+      (p.m_rt && p.b.src != SRC_PACKED)) /* the latter: gemm_emit_matmul_rt */
     return false;
-  gk_set_epilogue(&p, n, "v", "(const float *)0", "(const float *)0");
+  if (ir_attr_int(n, "onnxc.bias", 0)) /* -D ranges: a column bias fused in (fuse_elementwise.c) */
+    gk_set_epilogue(&p, n, "v + X2[j]", "(const float *)0", "X2 + jc + jr");
+  else
+    gk_set_epilogue(&p, n, "v", "(const float *)0", "(const float *)0");
   if (!p.par)
     gk_declare_scratch(e, &p);
   else if (!gk_want_par(e))
     ec_line(e, "const int onnxc_th = 0;");
   const Shape *as = &n->in[0]->shape, *bs = &n->in[1]->shape, *ys = &n->out[0]->shape;
   if (p.b.src == SRC_PACKED) {
-    ec_line(e, "/* packed GEMM: [%lld x %lld] x packed [%lld x %lld] */", LL(p.m), LL(p.k), LL(p.k),
-            LL(p.n));
+    if (p.m_rt)
+      ec_line(e, "/* packed GEMM: [%s (at most %lld) x %lld] x packed [%lld x %lld] */", p.m_rt, LL(p.m),
+              LL(p.k), LL(p.k), LL(p.n));
+    else
+      ec_line(e, "/* packed GEMM: [%lld x %lld] x packed [%lld x %lld] */", LL(p.m), LL(p.k), LL(p.k),
+              LL(p.n));
     ec_line(e, "const float *pa = X0;");
     ec_line(e, "float *py = Y0;");
     if (p.par)

@@ -44,6 +44,11 @@ int64_t gemm_weight_numel(const Plan *plan, const Value *v, int threads);
  * qualify, so the caller emits its generic loops. */
 bool gemm_emit_conv(EmitC *e, const Node *n);
 bool gemm_emit_matmul(EmitC *e, const Node *n);
+/* -D ranges: the packed product of one batch matrix whose M, N and K are
+ * known at run time; expects the locals M, N, K (long) and pa, pb, py
+ * (emit_dyn.c's MatMul loop over the batch). False, writing nothing, when it
+ * does not apply (then plain loops). */
+bool gemm_emit_matmul_rt(EmitC *e, const Node *n);
 /* A MatMul's operand (which 0: A, 1: B) or result (2) as the product sees it,
  * through the Transposes and sibling slices fuse-layout folded in
  * (onnxc.perm_a, perm_b, perm_y; onnxc.view_a, view_b): its logical shape,

@@ -24,6 +24,7 @@ typedef struct Operand {
   Src src;
   const char *ptr;
   int64_t ld;
+  const char *ld_rt;   /* ld known at run time (-D ranges): its C expression, else NULL */
 } Operand;
 
 /* Window of a 2-D conv, with the padded image's extents. */
@@ -56,6 +57,9 @@ typedef struct Prod {
   bool direct;         /* a stride-1 conv read straight from its padded image (emit_conv_direct) */
   int64_t off_ct;      /* then: its Y^T in scratch */
   int threads;         /* threads the kernel is built for (gk_layout sizes per thread) */
+  const char *m_rt;    /* rows known at run time (-D ranges): their C expression over the
+                          kernel's dims; m is then the upper bound, which sizes the scratch */
+  const char *n_rt, *k_rt, *ldy_rt; /* the same for columns, depth and Y's row stride */
 } Prod;
 
 

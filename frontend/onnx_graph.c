@@ -92,7 +92,7 @@ static bool type_of(Scope *s, const Onnx__TypeProto *tp, const char *what, bool 
   for (int i = 0; i < sh->rank; i++) {
     const Onnx__TensorShapeProto__Dimension *dim = tt->shape->dim[i];
     sh->d[i] = DIM_UNKNOWN;
-    sh->sym[i] = NULL;
+    sh->sym[i] = NULL, sh->x[i] = NULL;
     if (dim->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE) {
       /* Paddle2ONNX and some older exporters write -1 for a dynamic extent;
        * ONNX Runtime reads any negative dim_value as unknown, and so do we

@@ -103,12 +103,17 @@ bool dtype_bytes(DType t, int64_t n, int64_t *out);
 #define IR_MAX_RANK 16
 #define DIM_UNKNOWN (-1)
 
+typedef struct DimExpr DimExpr;
+
 /* rank < 0: unknown rank. d[i] >= 0: static extent; d[i] == DIM_UNKNOWN: dynamic,
- * named by sym[i] when the model gave a dim_param (else NULL). */
+ * named by sym[i] when the model gave a dim_param (else NULL). A dynamic dim
+ * with x[i] set is bounded: a polynomial in the graph's range symbols (-D
+ * NAME=LO..HI, dimexpr.c), known at run time; sym[i] then prints it. */
 struct Shape {
   int rank;
   int64_t d[IR_MAX_RANK];
   const char *sym[IR_MAX_RANK];
+  const DimExpr *x[IR_MAX_RANK];
 };
 
 Shape shape_unknown(void);
@@ -124,6 +129,83 @@ bool shape_broadcast(const Shape *a, const Shape *b, Shape *out);
 const char *shape_str(const Shape *s, char *buf, size_t n);
 /* Normalizes a possibly negative axis; false when out of [-rank, rank). */
 bool shape_axis(int64_t axis, int rank, int *out);
+
+/* ---- dimexpr.c: bounded symbolic extents (docs/dynamic-shapes.md) ------------
+ * A DimExpr is a polynomial with integer coefficients over range symbols
+ * (Graph.syms: -D seq=1..512), kept canonical (terms sorted, like terms
+ * merged, no zero coefficient) so equal extents compare equal structurally.
+ * Every non-constant coefficient is positive, so an extent grows with each
+ * symbol and its bounds are its values at the symbols' bounds: memory planned
+ * at the upper bounds covers the whole range. Values are immutable, allocated
+ * in a graph arena; NULL results mean "not representable" (too many terms,
+ * overflow, a negative slope, an inexact division). */
+
+#define DX_MAX_TERMS 8
+#define DX_MAX_DEG 4
+#define IR_MAX_SYMS 16
+
+typedef struct DimTerm {
+  int64_t c;               /* coefficient, never 0 */
+  int deg;                 /* number of symbol factors; 0 for the constant term */
+  int s[DX_MAX_DEG];       /* symbol ids, ascending */
+} DimTerm;
+
+struct DimExpr {
+  int n;                   /* terms, ascending by (deg, s); the constant term first */
+  DimTerm t[DX_MAX_TERMS];
+};
+
+typedef struct DimSym {
+  const char *name;
+  int64_t lo, hi;          /* inclusive range, 0 <= lo <= hi */
+  /* den > 0: a derived symbol, floor(num / den) of earlier symbols (a strided
+   * window's output extent); the generated code computes it from the
+   * caller's dims. den == 0: a range the user gave (-D), first in syms[]. */
+  const DimExpr *num;
+  int64_t den;
+  /* den < 0: a data-dependent extent (NonZero, NonMaxSuppression, Unique...)
+   * flowing onward: dim src_axis of value src_value, which its kernel reports
+   * at run time. Bounds 0..the value's static upper bound. */
+  int src_value, src_axis;
+} DimSym;
+
+const DimExpr *dx_const(Arena *a, int64_t v);
+const DimExpr *dx_sym(Arena *a, int id);
+const DimExpr *dx_add(Arena *a, const DimExpr *x, const DimExpr *y);
+const DimExpr *dx_sub(Arena *a, const DimExpr *x, const DimExpr *y);
+const DimExpr *dx_mul(Arena *a, const DimExpr *x, const DimExpr *y);
+/* x / k when k divides every coefficient; NULL otherwise. */
+const DimExpr *dx_div_exact(Arena *a, const DimExpr *x, int64_t k);
+bool dx_is_const(const DimExpr *x, int64_t *v);
+/* floor(x / k) for x >= 0 over the ranges: a polynomial when k divides it,
+ * else a derived symbol of g's root (one per distinct x, k); NULL when x can
+ * be negative or the symbols run out. */
+const DimExpr *dx_floordiv(Graph *g, const DimExpr *x, int64_t k);
+/* Range symbols the user gave (-D), which come first in Graph.syms. */
+int dx_user_syms(const Graph *g);
+/* The dims of v whose extent the caller learns at run time (bit i: dim i):
+ * Value.dyn_dims, and for a graph output the dims that depend on a
+ * data-dependent symbol. */
+uint32_t value_dyn_mask(const Value *v);
+bool dx_equal(const DimExpr *x, const DimExpr *y);
+/* Value at the given symbol values (indexed by id); false on overflow. */
+bool dx_eval(const DimExpr *x, const int64_t *vals, int64_t *out);
+/* Least and greatest value over the graph's symbol ranges; false when a
+ * slope is negative or a bound overflows. */
+bool dx_bounds(const Graph *g, const DimExpr *x, int64_t *lo, int64_t *hi);
+/* "seq*128+1" with the graph's symbol names (c_dims == NULL), or a C
+ * expression over the array c_dims ("((int64_t)128*dims[0]+1)"). */
+void dx_print(const Graph *g, const DimExpr *x, const char *c_dims, Buf *out);
+/* A shape's dim as an expression: x[i], or the constant d[i]; NULL when the
+ * dim is unknown (or unbounded). */
+const DimExpr *shape_dx(Arena *a, const Shape *s, int i);
+/* Sets dim i to e: static when e is constant, bounded otherwise (sym[i] gets
+ * the printed form). */
+void shape_set_dx(const Graph *g, Shape *s, int i, const DimExpr *e);
+/* Every dim static or bounded. */
+bool shape_is_bounded(const Shape *s);
+/* Element count at the symbols' upper bounds (static shapes: the count). */
+bool shape_numel_max(const Graph *g, const Shape *s, int64_t *out);
 
 /* ---- tensor.c: constant data owned by the graph arena ----------------------- */
 
@@ -244,6 +326,11 @@ struct Value {
    * kernel reports the actual extent at run time. Only graph outputs may have
    * one (pass_require_static); see docs/abi.md. */
   uint32_t dyn_dims;
+  /* A small integer tensor whose content is known as extents (Shape of a
+   * value with bounded dims, and what Gather/Concat/Unsqueeze/... make of it):
+   * element k is sval[k]; NULL otherwise. Reshape/Expand/Slice read it. */
+  const DimExpr **sval;
+  int n_sval;
   ValueType vt;            /* VT_TENSOR except before control-flow lowering */
   Graph *g;                /* owning graph */
 };
@@ -298,6 +385,9 @@ struct Graph {
   Value **name_tab;        /* open-addressing index of values by name */
   int name_cap;
   int n_anon;              /* counter for synthesized names */
+  /* Range symbols (-D NAME=LO..HI), by id; subgraphs share the root's. */
+  DimSym syms[IR_MAX_SYMS];
+  int n_syms;
 };
 
 Graph *ir_graph_new(const char *file);

@@ -37,6 +37,8 @@ bool shape_is_static(const Shape *s) {
 static bool dim_equal(const Shape *a, int i, const Shape *b, int j) {
   if (a->d[i] >= 0 || b->d[j] >= 0)
     return a->d[i] == b->d[j];
+  if (a->x[i] || b->x[j])
+    return dx_equal(a->x[i], b->x[j]);
   return a->sym[i] && b->sym[j] && strcmp(a->sym[i], b->sym[j]) == 0;
 }
 
@@ -76,13 +78,18 @@ bool shape_broadcast(const Shape *a, const Shape *b, Shape *out) {
     if (!hb || (ha && b->d[j] == 1)) {
       s.d[k] = a->d[i];
       s.sym[k] = a->sym[i];
+      s.x[k] = a->x[i];
     } else if (!ha || a->d[i] == 1) {
       s.d[k] = b->d[j];
       s.sym[k] = b->sym[j];
+      s.x[k] = b->x[j];
     } else if (dim_equal(a, i, b, j)) {
       s.d[k] = a->d[i];
       s.sym[k] = a->sym[i];
-    } else if (a->d[i] >= 0 && b->d[j] >= 0) {
+      s.x[k] = a->x[i];
+    } else if ((a->d[i] >= 0 && b->d[j] >= 0) || a->x[i] || b->x[j]) {
+      /* two different extents; or a bounded one against another extent than
+       * 1, which only some values of its range would match */
       return false;
     } else {
       /* One side static (not 1), the other unknown: the static extent wins. */

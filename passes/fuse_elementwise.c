@@ -52,11 +52,12 @@ static bool fusable(const Node *n) {
     return false;
   if (ir_ops[n->op].max_in >= 0 && n->n_in > 10)
     return false;
+  /* extents known at run time (-D ranges): counted at their upper bounds */
   int64_t k;
-  if (!shape_numel(&n->out[0]->shape, &k) || k == 0 || !plain_type(n->out[0]->dt))
+  if (!shape_numel_max(n->g, &n->out[0]->shape, &k) || k == 0 || !plain_type(n->out[0]->dt))
     return false;
   for (int i = 0; i < n->n_in; i++)
-    if (!ir_has_input(n, i) || !plain_type(n->in[i]->dt) || !shape_numel(&n->in[i]->shape, &k))
+    if (!ir_has_input(n, i) || !plain_type(n->in[i]->dt) || !shape_numel_max(n->g, &n->in[i]->shape, &k))
       return false;
   return true;
 }
@@ -515,10 +516,49 @@ static bool reads_view(const Group *gr, const Captured *cap) {
   return false;
 }
 
+/* -D ranges: MatMul(A, W) + Add(bias) with W a float32 constant [K, N] and
+ * bias a float32 constant [N] becomes MatMul(A, W, bias) (attribute
+ * onnxc.bias; onnxc.fused_inputs counts the input), whose run-time-extent
+ * kernel adds the bias in the GEMM's store (codegen/emit_dyn.c). */
+static void dyn_matmul_bias(Graph *g, const Captured *cap) {
+  for (Node *n = g->first, *next; n; n = next) {
+    next = n->next;
+    Value *y = n->out[0];
+    if (n->op != OP_MatMul || n->n_in != 2 || y->dt != DT_F32 || y->n_uses != 1 || y->is_output ||
+        rewrite_is_captured(cap, y) || n->in[1]->kind != VK_CONST || n->in[1]->shape.rank != 2)
+      continue;
+    Node *add = y->uses[0];
+    if (add->op != OP_Add || add->n_in != 2 || add->out[0]->is_output || rewrite_is_captured(cap, add->out[0]))
+      continue;
+    Value *b = add->in[0] == y ? add->in[1] : add->in[0];
+    if (b == y || b->kind != VK_CONST || b->dt != DT_F32 || b->shape.rank != 1 ||
+        b->shape.d[0] != n->in[1]->shape.d[1] || !rewrite_same_shape(&y->shape, &add->out[0]->shape))
+      continue;
+    ir_node_add_input(n, b);
+    ir_attr_set_int(n, "onnxc.fused_inputs", 1);
+    ir_attr_set_int(n, "onnxc.bias", 1);
+    Value *z = add->out[0];
+    ir_value_replace(z, y);
+    if (next == add)
+      next = add->next;
+    ir_node_remove(add);
+  }
+}
+
 bool pass_fuse_elementwise(Graph *g, bool epilogue, Diag *d) {
   (void)d;
+  /* With extents known at run time (docs/dynamic-shapes.md) only the chains
+   * themselves fuse: their kernel (codegen/emit_dyn.c) loads operands by
+   * broadcasting; the epilogues, prologues and strided views are written for
+   * static shapes. */
+  bool dyn = g->n_syms > 0;
+  if (dyn)
+    epilogue = false;
   Captured cap = rewrite_captured(g);
-  absorb_expands(g, &cap);
+  if (!dyn)
+    absorb_expands(g, &cap);
+  else
+    dyn_matmul_bias(g, &cap);
   int *pos = calloc((size_t)g->n_node_ids + 1, sizeof *pos);
   IR_ASSERT(pos);
   int k = 0;
@@ -530,7 +570,7 @@ bool pass_fuse_elementwise(Graph *g, bool epilogue, Diag *d) {
     if (!fusable(n))
       continue;
     grow(&gr, n, &cap, pos);
-    if (gr.n < 2 && !(epilogue && epilogue_producer(&gr, &cap)) && !reads_view(&gr, &cap))
+    if (gr.n < 2 && !(epilogue && epilogue_producer(&gr, &cap)) && (dyn || !reads_view(&gr, &cap)))
       continue;
     /* the nodes before the fused one are still to be looked at */
     Node *p = epilogue ? epilogue_producer(&gr, &cap) : NULL;
@@ -539,8 +579,10 @@ bool pass_fuse_elementwise(Graph *g, bool epilogue, Diag *d) {
     if (p)
       to_epilogue(f, p);
   }
-  fuse_prologues(g, &cap, pos);
-  absorb_views(g, &cap);
+  if (!dyn) {
+    fuse_prologues(g, &cap, pos);
+    absorb_views(g, &cap);
+  }
   free(pos);
   return true;
 }

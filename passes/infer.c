@@ -43,6 +43,7 @@ Shape infer_unknown_dims(int rank) {
 void infer_copy_dim(Shape *b, int j, const Shape *a, int i) {
   b->d[j] = a->d[i];
   b->sym[j] = a->sym[i];
+  b->x[j] = a->x[i];
 }
 
 bool infer_const_ints(const Node *n, int i, int64_t *dims, int *count, int max) {
@@ -96,7 +97,60 @@ bool infer_node(Node *n, Diag *d) {
     if (v->kind != VK_NONE && v->dt == DT_UNDEF)
       return diag_error(d, n, "input %d ('%s') has no known element type", i, v->name);
   }
-  return infer_tab[n->op](n, d);
+  bool handled;
+  if (!infer_symbolic(n, &handled, d))
+    return false;
+  return handled || infer_tab[n->op](n, d);
+}
+
+/* A data-dependent extent (Value.dyn_dims) read by other nodes flows onward
+ * as a symbol (docs/dynamic-shapes.md): an Identity after n gives the
+ * consumers the value with that dim symbolic (0..its upper bound), and the
+ * generated code sets the symbol from the extent n's kernel reports. */
+static void bind_data_dims(Node *n, Diag *d) {
+  Graph *g = n->g;
+  for (int i = 0; i < n->n_out; i++) {
+    Value *v = n->out[i];
+    int readers = 0;   /* not counting an Identity this made before (inference may run again) */
+    for (int u = 0; u < v->n_uses; u++) {
+      const Node *c = v->uses[u];
+      bool bound = c->op == OP_Identity && c->out[0]->shape.rank > 0 && c->out[0]->shape.d[0] < 0 &&
+                   c->out[0]->shape.x[0];
+      for (int k = 0; k < c->out[0]->shape.rank && c->op == OP_Identity; k++)
+        bound |= c->out[0]->shape.d[k] < 0 && c->out[0]->shape.x[k] != NULL;
+      readers += c != n && !bound;
+    }
+    if (v->kind == VK_NONE || !v->dyn_dims || readers == 0 || g->parent)
+      continue;
+    Shape s = v->shape;
+    for (int k = 0; k < s.rank; k++) {
+      if (!(v->dyn_dims & (1u << k)) || s.d[k] < 0)
+        continue;
+      if (g->n_syms == IR_MAX_SYMS) {
+        diag_error(d, n, "too many data-dependent extents (at most %d symbols)", IR_MAX_SYMS);
+        return;
+      }
+      int id = g->n_syms++;
+      g->syms[id] = (DimSym){.name = arena_printf(g->arena, "len(%s,%d)", v->name, k), .lo = 0, .hi = s.d[k],
+                             .den = -1, .src_value = v->id, .src_axis = k};
+      shape_set_dx(g, &s, k, dx_sym(g->arena, id));
+      s.sym[k] = g->syms[id].name;
+    }
+    Node *users[4096];
+    int nu = 0;
+    for (int u = 0; u < v->n_uses && nu < 4096; u++)
+      users[nu++] = v->uses[u];
+    Node *id_node = ir_node_insert(g, n->next, OP_Identity, "Identity",
+                                   arena_printf(g->arena, "%s/data_dims", n->name), 1, &v, 1);
+    id_node->out[0]->dt = v->dt;
+    id_node->out[0]->shape = s;
+    for (int u = 0; u < nu; u++) {
+      Node *c = users[u];
+      for (int k = 0; k < c->n_in; k++)
+        if (c->in[k] == v)
+          ir_node_set_input(c, k, id_node->out[0]);
+    }
+  }
 }
 
 bool pass_infer(Graph *g, Diag *d) {
@@ -105,6 +159,8 @@ bool pass_infer(Graph *g, Diag *d) {
     next = n->next;
     if (!infer_node(n, d))
       continue;  /* keep going: report every independent error */
+    infer_sym_values(n);
+    bind_data_dims(n, d);
     /* fold_node decides what it can fold: all-constant inputs, and also
      * Shape of a statically shaped value or CastLike of a constant. */
     bool done = false;

@@ -628,7 +628,7 @@ bool infer_Einsum(Node *n, Diag *d) {
     }
   }
   for (int i = 0; i < ys.rank; i++)
-    ys.sym[i] = NULL;
+    ys.sym[i] = NULL, ys.x[i] = NULL;
   set_equation(n, eq.s);
   buf_free(&eq);
   infer_set(n, 0, t, &ys);

@@ -112,6 +112,38 @@ static bool window_out(const Node *n, Diag *d, const Window *w, int i, int64_t i
   return true;
 }
 
+/* The output extent of spatial dim i over a bounded input extent `in`
+ * (-D ranges, docs/dynamic-shapes.md): floor((in + pads - dk) / s) + 1 as
+ * floor((in + pads - dk + s) / s), a derived symbol unless s divides it. */
+static bool window_out_bounded(Node *n, Diag *d, const Window *w, int i, const DimExpr *in,
+                               Shape *out, int j) {
+  Graph *g = n->g;
+  while (g->parent)
+    g = g->parent;
+  int64_t dk = (w->k[i] - 1) * w->dil[i] + 1, s = w->s[i], lo, hi;
+  Arena *a = n->g->arena;
+  const DimExpr *num;
+  if (w->k[i] < 0)
+    return infer_fail(d, n, "spatial dim %d: the kernel extent is not known", i);
+  if (w->pad == PAD_SAME_UPPER || w->pad == PAD_SAME_LOWER) {
+    num = dx_add(a, in, dx_const(a, s - 1));
+  } else {
+    if (w->ceil_mode)
+      return infer_fail(d, n, "ceil_mode over an extent known only at run time is not supported yet");
+    int64_t pads = w->pad == PAD_VALID ? 0 : w->pb[i] + w->pe[i];
+    const DimExpr *span = dx_add(a, in, dx_const(a, pads));
+    if (!span || !dx_bounds(g, span, &lo, &hi) || lo < dk)
+      return infer_fail(d, n, "spatial dim %d: at the low end of its range the padded input extent "
+                        "is smaller than the dilated kernel extent %lld", i, (long long)dk);
+    num = dx_add(a, span, dx_const(a, s - dk));
+  }
+  const DimExpr *o = dx_floordiv(g, num, s);
+  if (!o)
+    return infer_fail(d, n, "spatial dim %d: the output extent is not representable", i);
+  shape_set_dx(g, out, j, o);
+  return true;
+}
+
 /* Output shape [N, C_out, spatial...] of a windowed op over input x. */
 static bool window_shape(const Node *n, Diag *d, const Window *w, const Shape *x,
                          int64_t c_out, const char *c_sym, Shape *out) {
@@ -119,6 +151,11 @@ static bool window_shape(const Node *n, Diag *d, const Window *w, const Shape *x
   out->d[1] = c_out;
   out->sym[1] = c_out >= 0 ? NULL : c_sym;
   for (int i = 0; i < w->r; i++) {
+    if (x->d[2 + i] < 0 && x->x[2 + i]) {
+      if (!window_out_bounded((Node *)n, d, w, i, x->x[2 + i], out, 2 + i))
+        return false;
+      continue;
+    }
     if (!window_out(n, d, w, i, x->d[2 + i], &out->d[2 + i]))
       return false;
     /* A symbolic extent survives only a window that maps it onto itself. */
@@ -127,7 +164,7 @@ static bool window_shape(const Node *n, Diag *d, const Window *w, const Shape *x
     bool same = w->s[i] == 1 && (w->pad == PAD_SAME_UPPER || w->pad == PAD_SAME_LOWER ||
                                  pads + 1 == dk);
     if (out->d[2 + i] >= 0 || !same)
-      out->sym[2 + i] = NULL;
+      out->sym[2 + i] = NULL, out->x[2 + i] = NULL;
   }
   return true;
 }
@@ -155,12 +192,12 @@ bool infer_Conv(Node *n, Diag *d) {
   if (xs.rank < 0) {
     xs.rank = rank;
     for (int i = 0; i < rank; i++)
-      xs.d[i] = DIM_UNKNOWN, xs.sym[i] = NULL;
+      xs.d[i] = DIM_UNKNOWN, xs.sym[i] = NULL, xs.x[i] = NULL;
   }
   if (ws.rank < 0) {
     ws.rank = rank;
     for (int i = 0; i < rank; i++)
-      ws.d[i] = DIM_UNKNOWN, ws.sym[i] = NULL;
+      ws.d[i] = DIM_UNKNOWN, ws.sym[i] = NULL, ws.x[i] = NULL;
   }
   int64_t group = ir_attr_int(n, "group", 1);
   if (group < 1)
@@ -248,7 +285,7 @@ static bool infer_global_pool(Node *n, Diag *d) {
   Shape out = n->in[0]->shape;
   for (int i = 2; i < out.rank; i++) {
     out.d[i] = 1;
-    out.sym[i] = NULL;
+    out.sym[i] = NULL, out.x[i] = NULL;
   }
   infer_set(n, 0, n->in[0]->dt, &out);
   return true;

@@ -59,7 +59,7 @@ bool infer_Unique(Node *n, Diag *d) {
                         (long long)(ax->kind == AT_INT ? ax->u.i : 0), x->rank);
     len = x->d[a];
     y = *x;
-    y.sym[a] = NULL;
+    y.sym[a] = NULL, y.x[a] = NULL;
   } else if (!shape_numel(x, &len)) {
     len = DIM_UNKNOWN;
   }

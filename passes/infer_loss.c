@@ -62,7 +62,7 @@ static bool infer_loss(Node *n, Diag *d, const char *what) {
   } else if (xs->rank >= 2) {
     Shape s = *xs;   /* [N, d1..dk]: input 0 without C */
     for (int i = 1; i + 1 < s.rank; i++)
-      s.d[i] = s.d[i + 1], s.sym[i] = s.sym[i + 1];
+      s.d[i] = s.d[i + 1], s.sym[i] = s.sym[i + 1], s.x[i] = s.x[i + 1];
     s.rank--;
     infer_set(n, 0, x->dt, &s);
   } else {

@@ -49,12 +49,12 @@ bool infer_Gemm(Node *n, Diag *d) {
   int64_t ka = DIM_UNKNOWN, kb = DIM_UNKNOWN;
   if (a->rank == 2) {
     out.d[0] = a->d[ta];
-    out.sym[0] = a->sym[ta];
+    out.sym[0] = a->sym[ta], out.x[0] = a->x[ta];
     ka = a->d[1 - ta];
   }
   if (b->rank == 2) {
     out.d[1] = b->d[1 - tb];
-    out.sym[1] = b->sym[1 - tb];
+    out.sym[1] = b->sym[1 - tb], out.x[1] = b->x[1 - tb];
     kb = b->d[tb];
   }
   if (!dims_agree(ka, kb))
@@ -108,11 +108,11 @@ bool infer_MatMul(Node *n, Diag *d) {
     return infer_fail(d, n, "result rank exceeds %d", IR_MAX_RANK);
   if (a->rank >= 2) {
     out.d[out.rank] = a->d[a->rank - 2];
-    out.sym[out.rank++] = a->sym[a->rank - 2];
+    out.x[out.rank] = a->x[a->rank - 2], out.sym[out.rank++] = a->sym[a->rank - 2];
   }
   if (b->rank >= 2) {
     out.d[out.rank] = b->d[b->rank - 1];
-    out.sym[out.rank++] = b->sym[b->rank - 1];
+    out.x[out.rank] = b->x[b->rank - 1], out.sym[out.rank++] = b->sym[b->rank - 1];
   }
   infer_set(n, 0, n->in[0]->dt, &out);
   return true;

@@ -191,7 +191,7 @@ bool infer_Col2Im(Node *n, Diag *d) {
     return false;
   Shape out = infer_unknown_dims(k + 2);
   if (xs->rank == 3)
-    out.d[0] = xs->d[0], out.sym[0] = xs->sym[0];
+    out.d[0] = xs->d[0], out.sym[0] = xs->sym[0], out.x[0] = xs->x[0];
   int64_t img[IR_MAX_RANK], blk[IR_MAX_RANK];
   bool bad = false, have_img = col2im_dims(d, n, 1, "image_shape", k, img, &bad);
   if (bad)

@@ -47,7 +47,7 @@ bool infer_ArrayFeatureExtractor(Node *n, Diag *d) {
     } else {
       s = x->shape;
       s.d[s.rank - 1] = known ? k : DIM_UNKNOWN;
-      s.sym[s.rank - 1] = NULL;
+      s.sym[s.rank - 1] = NULL, s.x[s.rank - 1] = NULL;
     }
   }
   infer_set(n, 0, x->dt, &s);

@@ -216,7 +216,7 @@ bool infer_Slice(Node *n, Diag *d) {
   for (int j = 0; j < o.rank; j++)
     if (sd[j].count != -2) {
       o.d[j] = sd[j].count < 0 ? DIM_UNKNOWN : sd[j].count;
-      o.sym[j] = NULL;
+      o.sym[j] = NULL, o.x[j] = NULL;
     }
   infer_set(n, 0, x->dt, &o);
   return true;
@@ -303,7 +303,7 @@ bool infer_Pad(Node *n, Diag *d) {
   for (int j = 0; j < xs->rank; j++) {
     if (b[j] == 0 && e[j] == 0)
       continue;
-    o.sym[j] = NULL;
+    o.sym[j] = NULL, o.x[j] = NULL;
     if (xs->d[j] < 0) {
       o.d[j] = DIM_UNKNOWN;
       continue;
@@ -399,7 +399,7 @@ bool infer_Tile(Node *n, Diag *d) {
       return diag_error(d, n, "repeats entry %d is %lld; it cannot be negative", j, (long long)rep[j]);
     if (rep[j] == 1)
       continue;
-    o.sym[j] = NULL;
+    o.sym[j] = NULL, o.x[j] = NULL;
     if (xs->d[j] < 0)
       o.d[j] = rep[j] == 0 ? 0 : DIM_UNKNOWN;
     else if (xs->d[j] != 0 && rep[j] > INT64_MAX / 4 / xs->d[j])
@@ -596,7 +596,7 @@ bool infer_Split(Node *n, Diag *d) {
   for (int i = 0; i < n->n_out; i++) {
     Shape o = *xs;
     o.d[axis] = got == MV_KNOWN ? sizes[i] : DIM_UNKNOWN;
-    o.sym[axis] = NULL;
+    o.sym[axis] = NULL, o.x[axis] = NULL;
     if (n->n_out == 1 && got == MV_KNOWN)
       infer_copy_dim(&o, axis, xs, axis);
     infer_set(n, i, x->dt, &o);
@@ -800,7 +800,7 @@ bool infer_OneHot(Node *n, Diag *d) {
   for (int j = 0, i = 0; j < r; j++) {
     if (j == axis) {
       o.d[j] = depth;
-      o.sym[j] = NULL;
+      o.sym[j] = NULL, o.x[j] = NULL;
     } else {
       infer_copy_dim(&o, j, is, i++);
     }
@@ -936,7 +936,7 @@ bool infer_Compress(Node *n, Diag *d) {
   if (aa) {
     o = *xs;
     o.d[axis] = kept;
-    o.sym[axis] = NULL;
+    o.sym[axis] = NULL, o.x[axis] = NULL;
   } else {
     o = shape_make(1, &kept);
   }

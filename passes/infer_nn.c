@@ -114,7 +114,7 @@ bool infer_LayerNormalization(Node *n, Diag *d) {
   Shape ms = *xs;
   for (int i = ax; i < ms.rank; i++) {
     ms.d[i] = 1;
-    ms.sym[i] = NULL;
+    ms.sym[i] = NULL, ms.x[i] = NULL;
   }
   for (int i = 1; i < n->n_out; i++)
     infer_set(n, i, stash, &ms);
@@ -307,7 +307,7 @@ bool infer_LpPool(Node *n, Diag *d) {
   Shape out = *xs;
   for (int i = 0; i < r; i++) {
     int64_t in = xs->d[2 + i], dk = (w.k[i] - 1) * w.dil[i] + 1, s = w.s[i];
-    out.sym[2 + i] = NULL;
+    out.sym[2 + i] = NULL, out.x[2 + i] = NULL;
     if (in < 0) {
       out.d[2 + i] = DIM_UNKNOWN;
       continue;
@@ -338,7 +338,7 @@ bool infer_GlobalLpPool(Node *n, Diag *d) {
   Shape out = n->in[0]->shape;
   for (int i = 2; i < out.rank; i++) {
     out.d[i] = 1;
-    out.sym[i] = NULL;
+    out.sym[i] = NULL, out.x[i] = NULL;
   }
   infer_set(n, 0, n->in[0]->dt, &out);
   return true;
@@ -395,10 +395,10 @@ bool infer_ConvTranspose(Node *n, Diag *d) {
   }
   Shape out = xs;
   out.d[1] = m;
-  out.sym[1] = NULL;
+  out.sym[1] = NULL, out.x[1] = NULL;
   for (int i = 0; i < r; i++) {
     int64_t in = xs.d[2 + i], o = DIM_UNKNOWN;
-    out.sym[2 + i] = NULL;
+    out.sym[2 + i] = NULL, out.x[2 + i] = NULL;
     if (os)
       o = oshape[n_os - r + i];
     else if (in < 0 || w.k[i] < 0)
@@ -458,7 +458,7 @@ bool infer_MaxUnpool(Node *n, Diag *d) {
   Shape out = *xs;
   for (int i = 0; i < r; i++) {
     int64_t in = xs->d[2 + i];
-    out.sym[2 + i] = NULL;
+    out.sym[2 + i] = NULL, out.x[2 + i] = NULL;
     out.d[2 + i] = in < 0 ? DIM_UNKNOWN : (in - 1) * w.s[i] + w.k[i] - w.pads[i] - w.pads[r + i];
     if (in >= 0 && out.d[2 + i] < 1)
       return infer_fail(d, n, "spatial dim %d: the output extent %lld is not positive", i,
@@ -473,7 +473,7 @@ bool infer_MaxUnpool(Node *n, Diag *d) {
     if (!infer_const_ints(n, 2, dims, &cnt, IR_MAX_RANK)) {
       /* Known only at run time: the rank is all we know. */
       for (int i = 0; i < out.rank; i++)
-        out.d[i] = DIM_UNKNOWN, out.sym[i] = NULL;
+        out.d[i] = DIM_UNKNOWN, out.sym[i] = NULL, out.x[i] = NULL;
     } else {
       if (cnt != xs->rank)
         return infer_fail(d, n, "input 2 (output_shape) has %d values, expected %d", cnt,
@@ -487,7 +487,7 @@ bool infer_MaxUnpool(Node *n, Diag *d) {
           return infer_fail(d, n, "output_shape[%d] is %lld, expected %lld like X", i,
                             (long long)dims[i], (long long)out.d[i]);
         out.d[i] = dims[i];
-        out.sym[i] = NULL;
+        out.sym[i] = NULL, out.x[i] = NULL;
       }
     }
   }

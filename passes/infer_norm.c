@@ -54,7 +54,7 @@ bool infer_BatchNormalization(Node *n, Diag *d) {
   if (xs->rank >= 0) {
     ps.rank = spatial ? 1 : xs->rank - 1;
     for (int i = 0; i < ps.rank; i++)
-      ps.d[i] = xs->d[1 + i], ps.sym[i] = xs->sym[1 + i];
+      ps.d[i] = xs->d[1 + i], ps.sym[i] = xs->sym[1 + i], ps.x[i] = xs->x[1 + i];
   }
   for (int i = 1; i < 5; i++) {
     const Shape *s = &n->in[i]->shape;

@@ -198,11 +198,11 @@ static bool matmul_shape(Node *n, Diag *d, const Shape *a, const Shape *b, Shape
     return infer_fail(d, n, "result rank exceeds %d", IR_MAX_RANK);
   if (a->rank >= 2) {
     out->d[out->rank] = a->d[a->rank - 2];
-    out->sym[out->rank++] = a->sym[a->rank - 2];
+    out->x[out->rank] = a->x[a->rank - 2], out->sym[out->rank++] = a->sym[a->rank - 2];
   }
   if (b->rank >= 2) {
     out->d[out->rank] = b->d[b->rank - 1];
-    out->sym[out->rank++] = b->sym[b->rank - 1];
+    out->x[out->rank] = b->x[b->rank - 1], out->sym[out->rank++] = b->sym[b->rank - 1];
   }
   return true;
 }

@@ -148,7 +148,7 @@ static bool infer_reduce(Node *n, Diag *d) {
   for (int i = 0; i < xs->rank; i++) {
     if (!mask[i]) {
       o.d[o.rank] = xs->d[i];
-      o.sym[o.rank++] = xs->sym[i];
+      o.x[o.rank] = xs->x[i], o.sym[o.rank++] = xs->sym[i];
     } else if (keepdims) {
       o.d[o.rank++] = 1;
     }
@@ -197,7 +197,7 @@ static bool infer_arg(Node *n, Diag *d) {
   for (int i = 0; i < xs->rank; i++) {
     if (i != axis) {
       o.d[o.rank] = xs->d[i];
-      o.sym[o.rank++] = xs->sym[i];
+      o.x[o.rank] = xs->x[i], o.sym[o.rank++] = xs->sym[i];
     } else if (keepdims) {
       o.d[o.rank++] = 1;
     }
@@ -292,7 +292,7 @@ bool infer_TopK(Node *n, Diag *d) {
                       axis);
   Shape o = *xs;
   o.d[axis] = k >= 0 ? k : DIM_UNKNOWN;
-  o.sym[axis] = NULL;
+  o.sym[axis] = NULL, o.x[axis] = NULL;
   infer_set(n, 0, x->dt, &o);
   infer_set(n, 1, DT_I64, &o);
   return true;

@@ -102,9 +102,9 @@ static Shape state_shape(int64_t nd, int64_t batch, const char *bsym, int64_t hi
   s.d[bfirst ? 0 : 1] = batch;
   s.sym[bfirst ? 0 : 1] = batch >= 0 ? NULL : bsym;
   s.d[bfirst ? 1 : 0] = nd;
-  s.sym[bfirst ? 1 : 0] = NULL;
+  s.sym[bfirst ? 1 : 0] = NULL, s.x[bfirst ? 1 : 0] = NULL;
   s.d[2] = hid;
-  s.sym[2] = NULL;
+  s.sym[2] = NULL, s.x[2] = NULL;
   return s;
 }
 
@@ -159,7 +159,7 @@ static bool infer_recurrent(Node *n, Diag *d) {
   y.d[2] = bfirst ? nd : batch;
   y.sym[2] = !bfirst && batch < 0 ? bsym : NULL;
   y.d[3] = hid;
-  y.sym[3] = NULL;
+  y.sym[3] = NULL, y.x[3] = NULL;
   Shape h = state_shape(nd, batch, bsym, hid, bfirst);
   for (int i = 0; i < n->n_out; i++)
     infer_set(n, i, x->dt, i == 0 ? &y : &h);

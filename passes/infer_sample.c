@@ -258,10 +258,10 @@ bool infer_GridSample(Node *n, Diag *d) {
   Shape ys = shape_unknown();
   if (xs->rank >= 0 && gs->rank >= 0) {
     ys.rank = xs->rank;
-    ys.d[0] = xs->d[0], ys.sym[0] = xs->sym[0];
-    ys.d[1] = xs->d[1], ys.sym[1] = xs->sym[1];
+    ys.d[0] = xs->d[0], ys.sym[0] = xs->sym[0], ys.x[0] = xs->x[0];
+    ys.d[1] = xs->d[1], ys.sym[1] = xs->sym[1], ys.x[1] = xs->x[1];
     for (int i = 2; i < ys.rank; i++)
-      ys.d[i] = gs->d[i - 1], ys.sym[i] = gs->sym[i - 1];
+      ys.d[i] = gs->d[i - 1], ys.sym[i] = gs->sym[i - 1], ys.x[i] = gs->x[i - 1];
   }
   infer_set(n, 0, n->in[0]->dt, &ys);
   return true;

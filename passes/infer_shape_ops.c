@@ -29,7 +29,7 @@ static void dim_product(const Shape *s, int lo, int hi, Shape *out, int j) {
       p = s->d[i] != 0 && p > INT64_MAX / s->d[i] ? -1 : p * s->d[i];
     }
   }
-  out->sym[j] = NULL;
+  out->sym[j] = NULL, out->x[j] = NULL;
   if (n_unknown == 0)
     out->d[j] = p < 0 ? DIM_UNKNOWN : p;
   else if (n_unknown == 1 && p == 1)
@@ -115,7 +115,7 @@ static bool reshape_infer_neg(Diag *d, const Node *n, const Shape *x, Shape *o, 
                       shape_str(x, b, sizeof b), (long long)in_p, (long long)out_p);
   }
   o->d[neg] = in_p / out_p;
-  o->sym[neg] = NULL;
+  o->sym[neg] = NULL, o->x[neg] = NULL;
   return true;
 }
 
@@ -413,7 +413,7 @@ bool infer_Concat(Node *n, Diag *d) {
       sum += s->d[axis];
   }
   o.d[axis] = all_known ? sum : DIM_UNKNOWN;
-  o.sym[axis] = NULL;
+  o.sym[axis] = NULL, o.x[axis] = NULL;
   infer_set(n, 0, dt, &o);
   return true;
 }

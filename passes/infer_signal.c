@@ -86,9 +86,9 @@ bool infer_DFT(Node *n, Diag *d) {
     return infer_fail(d, n, "an inverse onesided DFT needs a complex input (last dim 2)");
   Shape y = *x;
   y.d[a] = dft_n < 0 ? DIM_UNKNOWN : onesided && !inverse ? dft_n / 2 + 1 : dft_n;
-  y.sym[a] = NULL;
+  y.sym[a] = NULL, y.x[a] = NULL;
   y.d[y.rank - 1] = inverse && onesided ? 1 : 2;
-  y.sym[y.rank - 1] = NULL;
+  y.sym[y.rank - 1] = NULL, y.x[y.rank - 1] = NULL;
   infer_set(n, 0, n->in[0]->dt, &y);
   ir_attr_set_int(n, "onnxc.n", dft_n);
   ir_attr_set_int(n, "onnxc.axis", a);
@@ -135,7 +135,7 @@ bool infer_STFT(Node *n, Diag *d) {
   int64_t frames = flen < 0 || x->d[1] < 0 ? DIM_UNKNOWN : 1 + (x->d[1] - flen) / step;
   int64_t bins = flen < 0 ? DIM_UNKNOWN : onesided ? flen / 2 + 1 : flen;
   Shape y = shape_make(4, (int64_t[]){x->d[0], frames, bins, 2});
-  y.sym[0] = x->sym[0];
+  y.sym[0] = x->sym[0], y.x[0] = x->x[0];
   infer_set(n, 0, n->in[0]->dt, &y);
   ir_attr_set_int(n, "onnxc.n", flen);
   return true;

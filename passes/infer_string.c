@@ -86,7 +86,7 @@ bool infer_StringSplit(Node *n, Diag *d) {
   Shape y = *x;
   y.rank = x->rank + 1;
   y.d[x->rank] = k;
-  y.sym[x->rank] = NULL;
+  y.sym[x->rank] = NULL, y.x[x->rank] = NULL;
   infer_set(n, 0, DT_STRING, &y);
   if (n->out[0]->kind != VK_NONE)
     n->out[0]->dyn_dims = 1u << x->rank;
@@ -126,7 +126,7 @@ bool infer_StringNormalizer(Node *n, Diag *d) {
   int c = x->rank - 1;
   if (y.d[c] == 0)
     y.d[c] = 1;
-  y.sym[c] = NULL;
+  y.sym[c] = NULL, y.x[c] = NULL;
   infer_set(n, 0, DT_STRING, &y);
   if (n->out[0]->kind != VK_NONE)
     n->out[0]->dyn_dims = 1u << c;

@@ -85,9 +85,9 @@ bool infer_TfIdfVectorizer(Node *n, Diag *d) {
       s.d[0] = size;
     }
     if (s.rank == 2)
-      s.sym[1] = NULL;
+      s.sym[1] = NULL, s.x[1] = NULL;
     else
-      s.sym[0] = NULL;
+      s.sym[0] = NULL, s.x[0] = NULL;
   }
   infer_set(n, 0, DT_F32, &s);
   return true;

@@ -456,7 +456,7 @@ static Value *stack(Lower *L, Node *n, Value **vals, int count, int64_t axis, bo
     memmove(&s.d[1], &s.d[0], (size_t)s.rank * sizeof s.d[0]);
     memmove(&s.sym[1], &s.sym[0], (size_t)s.rank * sizeof s.sym[0]);
     s.d[0] = 0;
-    s.sym[0] = NULL;
+    s.sym[0] = NULL, s.x[0] = NULL;
     s.rank++;
     Tensor *t = ir_tensor_new(L->g, decl->dt, &s, L->d);
     return t ? ir_const_new(L->g, arena_printf(L->g->arena, "%s_empty%d", n->name, i), t) : NULL;

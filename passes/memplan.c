@@ -28,10 +28,12 @@
 
 static int64_t align_up(int64_t x) { return (x + PLAN_ALIGN - 1) / PLAN_ALIGN * PLAN_ALIGN; }
 
-/* Bytes of a value with a static shape; -1 when unknown or absurdly large. */
+/* Bytes of a value with a static shape, or at the upper bounds of the range
+ * symbols (extents grow with them, so that size covers every value in the
+ * ranges); -1 when unknown or absurdly large. */
 static int64_t value_bytes(const Value *v) {
   int64_t numel, bytes;
-  if (!shape_numel(&v->shape, &numel) || !dtype_bytes(v->dt, numel, &bytes) || bytes > INT64_MAX / 4)
+  if (!shape_numel_max(v->g, &v->shape, &numel) || !dtype_bytes(v->dt, numel, &bytes) || bytes > INT64_MAX / 4)
     return -1;
   return bytes;
 }
@@ -215,8 +217,8 @@ static void concat_slices(const Graph *g, const Node *n, Buffers *b, int *grp_fi
   const Value *y = n->out[0];
   int axis;
   if (n->op != OP_Concat || y->kind != VK_NODE || dtype_bits(y->dt) < 8 || n->n_in > 4096 ||
-      !shape_axis(ir_attr_int(n, "axis", 0), y->shape.rank, &axis))
-    return;
+      !shape_axis(ir_attr_int(n, "axis", 0), y->shape.rank, &axis) || !shape_is_static(&y->shape))
+    return;   /* (with extents known only at run time the slices would move) */
   for (int i = 0; i < axis; i++)
     if (y->shape.d[i] != 1)
       return;
@@ -570,6 +572,43 @@ static void check_coverage(const Graph *g, const Plan *plan, Diag *d) {
   free(of);
 }
 
+/* With extents known at run time (-D ranges, data-dependent extents), the
+ * plan sized every buffer at the symbols' upper bounds. Checks at the low
+ * end, the middle and the top of the ranges (derived symbols computed from
+ * the others) that each buffer's bytes there fit its planned size. */
+static void check_ranges(const Graph *g, const Plan *plan, Diag *d) {
+  if (g->n_syms == 0)
+    return;
+  for (int step = 0; step <= 2; step++) {
+    int64_t vals[IR_MAX_SYMS];
+    for (int k = 0; k < g->n_syms; k++) {
+      const DimSym *s = &g->syms[k];
+      int64_t v = 0;
+      if (s->den > 0 && dx_eval(s->num, vals, &v))
+        vals[k] = v / s->den;
+      else
+        vals[k] = s->lo + (s->hi - s->lo) * step / 2;
+    }
+    for (int i = 0; i < plan->n_tensors; i++) {
+      const PlanTensor *t = &plan->tensors[i];
+      const Value *v = t->value_id >= 0 ? g->values[t->value_id] : NULL;
+      if (!v || shape_is_static(&v->shape) || !shape_is_bounded(&v->shape))
+        continue;
+      int64_t n = 1, b = 0;
+      for (int k = 0; k < v->shape.rank; k++) {
+        int64_t e = v->shape.d[k];
+        if (e < 0 && !dx_eval(v->shape.x[k], vals, &e))
+          e = -1;
+        n = e < 0 || n < 0 ? -1 : n * e;
+      }
+      if (n < 0 || !dtype_bytes(v->dt, n, &b) || b > t->size)
+        diag_error(d, NULL, "memory plan: '%s' needs %lld bytes at %s of its dims' ranges, planned %lld",
+                   v->name, (long long)b, step == 0 ? "the low end" : step == 1 ? "the middle" : "the top",
+                   (long long)t->size);
+    }
+  }
+}
+
 bool plan_validate(const Graph *g, const Plan *plan, Diag *d) {
   int before = d->n_errors;
   for (int i = 0; i < plan->n_tensors; i++) {
@@ -581,6 +620,7 @@ bool plan_validate(const Graph *g, const Plan *plan, Diag *d) {
   }
   check_overlaps(g, plan, d);
   check_coverage(g, plan, d);
+  check_ranges(g, plan, d);
   if (plan->arena_bytes < plan->lower_bound_bytes)
     diag_error(d, NULL, "memory plan: arena %lld is below the lower bound %lld",
                (long long)plan->arena_bytes, (long long)plan->lower_bound_bytes);

@@ -9,11 +9,18 @@
 
 #include "ir.h"
 
-/* A symbolic dimension pinned on the command line (-D NAME=VALUE). */
+/* A symbolic dimension pinned on the command line: -D NAME=VALUE fixes it;
+ * -D NAME=LO..HI or -D NAME<=HI (LO 1) keeps it symbolic within the range
+ * (docs/dynamic-shapes.md). */
 typedef struct DimPin {
   const char *name;
-  int64_t value;
+  int64_t value;               /* fixed value; the upper bound of a range */
+  bool range;
+  int64_t lo;                  /* range only */
 } DimPin;
+/* Parses "NAME=V", "NAME=LO..HI" or "NAME<=HI" into *out (name malloc'ed);
+ * false with why in err. */
+bool dim_pin_parse(const char *spec, DimPin *out, char *err, size_t n_err);
 
 /* A graph input's whole shape given on the command line (--shape NAME=1x3x48x192):
  * for inputs whose dims are unnamed or share a name, where -D cannot reach. */
@@ -125,6 +132,10 @@ bool infer_elementwise(Node *n, Diag *d);
 
 /* Sets output i's dtype and shape. */
 void infer_set(Node *n, int i, DType dt, const Shape *s);
+/* infer_symbolic.c: with range symbols, infers the ops whose shape operand
+ * holds extents (*handled), and records the extents n's output holds. */
+bool infer_symbolic(Node *n, bool *handled, Diag *d);
+void infer_sym_values(Node *n);
 /* Reads a 1-D integer constant input (e.g. Reshape's shape) into dims;
  * false (no error) when the input is not constant. */
 bool infer_const_ints(const Node *n, int i, int64_t *dims, int *count, int max);

@@ -25,12 +25,17 @@ static bool run_lower(Graph *g, Ctx *c, Diag *d) { (void)c; return pass_lower_co
 static bool run_infer(Graph *g, Ctx *c, Diag *d) { (void)c; return pass_infer(g, d); }
 static bool run_lower_grad(Graph *g, Ctx *c, Diag *d) { (void)c; return pass_lower_gradient(g, d); }
 static bool run_simplify(Graph *g, Ctx *c, Diag *d) { return c->o->opt_level < 1 || pass_simplify(g, d); }
+/* Fusion builds kernels for static shapes: a graph with -D ranges keeps its
+ * nodes (emit_dyn.c has their run-time-extent kernels; docs/dynamic-shapes.md). */
+static bool fusing(const Graph *g, const Ctx *c) { return c->o->opt_level >= 1 && g->n_syms == 0; }
 static bool run_fuse_bn(Graph *g, Ctx *c, Diag *d) { return c->o->opt_level < 1 || pass_fuse_bn(g, d); }
-static bool run_fuse_epi(Graph *g, Ctx *c, Diag *d) { return c->o->opt_level < 1 || pass_fuse_epilogue(g, d, c->o->target->fuse_residual); }
+static bool run_fuse_epi(Graph *g, Ctx *c, Diag *d) { return !fusing(g, c) || pass_fuse_epilogue(g, d, c->o->target->fuse_residual); }
+/* (with ranges its patterns need static shapes; the residual Add still folds in) */
 static bool run_fuse_norm(Graph *g, Ctx *c, Diag *d) { return c->o->opt_level < 1 || pass_fuse_norm(g, d); }
+/* (with ranges, only elementwise chains: pass_fuse_elementwise says which) */
 static bool run_fuse_ew(Graph *g, Ctx *c, Diag *d) { return c->o->opt_level < 1 || pass_fuse_elementwise(g, true, d); }
 static bool run_fuse_layout(Graph *g, Ctx *c, Diag *d) {
-  return c->o->opt_level < 1 || !c->o->target->strided_matmul || pass_fuse_layout(g, d);
+  return !fusing(g, c) || !c->o->target->strided_matmul || pass_fuse_layout(g, d);
 }
 static bool run_cse(Graph *g, Ctx *c, Diag *d) { return c->o->opt_level < 1 || pass_cse(g, d); }
 static bool run_dce(Graph *g, Ctx *c, Diag *d) { (void)c; return pass_dce(g, d); }

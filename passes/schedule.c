@@ -41,7 +41,7 @@ static bool is_view_node(const Node *n) {
 
 static int64_t arena_bytes_of(const Value *v) {
   int64_t numel, bytes;
-  if (v->kind != VK_NODE || v->is_output || !shape_numel(&v->shape, &numel) ||
+  if (v->kind != VK_NODE || v->is_output || !shape_numel_max(v->g, &v->shape, &numel) ||
       !dtype_bytes(v->dt, numel, &bytes))
     return 0;
   return (bytes + PLAN_ALIGN - 1) / PLAN_ALIGN * PLAN_ALIGN;

@@ -143,7 +143,11 @@ static bool apply_shape(Graph *g, const InputShape *s, const DimPin *pins, int n
       ok = diag_error(d, NULL, "--shape %s: dimension %d of input '%s' is %lld in the model (shape %s), "
                       "not %lld", spec, i, s->name, (long long)sh->d[i], shape_str(sh, sb, sizeof sb),
                       (long long)s->d[i]);
-    else if (pin && pin->value != s->d[i])
+    else if (pin && pin->range && (s->d[i] < pin->lo || s->d[i] > pin->value))
+      ok = diag_error(d, NULL, "--shape %s: dimension %d of input '%s' is '%s', in %lld..%lld by "
+                      "-D, not %lld", spec, i, s->name, pin->name, (long long)pin->lo,
+                      (long long)pin->value, (long long)s->d[i]);
+    else if (pin && !pin->range && pin->value != s->d[i])
       ok = diag_error(d, NULL, "--shape %s: dimension %d of input '%s' is '%s', pinned to %lld by "
                       "-D %s=%lld, not %lld", spec, i, s->name, pin->name, (long long)pin->value,
                       pin->name, (long long)pin->value, (long long)s->d[i]);
@@ -153,7 +157,7 @@ static bool apply_shape(Graph *g, const InputShape *s, const DimPin *pins, int n
   sh->rank = s->rank;
   for (int i = 0; i < s->rank; i++) {
     sh->d[i] = s->d[i];
-    sh->sym[i] = NULL;
+    sh->sym[i] = NULL, sh->x[i] = NULL;
   }
   return true;
 }
@@ -172,15 +176,97 @@ bool pass_pin_shapes(Graph *g, const InputShape *shapes, int n_shapes, const Dim
   return d->n_errors == before;
 }
 
-/* ---- -D NAME=VALUE ------------------------------------------------------------ */
+/* ---- -D NAME=VALUE, -D NAME=LO..HI, -D NAME<=HI ------------------------------- */
+
+static bool parse_extent(const char *s, const char *end, int64_t *v) {
+  if (s == end || end - s > 18)
+    return false;
+  int64_t x = 0;
+  for (const char *p = s; p < end; p++) {
+    if (*p < '0' || *p > '9')
+      return false;
+    x = x * 10 + (*p - '0');
+  }
+  *v = x;
+  return true;
+}
+
+bool dim_pin_parse(const char *spec, DimPin *out, char *err, size_t n_err) {
+  const char *le = strstr(spec, "<="), *eq = strchr(spec, '=');
+  const char *name_end = le && le < eq ? le : eq;
+  memset(out, 0, sizeof *out);
+  if (!name_end || name_end == spec) {
+    snprintf(err, n_err, "expected DIM=VALUE, DIM=LO..HI or DIM<=HI");
+    return false;
+  }
+  const char *rhs = name_end == le ? le + 2 : eq + 1, *end = rhs + strlen(rhs);
+  const char *dots = strstr(rhs, "..");
+  if (name_end == le) {
+    out->range = true;
+    out->lo = 1;
+    if (!parse_extent(rhs, end, &out->value)) {
+      snprintf(err, n_err, "'%s' is not a non-negative integer", rhs);
+      return false;
+    }
+  } else if (dots) {
+    out->range = true;
+    if (!parse_extent(rhs, dots, &out->lo) || !parse_extent(dots + 2, end, &out->value)) {
+      snprintf(err, n_err, "expected LO..HI with non-negative integers, got '%s'", rhs);
+      return false;
+    }
+  } else if (!parse_extent(rhs, end, &out->value)) {
+    snprintf(err, n_err, "'%s' is not a non-negative integer", rhs);
+    return false;
+  }
+  if (out->range && out->lo > out->value) {
+    snprintf(err, n_err, "empty range %lld..%lld", (long long)out->lo, (long long)out->value);
+    return false;
+  }
+  if (out->range && out->value < 1) {
+    snprintf(err, n_err, "the range's upper bound must be at least 1");
+    return false;
+  }
+  char *name = malloc((size_t)(name_end - spec) + 1);
+  if (!name) {
+    snprintf(err, n_err, "out of memory");
+    return false;
+  }
+  memcpy(name, spec, (size_t)(name_end - spec));
+  name[name_end - spec] = 0;
+  out->name = name;
+  return true;
+}
+
+/* Range pins become the graph's symbols, and every dim of that name a bounded one. */
+static bool pin_ranges(Graph *g, const DimPin *pins, int n_pins, bool *used, Diag *d) {
+  for (int p = 0; p < n_pins; p++) {
+    if (!pins[p].range)
+      continue;
+    if (g->n_syms == IR_MAX_SYMS)
+      return diag_error(d, NULL, "-D %s: at most %d dimensions may be ranges", pins[p].name,
+                        IR_MAX_SYMS);
+    int id = g->n_syms++;
+    g->syms[id] = (DimSym){.name = arena_strdup(g->arena, pins[p].name), .lo = pins[p].lo, .hi = pins[p].value};
+    const DimExpr *e = dx_sym(g->arena, id);
+    for (int i = 0; i < g->n_values; i++) {
+      Shape *s = &g->values[i]->shape;
+      for (int k = 0; k < s->rank; k++)
+        if (s->d[k] < 0 && s->sym[k] && strcmp(s->sym[k], pins[p].name) == 0) {
+          s->x[k] = e;
+          used[p] = true;
+        }
+    }
+  }
+  return true;
+}
 
 static int pin_shape(Shape *s, const DimPin *pins, int n_pins, bool *used) {
   int k = 0;
   for (int i = 0; i < s->rank; i++)
     for (int p = 0; p < n_pins; p++)
-      if (s->d[i] < 0 && s->sym[i] && strcmp(s->sym[i], pins[p].name) == 0) {
+      if (!pins[p].range && s->d[i] < 0 && s->sym[i] && strcmp(s->sym[i], pins[p].name) == 0) {
         s->d[i] = pins[p].value;
-        s->sym[i] = NULL;
+        s->sym[i] = NULL, s->x[i] = NULL;
         used[p] = true;
         k++;
       }
@@ -199,6 +285,8 @@ bool pass_pin_dims(Graph *g, const DimPin *pins, int n_pins, Diag *d) {
                         (long long)pins[p].value);
   for (int i = 0; i < g->n_values; i++)
     pin_shape(&g->values[i]->shape, pins, n_pins, used);
+  if (!pin_ranges(g, pins, n_pins, used, d))
+    return false;
   for (int p = 0; p < n_pins; p++)
     if (!used[p])
       diag_warn(d, NULL, "-D %s: the model has no symbolic dimension of that name", pins[p].name);
@@ -221,7 +309,7 @@ static const char *shape_hint(const Value *v, char *buf, size_t n) {
 static void report_value(const Value *v, bool *named, Diag *d) {
   char sb[512], hb[512];
   for (int i = 0; i < v->shape.rank; i++) {
-    if (v->shape.d[i] >= 0)
+    if (v->shape.d[i] >= 0 || v->shape.x[i])   /* static, or bounded by a -D range */
       continue;
     if (v->kind == VK_INPUT) {
       /* A dim name can be shared by dims of different sizes ('?' twice): the
@@ -229,14 +317,16 @@ static void report_value(const Value *v, bool *named, Diag *d) {
       diag_error(d, NULL, "graph input '%s' has shape %s, which is not known at compile time; "
                  "give it with %s%s", v->name, shape_str(&v->shape, sb, sizeof sb),
                  shape_hint(v, hb, sizeof hb),
-                 v->shape.sym[i] ? " (or pin a named dim with -D NAME=VALUE)" : "");
+                 v->shape.sym[i] ? arena_printf(v->g->arena, " (or pin dim '%s' with -D %s=VALUE, or keep it "
+                                                "symbolic within a range with -D %s=LO..HI)", v->shape.sym[i],
+                                                v->shape.sym[i], v->shape.sym[i]) : "");
     } else if (v->shape.sym[i]) {
       if (*named)
         return;
       *named = true;
       diag_error(d, v->producer, "value '%s' has shape %s: dimension '%s' is symbolic; "
-                 "pin it with -D %s=VALUE", v->name, shape_str(&v->shape, sb, sizeof sb),
-                 v->shape.sym[i], v->shape.sym[i]);
+                 "pin it with -D %s=VALUE or bound it with -D %s=LO..HI", v->name,
+                 shape_str(&v->shape, sb, sizeof sb), v->shape.sym[i], v->shape.sym[i], v->shape.sym[i]);
     } else {
       diag_error(d, v->producer, "value '%s' has shape %s, which is not known at compile time",
                  v->name, shape_str(&v->shape, sb, sizeof sb));
@@ -248,7 +338,7 @@ static void report_value(const Value *v, bool *named, Diag *d) {
     return;
   }
   int64_t numel, bytes;
-  if (!shape_numel(&v->shape, &numel) || !dtype_bytes(v->dt, numel, &bytes) || bytes > INT64_MAX / 4)
+  if (!shape_numel_max(v->g, &v->shape, &numel) || !dtype_bytes(v->dt, numel, &bytes) || bytes > INT64_MAX / 4)
     diag_error(d, v->producer, "value '%s' of shape %s is too large: its byte size overflows",
                v->name, shape_str(&v->shape, sb, sizeof sb));
 }
@@ -273,7 +363,9 @@ bool pass_require_static(Graph *g, Diag *d) {
    * kernels are specialized for static shapes, so no node may read one. */
   for (Node *n = g->first; n; n = n->next)
     for (int i = 0; i < n->n_out; i++)
-      if (n->out[i]->kind != VK_NONE && n->out[i]->dyn_dims && n->out[i]->n_uses > 0)
+      if (n->out[i]->kind != VK_NONE && n->out[i]->dyn_dims && n->out[i]->n_uses > 0 &&
+          !(n->out[i]->uses[0]->op == OP_Identity && shape_is_bounded(&n->out[i]->uses[0]->out[0]->shape) &&
+            !shape_is_static(&n->out[i]->uses[0]->out[0]->shape)))
         diag_error(d, n, "output %d ('%s') of node '%s' has a data-dependent size; only graph "
                    "outputs may have one (it is read by node '%s')", i, n->out[i]->name, n->name,
                    n->out[i]->uses[0]->name);

@@ -37,7 +37,8 @@ static bool const_zero(const Value *v) {
 static bool forwards_input(const Node *n) {
   switch (n->op) {
   case OP_Identity:
-    return true;
+    /* not the one that gives a data-dependent extent its symbol (infer.c) */
+    return shape_equal(&n->in[0]->shape, &n->out[0]->shape);
   case OP_Dropout:
     /* Only inference Dropout forwards: training must be provably off
      * (no training_mode input or a constant false) or the ratio a constant 0. */

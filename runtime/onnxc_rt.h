@@ -49,6 +49,8 @@
  * =nan, an infinity). The status also names the schedule step of that node:
  * ONNXC_STATUS_CODE gives the code, NAME_status_node the node's name and op. */
 #define ONNXC_ERR_NONFINITE 11
+/* -D NAME=LO..HI (docs/dynamic-shapes.md): NAME_run_dims got a dim outside its range. */
+#define ONNXC_ERR_DIM 12
 #define ONNXC_STATUS_CODE(st) ((st) & 0xff)
 #define ONNXC_NONFINITE_AT(step) (ONNXC_ERR_NONFINITE | (((step) + 1) << 8))
 

@@ -20,6 +20,9 @@ if (( want_test )); then
   pkgs+=(qemu-system-arm)
   # libFuzzer and clang's sanitizer runtimes (the fuzz build, docs/fuzzing.md).
   pkgs+=(libclang-rt-dev)
+  # The in-process C compiler (docs/clang.md): Clang and LLVM as libraries;
+  # onnxc builds without them and then uses the external C compiler.
+  pkgs+=(libclang-cpp15-dev llvm-15-dev)
   # e2e.graph checks that Graphviz accepts onnxc graph's DOT (skipped without it).
   pkgs+=(graphviz)
 fi

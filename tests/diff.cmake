@@ -2,6 +2,7 @@
 # (docs/differential-testing.md):
 #   diff.random       random models of a fixed seed range at -O0, -O2 and
 #                     -O3 --threads 2 (tests/diff/run_diff.py; a few minutes)
+#   diff.dynamic      random models with a dynamic dim, one build for a range
 #   diff.regressions  every kept case of tests/diff/regressions (shrunk
 #                     failures and the graphs of issue 12) under the same
 #                     configurations
@@ -23,8 +24,16 @@ add_test(NAME diff.random
           ${ONNXC_PYTHON} ${ONNXC_DIFF_DIR}/run_diff.py --onnxc $<TARGET_FILE:onnxc>
           --seeds 0:60 -j 2 --timeout 120 ${ONNXC_DIFF_CUDA})
 
+# Models with a dynamic dim n (tests/diff/gen_dynamic.py), each compiled once
+# with -D n=1..48 and run at several n, in guard mode: the red zones then
+# start where each run's extent of a buffer ends (docs/dynamic-shapes.md).
+add_test(NAME diff.dynamic
+  COMMAND ${CMAKE_COMMAND} -E env ONNXC_CHECK_GUARD=1
+          ${ONNXC_PYTHON} ${ONNXC_DIFF_DIR}/run_diff.py --onnxc $<TARGET_FILE:onnxc> --dynamic
+          --seeds 0:14 --configs O0,O3:t2 -j 2 --timeout 120)
+
 add_test(NAME diff.regressions
   COMMAND ${CMAKE_COMMAND} -E env ONNXC_CHECK_GUARD=1 ${ONNXC_PYTHON} ${ONNXC_DIFF_DIR}/run_diff.py --onnxc $<TARGET_FILE:onnxc>
           --cases ${ONNXC_DIFF_DIR}/regressions -j 2 --timeout 120)
 
-set_tests_properties(diff.random diff.regressions PROPERTIES LABELS e2e TIMEOUT 600)
+set_tests_properties(diff.random diff.dynamic diff.regressions PROPERTIES LABELS e2e TIMEOUT 600)

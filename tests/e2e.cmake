@@ -51,6 +51,10 @@ add_test(NAME e2e.numerics COMMAND ${ONNXC_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/e2e
 add_test(NAME e2e.compare COMMAND ${ONNXC_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/e2e/test_compare.py ${ONNXC_BIN}
          ${ONNXC_PYTHON})
 
+# -D NAME=LO..HI: one build for a range of shapes (docs/dynamic-shapes.md).
+add_test(NAME e2e.dynamic COMMAND ${ONNXC_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/e2e/test_dynamic.py
+         --onnxc ${ONNXC_BIN} --corpus ${CMAKE_BINARY_DIR}/corpus)
+
 # The Python package (python/onnxc, docs/python.md) against ONNX Runtime.
 add_test(NAME e2e.python COMMAND ${ONNXC_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/e2e/test_python.py ${ONNXC_BIN}
          --models ${CMAKE_BINARY_DIR}/e2e-models)
@@ -72,4 +76,12 @@ add_test(NAME e2e.cmake_package COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/e2e/test_
   ${CMAKE_BINARY_DIR} ${ONNXC_SRC} ${ONNXC_PYTHON} ${CMAKE_C_COMPILER} ${ONNXC_CMAKE_TEST_CUDA})
 
 set_tests_properties(e2e.cli e2e.if_branch e2e.conformance e2e.conformance_sanitize e2e.models_vs_ort
-                     e2e.models_vs_ort_guard e2e.guard e2e.python e2e.digits e2e.cortex_m e2e.cmake_package e2e.numerics e2e.compare e2e.progress PROPERTIES LABELS e2e)
+                     e2e.models_vs_ort_guard e2e.guard e2e.python e2e.digits e2e.cortex_m e2e.cmake_package e2e.numerics e2e.compare e2e.progress e2e.dynamic PROPERTIES LABELS e2e)
+
+# The in-process compiler (docs/clang.md): host .so/.a/.o, Cortex-M4 objects
+# under QEMU and the JIT, with no C compiler on PATH.
+if(ONNXC_CLANG_FOUND)
+  add_test(NAME e2e.inproc COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/e2e/test_inproc.sh ${ONNXC_BIN} ${ONNXC_SRC}
+    ${CMAKE_BINARY_DIR}/e2e-models ${ONNXC_PYTHON})
+  set_tests_properties(e2e.inproc PROPERTIES DEPENDS e2e.models_vs_ort LABELS e2e TIMEOUT 300)
+endif()

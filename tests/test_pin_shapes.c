@@ -107,7 +107,7 @@ static void test_pin_shapes_reports_conflicts(void **state) {
   assert_non_null(strstr(m, "not 3"));
   m = pin_fails("x=1x4x48x192", NULL, 0);
   assert_non_null(strstr(m, "dimension 1 of input 'x' is 3 in the model"));
-  DimPin pin = {"N", 5};
+  DimPin pin = {.name = "N", .value = 5};
   m = pin_fails("y=2x4", &pin, 1);
   assert_non_null(strstr(m, "pinned to 5 by -D N=5, not 2"));
 }

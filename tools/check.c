@@ -146,7 +146,8 @@ static void emit_harness_guard(Buf *h, const Graph *g, const char *name) {
                 "        return 1;\n      }\n    }\n  return 0;\n}\n\n", g->n_outputs);
 }
 
-static void emit_harness(Buf *h, const Graph *g, const char *name, int64_t arena, bool guard, int numerics) {
+/* Both harnesses' includes, guard report (or OG 0) and load(). */
+static void emit_harness_head(Buf *h, const Graph *g, const char *name, bool guard) {
   buf_printf(h, "#include <stdio.h>\n#include <stdlib.h>\n#include <string.h>\n#include \"%s.h\"\n#include \"onnxc_rt.h\"\n\n", name);
   if (guard)
     emit_harness_guard(h, g, name);
@@ -156,6 +157,10 @@ static void emit_harness(Buf *h, const Graph *g, const char *name, int64_t arena
               "  unsigned char *b = malloc(n ? n : 1);\n  FILE *f = fopen(p, \"rb\");\n"
               "  if (!b || !f || fread(b, 1, n, f) != n) { fprintf(stderr, \"harness: cannot read %s\\n\", p); exit(3); }\n"
               "  fclose(f);\n  return b;\n}\n\n");
+}
+
+static void emit_harness(Buf *h, const Graph *g, const char *name, int64_t arena, bool guard, int numerics) {
+  emit_harness_head(h, g, name, guard);
   bool strs = false; /* string inputs and outputs travel as NUL-terminated strings, one after another */
   for (int i = 0; i < g->n_inputs + g->n_outputs; i++)
     strs |= (i < g->n_inputs ? g->inputs[i] : g->outputs[i - g->n_inputs])->dt == DT_STRING;
@@ -175,11 +180,11 @@ static void emit_harness(Buf *h, const Graph *g, const char *name, int64_t arena
                 "  if (f && fclose(f) != 0) ok = 0;\n  return ok ? 0 : -1;\n}\n\n");
   int n_dyn = 0; /* outputs of data-dependent extent: their dims follow in out[] (docs/abi.md) */
   for (int i = 0; i < g->n_outputs; i++)
-    n_dyn += g->outputs[i]->dyn_dims != 0;
+    n_dyn += value_dyn_mask(g->outputs[i]) != 0;
   buf_printf(h, "int main(int argc, char **argv) {\n  const void *in[%d];\n  void *out[%d];\n  void *arena = NULL;\n  int rc, i;\n",
              g->n_inputs + 1, g->n_outputs + n_dyn + 1);
   for (int i = 0, k = 0; i < g->n_outputs; i++)
-    if (g->outputs[i]->dyn_dims)
+    if (value_dyn_mask(g->outputs[i]))
       buf_printf(h, "  int64_t dims%d[%d];\n  out[%d] = dims%d;\n", i, IR_MAX_RANK, g->n_outputs + k++, i);
   buf_printf(h, "  static const size_t in_bytes[%d] = {", g->n_inputs + 1);
   for (int i = 0; i < g->n_inputs; i++) {
@@ -191,7 +196,8 @@ static void emit_harness(Buf *h, const Graph *g, const char *name, int64_t arena
   buf_printf(h, "0};\n  static size_t out_bytes[%d] = {", g->n_outputs + 1);
   for (int i = 0; i < g->n_outputs; i++) {
     int64_t n = 0, b = 0;
-    shape_numel(&g->outputs[i]->shape, &n);
+    if (!shape_numel(&g->outputs[i]->shape, &n)) /* data-dependent extents: the capacity */
+      shape_numel_max(g, &g->outputs[i]->shape, &n);
     dtype_bytes(g->outputs[i]->dt, n, &b);
     const char *shrink = guard ? getenv("ONNXC_GUARD_TEST_SHRINK") : NULL; /* guard_test_shrink */
     if (shrink && strcmp(shrink, g->outputs[i]->name) == 0 && b >= 4)
@@ -199,9 +205,9 @@ static void emit_harness(Buf *h, const Graph *g, const char *name, int64_t arena
     buf_printf(h, "%lld, ", (long long)b);
   }
   buf_printf(h, "0};\n  if (argc != %d) return 3;\n", 1 + g->n_inputs + g->n_outputs);
-  buf_printf(h, "  if (%lld > 0) {\n    arena = aligned_alloc(64, %lld);\n"
-                "    if (!arena) return 3;\n    memset(arena, 0xA5, %lld);\n  }\n",
-             (long long)arena, (long long)arena, (long long)arena);
+  if (arena > 0) /* no memset of 0 bytes: clang warns */
+    buf_printf(h, "  arena = aligned_alloc(64, %lld);\n  if (!arena) return 3;\n  memset(arena, 0xA5, %lld);\n",
+               (long long)arena, (long long)arena);
   buf_printf(h, "  for (i = 0; i < %d; i++) in[i] = load(argv[1 + i], in_bytes[i]);\n", g->n_inputs);
   for (int i = 0; i < g->n_inputs; i++)
     if (g->inputs[i]->dt == DT_STRING) {
@@ -220,7 +226,8 @@ static void emit_harness(Buf *h, const Graph *g, const char *name, int64_t arena
     buf_printf(h, "  static size_t out_count[%d] = {", g->n_outputs + 1);
     for (int i = 0; i < g->n_outputs; i++) {
       int64_t n = 0;
-      shape_numel(&g->outputs[i]->shape, &n);
+      if (!shape_numel(&g->outputs[i]->shape, &n)) /* data-dependent extents: the capacity */
+      shape_numel_max(g, &g->outputs[i]->shape, &n);
       buf_printf(h, "%lld, ", (long long)n);
     }
     buf_puts(h, "0};\n");
@@ -237,7 +244,7 @@ static void emit_harness(Buf *h, const Graph *g, const char *name, int64_t arena
   /* A dynamic output: write its actual extent only, and its dims to PATH.dims. */
   for (int i = 0; i < g->n_outputs && n_dyn; i++) {
     const Value *v = g->outputs[i];
-    if (!v->dyn_dims)
+    if (!value_dyn_mask(v))
       continue;
     if (v->dt == DT_STRING) /* the count of strings to save */
       buf_printf(h, "  if (!rc) {\n    size_t n = 1, k;\n    for (k = 0; k < %d; k++) n *= (size_t)dims%d[k];\n"
@@ -273,6 +280,104 @@ static void emit_harness(Buf *h, const Graph *g, const char *name, int64_t arena
     }
   buf_printf(h, "  for (i = 0; i < %d; i++) free((void *)in[i]);\n  free(arena);\n"
                 "  return rc == 0 ? 0 : rc < 0 ? 3 : 4;\n}\n", g->n_inputs);
+}
+
+/* -D NAME=LO..HI given: the model is compiled once with those dims symbolic
+ * and every data set runs through NAME_run_dims (docs/dynamic-shapes.md). */
+static bool has_ranges(const Options *o) {
+  for (int i = 0; i < o->n_pins; i++)
+    if (o->pins[i].range)
+      return true;
+  return false;
+}
+
+/* The harness of a model with ranges: argv holds the inputs' and outputs'
+ * paths, then the dims, then each input's and output's byte count. The arena
+ * is exactly NAME_arena_bytes(dims) (rounded up to 64), so a kernel that
+ * strays past what the plan gives those dims is caught by --sanitize. */
+static void emit_harness_dims(Buf *h, const Graph *g, const char *name, bool guard) {
+  int ni = g->n_inputs, no = g->n_outputs, ns = dx_user_syms(g);
+  /* red zones around each output too, with --guard: a kernel writing past this run's extent */
+  emit_harness_head(h, g, name, guard);
+  buf_printf(h, "int main(int argc, char **argv) {\n  const void *in[%d];\n  void *out[%d];\n  int64_t dims[%d];\n"
+                "  size_t in_bytes[%d], out_bytes[%d], ab;\n  void *arena;\n  int rc, i;\n",
+             ni + 1, no + 1, ns, ni + 1, no + 1);
+  buf_printf(h, "  if (argc != %d) return 3;\n", 1 + 2 * (ni + no) + ns);
+  buf_printf(h, "  for (i = 0; i < %d; i++) dims[i] = strtoll(argv[%d + i], NULL, 10);\n", ns, 1 + ni + no);
+  buf_printf(h, "  for (i = 0; i < %d; i++) in_bytes[i] = (size_t)strtoull(argv[%d + i], NULL, 10);\n", ni,
+             1 + ni + no + ns);
+  buf_printf(h, "  for (i = 0; i < %d; i++) out_bytes[i] = (size_t)strtoull(argv[%d + i], NULL, 10);\n", no,
+             1 + 2 * ni + no + ns);
+  buf_printf(h, "  if (%s_arena_bytes(dims) < 0) { fprintf(stderr, \"%s_arena_bytes: a dim is out of range\\n\"); return 4; }\n",
+             name, name);
+  buf_printf(h, "  ab = ((size_t)%s_arena_bytes(dims) + 63) / 64 * 64;\n", name);
+  buf_puts(h, "  arena = aligned_alloc(64, ab ? ab : 64);\n  if (!arena) return 3;\n  memset(arena, 0xA5, ab);\n");
+  buf_printf(h, "  for (i = 0; i < %d; i++) in[i] = load(argv[1 + i], in_bytes[i]);\n", ni);
+  buf_printf(h, "  for (i = 0; i < %d; i++) {\n    out[i] = malloc(out_bytes[i] + 2 * OG + 1);\n"
+                "    if (!out[i]) return 3;\n    memset(out[i], 0xFA, out_bytes[i] + 2 * OG);\n"
+                "    out[i] = (unsigned char *)out[i] + OG;\n    memset(out[i], 0xCD, out_bytes[i]);\n  }\n", no);
+  buf_printf(h, "  rc = %s_run_dims_v(arena, dims, in, out);\n", name);
+  if (guard)
+    buf_puts(h, "  if (guard_report(arena, rc, out, out_bytes)) {\n    free(arena);\n    return 5;\n  }\n");
+  buf_printf(h, "  if (rc != 0) fprintf(stderr, \"%s_run_dims returned %%d\\n\", rc);\n", name);
+  buf_printf(h, "  for (i = 0; i < %d; i++) {\n    FILE *f = rc ? NULL : fopen(argv[%d + i], \"wb\");\n"
+                "    if (!rc && (!f || fwrite(out[i], 1, out_bytes[i], f) != out_bytes[i])) rc = -1;\n"
+                "    if (f) fclose(f);\n    free((unsigned char *)out[i] - OG);\n  }\n", no, 1 + ni);
+  buf_printf(h, "  for (i = 0; i < %d; i++) free((void *)in[i]);\n  free(arena);\n"
+                "  return rc == 0 ? 0 : rc < 0 ? 3 : 4;\n}\n", ni);
+}
+
+/* The dims a data set gives: each input dim that is a bare symbol sets it;
+ * then every input dim must equal its extent at those values. */
+static bool data_dims(const Graph *g, const DataSet *ds, int64_t *vals, Diag *d) {
+  bool set[IR_MAX_SYMS] = {false};
+  for (int i = 0; i < g->n_inputs && i < ds->n_in; i++) {
+    const Shape *s = &g->inputs[i]->shape;
+    for (int k = 0; k < s->rank && k < ds->in[i]->shape.rank; k++) {
+      const DimExpr *x = s->d[k] < 0 ? s->x[k] : NULL;
+      if (x && x->n == 1 && x->t[0].deg == 1 && x->t[0].c == 1 && !set[x->t[0].s[0]]) {
+        vals[x->t[0].s[0]] = ds->in[i]->shape.d[k];
+        set[x->t[0].s[0]] = true;
+      }
+    }
+  }
+  for (int k = 0; k < dx_user_syms(g); k++) {
+    if (!set[k])
+      return diag_error(d, NULL, "%s: no input dim gives the value of '%s'", ds->dir, g->syms[k].name);
+    if (vals[k] < g->syms[k].lo || vals[k] > g->syms[k].hi)
+      return diag_error(d, NULL, "%s: '%s' is %lld in the data, outside its range %lld..%lld", ds->dir,
+                        g->syms[k].name, (long long)vals[k], (long long)g->syms[k].lo,
+                        (long long)g->syms[k].hi);
+  }
+  for (int k = dx_user_syms(g); k < g->n_syms; k++) { /* derived: floor divisions */
+    int64_t v = 0;
+    dx_eval(g->syms[k].num, vals, &v);
+    vals[k] = v / g->syms[k].den;
+  }
+  for (int i = 0; i < g->n_inputs && i < ds->n_in; i++) {
+    const Shape *s = &g->inputs[i]->shape;
+    char sa[512], sb[512];
+    bool ok = s->rank == ds->in[i]->shape.rank;
+    for (int k = 0; ok && k < s->rank; k++) {
+      int64_t v = s->d[k];
+      ok = (s->d[k] >= 0 || dx_eval(s->x[k], vals, &v)) && v == ds->in[i]->shape.d[k];
+    }
+    if (!ok)
+      return diag_error(d, NULL, "%s: input '%s' has shape %s, which does not fit the model's %s", ds->dir,
+                        g->inputs[i]->name, shape_str(&ds->in[i]->shape, sa, sizeof sa), shape_str(s, sb, sizeof sb));
+  }
+  return true;
+}
+
+/* v's shape with the dims' values put in. */
+static Shape shape_at(const Value *v, const int64_t *vals) {
+  Shape s = v->shape;
+  for (int k = 0; k < s.rank; k++)
+    if (s.d[k] < 0 && s.x[k] && dx_eval(s.x[k], vals, &s.d[k])) {
+      s.x[k] = NULL;
+      s.sym[k] = NULL;
+    }
+  return s;
 }
 
 /* Test hook of guard mode (tests/e2e/test_guard.py, docs/guard.md):
@@ -338,7 +443,8 @@ static Graph *build_runner(const char *model, const DataSet *ds, const Options *
         return NULL;
       }
     }
-    v->shape = ds->in[i]->shape;
+    if (!has_ranges(o))
+      v->shape = ds->in[i]->shape;
     bound[i] = false;
   }
   if (bind) {
@@ -392,6 +498,11 @@ static Graph *build_runner(const char *model, const DataSet *ds, const Options *
     char path[4096];
     snprintf(path, sizeof path, "%s/harness.c", dir);
     ok = sys_write_file(path, h.s, h.len);
+  } else if (ok && dx_user_syms(g) > 0) {
+    emit_harness_dims(&h, g, "model", o->guard);
+    char path[4096];
+    snprintf(path, sizeof path, "%s/harness.c", dir);
+    ok = sys_write_file(path, h.s, h.len);
   } else if (ok) {
     emit_harness(&h, g, "model", plan.arena_bytes, o->guard, o->check_numerics);
     char path[4096];
@@ -407,8 +518,9 @@ static Graph *build_runner(const char *model, const DataSet *ds, const Options *
       snprintf(cinc, sizeof cinc, "-I%s/include", cuda_home());
       snprintf(cstub, sizeof cstub, "-L%s/lib64/stubs", cuda_home());
     }
-    ok = driver_link_program(dir, "harness.c", o->sanitize ? san : plain, objects.s, cuda ? libs : NULL, target.threads,
-                             "test harness", d);
+    ok = inproc_wanted(o) ? inproc_program(dir, "harness.c", "-std=c11", objects.s, o, d)
+                          : driver_link_program(dir, "harness.c", o->sanitize ? san : plain, objects.s,
+                                                cuda ? libs : NULL, target.threads, "test harness", d);
   }
   buf_free(&objects);
   if (!ok) {
@@ -565,9 +677,10 @@ static bool save_output(const Options *o, const DataSet *ds, int i, const Value 
   return ok;
 }
 
+/* vals: the dims of a model with ranges (data_dims), else NULL. */
 static int run_set(const char *dir, const Graph *g, const DataSet *ds, const bool *bound, const Options *o,
-                   bool *nan_born) {
-  char *argv[2 * MAX_IO + 2];
+                   const int64_t *vals, bool *nan_born) {
+  char *argv[4 * MAX_IO + IR_MAX_SYMS + 2];
   char paths[2 * MAX_IO][64];
   int n = 0;
   char runner[4096];
@@ -597,10 +710,30 @@ static int run_set(const char *dir, const Graph *g, const DataSet *ds, const boo
     snprintf(p, sizeof p, "%s/out%d.bin", dir, i);
     argv[n++] = strdup(p);
   }
+  int n_paths = n;   /* argv[n_paths - n_outputs ...] are the outputs */
+  if (vals) {        /* emit_harness_dims: the dims, then the byte counts */
+    char num[32];
+    for (int k = 0; k < dx_user_syms(g); k++) {
+      snprintf(num, sizeof num, "%lld", (long long)vals[k]);
+      argv[n++] = strdup(num);
+    }
+    for (int i = 0; i < ds->n_in; i++) {
+      snprintf(num, sizeof num, "%lld", (long long)ds->in[i]->nbytes);
+      argv[n++] = strdup(num);
+    }
+    for (int i = 0; i < g->n_outputs; i++) {
+      Shape at = shape_at(g->outputs[i], vals);
+      int64_t count = 0, bytes = 0;
+      if (!shape_numel(&at, &count) || !dtype_bytes(g->outputs[i]->dt, count, &bytes))
+        bytes = 0;
+      snprintf(num, sizeof num, "%lld", (long long)bytes);
+      argv[n++] = strdup(num);
+    }
+  }
   argv[n] = NULL;
   Buf log;
   buf_init(&log);
-  int rc = sys_run(argv, &log);
+  int rc = driver_run_program(argv, &log);
   int status = 0;
   if (rc == 5 && log.s && strncmp(log.s, "guard: ", 7) == 0) { /* --guard: a red zone was hit */
     fprintf(stderr, "%s", log.s);
@@ -618,9 +751,11 @@ static int run_set(const char *dir, const Graph *g, const DataSet *ds, const boo
     Buf got;
     buf_init(&got);
     Value actual = *g->outputs[i]; /* a dynamic output: shaped by the dims it reported */
-    if (actual.dyn_dims) {
+    if (vals)
+      actual.shape = shape_at(g->outputs[i], vals);
+    if (value_dyn_mask(g->outputs[i])) {
       char p[4200], sa[512], sb[512];
-      snprintf(p, sizeof p, "%s.dims", argv[n - g->n_outputs + i]);
+      snprintf(p, sizeof p, "%s.dims", argv[n_paths - g->n_outputs + i]);
       bool ok = sys_read_file(p, &got) && got.len == (size_t)actual.shape.rank * sizeof(int64_t);
       for (int k = 0; ok && k < actual.shape.rank; k++)
         memcpy(&actual.shape.d[k], got.s + 8 * k, 8);
@@ -637,16 +772,16 @@ static int run_set(const char *dir, const Graph *g, const DataSet *ds, const boo
     if (actual.dt == DT_STRING) {
       char label[4200];
       snprintf(label, sizeof label, "%s: output %d", ds->dir, i);
-      if (!sys_read_file(argv[n - g->n_outputs + i], &got) || !compare_strings(label, &actual, ds->out[i], &got))
+      if (!sys_read_file(argv[n_paths - g->n_outputs + i], &got) || !compare_strings(label, &actual, ds->out[i], &got))
         status = 1;
       buf_free(&got);
       continue;
     }
-    if (o->save_outputs && sys_read_file(argv[n - g->n_outputs + i], &got) &&
+    if (o->save_outputs && sys_read_file(argv[n_paths - g->n_outputs + i], &got) &&
         (int64_t)got.len == ds->out[i]->nbytes && !save_output(o, ds, i, &actual, &got))
       status = 1;
     got.len = 0;
-    if (!sys_read_file(argv[n - g->n_outputs + i], &got) || (int64_t)got.len != ds->out[i]->nbytes) {
+    if (!sys_read_file(argv[n_paths - g->n_outputs + i], &got) || (int64_t)got.len != ds->out[i]->nbytes) {
       fprintf(stderr, "%s: output %d '%s' has %zu bytes, expected %lld\n", ds->dir, i,
               g->outputs[i]->name, got.len, (long long)ds->out[i]->nbytes);
       status = 1;
@@ -678,7 +813,7 @@ static void locate_nan(const char *model, const DataSet *ds, const Options *o) {
   diag_init(&d, model, NULL);
   Graph *g = dir ? build_runner(model, ds, &on, dir, false, bound, &d) : NULL;
   bool nan_again = false;
-  if (g && run_set(dir, g, ds, bound, &on, &nan_again) == 0)
+  if (g && run_set(dir, g, ds, bound, &on, NULL, &nan_again) == 0)
     fprintf(stderr, "%s: no NaN with the checks compiled in (the NaN depends on the build)\n", ds->dir);
   else if (!g)
     fprintf(stderr, "%s: the checked build failed: %s\n", ds->dir, diag_last(&d));
@@ -688,6 +823,96 @@ static void locate_nan(const char *model, const DataSet *ds, const Options *o) {
     sys_rmtree(dir);
     free(dir);
   }
+}
+
+int check_run_inputs(const char *model, Tensor *const *in, int n_in, const Options *o, const char *out_dir) {
+  DataSet *ds = calloc(1, sizeof *ds);
+  char *dir = sys_mkdtemp("run");
+  bool bound[MAX_IO] = {false};
+  Diag d;
+  diag_init(&d, model, stderr);
+  IR_ASSERT(ds && n_in <= MAX_IO);
+  ds->dir = (char *)out_dir;
+  ds->n_in = n_in;
+  for (int i = 0; i < n_in; i++)
+    ds->in[i] = in[i];
+  Graph *g = dir ? build_runner(model, ds, o, dir, false, bound, &d) : NULL;
+  int rc = g ? 0 : 1;
+  for (int i = 0; g && i < g->n_inputs + g->n_outputs; i++)
+    if ((i < g->n_inputs ? g->inputs[i] : g->outputs[i - g->n_inputs])->dt == DT_STRING) {
+      diag_error(&d, NULL, "run: string inputs and outputs are not supported yet (onnxc check handles them)");
+      rc = 1;
+      break;
+    }
+  char *argv[2 * MAX_IO + 2] = {NULL};
+  int n = 0;
+  if (rc == 0) {
+    char p[4200];
+    snprintf(p, sizeof p, "%s/runner", dir);
+    argv[n++] = strdup(p);
+    for (int i = 0; i < n_in && rc == 0; i++) {
+      snprintf(p, sizeof p, "%s/in%d.bin", dir, i);
+      argv[n++] = strdup(p);
+      if (!sys_write_file(p, in[i]->data, (size_t)in[i]->nbytes)) {
+        diag_error(&d, NULL, "cannot write %s", p);
+        rc = 1;
+      }
+    }
+    for (int i = 0; i < g->n_outputs; i++) {
+      snprintf(p, sizeof p, "%s/out%d.bin", dir, i);
+      argv[n++] = strdup(p);
+    }
+  }
+  if (rc == 0) {
+    Buf log;
+    buf_init(&log);
+    int st = driver_run_program(argv, &log);
+    if (log.len)
+      fprintf(stderr, "%.*s", (int)log.len, log.s);
+    if (st != 0) {
+      diag_error(&d, NULL, "the generated code failed (status %d)", st);
+      rc = 1;
+    }
+    buf_free(&log);
+  }
+  for (int i = 0; rc == 0 && i < g->n_outputs; i++) {
+    Value v = *g->outputs[i];
+    Buf got;
+    buf_init(&got);
+    char p[4200], name[256];
+    if (v.dyn_dims) { /* its dims, then its actual extent */
+      snprintf(p, sizeof p, "%s.dims", argv[n - g->n_outputs + i]);
+      if (!sys_read_file(p, &got) || got.len != (size_t)v.shape.rank * 8)
+        rc = 1;
+      for (int k = 0; rc == 0 && k < v.shape.rank; k++)
+        memcpy(&v.shape.d[k], got.s + 8 * k, 8);
+      got.len = 0;
+    }
+    size_t k = 0;
+    for (const char *c = v.name; *c && k + 1 < sizeof name; c++, k++)
+      name[k] = (*c == '/' || *c == '\\' || (*c == '.' && k == 0)) ? '_' : *c;
+    name[k] = 0;
+    snprintf(p, sizeof p, "%s/%s.npy", out_dir, name);
+    if (rc != 0 || !sys_read_file(argv[n - g->n_outputs + i], &got) ||
+        !run_npy_save(p, v.dt, &v.shape, got.s, got.len, &d))
+      rc = 1;
+    else
+      printf("%s\n", p);
+    buf_free(&got);
+  }
+  for (int i = 0; i < n; i++)
+    free(argv[i]);
+  ir_graph_free(g);
+  diag_free(&d);
+  if (dir) {
+    if (o->keep_temps)
+      fprintf(stderr, "onnxc run: kept %s\n", dir);
+    else
+      sys_rmtree(dir);
+    free(dir);
+  }
+  free(ds);
+  return rc;
 }
 
 int check_case(const char *case_dir, const Options *o) {
@@ -729,7 +954,7 @@ int check_case(const char *case_dir, const Options *o) {
   int built_for = -1;
   bool bound[MAX_IO] = {false};
   for (int s = 0; s < n_sets && status != 2; s++) {
-    if (built_for < 0 || !same_input_shapes(&sets[built_for], &sets[s])) {
+    if (built_for < 0 || (!has_ranges(o) && !same_input_shapes(&sets[built_for], &sets[s]))) {
       if (dir) {
         sys_rmtree(dir);
         free(dir);
@@ -742,7 +967,7 @@ int check_case(const char *case_dir, const Options *o) {
       Diag first;
       diag_init(&first, model, NULL);
       g = dir ? build_runner(model, &sets[s], o, dir, false, bound, &first) : NULL;
-      if (!g && dir && has_small_int_input(&sets[s])) {
+      if (!g && dir && !has_ranges(o) && has_small_int_input(&sets[s])) {
         Diag retry;
         diag_init(&retry, model, NULL);
         g = build_runner(model, &sets[s], o, dir, true, bound, &retry);
@@ -773,7 +998,12 @@ int check_case(const char *case_dir, const Options *o) {
       continue;
     }
     bool nan_born = false;
-    int rc = o->build_only ? 0 : run_set(dir, g, &sets[s], bound, o, &nan_born);
+    int64_t vals[IR_MAX_SYMS];
+    if (dx_user_syms(g) > 0 && !data_dims(g, &sets[s], vals, &d)) {
+      status = 2;
+      break;
+    }
+    int rc = o->build_only ? 0 : run_set(dir, g, &sets[s], bound, o, dx_user_syms(g) > 0 ? vals : NULL, &nan_born);
     if (rc == 1 && nan_born && !o->check_numerics && !(o->target && strcmp(o->target, "cuda") == 0))
       locate_nan(model, &sets[s], o);
     if (rc > status)

@@ -162,6 +162,8 @@ static bool cc_one(const char *dir, const char *src, const char *obj, const Opti
 
 bool driver_cc(const char *dir, const char *name, const Options *o, const char *extra, bool pic,
                Buf *objects, Diag *d) {
+  if (inproc_wanted(o))
+    return inproc_cc(dir, name, o, extra, pic, objects, d);
   char src[512], obj[512], wpath[4096];
   snprintf(src, sizeof src, "%s.c", name);
   snprintf(obj, sizeof obj, "%s.o", name);
@@ -238,6 +240,28 @@ static bool move_sources(const char *from, const char *to, const char *name, Dia
       return diag_error(d, NULL, "cannot write %s: %s", dst, strerror(errno));
   }
   return true;
+}
+
+/* The in-process build made one object: a .o is that object, a .a wraps it,
+ * a .so is linked by the system linker (inproc.c). */
+static bool inproc_output(const Options *o, const char *name, const Buf *objects, const char *tmp_out, Diag *d) {
+  char obj[4096];
+  snprintf(obj, sizeof obj, "%.*s", (int)strcspn(objects->s, "\n"), objects->s);
+  if (o->kind == OUT_SO) {
+    if (o->triple)
+      return diag_error(d, NULL, "--triple builds a .o or a .a (a cross shared library needs that target's linker)");
+    return inproc_link_so(o, obj, tmp_out, d);
+  }
+  if (o->kind == OUT_O)
+    return sys_copy_file(obj, tmp_out) || diag_error(d, NULL, "cannot write %s: %s", tmp_out, strerror(errno));
+  Buf bytes;
+  buf_init(&bytes);
+  char member[300];
+  snprintf(member, sizeof member, "%s.o", name);
+  bool ok = sys_read_file(obj, &bytes) ? ar_write_one(tmp_out, member, bytes.s, bytes.len, d)
+                                       : diag_error(d, NULL, "cannot read %s", obj);
+  buf_free(&bytes);
+  return ok;
 }
 
 static bool link_output(const Options *o, const char *dir, const Buf *objects, const char *tmp_out, Diag *d) {
@@ -324,7 +348,7 @@ bool driver_build(const Options *o, Diag *d) {
     char tmp_out[4096];
     snprintf(tmp_out, sizeof tmp_out, "%s.tmp%ld", o->out, (long)getpid());
     if (ok)
-      ok = link_output(o, dir, &objects, tmp_out, d);
+      ok = inproc_wanted(o) ? inproc_output(o, name, &objects, tmp_out, d) : link_output(o, dir, &objects, tmp_out, d);
     if (ok && rename(tmp_out, o->out) != 0)
       ok = diag_error(d, NULL, "cannot write %s: %s", o->out, strerror(errno));
     if (!ok)

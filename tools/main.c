@@ -7,6 +7,7 @@
  * Exit status: 0 success; 1 an error in the model (or a check mismatch);
  * 2 bad usage (or, for check, a model that cannot be compiled).
  */
+#include "clangcc.h"
 #include "graph.h"
 #include "tools.h"
 
@@ -20,6 +21,7 @@ static void usage(FILE *f) {
           "       onnxc footprint [options] MODEL.onnx\n"
           "       onnxc graph [options] MODEL.onnx -o OUT.svg|OUT.html|OUT.dot\n"
           "       onnxc profile [options] MODEL.onnx\n"
+          "       onnxc run [options] MODEL.onnx --input NAME=FILE.npy|FILE.pb ... --output DIR\n"
           "\n"
           "Compiles an ONNX model to standalone C: OUT ending in .so builds a shared\n"
           "library, .a a static library, .o an object; with -S, OUT is a folder that\n"
@@ -31,6 +33,8 @@ static void usage(FILE *f) {
           "  --name NAME            C prefix of generated symbols (default: from MODEL)\n"
           "  --target c|cuda        code generation target (default c)\n"
           "  -D DIM=VALUE           pin the symbolic dimension DIM (repeatable)\n"
+          "  -D DIM=LO..HI, DIM<=HI keep DIM symbolic within a range: one library for\n"
+          "                         every value (docs/dynamic-shapes.md)\n"
           "  --shape NAME=AxBx...   the whole shape of graph input NAME, e.g.\n"
           "                         --shape x=1x3x48x192 (repeatable; for dims that are\n"
           "                         unnamed or share a name; check: must match the data)\n"
@@ -38,7 +42,8 @@ static void usage(FILE *f) {
           "                         optional input NAME is empty (docs/abi.md)\n"
           "  --string-bytes N       characters each string-making node may write\n"
           "                         (default 4096; docs/strings.md)\n"
-          "  -O0 -O1 -O2 -O3        optimization level (default -O2)\n"
+          "  -O0 -O1 -O2 -O3        optimization level (default -O2)\n");
+  fprintf(f,
           "  --memory-report FILE   write the memory plan as JSON\n"
           "  --fusion-report FILE   write the kernels and the ONNX nodes each computes as JSON\n"
           "  --memory-svg FILE      draw the arena over time as SVG\n"
@@ -47,7 +52,10 @@ static void usage(FILE *f) {
           "  --weights c|blob|auto  weights as C arrays or an assembled blob (default auto)\n"
           "  --weights-section SEC  place weights in linker section SEC\n"
           "  --keep-temps           keep the temporary build folder\n"
-          "  --cpu native|generic|ARCH  -march for host-built code (default native)\n"
+          "  --cpu native|generic|ARCH  -march for host-built code (default native);\n"
+          "                         with --triple, the target CPU (-mcpu), e.g. cortex-m4\n"
+          "  --triple TRIPLE        cross-compile with the in-process compiler to a .o or\n"
+          "                         .a for TRIPLE, e.g. thumbv7em-none-eabihf (docs/clang.md)\n"
           "  --threads N            generated code splits its large kernels over N\n"
           "                         threads (pthreads; default 1: no threads)\n"
           "  --guard                fence every arena buffer with red zones that the\n"
@@ -61,19 +69,22 @@ static void usage(FILE *f) {
           "                         default sm_90; PTX of the lowest is added)\n"
           "  -q, --quiet            no progress line (shown on a terminal for compiles\n"
           "                         over 2 s: the pass, kernels emitted, the C compiler)\n"
-          "  --help, --version\n"
+          "  --help, --version\n");
+  fprintf(f,
           "\n"
           "check options: --sanitize (ASan+UBSan), --rtol R, --atol A, -v (also error figures),\n"
           "  --save-outputs DIR (each data set's outputs as DIR/SET/output_N.pb),\n"
           "  -O, -D, --shape, --threads, --keep-temps,\n"
           "  --target c|cuda, --build-only (compile and link, do not run: no GPU needed)\n"
-          "  Environment: CC (C compiler), AR, ONNXC_CFLAGS (extra C flags),\n"
+          "  Environment: CC (C compiler: set, it replaces the in-process one), AR, ONNXC_CFLAGS (extra C flags),\n"
           "  ONNXC_CHECK_SANITIZE=1 (same as --sanitize), ONNXC_CHECK_GUARD=1 (same as --guard).\n"
           "graph: draws the graph after the passes (docs/graph.md), the format from OUT's\n"
           "  extension; takes the compile options (-O, -D, --shape, --target, --threads, ...)\n"
           "  and --memory-report, --fusion-report, --memory-svg of the same compile\n"
           "footprint options: --cc CC (default arm-none-eabi-gcc), --cflags \"FLAGS\" (default\n"
           "  Cortex-M4F, -Os), --json FILE|-, --name, -D, -O, --weights-section, --keep-temps\n"
+          "run: compiles the model for the inputs' shapes, runs it once and writes each output\n"
+          "  as DIR/NAME.npy; under the JIT with the in-process compiler (docs/clang.md)\n"
           "profile options: --runs R (default: 10 to 200, about 1 s), --warmup W (default 2), --top K (rows,\n"
           "  default 20, 0: all), --trace FILE.json (Chrome/Perfetto trace), --json FILE,\n"
           "  --threads, -D, --shape, -O, --cpu, --keep-temps (docs/profile.md)\n"
@@ -95,16 +106,13 @@ static bool ends_with(const char *s, const char *suffix) {
   return n >= k && strcmp(s + n - k, suffix) == 0;
 }
 
-static bool parse_pin(Options *o, const char *s) {
-  const char *eq = strchr(s, '=');
-  if (!eq || eq == s || o->n_pins == 256)
+static bool parse_pin(Options *o, const char *s, char *why, size_t n_why) {
+  if (o->n_pins == 256) {
+    snprintf(why, n_why, "at most 256 -D options");
     return false;
-  char *end;
-  long long v = strtoll(eq + 1, &end, 10);
-  if (*end || end == eq + 1 || v < 0)
+  }
+  if (!dim_pin_parse(s, &o->pins[o->n_pins], why, n_why))
     return false;
-  o->pins[o->n_pins].name = strndup(s, (size_t)(eq - s));
-  o->pins[o->n_pins].value = v;
   o->n_pins++;
   return true;
 }
@@ -150,6 +158,9 @@ static int parse(int argc, char **argv, Options *o, bool check, const char **pos
     } else if (strcmp(a, "--cpu") == 0) {
       NEED_ARG();
       o->cpu = next;
+    } else if (strcmp(a, "--triple") == 0) {
+      NEED_ARG();
+      o->triple = next;
     } else if (strcmp(a, "--target") == 0) {
       NEED_ARG();
       o->target = next;
@@ -158,8 +169,11 @@ static int parse(int argc, char **argv, Options *o, bool check, const char **pos
       if (!a[2]) {
         NEED_ARG();
       }
-      if (!parse_pin(o, pin))
-        return bad_usage("bad -D '%s' (expected DIM=VALUE, VALUE >= 0)", pin ? pin : "");
+      char why[256];
+      if (!parse_pin(o, pin, why, sizeof why)) {
+        fprintf(stderr, "onnxc: bad -D '%s': %s\n(see onnxc --help)\n", pin ? pin : "", why);
+        return 2;
+      }
     } else if (strcmp(a, "--shape") == 0) {
       NEED_ARG();
       char why[256];
@@ -253,6 +267,14 @@ static int parse(int argc, char **argv, Options *o, bool check, const char **pos
       if (!cuda_arch_valid(next) || o->n_cuda_arch == 16)
         return bad_usage("bad --cuda-arch '%s' (expected sm_XX, e.g. sm_90)", next);
       o->cuda_arch[o->n_cuda_arch++] = next;
+    } else if (o->run_inputs && strcmp(a, "--input") == 0) {
+      NEED_ARG();
+      if (*o->n_run_inputs == 256)
+        return bad_usage("%s", "at most 256 --input options");
+      o->run_inputs[(*o->n_run_inputs)++] = (char *)next;
+    } else if (o->run_inputs && strcmp(a, "--output") == 0) {
+      NEED_ARG();
+      o->out = next;
     } else if (check && strcmp(a, "--build-only") == 0) {
       o->build_only = true;
     } else if (check && strcmp(a, "--sanitize") == 0) {
@@ -303,10 +325,17 @@ int main(int argc, char **argv) {
   bool check = argc > 1 && strcmp(argv[1], "check") == 0;
   o.footprint = argc > 1 && strcmp(argv[1], "footprint") == 0;
   bool graph = argc > 1 && strcmp(argv[1], "graph") == 0;
+  bool run = argc > 1 && strcmp(argv[1], "run") == 0;
+  char *run_inputs[256];
+  int n_run_inputs = 0;
+  if (run) {
+    o.run_inputs = run_inputs;
+    o.n_run_inputs = &n_run_inputs;
+  }
   o.profiling = argc > 1 && strcmp(argv[1], "profile") == 0;
   o.prof_warmup = 2;
   o.prof_top = 20;
-  int skip = 1 + (check || o.footprint || graph || o.profiling);
+  int skip = 1 + (check || o.footprint || graph || o.profiling || run);
   const char *pos;
   int rc = parse(argc - skip, argv + skip, &o, check, &pos);
   if (rc >= 0)
@@ -315,6 +344,10 @@ int main(int argc, char **argv) {
     fprintf(stderr, "onnxc: unknown target '%s' (expected c or cuda)\n", o.target);
     return 2;
   }
+  if (o.triple && !clangcc_available())
+    return bad_usage("--triple '%s' needs onnxc built with the in-process compiler (docs/clang.md)", o.triple);
+  if (o.triple && (strcmp(o.target, "c") != 0 || check || o.profiling || o.footprint))
+    return bad_usage("%s", "--triple cross-builds the C target's .o, .a or sources");
   if (o.guard && strcmp(o.target, "c") != 0)
     return bad_usage("%s", "--guard is for the C target");
   if (o.profile && strcmp(o.target, "c") != 0)
@@ -345,6 +378,14 @@ int main(int argc, char **argv) {
   }
   if (!pos)
     return bad_usage("%s", "no input model given");
+  if (run) {
+    if (!o.out || o.kind == OUT_SRC || strcmp(o.target, "c") != 0 || o.triple)
+      return bad_usage("%s", "run needs --output DIR, and runs the C target on this machine");
+    o.model = pos;
+    rc = run_main(&o, run_inputs, n_run_inputs, o.out);
+    options_free(&o);
+    return rc;
+  }
   if (o.profiling) {
     if (o.out || o.kind == OUT_SRC || strcmp(o.target, "c") != 0 || o.guard)
       return bad_usage("%s", "profile times the C target and writes no output (-o, -S, --guard); see --trace, --json");

@@ -117,6 +117,17 @@ bool driver_memory_report(const Graph *g, const Plan *plan, const char *path, Di
           (long long)plan->lower_bound_bytes, (long long)plan->naive_bytes,
           (long long)plan->model_order_bound_bytes, plan->n_steps);
   json_str(f, plan->strategy ? plan->strategy : "none");
+  if (g->n_syms > 0) { /* extents known at run time (docs/dynamic-shapes.md) */
+    fputs(", \"dims\": [", f);
+    for (int k = 0; k < g->n_syms; k++) {
+      const DimSym *s = &g->syms[k];
+      fputs(k ? ", {\"name\": " : "{\"name\": ", f);
+      json_str(f, s->name);
+      fprintf(f, ", \"lo\": %lld, \"hi\": %lld, \"kind\": \"%s\"}", (long long)s->lo, (long long)s->hi,
+              s->den == 0 ? "range" : s->den > 0 ? "derived" : "data");
+    }
+    fputs("]", f);
+  }
   fputs(", \"tensors\": [", f);
   for (int i = 0; i < plan->n_tensors; i++) {
     const PlanTensor *t = &plan->tensors[i];
@@ -124,6 +135,23 @@ bool driver_memory_report(const Graph *g, const Plan *plan, const char *path, Di
     json_str(f, buffer_name(g, t, nb, sizeof nb));
     fprintf(f, ", \"offset\": %lld, \"size\": %lld, \"first\": %d, \"last\": %d",
             (long long)t->offset, (long long)t->size, t->first, t->last);
+    const Value *tv = t->value_id >= 0 ? g->values[t->value_id] : NULL;
+    if (tv && !shape_is_static(&tv->shape) && shape_is_bounded(&tv->shape)) {
+      /* the element count as the dims give it (size is at the upper bounds) */
+      Buf e;
+      buf_init(&e);
+      for (int k = 0; k < tv->shape.rank; k++) {
+        if (k)
+          buf_putc(&e, '*');
+        if (tv->shape.d[k] >= 0)
+          buf_printf(&e, "%lld", (long long)tv->shape.d[k]);
+        else
+          dx_print(g, tv->shape.x[k], NULL, &e);
+      }
+      fputs(", \"elements\": ", f);
+      json_str(f, e.s ? e.s : "1");
+      buf_free(&e);
+    }
     /* Views and in-place results stored in this buffer. */
     bool any = false;
     for (int v = 0; t->value_id >= 0 && plan->alias && v < g->n_values; v++)

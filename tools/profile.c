@@ -107,7 +107,8 @@ static bool build(const Graph *g, const Plan *plan, const Options *o, const char
     snprintf(march, sizeof march, "-march=%s", o->cpu ? o->cpu : "native");
     /* the probe: vector extensions, contracted FMAs */
     const char *flags[] = {"-std=gnu11", "-O2", strcmp(march, "-march=generic") != 0 ? march : NULL, NULL};
-    ok = driver_link_program(dir, "driver.c", flags, objects.s, NULL, o->threads, "profile driver", d);
+    ok = inproc_wanted(o) ? inproc_program(dir, "driver.c", "-std=gnu11", objects.s, o, d)
+                          : driver_link_program(dir, "driver.c", flags, objects.s, NULL, o->threads, "profile driver", d);
   }
   buf_free(&h);
   buf_free(&objects);
@@ -376,7 +377,7 @@ int profile_run(const Options *o) {
     char *argv[] = {runner, NULL};
     Buf log;
     buf_init(&log);
-    int rc = sys_run(argv, &log);
+    int rc = driver_run_program(argv, &log);
     if (rc != 0)
       ok = diag_error(&d, NULL, "the profile run failed (status %d):\n%s", rc, log.s ? log.s : "");
     else if (!parse_output(log.s ? log.s : "", &r))

@@ -30,7 +30,8 @@ typedef struct Options {
   const char *weights_section;
   const char *weights_form;    /* "auto", "c", "blob" */
   bool keep_temps;
-  const char *cpu;             /* --cpu: "native" (NULL), "generic" or a -march value */
+  const char *cpu;             /* --cpu: "native" (NULL), "generic" or a -march value (-mcpu with --triple) */
+  const char *triple;          /* --triple: cross target of the in-process compiler (docs/clang.md) */
   bool sanitize;               /* check: build the harness with ASan+UBSan */
   double rtol, atol;           /* check tolerances */
   bool verbose;
@@ -54,6 +55,8 @@ typedef struct Options {
   int prof_top;                /* profile: rows of the table (0: all) */
   const char *prof_trace;      /* profile: Chrome trace JSON path */
   const char *prof_json;       /* profile: the results as JSON */
+  char **run_inputs;           /* run: the --input NAME=FILE options (NULL: not run) */
+  int *n_run_inputs;
 } Options;
 
 /* ---- progress.c: the one-line progress of long compiles on a terminal ---- */
@@ -135,6 +138,27 @@ bool driver_link_program(const char *dir, const char *main_src, const char *cons
 bool driver_cc(const char *dir, const char *name, const Options *o, const char *extra_flags,
                bool pic, Buf *objects, Diag *d);
 
+/* ---- inproc.c: builds with the in-process compiler (docs/clang.md) ---- */
+/* True when o's build compiles in-process: onnxc has the compiler and no $CC
+ * is set (and not --sanitize or the CUDA target), or --triple is given. */
+bool inproc_wanted(const Options *o);
+/* driver_cc's in-process twin: one object, dir/NAME.o, code and weights. */
+bool inproc_cc(const char *dir, const char *name, const Options *o, const char *extra, bool pic, Buf *objects,
+               Diag *d);
+/* Links one host object into a shared library with the system linker. */
+bool inproc_link_so(const Options *o, const char *object, const char *tmp_out, Diag *d);
+/* driver_link_program's twin: compiles dir/main_src and writes dir/runner.jit,
+ * the list of objects driver_run_program runs under the JIT. */
+bool inproc_program(const char *dir, const char *main_src, const char *std, const char *objects, const Options *o,
+                    Diag *d);
+/* Runs argv[0] (a program from driver_link_program or inproc_program) as
+ * sys_run does: a runner.jit list in a forked child under the JIT, else the
+ * executable. */
+int driver_run_program(char *const argv[], Buf *log);
+/* ---- ar.c ---- */
+/* Writes a static library holding one object, with its symbol index. */
+bool ar_write_one(const char *path, const char *member, const void *obj, size_t len, Diag *d);
+
 /* ---- cuda_build.c: the CUDA target's build (docs/cuda.md) ---- */
 const char *cuda_home(void);                        /* the toolkit folder */
 bool cuda_arch_valid(const char *arch);             /* "sm_90" */
@@ -155,6 +179,15 @@ void cuda_emit_harness(Buf *h, const Graph *g, const char *name, int64_t arena);
 /* ---- check.c ---- */
 /* onnxc check: returns the process exit status (0 match, 1 mismatch, 2 no compile). */
 int check_case(const char *case_dir, const Options *o);
+
+/* onnxc run's build and run (run.c): the model compiled for these inputs
+ * (graph order), run once, outputs written as OUT_DIR/NAME.npy; exit status. */
+int check_run_inputs(const char *model, Tensor *const *in, int n_in, const Options *o, const char *out_dir);
+
+/* ---- run.c: onnxc run MODEL --input NAME=FILE ... --output DIR ---- */
+int run_main(const Options *o, char *const *inputs, int n_inputs, const char *out_dir);
+/* Writes a .npy file of n raw bytes of type dt and shape s. */
+bool run_npy_save(const char *path, DType dt, const Shape *s, const void *raw, size_t n, Diag *d);
 
 /* ---- compare.c ---- */
 /* onnxc compare MODEL [options] (docs/compare.md); argv after "compare". */

@@ -146,6 +146,14 @@ static int n_task_args(const Node *n, int64_t scratch) {
   return k;
 }
 
+/* Some symbol takes a dim of v (a data-dependent extent read onward). */
+static bool data_bound(const Graph *g, const Value *v) {
+  for (int k = 0; k < g->n_syms; k++)
+    if (g->syms[k].den < 0 && g->syms[k].src_value == v->id)
+      return true;
+  return false;
+}
+
 /* kernel: its index among the kernels (--profile). */
 static bool emit_node(CGen *cg, Arena *a, const Node *n, int step, int kernel, Buf *fns, Buf *run) {
   if (!check_types(cg, n))
@@ -162,7 +170,8 @@ static bool emit_node(CGen *cg, Arena *a, const Node *n, int step, int kernel, B
   for (int i = 0; i < n->n_in; i++)
     if (ir_has_input(n, i))
       ec_line(&e, "(void)X%d;", i);
-  bool ok = cg_emit_body(&e, n);
+  bool dyn = cg->g->n_syms > 0 && dyn_node_is_dynamic(n);
+  bool ok = dyn ? dyn_emit_body(&e, n) : cg_emit_body(&e, n);
   bool par = ok && e.parallel;
   /* Whether the body returns an error status (else only the appended ONNXC_OK). */
   bool can_fail = ok && body.s && strstr(body.s, "return") != NULL;
@@ -190,6 +199,10 @@ static bool emit_node(CGen *cg, Arena *a, const Node *n, int step, int kernel, B
   for (int i = 0; i < n->n_out; i++) /* data-dependent extents (docs/abi.md) */
     if (ec_has_output(n, i) && n->out[i]->dyn_dims)
       buf_printf(fns, ", int64_t *D%d", i);
+  if (dyn) { /* the run's range symbols (docs/dynamic-shapes.md) */
+    buf_printf(fns, "%sconst int64_t *dims", first ? "" : ", ");
+    first = false;
+  }
   if (scratch > 0) {
     buf_printf(fns, "%sunsigned char *S", first ? "" : ", ");
     first = false;
@@ -201,6 +214,12 @@ static bool emit_node(CGen *cg, Arena *a, const Node *n, int step, int kernel, B
              body.s ? body.s : "");
   buf_free(&body);
 
+  /* a data-dependent extent read onward (docs/dynamic-shapes.md): the
+   * kernel reports it into dd<id>, and dims[] takes it from there */
+  for (int i = 0; i < n->n_out; i++)
+    if (ec_has_output(n, i) && n->out[i]->dyn_dims && data_bound(cg->g, n->out[i]) &&
+        !first_output_slot(cg->g, n->out[i], &(int){0}))
+      buf_printf(run, "  int64_t dd%d[%d];\n", n->out[i]->id, IR_MAX_RANK);
   buf_puts(run, "  /* '");
   cg_comment_safe(run, n->name);
   if (par) {
@@ -251,9 +270,13 @@ static bool emit_node(CGen *cg, Arena *a, const Node *n, int step, int kernel, B
       continue;
     if (first_output_slot(cg->g, n->out[i], &slot))
       buf_printf(run, ", %s%s_dims", cast, cg->out_param[slot]);
+    else if (data_bound(cg->g, n->out[i]))
+      buf_printf(run, ", %sdd%d", cast, n->out[i]->id);
     else /* not a graph output (unused): the extent goes nowhere */
       buf_printf(run, ", %s(int64_t[%d]){0}", cast, IR_MAX_RANK);
   }
+  if (dyn)
+    buf_printf(run, "%sdims", first ? "" : ", ");
   if (scratch > 0)
     buf_printf(run, par ? "%s%s(a + %lld)" : "%s%sa + %lld", first ? "" : ", ", cast,
                (long long)cg->plan->scratch_offset[n->id]);
@@ -265,6 +288,19 @@ static bool emit_node(CGen *cg, Arena *a, const Node *n, int step, int kernel, B
     buf_puts(run, ");\n");
   else
     buf_puts(run, ")) != ONNXC_OK)\n    return st;\n");
+  for (int i = 0; i < n->n_out; i++) {
+    int slot = -1;
+    if (!ec_has_output(n, i) || !n->out[i]->dyn_dims)
+      continue;
+    const Graph *root = cg->g;
+    for (int k = 0; k < root->n_syms; k++)
+      if (root->syms[k].den < 0 && root->syms[k].src_value == n->out[i]->id) {
+        if (first_output_slot(cg->g, n->out[i], &slot))
+          buf_printf(run, "  dims[%d] = %s_dims[%d];\n", k, cg->out_param[slot], root->syms[k].src_axis);
+        else
+          buf_printf(run, "  dims[%d] = dd%d[%d];\n", k, n->out[i]->id, root->syms[k].src_axis);
+      }
+  }
   return true;
 }
 
@@ -280,10 +316,15 @@ static void emit_output_copies(CGen *cg, Arena *a, Buf *run) {
     IR_ASSERT(src != NULL);
     if (storage_of(v) == 0)
       continue;
+    if (!shape_is_static(&v->shape) && shape_is_bounded(&v->shape) && dtype_bits(v->dt) >= 8) {
+      /* extents known at run time: this run's elements (the caller's buffer holds no more) */
+      buf_printf(run, "  { /* output '%s' */\n    size_t i;\n    for (i = 0; i < (size_t)%s; i++)\n"
+                 "      %s[i] = %s[i];\n  }\n", v->name, dyn_numel_c(v, a), cg->out_param[i], src);
+      continue;
+    }
     buf_printf(run, "  { /* output '%s' */\n    size_t i;\n    for (i = 0; i < %lldu; i++)\n"
                "      %s[i] = %s[i];\n  }\n", v->name, (long long)storage_of(v), cg->out_param[i], src);
   }
-  (void)a;
 }
 
 static void write_header(CGen *cg, Buf *h) {
@@ -313,7 +354,7 @@ static void write_header(CGen *cg, Buf *h) {
     buf_printf(h, "#define %s_INPUT%d_NUMEL %lld\n", up, i, (long long)cg_numel(g->inputs[i]));
   for (int i = 0; i < g->n_outputs; i++) {
     buf_printf(h, "#define %s_OUTPUT%d_NUMEL %lld\n", up, i, (long long)cg_numel(g->outputs[i]));
-    if (g->outputs[i]->dyn_dims) /* NUMEL is then the capacity (docs/abi.md) */
+    if (value_dyn_mask(g->outputs[i])) /* NUMEL is then the capacity (docs/abi.md) */
       buf_printf(h, "#define %s_OUTPUT%d_DYNAMIC 1\n#define %s_OUTPUT%d_RANK %d\n", up, i, up, i,
                  g->outputs[i]->shape.rank);
   }
@@ -327,9 +368,12 @@ static void write_header(CGen *cg, Buf *h) {
     buf_printf(h, ", const %s *%s", cg_ctype(g->inputs[i]), cg->cname[g->inputs[i]->id]);
   for (int i = 0; i < g->n_outputs; i++)
     buf_printf(h, ", %s *%s%s%s%s", cg_ctype(g->outputs[i]), cg->out_param[i],
-               g->outputs[i]->dyn_dims ? ", int64_t *" : "",
-               g->outputs[i]->dyn_dims ? cg->out_param[i] : "", g->outputs[i]->dyn_dims ? "_dims" : "");
-  buf_printf(h, ");\n\n/* Same, with inputs and outputs as arrays in graph order (for generic callers). */\n"
+               value_dyn_mask(g->outputs[i]) ? ", int64_t *" : "",
+               value_dyn_mask(g->outputs[i]) ? cg->out_param[i] : "", value_dyn_mask(g->outputs[i]) ? "_dims" : "");
+  buf_puts(h, ");\n");
+  if (dx_user_syms(g) > 0) /* -D NAME=LO..HI (docs/dynamic-shapes.md) */
+    dyn_write_header(cg, up, h);
+  buf_printf(h, "\n/* Same, with inputs and outputs as arrays in graph order (for generic callers). */\n"
                 "int %s_run_v(void *arena, const void *const *inputs, void *const *outputs);\n\n", nm);
   info_write_header(cg, h);
   guard_write_header(cg->plan, nm, h);
@@ -347,10 +391,18 @@ static void write_header(CGen *cg, Buf *h) {
 static void write_run(CGen *cg, Buf *c, const Buf *run, int n_calls) {
   const Graph *g = cg->g;
   const char *nm = cg->o->name;
-  buf_printf(c, prof_on(cg) ? "static int %s_run_p(void *arena" : "ONNXC_API int %s_run(void *arena", nm);
+  bool ranges = dx_user_syms(g) > 0;
+  if (ranges)
+    buf_printf(c, "ONNXC_API int %s_run_dims(void *arena, const int64_t *dims_in", nm);
+  else
+    buf_printf(c, prof_on(cg) ? "static int %s_run_p(void *arena" : "ONNXC_API int %s_run(void *arena", nm);
   cg_run_params(cg, true, c);
   prof_run_params(cg, c);
   buf_puts(c, ") {\n");
+  if (ranges)
+    dyn_write_dims_check(g, c);
+  else if (g->n_syms > 0) /* data-dependent extents only */
+    dyn_write_data_dims(g, c);
   prof_run_begin(cg, c);
   if (cg->plan->arena_bytes > 0)
     buf_puts(c, "  unsigned char *a = (unsigned char *)arena;\n");
@@ -364,7 +416,7 @@ static void write_run(CGen *cg, Buf *c, const Buf *run, int n_calls) {
     if (cg_numel(g->outputs[i]) > 0)
       buf_printf(c, " || !%s", cg->out_param[i]);
   for (int i = 0; i < g->n_outputs; i++)
-    if (g->outputs[i]->dyn_dims)
+    if (value_dyn_mask(g->outputs[i]))
       buf_printf(c, " || !%s_dims", cg->out_param[i]);
   buf_puts(c, ")\n    return ONNXC_ERR_NULL_ARG;\n");
   if (cg->plan->arena_bytes == 0)
@@ -380,20 +432,39 @@ static void write_run(CGen *cg, Buf *c, const Buf *run, int n_calls) {
                set: they then poll for ONNXC_SPIN_RUN_US at most) */
     buf_puts(c, "  onnxc_run_mark(1);\n");
   buf_puts(c, run->s ? run->s : "");
+  if (g->n_syms > 0) /* outputs whose extents follow a data-dependent one */
+    dyn_write_output_dims(cg, c);
   if (pool)
     buf_puts(c, "  onnxc_run_mark(0);\n");
   for (int i = 0; i < g->n_outputs; i++) { /* a dynamic output listed twice: its extent too */
     int slot = -1;
-    if (g->outputs[i]->dyn_dims && first_output_slot(g, g->outputs[i], &slot) && slot != i)
+    if (value_dyn_mask(g->outputs[i]) && first_output_slot(g, g->outputs[i], &slot) && slot != i)
       for (int k = 0; k < g->outputs[i]->shape.rank; k++)
         buf_printf(c, "  %s_dims[%d] = %s_dims[%d];\n", cg->out_param[i], k, cg->out_param[slot], k);
   }
   buf_puts(c, "  return ONNXC_OK;\n}\n\n");
+  if (ranges) { /* NAME_run: every dim at its upper bound; NAME_arena_bytes */
+    buf_printf(c, "ONNXC_API int %s_run(void *arena", nm);
+    cg_run_params(cg, true, c);
+    buf_printf(c, ") {\n  static const int64_t hi[%d] = {", dx_user_syms(g));
+    for (int k = 0; k < dx_user_syms(g); k++)
+      buf_printf(c, "%s%lld", k ? ", " : "", (long long)g->syms[k].hi);
+    buf_printf(c, "};\n  return %s_run_dims(arena, hi", nm);
+    cg_run_params(cg, false, c);
+    buf_puts(c, ");\n}\n\n");
+    dyn_write_arena_fn(g, cg->plan, nm, c);
+  }
   prof_write_entries(cg, c);
   buf_printf(c, "ONNXC_API int %s_run_v(void *arena, const void *const *inputs, void *const *outputs) {\n", nm);
   char call[300];
   snprintf(call, sizeof call, "%s_run(arena", nm);
   cg_run_v_body(c, g, call, "");
+  if (dx_user_syms(g) > 0) {
+    buf_printf(c, "\nONNXC_API int %s_run_dims_v(void *arena, const int64_t *dims, const void *const *inputs,\n"
+                  "                           void *const *outputs) {\n", nm);
+    snprintf(call, sizeof call, "%s_run_dims(arena, dims", nm);
+    cg_run_v_body(c, g, call, "");
+  }
 }
 
 static bool write_weights(CGen *cg, const char *dir) {
@@ -465,6 +536,10 @@ static void string_consts(CGen *cg, Arena *a, Buf *out) {
 }
 
 bool codegen_c(const Graph *g, const Plan *plan, const CodegenOpts *o, const char *dir, Diag *d) {
+  if (g->n_syms > 0 && (o->profile || o->check_numerics))
+    return diag_error(d, NULL, "--profile and --check-numerics do not take -D ranges yet");
+  if (g->n_syms > 0 && !dyn_check(g, d))
+    return false;
   if (!cg_is_ident(o->name))
     return diag_error(d, NULL, "--name '%s' is not a valid C identifier", o->name);
   for (int i = 0; i < g->n_inputs; i++)
@@ -488,11 +563,17 @@ bool codegen_c(const Graph *g, const Plan *plan, const CodegenOpts *o, const cha
   buf_init(&h);
   int step = 0, calls = 0;
 
+  /* -D ranges: the guard's table of buffers is built per run, its sizes from
+   * the dims (dyn_write_guard_regions), so the red zone after a buffer starts
+   * where this run's extent of it ends */
+  const char *gtab = g->n_syms > 0 ? "rt" : o->name;
+  if (g->n_syms > 0 && guard_on(plan))
+    dyn_write_guard_regions(g, plan, &run);
   guard_run_begin(plan, &run);
   for (const Node *n = g->first; ok && n; n = n->next) {
     bool kernel = !(plan->elided && plan->elided[n->id]);
     calls += kernel;
-    guard_step_begin(plan, o->name, step, &run);
+    guard_step_begin(plan, gtab, step, &run);
     if (kernel)
       prof_step(&cg, calls - 1, 0, &run);
     ok = emit_node(&cg, a, n, step, calls - 1, &fns, &run);
@@ -504,7 +585,7 @@ bool codegen_c(const Graph *g, const Plan *plan, const CodegenOpts *o, const cha
         out[i] = ec_has_output(n, i) ? arg_expr(&cg, a, n->out[i], true) : NULL;
       numerics_step_end(o, n, step, out, &run);
     }
-    guard_step_end(plan, o->name, step++, &run);
+    guard_step_end(plan, gtab, step++, &run);
     if (o->progress)
       o->progress(o->progress_user, step, g->n_nodes);
   }

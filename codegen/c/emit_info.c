@@ -27,12 +27,22 @@ static void buf_bytes(Buf *c, const Value *v) {
   buf_printf(c, "%lld", (long long)bytes);
 }
 
+static const Graph *cg_root(const Graph *g) {
+  while (g->parent)
+    g = g->parent;
+  return g;
+}
+
 /* The dims table and a long name's char array of tensor `tag` (e.g. "i0"). */
 static void tensor_tables(Buf *c, const char *nm, const char *tag, const char *name, const Value *v) {
   if (v->shape.rank > 0) {
     buf_printf(c, "static const int64_t %s_info_%s_dims[%d] = {", nm, tag, v->shape.rank);
-    for (int k = 0; k < v->shape.rank; k++)
-      buf_printf(c, "%s%lld", k ? ", " : "", (long long)v->shape.d[k]);
+    for (int k = 0; k < v->shape.rank; k++) { /* run-time extents: their upper bounds */
+      int64_t lo, hi = v->shape.d[k];
+      if (hi < 0 && !(v->shape.x[k] && dx_bounds(cg_root(v->g), v->shape.x[k], &lo, &hi)))
+        hi = -1;
+      buf_printf(c, "%s%lld", k ? ", " : "", (long long)hi);
+    }
     buf_puts(c, "};\n");
   }
   size_t len = strlen(name);
@@ -60,7 +70,7 @@ static void tensor_entry(Buf *c, const char *nm, const char *tag, const char *na
     buf_printf(c, ", %d, (int32_t)(8 * sizeof(const char *)), ONNXC_KIND_STRING", (int)v->dt);
   else
     buf_printf(c, ", %d, %d, ONNXC_KIND_TENSOR", (int)v->dt, dtype_bits(v->dt));
-  buf_printf(c, ", %d, %uu},\n", v->shape.rank, (unsigned)v->dyn_dims);
+  buf_printf(c, ", %d, %uu},\n", v->shape.rank, (unsigned)value_dyn_mask(v));
 }
 
 /* `static const onnxc_tensor_info NAME_info_<side>[n]` for the inputs or
@@ -88,7 +98,7 @@ void info_write(const CGen *cg, Buf *c) {
   const char *nm = cg->o->name;
   int n_dyn = 0;
   for (int i = 0; i < g->n_outputs; i++)
-    n_dyn += g->outputs[i]->dyn_dims != 0;
+    n_dyn += value_dyn_mask(g->outputs[i]) != 0;
   buf_puts(c, "/* The model description (docs/abi.md): names, element types, shapes. */\n");
   tensor_list(c, nm, "inputs", g->inputs, NULL, g->n_inputs);
   tensor_list(c, nm, "outputs", g->outputs, g->output_names, g->n_outputs);

@@ -620,6 +620,10 @@ static void device_header(Buf *b, const char *text) {
 bool codegen_cuda(const Graph *g, const Plan *plan, const CodegenOpts *o, const char *dir, Diag *d) {
   if (!cg_is_ident(o->name))
     return diag_error(d, NULL, "--name '%s' is not a valid C identifier", o->name);
+  if (g->n_syms > 0)
+    return diag_error(d, NULL, "the CUDA target does not take extents known only at run time yet (-D "
+                      "ranges, or a data-dependent extent read by other nodes: %s); the C target does "
+                      "(docs/dynamic-shapes.md)", g->syms[0].name);
   for (int i = 0; i < g->n_inputs; i++)
     if (!has_type(g->inputs[i]))
       return diag_error(d, NULL, "input '%s' has element type %s, which the CUDA target does not support",

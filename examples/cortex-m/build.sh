@@ -9,6 +9,9 @@
 #   --onnxc PATH             the compiler (default: onnxc in PATH, else build/bin/onnxc)
 #   --python PY              Python for gen_data.py (--pb needs the onnx package)
 #   --host                   also build OUTDIR/host: the same program for this machine
+#   --inproc                 the model's object comes from onnxc's in-process compiler
+#                            (--triple thumbv7em-none-eabihf --cpu cortex-m4; docs/clang.md),
+#                            run with PATH=$INPROC_PATH when set (a PATH without compilers)
 #   -D DIM=VALUE, -O0..-O3, --weights-section SEC   passed to onnxc (mps2_an386.ld
 #                            places .psram_rodata; weights over 3 MiB go there anyway)
 # Writes OUTDIR/src (generated C), OUTDIR/fw_data.[ch], OUTDIR/firmware.elf
@@ -24,6 +27,7 @@ ONNXC=$(command -v onnxc || echo "$ROOT/build/bin/onnxc")
 PY=python3
 NAME=net
 HOST=0
+INPROC=0
 DATA=()
 ONNXC_ARGS=()
 POS=()
@@ -36,10 +40,11 @@ while (($#)); do
     --onnxc) ONNXC=$2; shift 2 ;;
     --python) PY=$2; shift 2 ;;
     --host) HOST=1; shift ;;
+    --inproc) INPROC=1; shift ;;
     -D) ONNXC_ARGS+=(-D "$2"); shift 2 ;;
     --weights-section) ONNXC_ARGS+=(--weights-section "$2"); shift 2 ;;
     -D*|-O[0-3]) ONNXC_ARGS+=("$1"); shift ;;
-    -h|--help) sed -n '2,21p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,24p' "$0"; exit 0 ;;
     -*) echo "build.sh: unknown option $1" >&2; exit 2 ;;
     *) POS+=("$1"); shift ;;
   esac
@@ -81,16 +86,28 @@ UP=$(echo "$NAME" | tr '[:lower:]' '[:upper:]')
 ARENA=$(sed -n "s/^#define ${UP}_ARENA_BYTES \([0-9]*\)$/\1/p" "$OUT/src/$NAME.h")
 DEFS=()
 ((ARENA > 2 * 1024 * 1024)) && DEFS+=(-DFW_ARENA_SECTION='".psram_bss"')
-"$ARM_CC" "${CFLAGS[@]}" -std=c99 -c "$OUT/src/${NAME}_weights.c" -o "$OUT/${NAME}_weights.o"
-WBYTES=$(arm-none-eabi-size "$OUT/${NAME}_weights.o" | awk 'NR == 2 {print $1}')
-if ((WBYTES > 3 * 1024 * 1024)); then
-  "$ONNXC" -S "${ONNXC_ARGS[@]}" --name "$NAME" --weights-section .psram_rodata "$MODEL" -o "$OUT/src"
+if ((INPROC)); then
+  # One object, code and weights, from onnxc alone: no cross compiler involved.
+  inproc() {
+    env -u CC PATH="${INPROC_PATH:-$PATH}" "$ONNXC" --triple thumbv7em-none-eabihf --cpu cortex-m4 \
+      "${ONNXC_ARGS[@]}" --name "$NAME" "$@" "$MODEL" -o "$OUT/$NAME.o"
+  }
+  inproc
+  if (($(arm-none-eabi-size "$OUT/$NAME.o" | awk 'NR == 2 {print $1}') > 3 * 1024 * 1024)); then
+    inproc --weights-section .psram_rodata
+  fi
+  objs=("$OUT/$NAME.o")
+else
   "$ARM_CC" "${CFLAGS[@]}" -std=c99 -c "$OUT/src/${NAME}_weights.c" -o "$OUT/${NAME}_weights.o"
+  WBYTES=$(arm-none-eabi-size "$OUT/${NAME}_weights.o" | awk 'NR == 2 {print $1}')
+  if ((WBYTES > 3 * 1024 * 1024)); then
+    "$ONNXC" -S "${ONNXC_ARGS[@]}" --name "$NAME" --weights-section .psram_rodata "$MODEL" -o "$OUT/src"
+    "$ARM_CC" "${CFLAGS[@]}" -std=c99 -c "$OUT/src/${NAME}_weights.c" -o "$OUT/${NAME}_weights.o"
+  fi
+  # The model is plain C99; the example's files use a few GCC extensions.
+  "$ARM_CC" "${CFLAGS[@]}" -std=c99 -Wall -Wextra -c "$OUT/src/$NAME.c" -o "$OUT/$NAME.o"
+  objs=("$OUT/$NAME.o" "$OUT/${NAME}_weights.o")
 fi
-
-# The model is plain C99; the example's files use a few GCC extensions.
-"$ARM_CC" "${CFLAGS[@]}" -std=c99 -Wall -Wextra -c "$OUT/src/$NAME.c" -o "$OUT/$NAME.o"
-objs=("$OUT/$NAME.o" "$OUT/${NAME}_weights.o")
 for f in startup libc_min semihost main fw_data; do
   src="$HERE/$f.c"
   [[ $f == fw_data ]] && src="$OUT/fw_data.c"

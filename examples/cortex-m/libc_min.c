@@ -6,6 +6,9 @@
  *                   clears, in generated kernels (copies, zeroed accumulators)
  *                   and in startup.c's .data/.bss loops.
  *   __errno         newlib's libm stores errno through it (expf on overflow...).
+ *   __aeabi_mem*    the ARM run-time ABI's copies and clears, which Clang calls
+ *                   instead of memcpy/memset for AEABI targets (objects from
+ *                   onnxc --triple thumbv7em-none-eabihf, docs/clang.md).
  *
  * Build this file with -fno-tree-loop-distribute-patterns, or gcc may turn the
  * loops below back into calls to memcpy and memset themselves.
@@ -17,6 +20,18 @@ void *memcpy(void *restrict dst, const void *restrict src, size_t n);
 void *memset(void *dst, int c, size_t n);
 void *memmove(void *dst, const void *src, size_t n);
 int *__errno(void);
+void __aeabi_memcpy(void *dst, const void *src, size_t n);
+void __aeabi_memcpy4(void *dst, const void *src, size_t n);
+void __aeabi_memcpy8(void *dst, const void *src, size_t n);
+void __aeabi_memmove(void *dst, const void *src, size_t n);
+void __aeabi_memmove4(void *dst, const void *src, size_t n);
+void __aeabi_memmove8(void *dst, const void *src, size_t n);
+void __aeabi_memset(void *dst, size_t n, int c);
+void __aeabi_memset4(void *dst, size_t n, int c);
+void __aeabi_memset8(void *dst, size_t n, int c);
+void __aeabi_memclr(void *dst, size_t n);
+void __aeabi_memclr4(void *dst, size_t n);
+void __aeabi_memclr8(void *dst, size_t n);
 
 /* Word accesses to memory of any type: may_alias keeps them legal C for gcc. */
 typedef uint32_t __attribute__((may_alias)) Word;
@@ -62,3 +77,17 @@ int *__errno(void) {
   static int err;
   return &err;
 }
+
+/* The run-time ABI's forms: memset's arguments in another order, no result. */
+void __aeabi_memcpy(void *dst, const void *src, size_t n) { memcpy(dst, src, n); }
+void __aeabi_memcpy4(void *dst, const void *src, size_t n) { memcpy(dst, src, n); }
+void __aeabi_memcpy8(void *dst, const void *src, size_t n) { memcpy(dst, src, n); }
+void __aeabi_memmove(void *dst, const void *src, size_t n) { memmove(dst, src, n); }
+void __aeabi_memmove4(void *dst, const void *src, size_t n) { memmove(dst, src, n); }
+void __aeabi_memmove8(void *dst, const void *src, size_t n) { memmove(dst, src, n); }
+void __aeabi_memset(void *dst, size_t n, int c) { memset(dst, c, n); }
+void __aeabi_memset4(void *dst, size_t n, int c) { memset(dst, c, n); }
+void __aeabi_memset8(void *dst, size_t n, int c) { memset(dst, c, n); }
+void __aeabi_memclr(void *dst, size_t n) { memset(dst, 0, n); }
+void __aeabi_memclr4(void *dst, size_t n) { memset(dst, 0, n); }
+void __aeabi_memclr8(void *dst, size_t n) { memset(dst, 0, n); }

@@ -24,10 +24,13 @@ VOCAB = 30522
 
 
 class Bert:
-    def __init__(self, b, layers, hidden, heads, inter, seq, decomposed):
+    def __init__(self, b, layers, hidden, heads, inter, seq, decomposed, dynamic=False):
         self.b, self.layers, self.hidden, self.heads = b, layers, hidden, heads
         self.inter, self.seq, self.decomposed = inter, seq, decomposed
         self.opset = 12 if decomposed else 17
+        # dynamic: inputs [1, "seq"], positions sliced from a [1, 512] buffer by
+        # the run-time length (a dynamic-axes export); the data sets keep seq.
+        self.dynamic = dynamic
 
     # ---- small exporter idioms
     def unsqueeze(self, x, axes):
@@ -70,7 +73,13 @@ class Bert:
         words = b.op("Gather", [b.normal((VOCAB, h), 1.0, "word_embeddings"), "input_ids"])
         types = b.op("Gather", [b.normal((2, h), 0.5, "token_type_embeddings"),
                                 "token_type_ids"])
-        pos_ids = b.const(np.arange(self.seq)[None, :], "position_ids", np.int64)
+        if self.dynamic:
+            buf = b.const(np.arange(512)[None, :], "position_ids", np.int64)
+            length = self.dim(b.op("Shape", ["input_ids"]), 1)
+            pos_ids = b.op("Slice", [buf, b.constant([0], np.int64), length,
+                                     b.constant([1], np.int64)])
+        else:
+            pos_ids = b.const(np.arange(self.seq)[None, :], "position_ids", np.int64)
         pos = b.op("Gather", [b.normal((512, h), 0.5, "position_embeddings"), pos_ids])
         x = self.layernorm(b.op("Add", [b.op("Add", [words, types]), pos]), "LayerNorm")
         b.pop()
@@ -131,6 +140,8 @@ class Bert:
                                b.normal(h, 0.02, "dense.bias")], transB=1)
         b.pop()
         b.op("Tanh", [pooled], out="pooler_output")
+        if self.dynamic:
+            s = "seq"
         ints = [(n, [1, s], np.int64) for n in ("input_ids", "attention_mask", "token_type_ids")]
         model = b.model(ints, [("last_hidden_state", [1, s, h], np.float32),
                                ("pooler_output", [1, h], np.float32)], self.opset)
@@ -157,6 +168,11 @@ def bert_tiny(b):
 
 def bert_tiny_decomposed(b):
     return Bert(b, 2, 128, 2, 512, 128, decomposed=True).build()
+
+
+def bert_tiny_dynamic(b):
+    """bert_tiny exported with a dynamic sequence axis; data sets at seq 128."""
+    return Bert(b, 2, 128, 2, 512, 128, decomposed=False, dynamic=True).build()
 
 
 def bert_base(b):

@@ -28,6 +28,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
 import bert  # noqa: E402
+import ocr  # noqa: E402
 import cnn  # noqa: E402
 import corpus_lib  # noqa: E402
 import micro  # noqa: E402
@@ -58,6 +59,10 @@ MODELS = {
                        "GoogLeNet-BN, 224x224, AveragePool with pads, 1x3/3x1"),
     "bert_tiny": Entry(bert.bert_tiny, {"bench", "bert"}, 1e-3, 1e-4,
                        "BERT 2 layers, hidden 128, 2 heads, seq 128, LayerNormalization op"),
+    "bert_tiny_dynamic": Entry(bert.bert_tiny_dynamic, {"dynamic", "extra"}, 1e-3, 1e-4,
+                               "bert_tiny with a dynamic sequence axis (input [1, seq])"),
+    "ocr_rec_dynamic": Entry(ocr.ocr_rec_dynamic, {"dynamic", "extra"}, 1e-3, 1e-5,
+                             "OCR-style recognizer, input [1, 3, 48, W], stride-2 and (2, 1) windows"),
     "bert_tiny_decomposed": Entry(bert.bert_tiny_decomposed, {"bert"}, 1e-3, 1e-4,
                                   "bert_tiny at opset 12, LayerNorm decomposed"),
     "bert_base": Entry(bert.bert_base, {"bench", "bert"}, 1e-3, 1e-4,

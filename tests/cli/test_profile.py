@@ -83,6 +83,10 @@ def check_profile(t, model, kernels, threads):
                   r"sum / end-to-end ([\d.]+)", out)
     check(m is not None and float(m.group(3)) > 0, "%s: the sum-vs-end-to-end line" % tag)
     check("peak arena use" in out, "%s: peak arena line" % tag)
+    # A copy the compiler optimized away once read as millions of GB/s.
+    bw = re.search(r"memory copy ([\d.]+) GB/s", out)
+    check(bw is not None and 0.1 < float(bw.group(1)) < 10000, "%s: a plausible memory bandwidth (%s)"
+          % (tag, bw.group(1) if bw else "none"))
     prof = json.load(open(js))
     got = sorted((k["name"], k["op"]) for k in prof["kernels"])
     check(got == sorted(kernels), "%s: the JSON lists each fusion-report kernel exactly once" % tag)

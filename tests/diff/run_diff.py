@@ -40,6 +40,7 @@ from onnx import numpy_helper
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
+import gen_dynamic  # noqa: E402
 import gen_model  # noqa: E402
 
 RTOL, ATOL = "1e-3", "1e-5"
@@ -62,19 +63,41 @@ def parse_config(spec):
     return args
 
 
-def write_case(case_dir, model, feeds, outs):
-    """The ONNX backend layout `onnxc check` reads."""
-    ds = os.path.join(case_dir, "test_data_set_0")
+def write_data_set(model, ds, feeds, outs):
+    """test_data_set folder ds: input_*.pb and output_*.pb (emptied first)."""
     os.makedirs(ds, exist_ok=True)
     for f in os.listdir(ds):
         os.unlink(os.path.join(ds, f))
-    onnx.save(model, os.path.join(case_dir, "model.onnx"))
     for i, vi in enumerate(model.graph.input):
         with open(os.path.join(ds, f"input_{i}.pb"), "wb") as f:
             f.write(numpy_helper.from_array(feeds[vi.name], vi.name).SerializeToString())
     for i, (vi, arr) in enumerate(zip(model.graph.output, outs)):
         with open(os.path.join(ds, f"output_{i}.pb"), "wb") as f:
             f.write(numpy_helper.from_array(arr, vi.name).SerializeToString())
+
+
+def write_case(case_dir, model, feeds, outs):
+    """The ONNX backend layout `onnxc check` reads."""
+    os.makedirs(case_dir, exist_ok=True)
+    onnx.save(model, os.path.join(case_dir, "model.onnx"))
+    write_data_set(model, os.path.join(case_dir, "test_data_set_0"), feeds, outs)
+
+
+def write_dynamic_case(case_dir, model, sets):
+    """A case of gen_dynamic: one data set per length, and the -D range its
+    check takes, in case_dir/onnxc_args (read by check())."""
+    os.makedirs(case_dir, exist_ok=True)
+    onnx.save(model, os.path.join(case_dir, "model.onnx"))
+    for k, (feeds, outs) in enumerate(sets):
+        write_data_set(model, os.path.join(case_dir, f"test_data_set_{k}"), feeds, outs)
+    with open(os.path.join(case_dir, "onnxc_args"), "w") as f:
+        f.write(f"-D n=1..{gen_dynamic.N_MAX}\n")
+
+
+def case_args(case_dir):
+    """Extra `onnxc check` arguments a case asks for (onnxc_args: -D ranges)."""
+    p = os.path.join(case_dir, "onnxc_args")
+    return open(p).read().split() if os.path.exists(p) else []
 
 
 def classify(rc, text):
@@ -95,7 +118,7 @@ def check(onnxc, case_dir, spec, timeout=300):
     """(category, message) of one configuration on one case."""
     if spec == "cuda":
         return check_cuda(onnxc, case_dir, timeout)
-    cmd = [onnxc, "check"] + parse_config(spec) + ["--rtol", RTOL, "--atol", ATOL, case_dir]
+    cmd = [onnxc, "check"] + parse_config(spec) + case_args(case_dir) + ["--rtol", RTOL, "--atol", ATOL, case_dir]
     try:
         p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL)
     except subprocess.TimeoutExpired:
@@ -150,6 +173,8 @@ def referee(case, model, feeds, res, args):
         return
     ref_case = case + "_reference"
     write_case(ref_case, model, feeds, [np.asarray(r) for r in ref])
+    if os.path.exists(os.path.join(case, "onnxc_args")):
+        shutil.copy(os.path.join(case, "onnxc_args"), ref_case)
     for c in bad:
         cat, msg = check(args.onnxc, ref_case, c, args.timeout)
         if cat == "ok":
@@ -232,7 +257,7 @@ def float64_referee(case, model, feeds, res, args):
     rtol, atol = float(RTOL), float(ATOL)
     for c in bad:
         saved = case + "_outputs_" + c.replace(":", "_")
-        cmd = [args.onnxc, "check", "--save-outputs", saved] + parse_config(c) + [case]
+        cmd = [args.onnxc, "check", "--save-outputs", saved] + parse_config(c) + case_args(case) + [case]
         subprocess.run(cmd, capture_output=True, text=True, timeout=args.timeout, stdin=subprocess.DEVNULL)
         ok = True
         for i, (x, o) in enumerate(zip(exact, ort)):
@@ -254,8 +279,52 @@ def float64_referee(case, model, feeds, res, args):
             res[c] = ("ill-conditioned", res[c][1])
 
 
+def run_dynamic_seed(seed, args, configs):
+    """--dynamic: a gen_dynamic model, checked once per configuration with -D n=1..N_MAX
+    over its data sets at several n (no referees: they judge one data set)."""
+    model, sets, _ = gen_dynamic.generate(seed)
+    work = tempfile.mkdtemp(prefix=f"onnxc-diff-dyn-{seed}-")
+    case = os.path.join(work, "case")
+    write_dynamic_case(case, model, sets)
+    res = {spec: check(args.onnxc, case, spec, args.timeout) for spec in configs if spec != "cuda"}
+    if any(cat == "mismatch" for cat, _ in res.values()):
+        dynamic_referees(case, model, sets, res, args)
+    if any(c not in PASSING for c, _ in res.values()) and args.keep:
+        dst = os.path.join(args.keep, f"dyn{seed}")
+        shutil.rmtree(dst, ignore_errors=True)
+        shutil.copytree(case, dst)
+    shutil.rmtree(work, ignore_errors=True)
+    return seed, len(model.graph.node), res
+
+
+def dynamic_referees(case, model, sets, res, args):
+    """A mismatch of a dynamic case is judged data set by data set, each as a
+    case of its own (still compiled with the -D range), by the referees of
+    the static cases; a configuration passes when every data set matches or
+    is refereed so, and takes the worst verdict otherwise."""
+    order = ["ok", "ort-differs", "ill-conditioned", "mismatch"]
+    for c in [c for c, (cat, _) in res.items() if cat == "mismatch"]:
+        worst, msg = "ok", res[c][1]
+        for k, (feeds, outs) in enumerate(sets):
+            one = f"{case}_set{k}"
+            write_case(one, model, feeds, outs)
+            shutil.copy(os.path.join(case, "onnxc_args"), one)
+            r = {c: check(args.onnxc, one, c, args.timeout)}
+            referee(one, model, feeds, r, args)
+            float64_referee(one, model, feeds, r, args)
+            cat = r[c][0]
+            if cat not in order:
+                worst, msg = cat, r[c][1]
+                break
+            if order.index(cat) > order.index(worst):
+                worst, msg = cat, r[c][1]
+        res[c] = (worst, msg)
+
+
 def run_seed(seed, args, configs):
     """Generates, checks under every configuration; returns (seed, nodes, {config: (cat, msg)})."""
+    if args.dynamic:
+        return run_dynamic_seed(seed, args, configs)
     model, feeds, outs = gen_model.generate(seed, args.profile)
     work = tempfile.mkdtemp(prefix=f"onnxc-diff-{seed}-")
     case = os.path.join(work, "case")
@@ -317,6 +386,8 @@ def main():
     ap.add_argument("--regressions", default=os.path.join(HERE, "regressions"))
     ap.add_argument("--log", help="append one line per model here")
     ap.add_argument("--cases", help="check the case folders under this folder instead of random seeds")
+    ap.add_argument("--dynamic", action="store_true",
+                    help="models with a dynamic dim n (gen_dynamic.py), compiled once with -D n=1..N_MAX")
     args = ap.parse_args()
     args.onnxc = os.path.abspath(args.onnxc)
     configs = args.configs.split(",")

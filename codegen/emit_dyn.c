@@ -1,0 +1,990 @@
+/* emit_dyn.c - C kernels whose extents are known only at run time.
+ *
+ * With -D NAME=LO..HI (docs/dynamic-shapes.md) a node whose shapes involve a
+ * range symbol gets one of these bodies instead of its static hook. Every
+ * extent is a C expression over the run's dims (`dims[k]`, the parameter the
+ * framework adds), printed from the value's DimExpr; buffers were planned at
+ * the upper bounds, so any value in range fits. The kernels are plain loop
+ * nests in the shape of the static ones' fallbacks: rows over a contiguous
+ * innermost run, so the compiler vectorizes the inner loop. A node without a
+ * kernel here is reported by dyn_check with its op, so a user sees at once
+ * what the range would need.
+ */
+#include "codegen.h"
+#include "gemm.h"
+#include "window.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- extents as C text --------------------------------------------------------- */
+
+typedef struct Dx {
+  EmitC *e;
+  Arena *a;
+  const Graph *root;
+} Dx;
+
+static const char *ext_of(Dx *x, const DimExpr *v) {
+  int64_t c;
+  if (dx_is_const(v, &c))
+    return arena_printf(x->a, "%lld", (long long)c);
+  Buf b;
+  buf_init(&b);
+  dx_print(x->root, v, "dims", &b);
+  const char *s = arena_strdup(x->a, b.s);
+  buf_free(&b);
+  return s;
+}
+
+/* Dim i of s as C text. */
+static const char *dim_c(Dx *x, const Shape *s, int i) { return ext_of(x, shape_dx(x->a, s, i)); }
+
+/* Product of dims [lo, hi) of s as C text. */
+static const char *prod_c(Dx *x, const Shape *s, int lo, int hi) {
+  const DimExpr *p = dx_const(x->a, 1);
+  for (int i = lo; i < hi; i++)
+    p = dx_mul(x->a, p, shape_dx(x->a, s, i));
+  return p ? ext_of(x, p) : NULL;
+}
+
+static bool shape_dynamic(const Shape *s) {
+  for (int i = 0; i < s->rank; i++)
+    if (s->d[i] < 0 && s->x[i])
+      return true;
+  return false;
+}
+
+bool dyn_node_is_dynamic(const Node *n) {
+  for (int i = 0; i < n->n_in; i++)
+    if (ir_has_input(n, i) && shape_dynamic(&n->in[i]->shape))
+      return true;
+  for (int i = 0; i < n->n_out; i++)
+    if (n->out[i]->kind != VK_NONE && (shape_dynamic(&n->out[i]->shape) || n->out[i]->sval))
+      return true;
+  return false;
+}
+
+/* ---- kernels --------------------------------------------------------------------- */
+
+/* A valued node (Shape, Gather of a shape, Concat of dims...): its output is
+ * the extents it holds. */
+static bool k_values(Dx *x, const Node *n) {
+  const Value *y = n->out[0];
+  for (int k = 0; k < y->n_sval; k++)
+    ec_line(x->e, "Y0[%d] = (%s)%s;", k, dtype_ctype(y->dt), ext_of(x, y->sval[k]));
+  return true;
+}
+
+static bool k_copy(Dx *x, const Node *n) {
+  ec_line(x->e, "for (int64_t i = 0; i < %s; i++) Y0[i] = X0[i];",
+          prod_c(x, &n->out[0]->shape, 0, n->out[0]->shape.rank));
+  return true;
+}
+
+/* Stride of input dim t (contiguous, row-major) as C text. */
+static const char *in_stride(Dx *x, const Shape *s, int t) { return prod_c(x, s, t + 1, s->rank); }
+
+/* Output dim j's index i<j> split from the row counter `o` over dims [0, r-1). */
+static void split_rows(Dx *x, const Shape *ys, int r) {
+  if (r <= 1)
+    return;
+  ec_line(x->e, "int64_t q = o;");
+  for (int j = r - 2; j >= 0; j--) {
+    const char *d = dim_c(x, ys, j);
+    ec_line(x->e, "const int64_t i%d = q %% %s;", j, d);
+    ec_line(x->e, "(void)i%d;", j);
+    if (j)
+      ec_line(x->e, "q /= %s;", d);
+  }
+  ec_line(x->e, "(void)q;");
+}
+
+/* Offset into input k (broadcast to output rank r) for output row indices
+ * i0..i(r-2), and its stride along the last dim. */
+static void bcast_offset(Dx *x, const Shape *is, int r, Buf *off, const char **last) {
+  int lead = r - is->rank;
+  buf_puts(off, "0");
+  for (int j = 0; j < r - 1; j++) {
+    int t = j - lead;
+    if (t < 0 || is->d[t] == 1)
+      continue;
+    buf_printf(off, " + i%d * %s", j, in_stride(x, is, t));
+  }
+  int t = r - 1 - lead;
+  *last = t < 0 || is->d[t] == 1 ? "0" : "1";
+}
+
+static bool ew_expr(Dx *x, const Node *n, DType compute, const char *const *ops, Buf *out) {
+  const char *tmpl = ec_ew_template(n, compute);
+  if (compute == DT_F32 && n->op == OP_Erf)
+    tmpl = "onnxc_erff(%0)";
+  else if (compute == DT_F32 && n->op == OP_Exp)
+    tmpl = "onnxc_expf(%0)";
+  else if (compute == DT_F32 && n->op == OP_Tanh)
+    tmpl = "onnxc_tanhf(%0)";
+  Buf ex;
+  buf_init(&ex);
+  bool ok = true;
+  if (ir_ops[n->op].max_in < 0) { /* variadic (Max, Min, Sum, Mean): folded left */
+    buf_puts(&ex, ops[0]);
+    for (int k = 1; k < n->n_in && ok; k++) {
+      Buf step;
+      buf_init(&step);
+      const char *pair[2] = {ex.s, ops[k]};
+      ok = ec_expand_expr(x->e->d, n, tmpl, pair, 2, compute, &step);
+      ex.len = 0;
+      buf_puts(&ex, step.s ? step.s : "");
+      buf_free(&step);
+    }
+    if (ok && n->op == OP_Mean) {
+      Buf m;
+      buf_init(&m);
+      buf_printf(&m, "(%s) / (%s)%d", ex.s, dtype_ctype(compute), n->n_in);
+      ex.len = 0;
+      buf_puts(&ex, m.s);
+      buf_free(&m);
+    }
+  } else {
+    ok = ec_expand_expr(x->e->d, n, tmpl, ops, n->n_in, compute, &ex);
+  }
+  if (ok)
+    ec_ew_store(out, compute, n->out[0]->dt, ex.s);
+  buf_free(&ex);
+  return ok;
+}
+
+/* Elementwise rows of ops.def (fixed arity) and Cast, with numpy broadcasting. */
+static bool k_elementwise(Dx *x, const Node *n) {
+  const Shape *ys = &n->out[0]->shape;
+  int r = ys->rank;
+  DType in_t = n->in[0]->dt;
+  DType compute = in_t == DT_F16 || in_t == DT_BF16 ? DT_F32 : in_t;
+  if (n->n_in > 8)
+    return diag_error(x->e->d, n, "run-time extents: at most 8 operands");
+  char names[8][8];
+  const char *ops[8];
+  for (int k = 0; k < n->n_in; k++) {
+    snprintf(names[k], sizeof names[k], "a%d", k);
+    ops[k] = names[k];
+  }
+  Buf st;
+  buf_init(&st);
+  if (n->op == OP_Cast)
+    ec_ew_store(&st, compute, n->out[0]->dt, "a0");
+  else if (!ew_expr(x, n, compute, ops, &st)) {
+    buf_free(&st);
+    return false;
+  }
+  EmitC *e = x->e;
+  const char *cols = r ? dim_c(x, ys, r - 1) : "1";
+  ec_line(e, "const int64_t cols = %s, rows = %s;", cols, r ? prod_c(x, ys, 0, r - 1) : "1");
+  ec_line(e, "for (int64_t o = 0; o < rows; o++) {");
+  e->indent++;
+  split_rows(x, ys, r);
+  const char *last[8];
+  for (int k = 0; k < n->n_in; k++) {
+    Buf off;
+    buf_init(&off);
+    bcast_offset(x, &n->in[k]->shape, r, &off, &last[k]);
+    ec_line(e, "const %s *x%d = X%d + %s;", dtype_ctype(n->in[k]->dt), k, k, off.s);
+    buf_free(&off);
+  }
+  ec_line(e, "%s *y = Y0 + o * cols;", dtype_ctype(n->out[0]->dt));
+  ec_line(e, "for (int64_t j = 0; j < cols; j++) {");
+  e->indent++;
+  for (int k = 0; k < n->n_in; k++) {
+    Buf ld, src;
+    buf_init(&ld);
+    buf_init(&src);
+    buf_printf(&src, strcmp(last[k], "0") ? "x%d[j]" : "x%d[0]", k);
+    ec_ew_load(&ld, n->in[k]->dt, compute, src.s);
+    ec_line(e, "const %s a%d = %s;", dtype_ctype(compute), k, ld.s);
+    buf_free(&ld);
+    buf_free(&src);
+  }
+  ec_line(e, "y[j] = %s;", st.s);
+  e->indent--;
+  ec_line(e, "}");
+  e->indent--;
+  ec_line(e, "}");
+  buf_free(&st);
+  return true;
+}
+
+/* A fused elementwise chain (passes/fuse_elementwise.c): k_elementwise's
+ * broadcasting loop nest, the body from the kernel description. */
+static bool k_fused(Dx *x, const Node *n) {
+  Kdesc kd;
+  if (!kd_build(n, &kd, x->e->d))
+    return false;
+  if (ir_attr(n, "onnxc.views"))
+    return diag_error(x->e->d, n, "run-time extents: a fused kernel reading strided views");
+  const Shape *ys = &n->out[0]->shape;
+  int r = ys->rank;
+  EmitC *e = x->e;
+  Buf st, res;
+  buf_init(&st);
+  buf_init(&res);
+  buf_puts(&st, "");
+  buf_puts(&res, "");
+  bool ok = kd_emit(&kd, true, "", &st, &res, e->d);
+  if (ok) {
+    ec_line(e, "const int64_t cols = %s, rows = %s;", r ? dim_c(x, ys, r - 1) : "1",
+            r ? prod_c(x, ys, 0, r - 1) : "1");
+    ec_line(e, "for (int64_t o = 0; o < rows; o++) {");
+    e->indent++;
+    split_rows(x, ys, r);
+    const char *last[64];
+    for (int k = 0; k < n->n_in && k < 64; k++) {
+      Buf off;
+      buf_init(&off);
+      bcast_offset(x, &n->in[k]->shape, r, &off, &last[k]);
+      ec_line(e, "const %s *x%d = X%d + %s;", dtype_ctype(n->in[k]->dt), k, k, off.s);
+      buf_free(&off);
+    }
+    ec_line(e, "%s *y = Y0 + o * cols;", dtype_ctype(n->out[0]->dt));
+    ec_line(e, "for (int64_t j = 0; j < cols; j++) {");
+    e->indent++;
+    for (int k = 0; k < n->n_in && k < 64; k++) {
+      Buf ld, src;
+      buf_init(&ld);
+      buf_init(&src);
+      buf_printf(&src, strcmp(last[k], "0") ? "x%d[j]" : "x%d[0]", k);
+      DType t = kd_operand_type(n->in[k]->dt);
+      ec_ew_load(&ld, n->in[k]->dt, t, src.s);
+      ec_line(e, "const %s a%d = %s;", dtype_ctype(t), k, ld.s);
+      buf_free(&ld);
+      buf_free(&src);
+    }
+    ec_lines(e, st.s);
+    ec_line(e, "y[j] = %s;", res.s);
+    e->indent--;
+    ec_line(e, "}");
+    e->indent--;
+    ec_line(e, "}");
+  }
+  buf_free(&st);
+  buf_free(&res);
+  return ok;
+}
+
+/* MatMul of rank >= 2 operands, batch dims broadcast; float32. */
+static bool k_matmul_body(Dx *x, const Node *n);
+
+/* MatMul; with onnxc.bias (fuse_elementwise.c) + X2[j], in the GEMM's store
+ * when a weight packed at compile time takes it, else after the product. */
+static bool k_matmul(Dx *x, const Node *n) {
+  if (gemm_emit_matmul(x->e, n)) /* a weight packed at compile time, rows at run time */
+    return true;
+  if (!k_matmul_body(x, n))
+    return false;
+  if (ir_attr_int(n, "onnxc.bias", 0)) {
+    const Shape *ys = &n->out[0]->shape;
+    ec_line(x->e, "for (int64_t r = 0; r < %s; r++)", prod_c(x, ys, 0, ys->rank - 1));
+    ec_line(x->e, "  for (int64_t j = 0; j < %s; j++) Y0[r * %s + j] += X2[j];", dim_c(x, ys, ys->rank - 1),
+            dim_c(x, ys, ys->rank - 1));
+  }
+  return true;
+}
+
+static bool k_matmul_body(Dx *x, const Node *n) {
+  const Shape *as = &n->in[0]->shape, *bs = &n->in[1]->shape, *ys = &n->out[0]->shape;
+  if (as->rank < 2 || bs->rank < 2 || n->out[0]->dt != DT_F32)
+    return diag_error(x->e->d, n, "run-time extents: MatMul needs float32 operands of rank >= 2");
+  EmitC *e = x->e;
+  int r = ys->rank;
+  ec_line(e, "const int64_t M = %s, K = %s, N = %s, batch = %s;", dim_c(x, as, as->rank - 2),
+          dim_c(x, as, as->rank - 1), dim_c(x, bs, bs->rank - 1), prod_c(x, ys, 0, r - 2));
+  ec_line(e, "for (int64_t o = 0; o < batch; o++) {");
+  e->indent++;
+  /* batch indices i0..i(r-3) of the output; split_rows over r-1 dims gives them */
+  split_rows(x, ys, r - 1);
+  const Shape *in[2] = {as, bs};
+  for (int k = 0; k < 2; k++) {
+    Buf off;
+    buf_init(&off);
+    buf_puts(&off, "0");
+    int lead = (r - 2) - (in[k]->rank - 2);
+    for (int j = 0; j < r - 2; j++) {
+      int t = j - lead;
+      if (t < 0 || in[k]->d[t] == 1)
+        continue;
+      buf_printf(&off, " + i%d * %s", j, in_stride(x, in[k], t));
+    }
+    ec_line(e, "const float *%s = X%d + %s;", k ? "B" : "A", k, off.s);
+    buf_free(&off);
+  }
+  ec_line(e, "float *C = Y0 + o * M * N;");
+  { /* the packed GEMM with run-time M, N, K when the plan gave it scratch */
+    Buf probe;
+    buf_init(&probe);
+    Buf *keep = e->b;
+    e->b = &probe;
+    int indent = e->indent;
+    ec_line(e, "{ const float *pa = A, *pb = B; float *py = C;");
+    bool packed = gemm_emit_matmul_rt(e, n);
+    ec_line(e, "}");
+    e->b = keep;
+    e->indent = indent;
+    if (packed) {
+      buf_puts(e->b, probe.s);
+      buf_free(&probe);
+      e->indent--;
+      ec_line(e, "}");
+      return true;
+    }
+    buf_free(&probe);
+  }
+  /* four rows of C at a time: each row of B is loaded once for all four */
+  ec_line(e, "int64_t i = 0;");
+  ec_line(e, "for (; i + 4 <= M; i += 4) {");
+  ec_line(e, "  float *restrict c0 = C + i * N, *restrict c1 = c0 + N, *restrict c2 = c1 + N, *restrict c3 = c2 + N;");
+  ec_line(e, "  for (int64_t j = 0; j < N; j++) c0[j] = c1[j] = c2[j] = c3[j] = 0.0f;");
+  ec_line(e, "  for (int64_t k = 0; k < K; k++) {");
+  ec_line(e, "    const float a0 = A[i * K + k], a1 = A[(i + 1) * K + k], a2 = A[(i + 2) * K + k],");
+  ec_line(e, "                a3 = A[(i + 3) * K + k];");
+  ec_line(e, "    const float *restrict b = B + k * N;");
+  ec_line(e, "    for (int64_t j = 0; j < N; j++) {");
+  ec_line(e, "      const float v = b[j];");
+  ec_line(e, "      c0[j] += a0 * v; c1[j] += a1 * v; c2[j] += a2 * v; c3[j] += a3 * v;");
+  ec_line(e, "    }");
+  ec_line(e, "  }");
+  ec_line(e, "}");
+  ec_line(e, "for (; i < M; i++) {");
+  ec_line(e, "  float *restrict c = C + i * N;");
+  ec_line(e, "  for (int64_t j = 0; j < N; j++) c[j] = 0.0f;");
+  ec_line(e, "  for (int64_t k = 0; k < K; k++) {");
+  ec_line(e, "    const float a = A[i * K + k], *restrict b = B + k * N;");
+  ec_line(e, "    for (int64_t j = 0; j < N; j++) c[j] += a * b[j];");
+  ec_line(e, "  }");
+  ec_line(e, "}");
+  e->indent--;
+  ec_line(e, "}");
+  return true;
+}
+
+static bool last_axis(const Node *n, int64_t dflt, int rank, int *axis) {
+  return shape_axis(ir_attr_int(n, "axis", dflt), rank, axis);
+}
+
+/* Softmax over the last axis (any opset: the flattened form is the same there). */
+static bool k_softmax(Dx *x, const Node *n) {
+  const Shape *s = &n->in[0]->shape;
+  int axis;
+  if (!last_axis(n, n->g->opset >= 13 ? -1 : 1, s->rank, &axis) || axis != s->rank - 1 ||
+      n->out[0]->dt != DT_F32)
+    return diag_error(x->e->d, n, "run-time extents: Softmax over the last axis of float32 only");
+  EmitC *e = x->e;
+  ec_line(e, "const int64_t cols = %s, rows = %s;", dim_c(x, s, s->rank - 1), prod_c(x, s, 0, s->rank - 1));
+  ec_line(e, "for (int64_t o = 0; o < rows; o++) {");
+  ec_line(e, "  const float *xr = X0 + o * cols;");
+  ec_line(e, "  float *yr = Y0 + o * cols, m = xr[0], sum = 0.0f;");
+  ec_line(e, "  for (int64_t j = 1; j < cols; j++) m = xr[j] > m ? xr[j] : m;");
+  ec_line(e, "  for (int64_t j = 0; j < cols; j++) { yr[j] = onnxc_expf(xr[j] - m); sum += yr[j]; }");
+  ec_line(e, "  for (int64_t j = 0; j < cols; j++) yr[j] /= sum;");
+  ec_line(e, "}");
+  return true;
+}
+
+/* LayerNormalization over dims [axis, rank) with scale and bias of that size. */
+static bool k_layernorm(Dx *x, const Node *n) {
+  const Shape *s = &n->in[0]->shape;
+  int axis;
+  if (!last_axis(n, -1, s->rank, &axis) || n->out[0]->dt != DT_F32 ||
+      (n->n_out > 1 && ec_has_output(n, 1)) || (n->n_out > 2 && ec_has_output(n, 2)))
+    return diag_error(x->e->d, n, "run-time extents: LayerNormalization of float32, one output");
+  int64_t inner = 1;
+  for (int i = axis; i < s->rank; i++)
+    inner = s->d[i] < 0 || inner < 0 ? -1 : inner * s->d[i];
+  int64_t sn = 0, bn = 0;
+  if (inner < 0 || !shape_numel(&n->in[1]->shape, &sn) || sn != inner ||
+      (ir_has_input(n, 2) && (!shape_numel(&n->in[2]->shape, &bn) || bn != inner)))
+    return diag_error(x->e->d, n, "run-time extents: LayerNormalization needs static normalized "
+                      "dims and a full scale and bias");
+  EmitC *e = x->e;
+  float eps = ir_attr_float(n, "epsilon", 1e-5f);
+  ec_line(e, "const int64_t rows = %s;", prod_c(x, s, 0, axis));
+  ec_line(e, "for (int64_t o = 0; o < rows; o++) {");
+  /* in double, as the static kernel (emit_nn.c): a row of nearly equal
+   * values divides by a tiny deviation */
+  ec_line(e, "  float *yr = Y0 + o * %lld;", (long long)inner);
+  if (ir_attr_int(n, "onnxc.fused_inputs", 0) == 1) { /* the residual Add before it (fuse_norm.c) */
+    ec_line(e, "  for (int64_t j = 0; j < %lld; j++) yr[j] = X0[o * %lld + j] + X%d[o * %lld + j];",
+            (long long)inner, (long long)inner, n->n_in - 1, (long long)inner);
+    ec_line(e, "  const float *xr = yr;");
+  } else {
+    ec_line(e, "  const float *xr = X0 + o * %lld;", (long long)inner);
+  }
+  ec_line(e, "  double mean = 0.0, var = 0.0;");
+  ec_line(e, "  for (int64_t j = 0; j < %lld; j++) mean += xr[j];", (long long)inner);
+  ec_line(e, "  mean /= %lld.0;", (long long)inner);
+  ec_line(e, "  for (int64_t j = 0; j < %lld; j++) { const double d = xr[j] - mean; var += d * d; }",
+          (long long)inner);
+  ec_line(e, "  const double inv = 1.0 / sqrt(var / %lld.0 + (double)%.9ef);", (long long)inner, (double)eps);
+  ec_line(e, "  for (int64_t j = 0; j < %lld; j++) yr[j] = (float)((xr[j] - mean) * inv * X1[j]%s);",
+          (long long)inner, ir_has_input(n, 2) ? " + X2[j]" : "");
+  ec_line(e, "}");
+  return true;
+}
+
+/* Loops over every output index i0..i(r-1), reading X0 at `src` (C text over
+ * the indices) into Y0 in order. */
+static void index_nest(Dx *x, const Shape *ys, const char *src) {
+  EmitC *e = x->e;
+  int r = ys->rank;
+  ec_line(e, "int64_t w = 0;");
+  for (int j = 0; j < r; j++) {
+    ec_line(e, "for (int64_t i%d = 0; i%d < %s; i%d++)", j, j, dim_c(x, ys, j), j);
+    e->indent++;
+  }
+  ec_line(e, "Y0[w++] = X0[%s];", src);
+  e->indent -= r;
+}
+
+static bool k_transpose(Dx *x, const Node *n) {
+  const Shape *xs = &n->in[0]->shape, *ys = &n->out[0]->shape;
+  int cnt, r = xs->rank;
+  const int64_t *perm = ir_attr_ints(n, "perm", &cnt);
+  Buf src;
+  buf_init(&src);
+  buf_puts(&src, "0");
+  for (int j = 0; j < r; j++) {
+    int p = perm ? (int)perm[j] : r - 1 - j;
+    buf_printf(&src, " + i%d * %s", j, in_stride(x, xs, p));
+  }
+  index_nest(x, ys, src.s);
+  buf_free(&src);
+  return true;
+}
+
+/* Input i (a constant or extents) as C text per element; count in *cnt. */
+static bool operand_exts(Dx *x, const Node *n, int i, const char **out, int *cnt, int max) {
+  const Value *v = n->in[i];
+  if (v->sval) {
+    if (v->n_sval > max)
+      return false;
+    for (int k = 0; k < v->n_sval; k++)
+      out[k] = ext_of(x, v->sval[k]);
+    *cnt = v->n_sval;
+    return true;
+  }
+  if (v->kind != VK_CONST || v->konst->numel > max)
+    return false;
+  for (int64_t k = 0; k < v->konst->numel; k++)
+    out[k] = arena_printf(x->a, "%lld", (long long)tensor_get_i64(v->konst, k));
+  *cnt = (int)v->konst->numel;
+  return true;
+}
+
+/* Slice with step 1 (what infer_symbolic admits). */
+static bool k_slice(Dx *x, const Node *n) {
+  const Shape *xs = &n->in[0]->shape, *ys = &n->out[0]->shape;
+  const char *st[IR_MAX_RANK], *ax[IR_MAX_RANK];
+  int ns, na = 0;
+  const char *start[IR_MAX_RANK];
+  for (int j = 0; j < xs->rank; j++)
+    start[j] = "0";
+  if (!operand_exts(x, n, 1, st, &ns, IR_MAX_RANK) ||
+      (ir_has_input(n, 3) && !operand_exts(x, n, 3, ax, &na, IR_MAX_RANK)))
+    return diag_error(x->e->d, n, "run-time extents: starts and axes must be constants or extents");
+  if (ir_has_input(n, 4)) {
+    const Value *sp = n->in[4];
+    for (int64_t k = 0; sp->kind == VK_CONST && k < sp->konst->numel; k++)
+      if (tensor_get_i64(sp->konst, k) != 1)
+        return diag_error(x->e->d, n, "run-time extents: Slice with steps other than 1");
+  }
+  for (int k = 0; k < ns; k++) {
+    int a = k;
+    if (na && !shape_axis(strtoll(ax[k], NULL, 10), xs->rank, &a))
+      return diag_error(x->e->d, n, "run-time extents: bad axis");
+    if (st[k][0] == '-')
+      return diag_error(x->e->d, n, "run-time extents: negative starts are not supported");
+    start[a] = st[k];
+  }
+  Buf src;
+  buf_init(&src);
+  buf_puts(&src, "0");
+  for (int j = 0; j < xs->rank; j++)
+    buf_printf(&src, " + (i%d + %s) * %s", j, start[j], in_stride(x, xs, j));
+  index_nest(x, ys, src.s);
+  buf_free(&src);
+  return true;
+}
+
+static bool k_gather(Dx *x, const Node *n) {
+  const Shape *xs = &n->in[0]->shape, *is = &n->in[1]->shape;
+  int axis;
+  if (!shape_axis(ir_attr_int(n, "axis", 0), xs->rank, &axis))
+    return diag_error(x->e->d, n, "run-time extents: bad axis");
+  EmitC *e = x->e;
+  ec_line(e, "const int64_t outer = %s, dim = %s, ni = %s, inner = %s;", prod_c(x, xs, 0, axis),
+          dim_c(x, xs, axis), prod_c(x, is, 0, is->rank), prod_c(x, xs, axis + 1, xs->rank));
+  ec_line(e, "for (int64_t o = 0; o < outer; o++)");
+  ec_line(e, "  for (int64_t j = 0; j < ni; j++) {");
+  ec_line(e, "    int64_t ix = (int64_t)X1[j];");
+  ec_line(e, "    if (ix < 0) ix += dim;");
+  ec_line(e, "    if (ix < 0 || ix >= dim) return ONNXC_ERR_BAD_INDEX;");
+  ec_line(e, "    for (int64_t k = 0; k < inner; k++)");
+  ec_line(e, "      Y0[(o * ni + j) * inner + k] = X0[(o * dim + ix) * inner + k];");
+  ec_line(e, "  }");
+  return true;
+}
+
+/* Concat along any axis: per outer index, each input's chunk in turn. */
+static bool k_concat(Dx *x, const Node *n) {
+  const Shape *ys = &n->out[0]->shape;
+  int axis;
+  if (!shape_axis(ir_attr_int(n, "axis", 0), ys->rank, &axis))
+    return diag_error(x->e->d, n, "run-time extents: bad axis");
+  EmitC *e = x->e;
+  const char *T = dtype_ctype(n->out[0]->dt);
+  ec_line(e, "const int64_t outer = %s, inner = %s;", prod_c(x, ys, 0, axis), prod_c(x, ys, axis + 1, ys->rank));
+  ec_line(e, "%s *y = Y0;", T);
+  ec_line(e, "for (int64_t o = 0; o < outer; o++) {");
+  e->indent++;
+  for (int i = 0; i < n->n_in; i++) {
+    if (!ir_has_input(n, i))
+      continue;
+    ec_line(e, "{ const int64_t c = %s * inner; const %s *src = X%d + o * c;", dim_c(x, &n->in[i]->shape, axis), T, i);
+    ec_line(e, "  for (int64_t k = 0; k < c; k++) y[k] = src[k];");
+    ec_line(e, "  y += c; }");
+  }
+  e->indent--;
+  ec_line(e, "}");
+  return true;
+}
+
+/* ReduceSum/Mean/Max/Min/Prod/SumSquare/L1/L2 over one axis, keepdims either way. */
+static bool k_reduce(Dx *x, const Node *n) {
+  const Shape *xs = &n->in[0]->shape;
+  int count = 0;
+  const int64_t *axes = ir_attr_ints(n, "axes", &count);
+  int64_t ax_in[2];
+  if (!axes && ir_has_input(n, 1) && n->in[1]->kind == VK_CONST && n->in[1]->konst->numel <= 2) {
+    count = (int)n->in[1]->konst->numel;
+    for (int k = 0; k < count; k++)
+      ax_in[k] = tensor_get_i64(n->in[1]->konst, k);
+    axes = ax_in;
+  }
+  int axis;
+  if (count != 1 || !shape_axis(axes[0], xs->rank, &axis) || n->out[0]->dt != DT_F32)
+    return diag_error(x->e->d, n, "run-time extents: %s over exactly one constant axis of float32",
+                      n->op_type);
+  /* sums accumulate in double, as the static kernels (emit_reduce.c) */
+  const char *acc_t = "double", *init = "0.0", *step = "acc += v;", *fin = "(float)acc";
+  switch (n->op) {
+  case OP_ReduceMean: fin = "(float)(acc / (double)len)"; break;
+  case OP_ReduceMax: acc_t = "float"; init = "-INFINITY"; step = "acc = v > acc || v != v ? v : acc;"; break;
+  case OP_ReduceMin: acc_t = "float"; init = "INFINITY"; step = "acc = v < acc || v != v ? v : acc;"; break;
+  case OP_ReduceProd: init = "1.0"; step = "acc *= v;"; break;
+  case OP_ReduceSumSquare: step = "acc += (double)v * v;"; break;
+  case OP_ReduceL1: step = "acc += fabs((double)v);"; break;
+  case OP_ReduceL2: step = "acc += (double)v * v;"; fin = "(float)sqrt(acc)"; break;
+  default: break;
+  }
+  EmitC *e = x->e;
+  ec_line(e, "const int64_t outer = %s, len = %s, inner = %s;", prod_c(x, xs, 0, axis), dim_c(x, xs, axis),
+          prod_c(x, xs, axis + 1, xs->rank));
+  ec_line(e, "for (int64_t o = 0; o < outer; o++)");
+  ec_line(e, "  for (int64_t i = 0; i < inner; i++) {");
+  ec_line(e, "    %s acc = %s;", acc_t, init);
+  ec_line(e, "    for (int64_t j = 0; j < len; j++) { const float v = X0[(o * len + j) * inner + i]; %s }", step);
+  ec_line(e, "    Y0[o * inner + i] = %s;", fin);
+  ec_line(e, "  }");
+  return true;
+}
+
+/* Gemm with run-time M: Y = alpha * A (M x K) * op(B) + beta * C, C broadcast. */
+static bool k_gemm(Dx *x, const Node *n) {
+  const Shape *as = &n->in[0]->shape, *bs = &n->in[1]->shape, *ys = &n->out[0]->shape;
+  if (n->out[0]->dt != DT_F32 || ir_attr_int(n, "transA", 0) || as->rank != 2)
+    return diag_error(x->e->d, n, "run-time extents: Gemm of float32 without transA");
+  bool tb = ir_attr_int(n, "transB", 0) != 0;
+  float alpha = ir_attr_float(n, "alpha", 1.0f), beta = ir_attr_float(n, "beta", 1.0f);
+  EmitC *e = x->e;
+  ec_line(e, "const int64_t M = %s, K = %s, N = %s;", dim_c(x, as, 0), dim_c(x, as, 1), dim_c(x, ys, 1));
+  ec_line(e, "for (int64_t i = 0; i < M; i++) {");
+  ec_line(e, "  float *c = Y0 + i * N;");
+  ec_line(e, "  for (int64_t j = 0; j < N; j++) c[j] = 0.0f;");
+  if (tb)
+    ec_line(e, "  for (int64_t j = 0; j < N; j++) { float acc = 0.0f; for (int64_t k = 0; k < K; k++) "
+               "acc += X0[i * K + k] * X1[j * K + k]; c[j] = acc; }");
+  else
+    ec_line(e, "  for (int64_t k = 0; k < K; k++) { const float a = X0[i * K + k]; const float *b = X1 + k * N; "
+               "for (int64_t j = 0; j < N; j++) c[j] += a * b[j]; }");
+  Buf cb;
+  buf_init(&cb);
+  if (ir_has_input(n, 2) && beta != 0.0f) {
+    const Shape *cs = &n->in[2]->shape;
+    bool row = cs->rank == 2 && cs->d[0] != 1, col = cs->rank >= 1 && cs->d[cs->rank - 1] != 1;
+    buf_printf(&cb, " + %.9ef * X2[%s%s%s]", (double)beta, row ? "i * " : "", row ? (col ? "N + " : "1 + ") : "",
+               col ? "j" : "0");
+    if (row && !col) { /* C of shape [M, 1] */
+      cb.len = 0;
+      buf_printf(&cb, " + %.9ef * X2[i]", (double)beta);
+    }
+  }
+  ec_line(e, "  for (int64_t j = 0; j < N; j++) c[j] = %.9ef * c[j]%s;", (double)alpha, cb.len ? cb.s : "");
+  ec_line(e, "}");
+  (void)bs;
+  buf_free(&cb);
+  return true;
+}
+
+/* ---- windows over extents known at run time (Conv, pools) ------------------------------ */
+
+/* The begin pad of spatial dim i as C text: the attribute, or for auto_pad
+ * SAME_* the split of max(0, (out - 1) * s + dk - in) (infer_conv.c's rule). */
+static const char *pad_c(Dx *x, const Node *n, const Shape *xs, const Shape *ys, int i, int r,
+                          const int64_t *k, bool end) {
+  const char *ap = ir_attr_str(n, "auto_pad", "NOTSET");
+  int64_t s[IR_MAX_RANK], dil[IR_MAX_RANK], pads[2 * IR_MAX_RANK];
+  window_ints(n, "strides", r, 1, s);
+  window_ints(n, "dilations", r, 1, dil);
+  window_ints(n, "pads", 2 * r, 0, pads);
+  if (strcmp(ap, "SAME_UPPER") && strcmp(ap, "SAME_LOWER"))
+    return strcmp(ap, "VALID") ? arena_printf(x->a, "%lld", (long long)pads[end ? r + i : i]) : "0";
+  int64_t dk = (k[i] - 1) * dil[i] + 1;
+  const char *tot = arena_printf(x->a, "((%s - 1) * %lld + %lld - %s)", dim_c(x, ys, 2 + i), (long long)s[i],
+                                 (long long)dk, dim_c(x, xs, 2 + i));
+  bool upper_begin = !strcmp(ap, "SAME_UPPER") != end; /* SAME_UPPER: the smaller half first */
+  return arena_printf(x->a, upper_begin ? "(%s > 0 ? %s / 2 : 0)" : "(%s > 0 ? %s - %s / 2 : 0)", tot, tot, tot);
+}
+
+/* Declares N, C, H, W, OH, OW, the window (KH KW SH SW DH DW) and pads PT PL
+ * for a 1-D or 2-D window (1-D as H = 1). */
+static bool window_decl(Dx *x, const Node *n, const int64_t *kernel, int *r_out) {
+  const Shape *xs = &n->in[0]->shape, *ys = &n->out[0]->shape;
+  int r = xs->rank - 2;
+  if (r < 1 || r > 2)
+    return diag_error(x->e->d, n, "run-time extents: %s over 1 or 2 spatial dims only", n->op_type);
+  int64_t k[IR_MAX_RANK], s[IR_MAX_RANK], dil[IR_MAX_RANK];
+  if (kernel)
+    memcpy(k, kernel, sizeof(int64_t) * (size_t)r);
+  else
+    window_ints(n, "kernel_shape", r, 1, k);
+  window_ints(n, "strides", r, 1, s);
+  window_ints(n, "dilations", r, 1, dil);
+  EmitC *e = x->e;
+  ec_line(e, "const int64_t N = %s, C = %s, H = %s, W = %s, OH = %s, OW = %s;", dim_c(x, xs, 0), dim_c(x, xs, 1),
+          r == 2 ? dim_c(x, xs, 2) : "1", dim_c(x, xs, r + 1), r == 2 ? dim_c(x, ys, 2) : "1", dim_c(x, ys, r + 1));
+  ec_line(e, "const int64_t KH = %lld, KW = %lld, SH = %lld, SW = %lld, DH = %lld, DW = %lld;",
+          (long long)(r == 2 ? k[0] : 1), (long long)k[r - 1], (long long)(r == 2 ? s[0] : 1), (long long)s[r - 1],
+          (long long)(r == 2 ? dil[0] : 1), (long long)dil[r - 1]);
+  ec_line(e, "const int64_t PT = %s, PL = %s, PB = %s, PR = %s;", r == 2 ? pad_c(x, n, xs, ys, 0, r, k, false) : "0",
+          pad_c(x, n, xs, ys, r - 1, r, k, false), r == 2 ? pad_c(x, n, xs, ys, 0, r, k, true) : "0",
+          pad_c(x, n, xs, ys, r - 1, r, k, true));
+  ec_line(e, "(void)N; (void)C; (void)KH; (void)KW; (void)SH; (void)SW; (void)DH; (void)DW; (void)PT; (void)PL;");
+  ec_line(e, "(void)PB; (void)PR;");
+  *r_out = r;
+  return true;
+}
+
+static bool k_conv(Dx *x, const Node *n) {
+  const Shape *ws = &n->in[1]->shape;
+  if (n->out[0]->dt != DT_F32 || !shape_is_static(ws) || ir_attr(n, "activation"))
+    return diag_error(x->e->d, n, "run-time extents: Conv of float32 with a static weight");
+  int r;
+  int64_t k[2] = {ws->d[2], ws->rank > 3 ? ws->d[3] : 1};
+  if (ws->rank == 3)
+    k[0] = ws->d[2];
+  if (!window_decl(x, n, k, &r))
+    return false;
+  EmitC *e = x->e;
+  int64_t group = ir_attr_int(n, "group", 1), m = ws->d[0], cg = ws->d[1];
+  ec_line(e, "const int64_t M = %lld, CG = %lld, MG = %lld;", (long long)m, (long long)cg, (long long)(m / group));
+  ec_line(e, "for (int64_t b = 0; b < N; b++)");
+  ec_line(e, "  for (int64_t oc = 0; oc < M; oc++) {");
+  ec_line(e, "    const int64_t c0 = oc / MG * CG;");
+  ec_line(e, "    for (int64_t oh = 0; oh < OH; oh++)");
+  ec_line(e, "      for (int64_t ow = 0; ow < OW; ow++) {");
+  ec_line(e, "        float acc = %s;", ir_has_input(n, 2) ? "X2[oc]" : "0.0f");
+  ec_line(e, "        for (int64_t c = 0; c < CG; c++)");
+  ec_line(e, "          for (int64_t kh = 0; kh < KH; kh++) {");
+  ec_line(e, "            const int64_t ih = oh * SH - PT + kh * DH;");
+  ec_line(e, "            if (ih < 0 || ih >= H) continue;");
+  ec_line(e, "            for (int64_t kw = 0; kw < KW; kw++) {");
+  ec_line(e, "              const int64_t iw = ow * SW - PL + kw * DW;");
+  ec_line(e, "              if (iw < 0 || iw >= W) continue;");
+  ec_line(e, "              acc += X0[((b * C + c0 + c) * H + ih) * W + iw] * X1[((oc * CG + c) * KH + kh) * KW + kw];");
+  ec_line(e, "            }");
+  ec_line(e, "          }");
+  ec_line(e, "        Y0[((b * M + oc) * OH + oh) * OW + ow] = acc;");
+  ec_line(e, "      }");
+  ec_line(e, "  }");
+  return true;
+}
+
+static bool k_pool(Dx *x, const Node *n) {
+  if (n->out[0]->dt != DT_F32 || (n->n_out > 1 && ec_has_output(n, 1)) || ir_attr_int(n, "ceil_mode", 0))
+    return diag_error(x->e->d, n, "run-time extents: %s of float32, one output, no ceil_mode", n->op_type);
+  int r;
+  if (!window_decl(x, n, NULL, &r))
+    return false;
+  bool mx = n->op == OP_MaxPool, cip = ir_attr_int(n, "count_include_pad", 0) != 0;
+  EmitC *e = x->e;
+  ec_line(e, "for (int64_t p = 0; p < N * C; p++)");
+  ec_line(e, "  for (int64_t oh = 0; oh < OH; oh++)");
+  ec_line(e, "    for (int64_t ow = 0; ow < OW; ow++) {");
+  ec_line(e, "      float acc = %s;", mx ? "-INFINITY" : "0.0f");
+  ec_line(e, "      int64_t cnt = 0;");
+  ec_line(e, "      (void)cnt;");
+  ec_line(e, "      for (int64_t kh = 0; kh < KH; kh++) {");
+  ec_line(e, "        const int64_t ih = oh * SH - PT + kh * DH;");
+  ec_line(e, "        for (int64_t kw = 0; kw < KW; kw++) {");
+  ec_line(e, "          const int64_t iw = ow * SW - PL + kw * DW;");
+  if (cip) /* the padded extent counts: positions inside input + pads */
+    ec_line(e, "          if (ih < H + PB && iw < W + PR && ih >= -PT && iw >= -PL) cnt++;");
+  ec_line(e, "          if (ih < 0 || ih >= H || iw < 0 || iw >= W) continue;");
+  ec_line(e, "          { const float v = X0[(p * H + ih) * W + iw];");
+  if (mx)
+    ec_line(e, "            acc = v > acc || v != v ? v : acc; }");
+  else
+    ec_line(e, "            acc += v; %s }", cip ? "" : "cnt++;");
+  ec_line(e, "        }");
+  ec_line(e, "      }");
+  ec_line(e, "      Y0[(p * OH + oh) * OW + ow] = %s;", mx ? "acc" : "cnt ? acc / (float)cnt : 0.0f");
+  ec_line(e, "    }");
+  return true;
+}
+
+static bool k_global_pool(Dx *x, const Node *n) {
+  const Shape *xs = &n->in[0]->shape;
+  if (n->out[0]->dt != DT_F32)
+    return diag_error(x->e->d, n, "run-time extents: %s of float32 only", n->op_type);
+  bool mx = n->op == OP_GlobalMaxPool;
+  EmitC *e = x->e;
+  ec_line(e, "const int64_t P = %s, S = %s;", prod_c(x, xs, 0, 2), prod_c(x, xs, 2, xs->rank));
+  ec_line(e, "for (int64_t p = 0; p < P; p++) {");
+  ec_line(e, "  %s acc = %s;", mx ? "float" : "double", mx ? "-INFINITY" : "0.0");
+  ec_line(e, "  for (int64_t i = 0; i < S; i++) { const float v = X0[p * S + i]; %s }",
+          mx ? "acc = v > acc || v != v ? v : acc;" : "acc += v;");
+  ec_line(e, "  Y0[p] = %s;", mx ? "acc" : "(float)(acc / (double)S)");
+  ec_line(e, "}");
+  return true;
+}
+
+static bool k_batchnorm(Dx *x, const Node *n) {
+  const Shape *xs = &n->in[0]->shape;
+  if (n->out[0]->dt != DT_F32 || n->n_out > 1 || ir_attr_int(n, "training_mode", 0))
+    return diag_error(x->e->d, n, "run-time extents: BatchNormalization of float32, inference");
+  float eps = ir_attr_float(n, "epsilon", 1e-5f);
+  EmitC *e = x->e;
+  ec_line(e, "const int64_t N = %s, C = %s, S = %s;", dim_c(x, xs, 0), dim_c(x, xs, 1), prod_c(x, xs, 2, xs->rank));
+  ec_line(e, "for (int64_t b = 0; b < N; b++)");
+  ec_line(e, "  for (int64_t c = 0; c < C; c++) {");
+  ec_line(e, "    const float k = X1[c] / sqrtf(X4[c] + %.9ef), o = X2[c] - X3[c] * k;", (double)eps);
+  ec_line(e, "    for (int64_t i = 0; i < S; i++) Y0[(b * C + c) * S + i] = X0[(b * C + c) * S + i] * k + o;");
+  ec_line(e, "  }");
+  return true;
+}
+
+/* ---- dispatch ------------------------------------------------------------------------ */
+
+typedef bool (*DynFn)(Dx *, const Node *);
+
+static DynFn dyn_kernel(const Node *n) {
+  if (n->n_out >= 1 && n->out[0]->sval)
+    return k_values;
+  if (ir_ops[n->op].flags & OPF_EW)
+    return k_elementwise;
+  switch (n->op) {
+  case OP_Cast: return k_elementwise;
+  case OP_Identity: case OP_Reshape: case OP_Unsqueeze: case OP_Squeeze: case OP_Flatten:
+    return k_copy;
+  case OP_MatMul: return k_matmul;
+  case OP_Softmax: return k_softmax;
+  case OP_LayerNormalization: return k_layernorm;
+  case OP_Transpose: return k_transpose;
+  case OP_Slice: return k_slice;
+  case OP_Gather: return k_gather;
+  case OP_Concat: return k_concat;
+  case OP_FusedElementwise: return n->n_in <= 64 ? k_fused : NULL;
+  case OP_Conv: return k_conv;
+  case OP_MaxPool: case OP_AveragePool: return k_pool;
+  case OP_GlobalAveragePool: case OP_GlobalMaxPool: return k_global_pool;
+  case OP_BatchNormalization: return k_batchnorm;
+  case OP_Gemm: return k_gemm;
+  case OP_ReduceSum: case OP_ReduceMean: case OP_ReduceMax: case OP_ReduceMin: case OP_ReduceProd:
+  case OP_ReduceSumSquare: case OP_ReduceL1: case OP_ReduceL2:
+    return k_reduce;
+  default: return NULL;
+  }
+}
+
+bool dyn_check(const Graph *g, Diag *d) {
+  int before = d->n_errors;
+  for (const Node *n = g->first; n; n = n->next)
+    if (dyn_node_is_dynamic(n) && !dyn_kernel(n))
+      diag_error(d, n, "no kernel with run-time extents for %s yet (its shapes depend on a -D range; "
+                 "pin the dim with -D NAME=VALUE instead)", n->op_type);
+  return d->n_errors == before;
+}
+
+bool dyn_emit_body(EmitC *e, const Node *n) {
+  DynFn fn = dyn_kernel(n);
+  if (!fn)
+    return diag_error(e->d, n, "no kernel with run-time extents for %s", n->op_type);
+  const Graph *root = n->g;
+  while (root->parent)
+    root = root->parent;
+  Dx x = {e, arena_new(), root};
+  ec_line(e, "(void)dims;");
+  bool ok = fn(&x, n);
+  arena_free(x.a);
+  return ok;
+}
+
+const char *dyn_numel_c(const Value *v, Arena *a) {
+  const Graph *g = v->g;
+  while (g->parent)
+    g = g->parent;
+  Dx x = {NULL, a, g};
+  return prod_c(&x, &v->shape, 0, v->shape.rank);
+}
+
+/* ---- the ABI of a model with ranges (the C target's NAME.h / NAME.c) ------------------ */
+
+#include "codegen_internal.h"
+
+#include <ctype.h>
+
+static const char *sym_macro(Arena *a, const char *up, const char *sym) {
+  Buf b;
+  buf_init(&b);
+  buf_printf(&b, "%s_DIM_", up);
+  for (const char *p = sym; *p; p++)
+    buf_putc(&b, isalnum((unsigned char)*p) ? (char)toupper((unsigned char)*p) : '_');
+  const char *s = arena_strdup(a, b.s);
+  buf_free(&b);
+  return s;
+}
+
+/* `int64_t dims[]` from the caller's `dims_in`: the user's dims, then the
+ * derived ones (floor divisions of earlier ones), in id order. */
+static void write_derived(const Graph *g, Buf *c) {
+  Arena *a = arena_new();
+  Dx x = {NULL, a, g};
+  buf_printf(c, "  int64_t dims[%d] = {0};\n", g->n_syms);
+  for (int k = 0; k < g->n_syms; k++)
+    if (g->syms[k].den < 0) /* data-dependent: set after its kernel runs */
+      continue;
+    else if (g->syms[k].den == 0)
+      buf_printf(c, "  dims[%d] = dims_in[%d];\n", k, k);
+    else
+      buf_printf(c, "  dims[%d] = %s / %lld; /* %s */\n", k, ext_of(&x, g->syms[k].num),
+                 (long long)g->syms[k].den, g->syms[k].name);
+  arena_free(a);
+}
+
+void dyn_write_data_dims(const Graph *g, Buf *c) {
+  buf_puts(c, "  const int64_t *dims_in = 0;\n  (void)dims_in;\n");
+  write_derived(g, c);
+  buf_puts(c, "  (void)dims;\n");
+}
+
+void dyn_write_output_dims(const CGen *cg, Buf *c) {
+  const Graph *g = cg->g;
+  Arena *a = arena_new();
+  Dx x = {NULL, a, g};
+  for (int i = 0; i < g->n_outputs; i++) {
+    const Value *v = g->outputs[i];
+    if (v->dyn_dims || !value_dyn_mask(v))
+      continue; /* a kernel reports the former itself */
+    for (int k = 0; k < v->shape.rank; k++)
+      buf_printf(c, "  %s_dims[%d] = %s;\n", cg->out_param[i], k, dim_c(&x, &v->shape, k));
+  }
+  arena_free(a);
+}
+
+void dyn_write_dims_check(const Graph *g, Buf *c) {
+  buf_puts(c, "  if (!dims_in)\n    return ONNXC_ERR_NULL_ARG;\n");
+  for (int k = 0; k < dx_user_syms(g); k++)
+    buf_printf(c, "  if (dims_in[%d] < %lld || dims_in[%d] > %lld) /* %s */\n    return ONNXC_ERR_DIM;\n", k,
+               (long long)g->syms[k].lo, k, (long long)g->syms[k].hi, g->syms[k].name);
+  write_derived(g, c);
+}
+
+void dyn_write_header(const CGen *cg, const char *up, Buf *h) {
+  const Graph *g = cg->g;
+  const char *nm = cg->o->name;
+  Arena *a = arena_new();
+  buf_printf(h, "\n/* Dims kept symbolic within a range (-D NAME=LO..HI, docs/dynamic-shapes.md).\n"
+                " * %s_run_dims takes their values in dims[] (indexed by the %s_DIM_* macros);\n"
+                " * every extent above then follows from them, and each input and output\n"
+                " * holds exactly that many elements (the _NUMEL macros are the counts at\n"
+                " * the upper bounds). A dim outside its range returns ONNXC_ERR_DIM.\n"
+                " * %s_run runs with every dim at its upper bound. %s_arena_bytes(dims) is\n"
+                " * the arena a run with those dims touches (at most %s_ARENA_BYTES; -1 when\n"
+                " * a dim is out of range). */\n#define %s_NUM_DIMS %d\n",
+             nm, up, nm, nm, up, up, dx_user_syms(g));
+  for (int k = 0; k < dx_user_syms(g); k++) {
+    const char *m = sym_macro(a, up, g->syms[k].name);
+    buf_printf(h, "#define %s %d /* %s */\n#define %s_MIN %lld\n#define %s_MAX %lld\n", m, k,
+               g->syms[k].name, m, (long long)g->syms[k].lo, m, (long long)g->syms[k].hi);
+  }
+  buf_printf(h, "int %s_run_dims(void *arena, const int64_t *dims", nm);
+  cg_run_params(cg, true, h);
+  buf_printf(h, ");\nint %s_run_dims_v(void *arena, const int64_t *dims, const void *const *inputs,\n"
+                "                  void *const *outputs);\nint64_t %s_arena_bytes(const int64_t *dims);\n", nm, nm);
+  arena_free(a);
+}
+
+/* Some dim of s depends on a data-dependent extent (known only once a kernel ran). */
+static bool on_data(const Graph *g, const Shape *s) {
+  for (int i = 0; i < s->rank; i++)
+    for (int t = 0; s->d[i] < 0 && s->x[i] && t < s->x[i]->n; t++)
+      for (int f = 0; f < s->x[i]->t[t].deg; f++)
+        if (g->syms[s->x[i]->t[t].s[f]].den < 0)
+          return true;
+  return false;
+}
+
+/* A PlanTensor's bytes at the run's dims, as C text (its planned size when
+ * it depends on a data-dependent extent, not known when the table is made). */
+static const char *tensor_bytes_c(Dx *x, const Graph *g, const PlanTensor *t) {
+  const Value *v = t->value_id >= 0 ? g->values[t->value_id] : NULL;
+  if (v && shape_is_bounded(&v->shape) && !shape_is_static(&v->shape) && dtype_bits(v->dt) >= 8 &&
+      !on_data(g, &v->shape))
+    return arena_printf(x->a, "%s * %d", prod_c(x, &v->shape, 0, v->shape.rank), dtype_bits(v->dt) / 8);
+  return arena_printf(x->a, "%lld", (long long)t->size);
+}
+
+void dyn_write_guard_regions(const Graph *g, const Plan *plan, Buf *run) {
+  Arena *a = arena_new();
+  Dx x = {NULL, a, g};
+  int n = plan->n_tensors;
+  buf_printf(run, "  const onnxc_guard_region rt_guard_regions[%d] = {\n", n > 0 ? n : 1);
+  for (int i = 0; i < n; i++) {
+    const PlanTensor *t = &plan->tensors[i];
+    buf_printf(run, "    {%lld, %s, %d, %d},\n", (long long)t->offset, tensor_bytes_c(&x, g, t), t->first, t->last);
+  }
+  if (n == 0)
+    buf_puts(run, "    {0, 0, -1, -1},\n");
+  buf_puts(run, "  };\n");
+  arena_free(a);
+}
+
+void dyn_write_arena_fn(const Graph *g, const Plan *plan, const char *nm, Buf *c) {
+  Arena *a = arena_new();
+  Dx x = {NULL, a, g};
+  buf_printf(c, "ONNXC_API int64_t %s_arena_bytes(const int64_t *dims_in) {\n  int64_t n = 0, e;\n"
+                "  if (!dims_in)\n    return -1;\n", nm);
+  for (int k = 0; k < dx_user_syms(g); k++)
+    buf_printf(c, "  if (dims_in[%d] < %lld || dims_in[%d] > %lld)\n    return -1;\n", k,
+               (long long)g->syms[k].lo, k, (long long)g->syms[k].hi);
+  if (plan->redzone > 0) { /* guard mode poisons and checks the whole arena */
+    buf_printf(c, "  (void)e;\n  (void)n;\n  return %lld;\n}\n\n", (long long)plan->arena_bytes);
+    arena_free(a);
+    return;
+  }
+  write_derived(g, c);
+  buf_puts(c, "  (void)dims;\n");
+  for (int i = 0; i < plan->n_tensors; i++) {
+    const PlanTensor *t = &plan->tensors[i];
+    buf_printf(c, "  e = %lld + %s;\n  n = e > n ? e : n;\n", (long long)t->offset, tensor_bytes_c(&x, g, t));
+  }
+  buf_puts(c, "  return n;\n}\n\n");
+  arena_free(a);
+}

@@ -1,0 +1,314 @@
+/* infer_symbolic.c - shapes that depend on range symbols (-D NAME=LO..HI).
+ *
+ * Part of pass_infer (docs/dynamic-shapes.md). With a bounded dim in the
+ * graph, exporters' shape arithmetic (Shape -> Gather -> Unsqueeze -> Concat
+ * -> Reshape, a Slice up to a sequence length) no longer folds to constants.
+ * Instead each such small integer tensor carries its content as extents
+ * (Value.sval), computed here node by node, and the ops that take a shape
+ * operand (Reshape, Slice, Expand) read it from there. The code generator
+ * writes a valued node's output from the extents at run time, so the
+ * arithmetic costs nothing and needs no kernel of its own.
+ */
+#include "passes.h"
+
+#include <string.h>
+
+#define SV_MAX 64   /* longest integer tensor followed as extents */
+
+/* Input i as extents: a constant's integers, or the value's sval. */
+static bool sv_of(Arena *a, const Node *n, int i, const DimExpr **out, int *count) {
+  if (!ir_has_input(n, i))
+    return false;
+  const Value *v = n->in[i];
+  if (v->sval) {
+    memcpy(out, v->sval, (size_t)v->n_sval * sizeof *out);
+    *count = v->n_sval;
+    return true;
+  }
+  if (v->kind != VK_CONST || !dtype_is_int(v->dt) || v->konst->shape.rank > 1 || v->konst->numel > SV_MAX)
+    return false;
+  for (int64_t k = 0; k < v->konst->numel; k++)
+    out[k] = dx_const(a, tensor_get_i64(v->konst, k));
+  *count = (int)v->konst->numel;
+  return true;
+}
+
+static bool any_symbolic(const DimExpr *const *e, int count) {
+  int64_t v;
+  for (int k = 0; k < count; k++)
+    if (!dx_is_const(e[k], &v))
+      return true;
+  return false;
+}
+
+static void set_sval(Value *v, const DimExpr *const *e, int count) {
+  if (v->kind == VK_NONE)
+    return;
+  for (int k = 0; k < count; k++)
+    if (!e[k])
+      return;
+  if (!any_symbolic(e, count)) {
+    /* every element known: the value is a constant (Gather of a static dim) */
+    int64_t numel;
+    if (!shape_numel(&v->shape, &numel) || numel != count || !dtype_is_int(v->dt))
+      return;
+    Diag quiet;
+    diag_init(&quiet, v->g->file, NULL);
+    Tensor *t = ir_tensor_new(v->g, v->dt, &v->shape, &quiet);
+    diag_free(&quiet);
+    if (!t)
+      return;
+    for (int k = 0; k < count; k++) {
+      int64_t c;
+      dx_is_const(e[k], &c);
+      tensor_set_i64(t, k, c);
+    }
+    ir_value_make_const(v, t);
+    return;
+  }
+  v->sval = arena_dup(v->g->arena, e, (size_t)count * sizeof *e);
+  v->n_sval = count;
+}
+
+/* The root graph, where the symbols live. */
+static const Graph *root(const Graph *g) {
+  while (g->parent)
+    g = g->parent;
+  return g;
+}
+
+/* Computes Value.sval for n's output from its inputs' extents. */
+void infer_sym_values(Node *n) {
+  if (root(n->g)->n_syms == 0 || n->n_out < 1 || n->out[0]->kind == VK_NONE)
+    return;
+  Arena *a = n->g->arena;
+  Value *y = n->out[0];
+  const DimExpr *e[SV_MAX], *f[SV_MAX], *r[SV_MAX];
+  int ne = 0, nf = 0, nr = 0;
+  switch (n->op) {
+  case OP_Shape: {
+    const Shape *s = &n->in[0]->shape;
+    if (s->rank < 0 || !shape_is_bounded(s))
+      return;
+    int64_t rk = s->rank, lo = ir_attr_int(n, "start", 0), hi = ir_attr_int(n, "end", rk);
+    lo = lo < 0 ? lo + rk : lo;
+    hi = hi < 0 ? hi + rk : hi;
+    lo = lo < 0 ? 0 : lo > rk ? rk : lo;
+    hi = hi < 0 ? 0 : hi > rk ? rk : hi;
+    for (int64_t k = lo; k < hi; k++)
+      r[nr++] = shape_dx(a, s, (int)k);
+    break;
+  }
+  case OP_Gather: {
+    if (!sv_of(a, n, 0, e, &ne) || !sv_of(a, n, 1, f, &nf) || n->in[0]->shape.rank != 1)
+      return;
+    for (int k = 0; k < nf; k++) {
+      int64_t i;
+      if (!dx_is_const(f[k], &i) || i < -ne || i >= ne)
+        return;
+      r[nr++] = e[i < 0 ? i + ne : i];
+    }
+    break;
+  }
+  case OP_Unsqueeze: case OP_Squeeze: case OP_Reshape: case OP_Identity: case OP_Flatten:
+    if (!sv_of(a, n, 0, r, &nr))
+      return;
+    break;
+  case OP_Cast:
+    if (!dtype_is_int(y->dt) || !sv_of(a, n, 0, r, &nr))
+      return;
+    break;
+  case OP_Concat:
+    for (int i = 0; i < n->n_in; i++) {
+      if (!sv_of(a, n, i, e, &ne) || nr + ne > SV_MAX)
+        return;
+      memcpy(r + nr, e, (size_t)ne * sizeof *e);
+      nr += ne;
+    }
+    break;
+  case OP_Add: case OP_Sub: case OP_Mul: case OP_Div: {
+    if (!sv_of(a, n, 0, e, &ne) || !sv_of(a, n, 1, f, &nf) || (ne != nf && ne != 1 && nf != 1))
+      return;
+    nr = ne > nf ? ne : nf;
+    for (int k = 0; k < nr; k++) {
+      const DimExpr *p = e[ne == 1 ? 0 : k], *q = f[nf == 1 ? 0 : k];
+      int64_t c;
+      r[k] = n->op == OP_Add ? dx_add(a, p, q) : n->op == OP_Sub ? dx_sub(a, p, q)
+             : n->op == OP_Mul ? dx_mul(a, p, q)
+             : dx_is_const(q, &c) ? dx_div_exact(a, p, c) : NULL;
+      if (!r[k])
+        return;
+    }
+    break;
+  }
+  default:
+    return;
+  }
+  set_sval(y, r, nr);
+}
+
+/* ---- ops whose result shape comes from a valued operand ------------------------ */
+
+static bool operand_symbolic(const Node *n, int i) {
+  return ir_has_input(n, i) && n->in[i]->sval;
+}
+
+/* total / (product of the other dims) for a -1 entry; NULL when inexact. */
+static const DimExpr *reshape_rest(Arena *a, const Shape *xs, const DimExpr *const *o, int k, int neg) {
+  const DimExpr *total = dx_const(a, 1), *part = dx_const(a, 1);
+  for (int j = 0; j < xs->rank; j++)
+    total = dx_mul(a, total, shape_dx(a, xs, j));
+  for (int j = 0; j < k; j++)
+    if (j != neg)
+      part = dx_mul(a, part, o[j]);
+  if (!total || !part)
+    return NULL;
+  int64_t c;
+  if (dx_is_const(part, &c))
+    return c > 0 ? dx_div_exact(a, total, c) : NULL;
+  /* part is one term c * s1 * ... : divide each term of total by it */
+  if (part->n != 1)
+    return NULL;
+  DimExpr q = {0};
+  const DimTerm *p = &part->t[0];
+  for (int i = 0; i < total->n; i++) {
+    DimTerm t = total->t[i];
+    if (t.c % p->c)
+      return NULL;
+    t.c /= p->c;
+    for (int m = 0; m < p->deg; m++) {   /* remove one factor p->s[m] */
+      int at = -1;
+      for (int u = 0; u < t.deg && at < 0; u++)
+        if (t.s[u] == p->s[m])
+          at = u;
+      if (at < 0)
+        return NULL;
+      memmove(&t.s[at], &t.s[at + 1], (size_t)(t.deg - at - 1) * sizeof t.s[0]);
+      t.deg--;
+    }
+    q.t[q.n++] = t;   /* distinct terms stay distinct and sorted after removing a common factor */
+  }
+  return arena_dup(a, &q, sizeof q);
+}
+
+static bool sym_reshape(Node *n, Diag *d) {
+  Arena *a = n->g->arena;
+  const Shape *xs = &n->in[0]->shape;
+  const DimExpr *t[SV_MAX], *o[IR_MAX_RANK];
+  int k;
+  if (!sv_of(a, n, 1, t, &k) || k > IR_MAX_RANK || xs->rank < 0 || !shape_is_bounded(xs))
+    return diag_error(d, n, "the target shape is not known at compile time");
+  bool allowzero = n->g->opset >= 14 && ir_attr_int(n, "allowzero", 0) != 0;
+  int neg = -1;
+  for (int j = 0; j < k; j++) {
+    int64_t c;
+    bool is_c = dx_is_const(t[j], &c);
+    if (is_c && c == 0 && !allowzero) {
+      if (j >= xs->rank)
+        return diag_error(d, n, "shape entry %d is 0 (copy) but the input has rank %d", j, xs->rank);
+      o[j] = shape_dx(a, xs, j);
+    } else if (is_c && c == -1) {
+      if (neg >= 0)
+        return diag_error(d, n, "shape has more than one -1 entry");
+      neg = j;
+    } else if (is_c && c < 0) {
+      return diag_error(d, n, "shape entry %d is %lld; only -1 may be negative", j, (long long)c);
+    } else {
+      o[j] = t[j];
+    }
+  }
+  if (neg >= 0 && !(o[neg] = reshape_rest(a, xs, o, k, neg)))
+    return diag_error(d, n, "cannot tell entry %d of the target shape for every value of the dims' "
+                      "ranges (the element count does not divide exactly)", neg);
+  Shape s = shape_scalar();
+  s.rank = k;
+  for (int j = 0; j < k; j++)
+    shape_set_dx(root(n->g), &s, j, o[j]);
+  infer_set(n, 0, n->in[0]->dt, &s);
+  return true;
+}
+
+/* Slice with extents as starts/ends: step 1 along each listed axis, starts
+ * and ends that stay inside the axis over the whole range. */
+static bool sym_slice(Node *n, Diag *d) {
+  Arena *a = n->g->arena;
+  const Shape *xs = &n->in[0]->shape;
+  const DimExpr *st[SV_MAX], *en[SV_MAX], *ax[SV_MAX], *sp[SV_MAX];
+  int ns, ne, na = 0, np = 0;
+  if (n->g->opset < 10 || !sv_of(a, n, 1, st, &ns) || !sv_of(a, n, 2, en, &ne) || ns != ne ||
+      (ir_has_input(n, 3) && !sv_of(a, n, 3, ax, &na)) || (ir_has_input(n, 4) && !sv_of(a, n, 4, sp, &np)) ||
+      xs->rank < 0)
+    return diag_error(d, n, "starts, ends, axes and steps must be constants or extents");
+  Shape s = *xs;
+  const Graph *g = root(n->g);
+  for (int k = 0; k < ns; k++) {
+    int64_t axis = k, step = 1, lo, hi, slo, shi, dlo, dhi;
+    if (na && !dx_is_const(ax[k], &axis))
+      return diag_error(d, n, "axes must be constants");
+    if (np && (!dx_is_const(sp[k], &step) || step != 1))
+      return diag_error(d, n, "a slice by extents needs step 1");
+    int ai;
+    if (!shape_axis(axis, xs->rank, &ai))
+      return diag_error(d, n, "axis %lld is out of range", (long long)axis);
+    const DimExpr *dim = shape_dx(a, xs, ai), *b = st[k], *e = en[k];
+    int64_t c;
+    if (dx_is_const(e, &c) && c >= (int64_t)1 << 31)   /* INT_MAX-style "to the end" */
+      e = dim;
+    if (!dim || !dx_bounds(g, b, &slo, &shi) || !dx_bounds(g, e, &lo, &hi) || !dx_bounds(g, dim, &dlo, &dhi))
+      return diag_error(d, n, "a start or end of the slice is not a bounded extent");
+    if (slo < 0 || lo < 0)
+      return diag_error(d, n, "a slice by extents needs non-negative starts and ends");
+    /* end <= dim for every value: the same extent, or a range that stays below */
+    if (!dx_equal(e, dim) && !(hi <= dlo))
+      return diag_error(d, n, "end %s may pass the axis' extent %s", "", "");
+    const DimExpr *len = dx_sub(a, e, b);
+    int64_t llo, lhi;
+    if (!len || !dx_bounds(g, len, &llo, &lhi) || llo < 0)
+      return diag_error(d, n, "the slice's length is not a non-negative extent over the whole range");
+    shape_set_dx(g, &s, ai, len);
+  }
+  infer_set(n, 0, n->in[0]->dt, &s);
+  return true;
+}
+
+static bool sym_expand(Node *n, Diag *d) {
+  Arena *a = n->g->arena;
+  const DimExpr *t[SV_MAX];
+  int k;
+  if (!sv_of(a, n, 1, t, &k) || k > IR_MAX_RANK)
+    return diag_error(d, n, "the target shape is not known at compile time");
+  Shape ts = shape_scalar();
+  ts.rank = k;
+  for (int j = 0; j < k; j++)
+    shape_set_dx(root(n->g), &ts, j, t[j]);
+  Shape o;
+  if (!shape_broadcast(&n->in[0]->shape, &ts, &o))
+    return diag_error(d, n, "input does not broadcast to the target shape");
+  infer_set(n, 0, n->in[0]->dt, &o);
+  return true;
+}
+
+bool infer_symbolic(Node *n, bool *handled, Diag *d) {
+  *handled = false;
+  if (root(n->g)->n_syms == 0)
+    return true;
+  switch (n->op) {
+  case OP_Reshape:
+    if (!operand_symbolic(n, 1))
+      return true;
+    *handled = true;
+    return sym_reshape(n, d);
+  case OP_Slice:
+    if (!operand_symbolic(n, 1) && !operand_symbolic(n, 2))
+      return true;
+    *handled = true;
+    return sym_slice(n, d);
+  case OP_Expand:
+    if (!operand_symbolic(n, 1))
+      return true;
+    *handled = true;
+    return sym_expand(n, d);
+  default:
+    return true;
+  }
+}

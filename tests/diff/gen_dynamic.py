@@ -1,0 +1,345 @@
+#!/usr/bin/env python3
+"""Random models with a dynamic dimension, for run_diff.py --dynamic.
+
+    gen_dynamic.py SEED [-o model.onnx]
+
+Each model has one symbolic dim `n` (a sequence or row count, dim_param "n")
+on its float input, [n, d] or [1, n, d], and a graph that is valid for every
+n: the shapes that depend on n are computed as exporters compute them (Shape ->
+Gather -> Unsqueeze -> Concat -> Reshape), never baked in. Operators: unary
+and binary elementwise (broadcast against weights over the static dims and
+against other dynamic values), MatMul and Gemm with weights, Softmax,
+LayerNormalization, GELU and LayerNorm as primitives, reductions over a static
+axis, Transpose, heads split and merged (attention, with scores of n x n),
+Slice and Gather over static axes, Concat along any axis, Unsqueeze/Squeeze,
+Cast round trips. The data sets run the same model at several n in 1..N_MAX
+(always including 1 and N_MAX for some seeds): `onnxc check -D n=1..N_MAX`
+compiles it once and must match ONNX Runtime at each.
+"""
+import argparse
+import sys
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+N_MAX = 48
+F32, I64 = TensorProto.FLOAT, TensorProto.INT64
+
+
+class Reject(Exception):
+    pass
+
+
+class V:
+    """A value: name and shape, with 'n' standing for the dynamic dim."""
+
+    def __init__(self, name, shape):
+        self.name, self.shape = name, tuple(shape)
+
+
+class B:
+    def __init__(self, rng):
+        self.rng, self.nodes, self.inits, self.k = rng, [], [], 0
+
+    def fresh(self, stem):
+        self.k += 1
+        return f"{stem}{self.k}"
+
+    def const(self, arr, stem="c"):
+        name = self.fresh(stem)
+        self.inits.append(numpy_helper.from_array(np.asarray(arr), name))
+        return name
+
+    def weight(self, shape, fan_in):
+        return self.const((self.rng.standard_normal(shape) / np.sqrt(max(fan_in, 1))).astype(np.float32), "w")
+
+    def op(self, op_type, ins, shape, **attrs):
+        out = self.fresh(op_type.lower())
+        self.nodes.append(helper.make_node(op_type, ins, [out], name=out, **attrs))
+        return V(out, shape)
+
+    def dim_of(self, v, i):
+        """v's dim i as a 1-element int64 tensor, computed from its shape."""
+        sh = self.op("Shape", [v.name], (len(v.shape),))
+        g = self.op("Gather", [sh.name, self.const(np.array(i, np.int64), "i")], (), axis=0)
+        return self.op("Unsqueeze", [g.name, self.const(np.array([0], np.int64), "a")], (1,)).name
+
+    def shape_of(self, v, parts):
+        """A shape tensor: int entries are constants, ('dim', i) reads v's dim i."""
+        names = [self.dim_of(v, p[1]) if isinstance(p, tuple) else self.const(np.array([p], np.int64), "s")
+                 for p in parts]
+        return self.op("Concat", names, (len(parts),), axis=0).name
+
+
+def static_axes(v):
+    return [i for i, d in enumerate(v.shape) if d != "n"]
+
+
+def op_unary(b, x):
+    op = str(b.rng.choice(["Relu", "Tanh", "Sigmoid", "Erf", "Abs", "Neg", "Softsign"]))
+    return b.op(op, [x.name], x.shape)
+
+
+def op_binary(b, x, others):
+    op = str(b.rng.choice(["Add", "Sub", "Mul", "Max", "Min", "Div"]))
+    r = b.rng.random()
+    same = [o for o in others if o.shape == x.shape and o.name != x.name]
+    if r < 0.3 and same:
+        other = same[int(b.rng.integers(0, len(same)))].name
+        if op == "Div":
+            op = "Mul"
+    else:
+        # a weight over the trailing static dims, or a scalar
+        tail = []
+        for d in reversed(x.shape):
+            if d == "n":
+                break
+            tail.insert(0, d)
+        shape = tuple(tail[int(b.rng.integers(0, len(tail) + 1)):]) if tail else ()
+        arr = b.rng.uniform(0.5, 1.5, shape).astype(np.float32)
+        if op != "Div":
+            arr *= b.rng.choice([-1.0, 1.0], shape).astype(np.float32)
+        other = b.const(arr)
+    ins = [x.name, other] if b.rng.random() < 0.7 or op == "Div" else [other, x.name]
+    return b.op(op, ins, x.shape)
+
+
+def op_matmul(b, x):
+    d, d2 = x.shape[-1], int(b.rng.choice([4, 8, 16, 24, 32]))
+    y = b.op("MatMul", [x.name, b.weight((d, d2), d)], x.shape[:-1] + (d2,))
+    if b.rng.random() < 0.6:
+        y = b.op("Add", [y.name, b.weight((d2,), 4)], y.shape)
+    return y
+
+
+def op_gemm(b, x):
+    if len(x.shape) != 2 or x.shape[0] != "n":
+        raise Reject()
+    d, d2 = x.shape[1], int(b.rng.choice([4, 8, 16, 32]))
+    tb = int(b.rng.integers(0, 2))
+    w = b.weight((d2, d) if tb else (d, d2), d)
+    ins = [x.name, w]
+    if b.rng.random() < 0.7:
+        ins.append(b.weight(tuple(int(s) for s in b.rng.choice([(d2,), (1, d2), (1,)])), 2))
+    return b.op("Gemm", ins, ("n", d2), transB=tb, alpha=float(b.rng.choice([1.0, 0.5])),
+                beta=float(b.rng.choice([1.0, 2.0])))
+
+
+def op_softmax(b, x):
+    return b.op("Softmax", [x.name], x.shape, axis=-1)
+
+
+def op_layernorm(b, x):
+    d = x.shape[-1]
+    if d == "n":
+        raise Reject()
+    return b.op("LayerNormalization", [x.name, b.const(b.rng.uniform(0.5, 1.5, d).astype(np.float32)),
+                                       b.weight((d,), 4)], x.shape, axis=-1, epsilon=1e-5)
+
+
+def op_layernorm_primitives(b, x):
+    if x.shape[-1] == "n":
+        raise Reject()
+    m = b.op("ReduceMean", [x.name], x.shape[:-1] + (1,), axes=[-1], keepdims=1)
+    dv = b.op("Sub", [x.name, m.name], x.shape)
+    v = b.op("ReduceMean", [b.op("Mul", [dv.name, dv.name], x.shape).name], x.shape[:-1] + (1,), axes=[-1],
+             keepdims=1)
+    s = b.op("Sqrt", [b.op("Add", [v.name, b.const(np.float32(1e-5))], v.shape).name], v.shape)
+    return b.op("Div", [dv.name, s.name], x.shape)
+
+
+def op_gelu(b, x):
+    e = b.op("Erf", [b.op("Div", [x.name, b.const(np.float32(1.4142135))], x.shape).name], x.shape)
+    h = b.op("Add", [e.name, b.const(np.float32(1.0))], x.shape)
+    return b.op("Mul", [b.op("Mul", [x.name, h.name], x.shape).name, b.const(np.float32(0.5))], x.shape)
+
+
+def op_reduce(b, x):
+    axes = static_axes(x)
+    if not axes or len(x.shape) < 2:
+        raise Reject()
+    a = int(b.rng.choice(axes))
+    keep = int(b.rng.integers(0, 2))
+    op = str(b.rng.choice(["ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceL2"]))
+    shape = tuple(1 if i == a else d for i, d in enumerate(x.shape)) if keep else \
+        tuple(d for i, d in enumerate(x.shape) if i != a)
+    if op == "ReduceSum":  # axes as an input from opset 13
+        return b.op(op, [x.name, b.const(np.array([a], np.int64))], shape, keepdims=keep)
+    return b.op(op, [x.name], shape, axes=[a], keepdims=keep)
+
+
+def op_transpose(b, x):
+    r = len(x.shape)
+    if r < 2:
+        raise Reject()
+    perm = list(b.rng.permutation(r))
+    return b.op("Transpose", [x.name], tuple(x.shape[p] for p in perm), perm=[int(p) for p in perm])
+
+
+def op_attention(b, x):
+    """Heads split by a computed Reshape, scores n x n, merged back."""
+    if len(x.shape) != 3 or x.shape[1] != "n" or x.shape[0] != 1:
+        raise Reject()
+    d = x.shape[2]
+    heads = [h for h in (1, 2, 4) if d % h == 0 and d // h >= 2]
+    h = int(b.rng.choice(heads))
+    dh = d // h
+
+    def split(v, perm):
+        r = b.op("Reshape", [v.name, b.shape_of(v, [("dim", 0), ("dim", 1), h, dh])], (1, "n", h, dh))
+        return b.op("Transpose", [r.name], tuple(r.shape[p] for p in perm), perm=perm)
+
+    q = split(b.op("MatMul", [x.name, b.weight((d, d), d)], x.shape), [0, 2, 1, 3])
+    k = split(b.op("MatMul", [x.name, b.weight((d, d), d)], x.shape), [0, 2, 3, 1])
+    v = split(b.op("MatMul", [x.name, b.weight((d, d), d)], x.shape), [0, 2, 1, 3])
+    s = b.op("MatMul", [q.name, k.name], (1, h, "n", "n"))
+    s = b.op("Div", [s.name, b.const(np.float32(np.sqrt(dh)))], s.shape)
+    p = b.op("Softmax", [s.name], s.shape, axis=-1)
+    c = b.op("MatMul", [p.name, v.name], (1, h, "n", dh))
+    c = b.op("Transpose", [c.name], (1, "n", h, dh), perm=[0, 2, 1, 3])
+    return b.op("Reshape", [c.name, b.shape_of(c, [("dim", 0), ("dim", 1), d])], (1, "n", d))
+
+
+def op_slice(b, x):
+    axes = [a for a in static_axes(x) if x.shape[a] >= 2]
+    if not axes:
+        raise Reject()
+    a = int(b.rng.choice(axes))
+    dim = x.shape[a]
+    s0 = int(b.rng.integers(0, dim - 1))
+    e0 = int(b.rng.integers(s0 + 1, dim + 1))
+    ins = [x.name, b.const(np.array([s0], np.int64)), b.const(np.array([e0], np.int64)),
+           b.const(np.array([a], np.int64))]
+    return b.op("Slice", ins, tuple(e0 - s0 if i == a else d for i, d in enumerate(x.shape)))
+
+
+def op_gather(b, x):
+    axes = static_axes(x)
+    if not axes:
+        raise Reject()
+    a = int(b.rng.choice(axes))
+    k = int(b.rng.integers(1, 4))
+    idx = b.rng.integers(-x.shape[a], x.shape[a], size=k).astype(np.int64)
+    return b.op("Gather", [x.name, b.const(idx)], x.shape[:a] + (k,) + x.shape[a + 1:], axis=a)
+
+
+def op_concat(b, x, others):
+    r = len(x.shape)
+    a = int(b.rng.integers(0, r))
+    same_rest = [o for o in others if len(o.shape) == r and
+                 all(o.shape[i] == x.shape[i] for i in range(r) if i != a)]
+    if not same_rest:
+        raise Reject()
+    o = same_rest[int(b.rng.integers(0, len(same_rest)))]
+    if "n" in (x.shape[a], o.shape[a]) and x.shape[a] != o.shape[a]:
+        raise Reject()  # n + 5 along an axis: not a shape this generator tracks
+    if x.shape[a] == "n" and o.shape[a] == "n":
+        raise Reject()  # 2n: fine for onnxc, but keep shapes single-symbol here
+    return b.op("Concat", [x.name, o.name], tuple(x.shape[i] + o.shape[i] if i == a else x.shape[i]
+                                                  for i in range(r)), axis=a)
+
+
+def op_unsqueeze(b, x):
+    if len(x.shape) >= 4:
+        raise Reject()
+    a = int(b.rng.integers(0, len(x.shape) + 1))
+    u = b.op("Unsqueeze", [x.name, b.const(np.array([a], np.int64))], x.shape[:a] + (1,) + x.shape[a:])
+    if b.rng.random() < 0.7:
+        return b.op("Squeeze", [u.name, b.const(np.array([a], np.int64))], x.shape)
+    return u
+
+
+def op_cast(b, x):
+    y = b.op("Cast", [b.op("Mul", [x.name, b.const(np.float32(8.0))], x.shape).name], x.shape, to=I64)
+    return b.op("Cast", [y.name], x.shape, to=F32)
+
+
+OPS = {op_unary: 6, op_binary: 6, op_matmul: 5, op_gemm: 2, op_softmax: 1.5, op_layernorm: 1.5,
+       op_layernorm_primitives: 1, op_gelu: 1.5, op_reduce: 1, op_transpose: 1, op_attention: 1.5,
+       op_slice: 1, op_gather: 1, op_concat: 1, op_unsqueeze: 1, op_cast: 0.5}
+
+
+def build(rng):
+    b = B(rng)
+    d = int(rng.choice([4, 8, 16, 24]))
+    shape = ("n", d) if rng.random() < 0.4 else (1, "n", d)
+    x = V("x", shape)
+    inputs = [helper.make_tensor_value_info("x", F32, list(shape))]
+    vals = [x]
+    cur = x
+    target = int(rng.integers(4, 30))
+    fs, ws = list(OPS), np.array(list(OPS.values()), float)
+    steps = 0
+    while len(b.nodes) < target and steps < 300:
+        steps += 1
+        f = fs[int(rng.choice(len(fs), p=ws / ws.sum()))]
+        src = cur if rng.random() < 0.8 else vals[int(rng.integers(0, len(vals)))]
+        try:
+            y = f(b, src, vals) if f in (op_binary, op_concat) else f(b, src)
+        except Reject:
+            continue
+        if "n" not in y.shape:
+            continue  # stay dynamic (the node stays, unused: outputs below)
+        vals.append(y)
+        cur = y
+    used = {i for nd in b.nodes for i in nd.input}
+    outs = [v for v in vals[1:] if v.name not in used]
+    if not outs or len(outs) > 6 or len(b.nodes) < 3:
+        raise Reject()
+    # everything computed must reach an output (unused static side values are dropped by ORT anyway)
+    graph = helper.make_graph(b.nodes, "dyn", inputs,
+                              [helper.make_tensor_value_info(v.name, F32, list(v.shape)) for v in outs], b.inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], producer_name="onnxc-diff")
+    model.ir_version = 8
+    return model, shape
+
+
+def lengths(rng):
+    ns = sorted({int(v) for v in rng.integers(1, N_MAX + 1, size=3)})
+    if rng.random() < 0.3:
+        ns = sorted(set(ns) | {1, N_MAX})
+    return ns
+
+
+def generate(seed):
+    """(model, [(feeds, outputs)], ns); ONNX Runtime computes the outputs."""
+    import onnxruntime as ort
+    for attempt in range(50):
+        rng = np.random.default_rng([seed, attempt, 7])
+        try:
+            model, shape = build(rng)
+            onnx.checker.check_model(model, full_check=True)
+            so = ort.SessionOptions()
+            so.intra_op_num_threads = 1
+            so.log_severity_level = 3
+            sess = ort.InferenceSession(model.SerializeToString(), so, providers=["CPUExecutionProvider"])
+            sets = []
+            ns = lengths(rng)
+            for n in ns:
+                xs = tuple(n if s == "n" else s for s in shape)
+                feeds = {"x": rng.uniform(-1, 1, xs).astype(np.float32)}
+                outs = sess.run(None, feeds)
+                if any(not np.all(np.isfinite(o)) or np.abs(o).max(initial=0) > 1e4 for o in outs):
+                    raise Reject()
+                sets.append((feeds, outs))
+            return model, sets, ns
+        except Reject:
+            continue
+        except Exception:
+            continue
+    raise RuntimeError(f"seed {seed}: no valid dynamic model in 50 draws")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("seed", type=int)
+    ap.add_argument("-o", "--output", default="model.onnx")
+    a = ap.parse_args()
+    model, _, ns = generate(a.seed)
+    onnx.save(model, a.output)
+    print(f"{a.output}: {len(model.graph.node)} nodes, n in {ns}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
