@@ -265,7 +265,7 @@ def build(root):
                 strides=[2, 3], pads=[1, 2, 0, 1], count_include_pad=1, ceil_mode=1))
     c(pool_case(root, rng, "maxpool_dil", "MaxPool", 1, 2, 12, 80, (2, 3), dilations=[2, 2],
                 pads=[1, 1, 1, 2]))
-    # large enough (>= 2^20 multiply-adds, >= 2^16 elements) for --threads' parallel paths
+    # costly enough for --threads' parallel paths (codegen/c/threads.c, docs/threads.md)
     c(conv_case(root, rng, "par_small_conv3x3_14x14", 1, 64, 14, 14, 128, (3, 3),
                 pads=[1, 1, 1, 1], residual="right", act="Relu"))
     c(conv_case(root, rng, "par_grouped1x1", 1, 120, 28, 28, 240, (1, 1), group=3, act="Relu"))
@@ -295,6 +295,13 @@ def build(root):
     c(matmul_case(root, rng, "par_mm_const", (1, 130, 300), (300, 1100), act="Relu"))
     c(matmul_case(root, rng, "par_mm_batched", (3, 200, 90), (3, 90, 260), const_b=False))
     c(gemm_case(root, rng, "par_gemm_tb", 200, 150, 260, tb=1, cshape=(150,)))
+    # the splits of docs/threads.md: small maps in channel blocks x pixel parts,
+    # row blocks of all columns (rows not a multiple of MR), matrix-vector columns
+    c(conv_case(root, rng, "par_small_map_parts", 1, 576, 14, 14, 96, (1, 1), residual="right"))
+    c(conv_case(root, rng, "par_small_map_parts3x3", 1, 40, 13, 13, 96, (3, 3), pads=[1, 1, 1, 1],
+                act="Relu"))
+    c(matmul_case(root, rng, "par_mm_rows_odd", (1, 37, 200), (200, 300)))
+    c(gemm_case(root, rng, "par_gemv_tb", 1, 1000, 1280, tb=1, cshape=(1000,)))
     return cases
 
 

@@ -65,7 +65,7 @@ typedef struct EmitC {
  * runs on one GPU thread per iteration instead of one thread in all. */
 void ec_flat_for(EmitC *e, const char *var, int64_t n);
 
-/* ---- threads (--threads, docs/abi.md) -----------------------------------------
+/* ---- threads (--threads, docs/threads.md; c/threads.c) ---------------------------
  * CodegenOpts.threads > 1 makes NAME.c carry a pthreads pool (host builds;
  * firmware builds see sequential stubs). ec_threads(e) is that count for
  * hooks (0 or 1: write single-threaded code). A hook whose body
@@ -75,9 +75,34 @@ void ec_flat_for(EmitC *e, const char *var, int64_t n);
  * work items with `onnxc_nt > 1 ? onnxc_claim() : own++` (each item once, in
  * any thread); items 0..n-1 may build tables the later ones read, each
  * calling onnxc_ready_set(onnxc_nt) when done and the later ones
- * onnxc_ready_wait(onnxc_nt, n) (codegen/gemm_text.c writes the pool). The C
- * target only. */
+ * onnxc_ready_wait(onnxc_nt, n). The C target only.
+ * Whether to go parallel is a matter of cost: a hook estimates its kernel's
+ * time on one thread (ec_cost_ns, ec_cost_rows_ns: measured rates) and asks
+ * ec_par_worth; work under a pool's wake-up and join stays on one thread. */
 int ec_threads(const EmitC *e);
+/* Estimated nanoseconds on one thread of `units` of a kind of work (measured
+ * rates, c/threads.c); ec_cost_ns: of `macs` packed multiply-adds or `bytes`
+ * moved, whichever takes longer. */
+typedef enum CostKind {
+  COST_GEMM_MAC, /* a multiply-add of the packed GEMM */
+  COST_DW_TAP,   /* an output element x tap of a depthwise conv or a pool */
+  COST_ROW_ELEM, /* an element of a row kernel (Softmax, LayerNormalization) */
+  COST_EW_ELEM,  /* an output element of an elementwise loop */
+  COST_BYTE,     /* a byte moved */
+} CostKind;
+double ec_cost(CostKind k, double units);
+double ec_cost_ns(double macs, double bytes);
+/* threads > 1 and work of cost_ns (on one thread) gains from the pool. */
+bool ec_par_worth(const EmitC *e, double cost_ns);
+bool threads_worth(int threads, double cost_ns);
+int64_t threads_chunks(int threads, int64_t n, double cost_ns);
+/* Claims to cut n items of cost_ns in all into: coarse enough that a claim
+ * costs little next to its work, at most 8 per thread, at least one. */
+int64_t ec_par_chunks(const EmitC *e, int64_t n, double cost_ns);
+/* Opens a loop over n independent items of cost_ns in all, variable `var`
+ * (long): when worth it, chunks of items claimed by every thread (marks the
+ * node parallel); else one loop. The caller closes the brace. */
+void ec_open_items(EmitC *e, const char *var, int64_t n, double cost_ns);
 
 /* ---- run-time extents (emit_dyn.c, docs/dynamic-shapes.md) ------------------------
  * With range symbols (Graph.n_syms > 0), a node whose shapes depend on them
@@ -104,9 +129,8 @@ int64_t attn_scratch_bytes(const Node *n);               /* emit_attention.c */
 int64_t rnn_scratch_bytes(const Node *n);                /* emit_rnn.c */
 int64_t string_char_bytes(const Node *n);                /* emit_string.c: kept to the end */
 void ec_set_parallel(EmitC *e);
-/* Opens `for (long o ...) {` over `outer` rows of `len` elements: with
- * --threads and 2^16 elements or more, blocks of rows claimed by every thread
- * (marks the node parallel); else one loop. The caller closes the brace. */
+/* Opens `for (long o ...) {` over `outer` rows of `len` elements of a row
+ * kernel: ec_open_items at ec_cost_rows_ns. The caller closes the brace. */
 void ec_open_rows(EmitC *e, int64_t outer, int64_t len);
 
 /* Writes one indented line (a newline is appended). A line ending with '{'

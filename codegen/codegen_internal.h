@@ -18,6 +18,11 @@ typedef struct CGen {
   int n_parallel;           /* nodes whose function runs on every thread (--threads) */
 } CGen;
 
+/* --threads n > 1 (c/threads.c): the thread pool (onnxc_parallel,
+ * onnxc_claim, ...) when `pool` (some node runs on every thread), and
+ * NAME_free_threads (docs/abi.md). */
+void threads_write_pool(Buf *out, const char *name, int threads, bool pool);
+
 /* Shared by the C and CUDA emitters (cg_shared.c). */
 bool cg_emit_body(EmitC *e, const Node *n);   /* the C target's kernel hook for n */
 bool cg_is_ident(const char *s);              /* a C identifier */

@@ -373,16 +373,8 @@ static bool emit_pool(EmitC *e, const Node *n, bool is_max) {
   int64_t taps = 1;
   for (int i = 0; i < g.r; i++)
     taps *= g.k[i];
-  /* --threads: planes claimed one at a time */
-  if (ec_threads(e) > 1 && ny * taps >= (1 << 18) && xs->d[0] * xs->d[1] > 1) {
-    ec_set_parallel(e);
-    ec_line(e, "long own = 0, nc;");
-    ec_line(e, "(void)own;");
-    ec_line(e, "while ((nc = onnxc_nt > 1 ? onnxc_claim() : own++) < %lld) {",
-            LL(xs->d[0] * xs->d[1]));
-  } else {
-    ec_line(e, "for (long nc = 0; nc < %lld; nc++) {", LL(xs->d[0] * xs->d[1]));
-  }
+  /* --threads: chunks of planes claimed by every thread when the cost pays */
+  ec_open_items(e, "nc", xs->d[0] * xs->d[1], ec_cost(COST_DW_TAP, (double)ny * (double)taps));
   ec_line(e, "const %s *x = X0 + nc * %lld;", T, LL(g.in_plane));
   ec_line(e, "%s *y = Y0 + nc * %lld;", T, LL(g.out_plane));
   if (with_ix)

@@ -72,8 +72,9 @@ static bool dw_layout(const Node *n, Dw *d) {
   return true;
 }
 
-static bool dw_par(const EmitC *e, const Node *n, const Dw *d) {
-  return ec_threads(e) > 1 && ec_numel(n->out[0]) * d->g.k[0] * d->g.k[1] >= (1 << 18);
+/* The kernel's estimated time on one thread (docs/threads.md). */
+static double dw_cost(const Node *n, const Dw *d) {
+  return ec_cost(COST_DW_TAP, (double)ec_numel(n->out[0]) * (double)(d->g.k[0] * d->g.k[1]));
 }
 
 /* Scratch bytes: per thread when the kernel runs on every thread. */
@@ -153,9 +154,7 @@ bool conv_emit_depthwise(EmitC *e, const Node *n) {
   ec_line(e, "/* depthwise: %lld channels, %lldx%lld taps, stride %lldx%lld: %lld phase plane(s), %s */",
           LL(group), LL(g->k[0]), LL(g->k[1]), LL(g->s[0]), LL(g->s[1]), LL(d.ph * d.pw),
           d.rows ? "row by row" : "one run per channel");
-  bool par = dw_par(e, n, &d);
-  if (par)
-    ec_set_parallel(e);
+  bool par = ec_par_worth(e, dw_cost(n, &d)) && batch * group >= 2; /* as ec_open_items decides */
   if (d.floats && par) /* a share of the scratch per thread */
     ec_line(e, "float *ws = (float *)(S + (long)onnxc_th * %lld);", LL(d.floats * 4));
   else if (d.floats)
@@ -166,13 +165,8 @@ bool conv_emit_depthwise(EmitC *e, const Node *n) {
   }
   if (d.off_yt >= 0)
     ec_line(e, "float *yt = ws + %lld;", LL(d.off_yt));
-  if (par) {
-    ec_line(e, "long own = 0, nc;");
-    ec_line(e, "(void)own;");
-    ec_line(e, "while ((nc = onnxc_nt > 1 ? onnxc_claim() : own++) < %lld) {", LL(batch * group));
-  } else {
-    ec_line(e, "for (long nc = 0; nc < %lld; nc++) {", LL(batch * group));
-  }
+  /* channels in chunks claimed by every thread when the cost pays for it */
+  ec_open_items(e, "nc", batch * group, dw_cost(n, &d));
   ec_line(e, "const long c = nc %% %lld;", LL(group));
   ec_line(e, "const float *xc = X0 + nc * %lld;", LL(g->in_plane));
   ec_line(e, "float *yc = Y0 + nc * %lld;", LL(g->out_plane));

@@ -423,11 +423,12 @@ static bool emit_ew_kernel(EmitC *e, const Node *n, const Kdesc *kd) {
   for (int k = 0; k < nk; k++)
     if (ns.depth[k] < 0)
       emit_load(e, n, &ns, k, to[k]);
-  /* --threads (perf2): from 2^16 elements the outer loop is cut into chunks
-   * that the threads claim one at a time (codegen.h) */
+  /* --threads: when its cost pays for the pool, the outer loop is cut into
+   * chunks that the threads claim one at a time (codegen.h) */
   int64_t chunks = 0;
-  if (ec_threads(e) > 1 && numel >= (1 << 16) && ns.rank >= 1) {
-    chunks = ns.ext[0] < 8 * ec_threads(e) ? ns.ext[0] : 8 * ec_threads(e);
+  double cost = ec_cost(COST_EW_ELEM, (double)numel);
+  if (ec_par_worth(e, cost) && ns.rank >= 1 && ns.ext[0] > 1) {
+    chunks = ec_par_chunks(e, ns.ext[0], cost);
     ec_set_parallel(e);
     ec_line(e, "long own = 0, it;");
     ec_line(e, "(void)own;");

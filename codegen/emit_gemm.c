@@ -35,7 +35,7 @@ bool gk_worth_packing(const Prod *p) { return p->m >= 4 && p->m * p->n * p->k >=
 void gk_layout(Prod *p, const Window *win) {
   int64_t kc = min64(p->k, GEMM_KC), off = 0;
   p->off_b = p->off_a = p->off_pix = p->off_img = -1;
-  p->par = p->threads > 1 && p->m * p->n * p->k >= GEMM_PAR_MACS;
+  p->par = threads_worth(p->threads, ec_cost_ns((double)p->m * p->n * p->k, 0));
   p->slot = 0;
   if (p->par) { /* one thread's buffers, then the next thread's */
     if (p->b.src != SRC_PACKED) {
@@ -332,14 +332,44 @@ void gk_emit_setup_items(EmitC *e, const Prod *p, const Window *win, int64_t ns,
   ec_line(e, "onnxc_ready_wait(onnxc_nt, %lld);", LL(ns));
 }
 
+/* How gk_emit_core_par cuts one matrix (docs/threads.md). Row blocks hold
+ * the same number of rows, rounded up to the micro-kernel's MR in the
+ * generated code, so two threads get equal shares of 128 rows (not 96 + 32).
+ * A packed (a weight) with columns enough: column blocks of all rows, each
+ * packing its part of B once. B packed and A not: row blocks of all columns,
+ * as many as the cost gives claims (at least 16 rows each), so no thread packs
+ * rows of A another packs too. Else row blocks of at most GEMM_MC rows x
+ * column blocks of gk_par_ncw. */
+ParSplit gk_par_split(const Prod *p) {
+  ParSplit s;
+  int64_t M = p->m, N = p->n;
+  s.ncw = gk_par_ncw(M, N, p->threads);
+  s.nib = (M + GEMM_MC - 1) / GEMM_MC;
+  s.njb = (N + s.ncw - 1) / s.ncw;
+  s.all_rows = p->a.src == SRC_PACKED && s.njb >= 4 * p->threads;
+  if (s.all_rows) {
+    s.nib = 1;
+  } else if (p->b.src == SRC_PACKED && p->a.src != SRC_PACKED) {
+    int64_t by_cost = threads_chunks(p->threads, (M + 15) / 16, ec_cost_ns((double)M * N * p->k, 0));
+    s.ncw = up(N, GEMM_NRP);
+    s.njb = 1;
+    s.nib = by_cost > s.nib ? by_cost : s.nib;
+  }
+  return s;
+}
+
+int64_t gk_par_per(const Prod *p) {
+  ParSplit s = gk_par_split(p);
+  return s.nib * s.njb;
+}
+
 void gk_emit_core_par(EmitC *e, const Prod *p, const Window *win, int64_t batch,
                           const char *const *setup, bool shared, int64_t nsetup,
                           void (*setup_item)(EmitC *, const Prod *, const Window *, int64_t)) {
-  int64_t M = p->m, N = p->n, K = p->k, ncw = gk_par_ncw(M, N, p->threads);
-  int64_t nib = (M + GEMM_MC - 1) / GEMM_MC, njb = (N + ncw - 1) / ncw;
-  bool all_rows = p->a.src == SRC_PACKED && njb >= 4 * p->threads;
-  if (all_rows)
-    nib = 1;
+  int64_t M = p->m, N = p->n, K = p->k;
+  ParSplit sp = gk_par_split(p);
+  int64_t ncw = sp.ncw, nib = sp.nib, njb = sp.njb;
+  bool all_rows = sp.all_rows;
   ec_line(e, "long own = 0, it;");
   if (p->off_b >= 0)
     ec_line(e, "float *bb = (float *)(S + %lld + (long)onnxc_th * %lld);", LL(p->off_b), LL(p->slot));
@@ -355,19 +385,31 @@ void gk_emit_core_par(EmitC *e, const Prod *p, const Window *win, int64_t batch,
     gk_emit_setup_items(e, p, win, nsetup, setup_item);
   for (int i = 0; setup && setup[i]; i++)
     ec_line(e, "%s", setup[i]);
-  if (all_rows)
+  if (all_rows) {
     ec_line(e, "const long jc = it %% %lld * %lld;", LL(njb), LL(ncw));
-  else
-    ec_line(e, "const long ic = it %% %lld / %lld * %d, jc = it %% %lld * %lld;", LL(nib * njb),
-            LL(njb), GEMM_MC, LL(njb), LL(ncw));
+  } else {
+    /* rows per block: M / nib rounded up to MR, or to the 24-row panels of a
+     * packed A (at most GEMM_MC either way, as nib >= M / GEMM_MC) */
+    if (p->a.src == SRC_PACKED)
+      ec_line(e, "const long rb = %lld;", LL(up((M + nib - 1) / nib, GEMM_MRP)));
+    else
+      ec_line(e, "const long rb = (%lld + ONNXC_MR - 1) / ONNXC_MR * ONNXC_MR;", LL((M + nib - 1) / nib));
+    ec_line(e, "const long ic = it %% %lld / %lld * rb, jc = it %% %lld * %lld;", LL(nib * njb), LL(njb),
+            LL(njb), LL(ncw));
+    ec_line(e, "if (ic >= %lld)", LL(M));
+    ec_line(e, "  continue;");
+  }
   ec_line(e, "const long nc = %lld - jc < %lld ? %lld - jc : %lld;", LL(N), LL(ncw), LL(N), LL(ncw));
   ec_line(e, "for (long pc = 0; pc < %lld; pc += %d) {", LL(K), GEMM_KC);
   ec_line(e, "const long kc = %lld - pc < %d ? %lld - pc : %d;", LL(K), GEMM_KC, LL(K), GEMM_KC);
   if (p->b.src != SRC_PACKED)
     emit_pack_b(e, p, win);
-  if (all_rows)
+  if (all_rows) {
     ec_line(e, "for (long ic = 0; ic < %lld; ic += %d) {", LL(M), GEMM_MC);
-  ec_line(e, "const long mc = %lld - ic < %d ? %lld - ic : %d;", LL(M), GEMM_MC, LL(M), GEMM_MC);
+    ec_line(e, "const long mc = %lld - ic < %d ? %lld - ic : %d;", LL(M), GEMM_MC, LL(M), GEMM_MC);
+  } else {
+    ec_line(e, "const long mc = %lld - ic < rb ? %lld - ic : rb;", LL(M), LL(M));
+  }
   if (p->a.src != SRC_PACKED)
     emit_pack_a(e, p);
   emit_tiles(e, p);
@@ -611,8 +653,7 @@ bool gemm_emit_matmul(EmitC *e, const Node *n) {
     ec_line(e, "/* packed GEMM: %lld x [%lld x %lld] x [%lld x %lld] */", LL(batch), LL(p.m), LL(p.k),
             LL(p.k), LL(p.n));
     if (p.par) {
-      int64_t ncw = gk_par_ncw(p.m, p.n, p.threads);
-      int64_t per = ((p.m + GEMM_MC - 1) / GEMM_MC) * ((p.n + ncw - 1) / ncw);
+      int64_t per = gk_par_per(&p);
       char l0[64], l1[512], l2[512], l3[512];
       const char *setup[] = {l0, l1, l2, l3, NULL};
       /* (void)bi: a batch of one through views has constant offsets

@@ -117,7 +117,7 @@ bool gk_conv_prod(const Node *n, int threads, Prod *p, Window *w) {
       p->off_img = p->bytes;
       p->bytes += up((w->c * (w->h + w->pt + w->pb) * (w->w + w->pl + w->pr) + 16) * 4, 64);
     }
-    p->par = threads > 1 && p->m * p->n * p->k >= GEMM_PAR_MACS;
+    p->par = threads_worth(threads, ec_cost_ns((double)p->m * p->n * p->k, 0));
     return true;
   }
   if (conv_direct(n, w)) { /* no packing: B read from the padded image */
@@ -128,7 +128,7 @@ bool gk_conv_prod(const Node *n, int threads, Prod *p, Window *w) {
     p->off_a = p->off_b = p->off_pix = -1;
     p->off_img = 0;
     p->bytes = up((w->c * hp * wp + 32) * 4, 64);
-    p->par = threads > 1 && p->m * p->n * p->k >= GEMM_PAR_MACS;
+    p->par = threads_worth(threads, ec_cost_ns((double)p->m * p->n * p->k, 0));
     return true;
   }
   /* the product of one group: wg, xg, yg (and bg) are that group's */
@@ -144,13 +144,6 @@ bool gk_conv_prod(const Node *n, int threads, Prod *p, Window *w) {
   p->ldy = p->n;
   gk_layout(p, w);
   return gk_worth_packing(p);
-}
-
-/* Items per matrix of gk_emit_core_par (all rows at once when A is packed and
- * there are columns enough). */
-int64_t gk_par_per(const Prod *p) {
-  int64_t ncw = gk_par_ncw(p->m, p->n, p->threads), nib = (p->m + GEMM_MC - 1) / GEMM_MC, njb = (p->n + ncw - 1) / ncw;
-  return (p->a.src == SRC_PACKED && njb >= 4 * p->threads ? 1 : nib) * njb;
 }
 
 /* Marks the node's function as running on every thread (true), unless the
@@ -211,7 +204,7 @@ static void conv_setup_item(EmitC *e, const Prod *p, const Window *w, int64_t ns
 }
 
 static bool emit_conv_small_products(EmitC *e, const Node *n, const Prod *p, bool shared, int64_t ns,
-                                     int64_t cb, int64_t ldt);
+                                     int64_t cb, int64_t ldt, int64_t nq, int64_t qr);
 
 /* The small-map conv (conv_small): items 0..NS-1 pack cols^T (all N rows,
  * padded to a 24-row panel, zeros outside the image) for a share of the input
@@ -225,6 +218,16 @@ static bool emit_conv_small(EmitC *e, const Node *n, const Prod *p, const Window
   int64_t cb = M % 64 == 0 && M / 64 >= 4 * ec_threads(e) ? 64 : 32, nj = M / cb;
   int64_t ns = p->trans_x ? 1 : min64(w->c, 8);
   bool shared = p->par && gk_want_par(e);
+  /* on the pool, each block of channels is cut into nq parts of qr pixels (a
+   * multiple of 24, so of every MR) as the cost gives claims: 96 channels are
+   * 3 blocks, which 2 threads cannot share evenly, 15 items they can */
+  int64_t nq = 1, qr = rows;
+  if (shared) {
+    int64_t want = threads_chunks(ec_threads(e), nj * (rows / GEMM_MRP), ec_cost_ns((double)N * M * K, 0));
+    int64_t nq0 = (want + nj - 1) / nj;
+    qr = up((N + nq0 - 1) / nq0, GEMM_MRP);
+    nq = (N + qr - 1) / qr;
+  }
   ec_line(e, "/* small maps: Y^T[%lld x %lld] = cols^T[%lld x %lld] x W^T, packed weights; "
              "stored transposed%s */", LL(N), LL(M), LL(N), LL(K),
           p->trans_x ? "; cols^T read from the image, the last partial tile packed" : "");
@@ -233,7 +236,7 @@ static bool emit_conv_small(EmitC *e, const Node *n, const Prod *p, const Window
   ec_line(e, "long own = 0, it;");
   ec_line(e, "(void)own;");
   if (shared)
-    ec_line(e, "while ((it = onnxc_nt > 1 ? onnxc_claim() : own++) < %lld) {", LL(ns + nj));
+    ec_line(e, "while ((it = onnxc_nt > 1 ? onnxc_claim() : own++) < %lld) {", LL(ns + nj * nq));
   else
     ec_line(e, "while ((it = own++) < %lld) {", LL(ns + nj));
   ec_line(e, "if (it < %lld) {", LL(ns));
@@ -246,7 +249,7 @@ static bool emit_conv_small(EmitC *e, const Node *n, const Prod *p, const Window
       ec_line(e, "onnxc_ready_set(onnxc_nt);");
     ec_line(e, "continue;");
     ec_line(e, "}");
-    return emit_conv_small_products(e, n, p, shared, ns, cb, ldt);
+    return emit_conv_small_products(e, n, p, shared, ns, cb, ldt, nq, qr);
   }
   ec_line(e, "const long c0 = it * %lld / %lld, c1 = (it + 1) * %lld / %lld;", LL(w->c), LL(ns),
           LL(w->c), LL(ns));
@@ -289,24 +292,35 @@ static bool emit_conv_small(EmitC *e, const Node *n, const Prod *p, const Window
     ec_line(e, "onnxc_ready_set(onnxc_nt);");
   ec_line(e, "continue;");
   ec_line(e, "}");
-  return emit_conv_small_products(e, n, p, shared, ns, cb, ldt);
+  return emit_conv_small_products(e, n, p, shared, ns, cb, ldt, nq, qr);
 }
 
-/* The items after the ns packing ones: each a block of cb output channels,
- * its product into Y^T over all of K, then its channels' rows of Y. */
+/* The items after the ns packing ones: each a block of cb output channels
+ * and a part of qr pixels (nq parts; one: all), its product into Y^T over
+ * all of K, then its channels' part of the rows of Y. */
 static bool emit_conv_small_products(EmitC *e, const Node *n, const Prod *p, bool shared, int64_t ns,
-                                     int64_t cb, int64_t ldt) {
+                                     int64_t cb, int64_t ldt, int64_t nq, int64_t qr) {
   int64_t N = p->m, K = p->k;
   if (shared)
     ec_line(e, "onnxc_ready_wait(onnxc_nt, %lld);", LL(ns));
-  ec_line(e, "const long j0 = (it - %lld) * %lld;", LL(ns), LL(cb));
+  if (nq == 1) { /* all pixels: q0 0, q1 N (one thread writes the same code as before) */
+    ec_line(e, "const long j0 = (it - %lld) * %lld;", LL(ns), LL(cb));
+  } else {
+    ec_line(e, "const long j0 = (it - %lld) / %lld * %lld, q0 = (it - %lld) %% %lld * %lld;", LL(ns), LL(nq),
+            LL(cb), LL(ns), LL(nq), LL(qr));
+    ec_line(e, "const long q1 = q0 + %lld < %lld ? q0 + %lld : %lld;", LL(qr), LL(N), LL(qr), LL(N));
+    ec_line(e, "const long qe = (q1 + ONNXC_MR - 1) / ONNXC_MR * ONNXC_MR;");
+  }
   ec_line(e, "for (long pc = 0; pc < %lld; pc += %d) {", LL(K), GEMM_KC);
   ec_line(e, "const long kc = %lld - pc < %d ? %lld - pc : %d;", LL(K), GEMM_KC, LL(K), GEMM_KC);
   ec_line(e, "for (long jr = j0; jr < j0 + %lld; jr += ONNXC_NR) {", LL(cb));
   ec_line(e, "const float *b = X1 + (jr - jr %% %d) * %lld + pc * %d + jr %% %d;", GEMM_NRP, LL(K),
           GEMM_NRP, GEMM_NRP);
-  ec_line(e, "for (long ir = 0; ir < (%lld + ONNXC_MR - 1) / ONNXC_MR * ONNXC_MR; ir += ONNXC_MR) {",
-          LL(N));
+  if (nq == 1)
+    ec_line(e, "for (long ir = 0; ir < (%lld + ONNXC_MR - 1) / ONNXC_MR * ONNXC_MR; ir += ONNXC_MR) {",
+            LL(N));
+  else
+    ec_line(e, "for (long ir = q0; ir < qe; ir += ONNXC_MR) {");
   if (p->trans_x) /* full tiles from the image (row stride N), the last from its panel */
     ec_line(e, "onnxc_ukr(kc, ir + ONNXC_MR <= %lld ? X0 + pc * %lld + ir : ap + pc * ONNXC_MR, "
                "ir + ONNXC_MR <= %lld ? %lld : ONNXC_MR, b, (const int *)0, ct + ir * %lld + jr, "
@@ -328,7 +342,10 @@ static bool emit_conv_small_products(EmitC *e, const Node *n, const Prod *p, boo
   buf_init(&out);
   gemm_act_expr(n, "v", &out);
   ec_line(e, "for (long ch = j0; ch < j0 + %lld; ch++) {", LL(cb));
-  ec_line(e, "for (long q = 0; q < %lld; q++) {", LL(N));
+  if (nq == 1)
+    ec_line(e, "for (long q = 0; q < %lld; q++) {", LL(N));
+  else
+    ec_line(e, "for (long q = q0; q < q1; q++) {");
   ec_line(e, "const float v = %s;", v.s);
   ec_line(e, "Y0[ch * %lld + q] = %s;", LL(N), out.s);
   ec_line(e, "}");

@@ -69,6 +69,8 @@ typedef struct Product {
    * b[k * b_ks + j * b_js] (b_js 1: rows of B; b_ks 1: B stored [N, K], tb),
    * Y(i, j) at y[i * y_rs + j] (product_strides sets the plain layouts) */
   int64_t a_rs, a_cs, b_ks, b_js, y_rs;
+  double par_cost;       /* > 0: a matrix-vector product (m 1, B stored [N, K]) whose
+                            columns the threads may share, of this cost (codegen.h) */
 } Product;
 
 /* The strides of plain row-major operands (A transposed when ta, B when tb). */
@@ -140,7 +142,10 @@ static void emit_dot_tile(EmitC *e, const Product *p, int rows) {
   Buf epi;
   buf_init(&epi);
   epilogue(p, "acc", "j", &epi);
-  ec_line(e, "for (long j = 0; j < %lld; j++) {", LL(p->n));
+  if (p->par_cost > 0) /* --threads: chunks of columns, when the cost pays */
+    ec_open_items(e, "j", p->n, p->par_cost);
+  else
+    ec_line(e, "for (long j = 0; j < %lld; j++) {", LL(p->n));
   ec_line(e, "const %s *br = %s + j * %lld;", T, p->b, LL(p->b_js));
   for (int r = 0; r < rows; r++)
     ec_line(e, "%s part%d[%d] = {0};", CT, r, DOT_LANES);
@@ -387,6 +392,10 @@ bool emitc_Gemm(EmitC *e, const Node *n) {
   if (!coef(e, n, "alpha", p.t, alpha, sizeof alpha, &p.alpha) ||
       !coef(e, n, "beta", p.t, beta, sizeof beta, &p.beta))
     return false;
+  /* a matrix-vector product reads every weight once: memory-bound, its
+   * columns shared by the threads when that pays (one claim loop per node) */
+  if (p.m == 1 && p.tb)
+    p.par_cost = ec_cost_ns((double)p.n * p.k, (double)p.n * p.k * (p.t == DT_F64 ? 8 : 4));
   p.has_c = ir_has_input(n, 2) && ir_attr_float(n, "beta", 1.0f) != 0.0f;
   if (p.has_c) {
     const Shape *cs = &n->in[2]->shape;

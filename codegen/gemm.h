@@ -21,10 +21,9 @@
 #define GEMM_NC 512 /* columns of B per block (a multiple of GEMM_NRP) */
 #define GEMM_MRP 24
 #define GEMM_NRP 32
-/* --threads > 1: products of at least GEMM_PAR_MACS multiply-adds run on every
- * thread, in items of GEMM_MC rows (or all rows) x NCW columns claimed one at
- * a time, each thread packing into its own buffers (gk_layout). */
-#define GEMM_PAR_MACS (1 << 20)
+/* --threads > 1: products whose cost (ec_cost_ns) makes the pool pay run on
+ * every thread, in items of rows x columns claimed one at a time
+ * (gk_par_split), each thread packing into its own buffers (gk_layout). */
 /* Products under GEMM_MIN_MACS multiply-adds, and matrix-vector products
  * (M < 4: the register tile has 8 rows), keep the plain loops: packing would
  * cost more than it saves, and small models' arenas do not grow. */
@@ -33,9 +32,6 @@
 /* The kernels and their #if selection, for the top of NAME.c; needed when
  * gemm_used says some node takes the fast path. */
 void gemm_write_prelude(Buf *out);
-/* --threads n > 1: the thread pool (onnxc_parallel, onnxc_barrier) when `pool`
- * (some node runs on every thread), and NAME_free_threads (docs/abi.md). */
-void gemm_write_threads(Buf *out, const char *name, int threads, bool pool);
 bool gemm_used(const Graph *g, const Plan *plan, int threads);
 
 /* The tensor the weights file holds for constant v: its packed form when the

@@ -87,6 +87,13 @@ void gk_emit_core_par(EmitC *e, const Prod *p, const Window *win, int64_t batch,
  * those ns. */
 void gk_emit_setup_items(EmitC *e, const Prod *p, const Window *win, int64_t ns,
                          void (*item)(EmitC *, const Prod *, const Window *, int64_t));
+/* How gk_emit_core_par cuts one matrix: nib row blocks x njb column blocks of
+ * ncw columns; all_rows: column blocks of every row (emit_gemm.c). */
+typedef struct ParSplit {
+  int64_t nib, njb, ncw;
+  bool all_rows;
+} ParSplit;
+ParSplit gk_par_split(const Prod *p);
 /* Items per matrix of gk_emit_core_par. */
 int64_t gk_par_per(const Prod *p);
 void gk_declare_scratch(EmitC *e, const Prod *p);

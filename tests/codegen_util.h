@@ -26,14 +26,15 @@ static inline char *cu_slurp(const char *path) {
   return b.s;
 }
 
-/* Writes g with plan p as model "m" (one thread) into a fresh folder, reads
- * back m.c and, when h is not NULL, m.h (heap strings), and removes the files. */
-static inline char *cu_generate(const Graph *g, const Plan *p, char **h) {
+/* Writes g with plan p as model "m" built for `threads` threads (the plan
+ * made for as many) into a fresh folder, reads back m.c and, when h is not
+ * NULL, m.h (heap strings), and removes the files. */
+static inline char *cu_generate_threads(const Graph *g, const Plan *p, int threads, char **h) {
   char dir[] = "/tmp/onnxc-test-XXXXXX";
   assert_non_null(mkdtemp(dir));
   Diag d;
   diag_init(&d, "t.onnx", stderr);
-  CodegenOpts co = {.name = "m", .model_path = "t.onnx", .weights = WEIGHTS_C, .weights_section = NULL, .threads = 1};
+  CodegenOpts co = {.name = "m", .model_path = "t.onnx", .weights = WEIGHTS_C, .weights_section = NULL, .threads = threads};
   assert_true(codegen_c(g, p, &co, dir, &d));
   diag_free(&d);
   char path[4096], *c = NULL;
@@ -49,6 +50,11 @@ static inline char *cu_generate(const Graph *g, const Plan *p, char **h) {
   rmdir(dir);
   assert_non_null(c);
   return c;
+}
+
+/* The same for one thread. */
+static inline char *cu_generate(const Graph *g, const Plan *p, char **h) {
+  return cu_generate_threads(g, p, 1, h);
 }
 
 #endif

@@ -15,3 +15,9 @@ add_test(NAME e2e.kernel_cases
   COMMAND ${ONNXC_PYTHON} ${CMAKE_SOURCE_DIR}/bench/kernel_cases.py --onnxc ${ONNXC_BIN}
           --threads 2 --guard-cpu haswell --out ${CMAKE_BINARY_DIR}/kernel_cases)
 set_tests_properties(e2e.kernel_cases PROPERTIES LABELS e2e TIMEOUT 1200)
+
+add_executable(test_threads ${CMAKE_CURRENT_LIST_DIR}/test_threads.c)
+target_include_directories(test_threads PRIVATE ${CMAKE_CURRENT_LIST_DIR})
+target_link_libraries(test_threads PRIVATE onnxc_codegen onnxc_passes onnxc_ir cmocka)
+add_test(NAME unit.threads COMMAND test_threads)
+set_tests_properties(unit.threads PROPERTIES LABELS unit)

@@ -127,11 +127,6 @@ static void emit_elided(CGen *cg, Arena *a, const Node *n, Buf *run) {
   buf_puts(run, ", no code */\n");
 }
 
-/* --threads (codegen.h): the count for hooks, and the mark of a node whose
- * function runs on every thread. */
-int ec_threads(const EmitC *e) { return e->threads > 1 ? e->threads : 1; }
-void ec_set_parallel(EmitC *e) { e->parallel = e->threads > 1; }
-
 void ec_flat_for(EmitC *e, const char *var, int64_t n) {
   if (e->flat_loops++ == 0)
     e->flat_n = n;
@@ -139,22 +134,6 @@ void ec_flat_for(EmitC *e, const char *var, int64_t n) {
     ec_line(e, "ONNXC_CUDA_FOR(%s, %lld) {", var, (long long)n);
   else
     ec_line(e, "for (ptrdiff_t %s = 0; %s < %lld; %s++) {", var, var, (long long)n, var);
-}
-
-void ec_open_rows(EmitC *e, int64_t outer, int64_t len) {
-  int threads = ec_threads(e);
-  if (threads <= 1 || outer < 16 || outer * len < (1 << 16)) {
-    ec_line(e, "for (long o = 0; o < %lld; o++) {", (long long)outer);
-    return;
-  }
-  int64_t rows = (outer + 4 * threads - 1) / (4 * threads);
-  ec_set_parallel(e);
-  ec_line(e, "long own = 0, it;");
-  ec_line(e, "(void)own;");
-  ec_line(e, "while ((it = onnxc_nt > 1 ? onnxc_claim() : own++) < %lld)",
-          (long long)((outer + rows - 1) / rows));
-  ec_line(e, "for (long o = it * %lld; o < (it + 1) * %lld && o < %lld; o++) {", (long long)rows,
-          (long long)rows, (long long)outer);
 }
 
 /* The arguments a parallel kernel's task receives in p[] (--profile adds one). */
@@ -448,9 +427,15 @@ static void write_run(CGen *cg, Buf *c, const Buf *run, int n_calls) {
   for (int i = 0; i < g->n_outputs; i++)
     if (cg_numel(g->outputs[i]) == 0)
       buf_printf(c, "  (void)%s; /* has no elements */\n", cg->out_param[i]);
+  bool pool = cg->o->threads > 1 && cg->n_parallel > 0;
+  if (pool) /* the workers poll between this run's tasks (an error return leaves it
+               set: they then poll for ONNXC_SPIN_RUN_US at most) */
+    buf_puts(c, "  onnxc_run_mark(1);\n");
   buf_puts(c, run->s ? run->s : "");
   if (g->n_syms > 0) /* outputs whose extents follow a data-dependent one */
     dyn_write_output_dims(cg, c);
+  if (pool)
+    buf_puts(c, "  onnxc_run_mark(0);\n");
   for (int i = 0; i < g->n_outputs; i++) { /* a dynamic output listed twice: its extent too */
     int slot = -1;
     if (value_dyn_mask(g->outputs[i]) && first_output_slot(g, g->outputs[i], &slot) && slot != i)
@@ -612,7 +597,7 @@ bool codegen_c(const Graph *g, const Plan *plan, const CodegenOpts *o, const cha
     if (cg_op_used(g, OP_ImageDecoder))
       buf_puts(&c, "#include \"onnxc_image.h\"\n\n");
     if (o->threads > 1)
-      gemm_write_threads(&c, o->name, o->threads, cg.n_parallel > 0);
+      threads_write_pool(&c, o->name, o->threads, cg.n_parallel > 0);
     if (gemm_used(g, plan, o->threads))
       gemm_write_prelude(&c);
     if (string_used(g)) {
