@@ -205,7 +205,7 @@ static bool emit_node(CGen *cg, Arena *a, const Node *n, int step, int kernel, B
   const char *fn = arena_printf(a, "node%d_%s", step, n->op_type);
   buf_puts(fns, "/* node '");
   cg_comment_safe(fns, n->name);
-  buf_printf(fns, "' (%s) */\nstatic int %s(", n->op_type, fn);
+  buf_printf(fns, "' (%s) */\nONNXC_NODE_FN int %s(", n->op_type, fn);
   bool first = true;
   for (int i = 0; i < n->n_in; i++)
     if (ir_has_input(n, i)) {
