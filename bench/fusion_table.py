@@ -6,7 +6,7 @@
 
 For each corpus model (models/corpus/make_corpus.py builds them), counts the
 ONNX nodes of model.onnx and the kernels of the C the compiler writes (`-S`,
-one `static int nodeN_...` function per kernel; views that need no code have
+one `ONNXC_NODE_FN int nodeN_...` function per kernel; views that need no code have
 none): at -O0 (no fusion) and at the default -O2, and with --before, at -O2
 for another onnxc binary (an older commit). With --cuda it also counts the
 CUDA target's kernels that run on a single GPU thread (the fallback) in the
@@ -39,7 +39,7 @@ def kernels(onnxc, model, level, target="c"):
             total = len(re.findall(r'extern "C" __global__ void node\d+_', text))
             single = len(re.findall(r"single thread", text))
             return total, single
-        return len(re.findall(r"^static int node\d+_", text, re.M)), None
+        return len(re.findall(r"^(?:(?:static|ONNXC_NODE_FN) int|#define) node\d+_", text, re.M)), None
 
 
 def main():

@@ -72,6 +72,16 @@
 #define ONNXC_API
 #endif
 
+/* Each node's function (nodeN_OP) is called once, from NAME_run. Clang's
+ * inliner would put them all into NAME_run, and its loop passes then take
+ * minutes on that one function (SqueezeNet: 32 s of CPU instead of 6 s);
+ * gcc's growth limits already keep most of them apart (docs/clang.md). */
+#if defined(__clang__)
+#define ONNXC_NODE_FN static __attribute__((noinline))
+#else
+#define ONNXC_NODE_FN static
+#endif
+
 /* The model's description, returned by NAME_info() (docs/abi.md, "The model
  * description"): constant data in NAME.c, so it also works on firmware.
  * Bindings (python/onnxc) read it instead of parsing NAME.h. Fields are only

@@ -154,6 +154,32 @@ static bool data_bound(const Graph *g, const Value *v) {
   return false;
 }
 
+/* The name of an earlier node function in fns[0, at) whose parameters and
+ * body are fns[at, end) character for character, or NULL. Identical kernels
+ * are common (BERT-base: 115 functions, 14 different) and Clang spends about
+ * a second on each GEMM: the copies become #defines of the first
+ * (docs/clang.md). */
+static const char *same_kernel(Arena *a, const Buf *fns, size_t at) {
+  const char *def = fns->s + at, *from = fns->s;
+  size_t n = fns->len - at;
+  static const char HEAD[] = "ONNXC_NODE_FN int ";
+  for (;;) {
+    const char *hit = NULL;
+    for (const char *c = from; !hit && c + n <= def && (c = memchr(c, '(', (size_t)(def - c))) != NULL; c++)
+      if ((size_t)(def - c) >= n && memcmp(c, def, n) == 0)
+        hit = c;
+    if (!hit)
+      return NULL;
+    const char *name = hit;
+    while (name > fns->s && (isalnum((unsigned char)name[-1]) || name[-1] == '_'))
+      name--;
+    if (strncmp(name, "node", 4) == 0 && (size_t)(name - fns->s) >= sizeof HEAD - 1 &&
+        memcmp(name - (sizeof HEAD - 1), HEAD, sizeof HEAD - 1) == 0)
+      return arena_printf(a, "%.*s", (int)(hit - name), name);
+    from = hit + 1;
+  }
+}
+
 /* kernel: its index among the kernels (--profile). */
 static bool emit_node(CGen *cg, Arena *a, const Node *n, int step, int kernel, Buf *fns, Buf *run) {
   if (!check_types(cg, n))
@@ -184,7 +210,11 @@ static bool emit_node(CGen *cg, Arena *a, const Node *n, int step, int kernel, B
   const char *fn = arena_printf(a, "node%d_%s", step, n->op_type);
   buf_puts(fns, "/* node '");
   cg_comment_safe(fns, n->name);
-  buf_printf(fns, "' (%s) */\nstatic int %s(", n->op_type, fn);
+  buf_printf(fns, "' (%s) */\n", n->op_type);
+  size_t head_at = fns->len;
+  buf_printf(fns, "ONNXC_NODE_FN int %s", fn);
+  size_t def_at = fns->len;
+  buf_putc(fns, '(');
   bool first = true;
   for (int i = 0; i < n->n_in; i++)
     if (ir_has_input(n, i)) {
@@ -213,6 +243,11 @@ static bool emit_node(CGen *cg, Arena *a, const Node *n, int step, int kernel, B
              scratch > 0 ? "  (void)S;\n" : "", par ? "  (void)onnxc_th;\n  (void)onnxc_nt;\n" : "",
              body.s ? body.s : "");
   buf_free(&body);
+  const char *same = same_kernel(a, fns, def_at);
+  if (same) {
+    fns->len = head_at;
+    buf_printf(fns, "#define %s %s\n\n", fn, same);
+  }
 
   /* a data-dependent extent read onward (docs/dynamic-shapes.md): the
    * kernel reports it into dd<id>, and dims[] takes it from there */

@@ -19,7 +19,7 @@ trap 'rm -rf "$T"' EXIT
 fails=0
 fail() { echo "FAIL $*"; fails=$((fails + 1)); }
 
-if [[ ! -f $MODELS/resnet_blocks/model.onnx || ! -f $MODELS/mlp/model.onnx ]]; then
+if [[ ! -f $MODELS/resnet_blocks/model.onnx || ! -f $MODELS/mlp/model.onnx || ! -f $MODELS/transformer_block/model.onnx ]]; then
   MODELS=$T/models
   "$PY" "$SRC/tests/models/make_models.py" "$MODELS" >/dev/null || { echo "FAIL: make_models.py"; exit 1; }
 fi
@@ -63,14 +63,34 @@ PYEOF
 }
 
 start=$SECONDS
-for m in resnet_blocks mlp; do
+for m in resnet_blocks mlp transformer_block; do
   model=$MODELS/$m/model.onnx case=$MODELS/$m
   "$ONNXC" -S --name "$m" "$model" -o "$T/$m.src" || { fail "$m: -S"; continue; }
+  # Identical kernels are compiled once (compile time: docs/clang.md); the
+  # block's two residual Adds are the same function.
+  if ! out=$("$PY" - "$T/$m.src/$m.c" "$m" <<'PYEOF'
+import re, sys
+text = open(sys.argv[1]).read()
+defs = re.findall(r"(?ms)^(?:static|ONNXC_NODE_FN) int (node\d+_\w+)(\(.*?^\}\n)", text)
+aliases = re.findall(r"(?m)^#define (node\d+_\w+) (node\d+_\w+)$", text)
+bodies = [d[1] for d in defs]
+dup = len(bodies) - len(set(bodies))
+print(f"{len(defs)} node functions, {len(aliases)} aliases, {dup} duplicated")
+sys.exit(1 if dup or (sys.argv[2] == "transformer_block" and not aliases) else 0)
+PYEOF
+  ); then
+    fail "$m: $out"
+  fi
   for kind in so a o; do
     if ! bare "$ONNXC" --name "$m" "$model" -o "$T/$m.$kind" 2>"$T/err"; then
       fail "$m.$kind: the in-process build failed"; sed 's/^/     | /' "$T/err"; continue
     fi
     lib=$T/$m.$kind
+    if [[ $kind == o ]]; then # each node stays its own function (compile time: docs/clang.md)
+      want=$(grep -cE '^(static|ONNXC_NODE_FN) int node[0-9]+_' "$T/$m.src/$m.c")
+      got=$(nm "$T/$m.o" | grep -c ' t node[0-9]*_[A-Za-z]*$')
+      [[ $want -gt 1 && $got == "$want" ]] || fail "$m.o: $got node functions in the object, $want in the C"
+    fi
     if [[ $kind != so ]]; then # ld alone makes the object or archive loadable
       lib=$T/$m.$kind.so
       bare ld -shared -o "$lib" --whole-archive "$T/$m.$kind" --no-whole-archive -lm -lc || { fail "$m.$kind: ld"; continue; }
