@@ -312,7 +312,9 @@ def run(cmd, env=None):
 
 
 def kernel_texts(src):
-    """{node name: its function's text} of a generated NAME.c."""
+    """{node name: its function's text} of a generated NAME.c. A node whose
+    kernel is the same text as an earlier one's is `#define nodeK_Op nodeJ_Op`
+    (codegen/c/emit_c.c, same_kernel): it gets that function's text."""
     out, cur = {}, None
     for line in src.splitlines():
         m = re.match(r"/\* node '([^']*)' \((\w+)\) \*/", line)
@@ -321,6 +323,15 @@ def kernel_texts(src):
             out[cur] = ""
         elif cur is not None:
             out[cur] += line + "\n"
+    by_fn = {}
+    for name, text in out.items():
+        m = re.search(r"\b(node\d+_\w+)\(", text)
+        if m and not text.lstrip().startswith("#define"):
+            by_fn[m.group(1)] = text
+    for name, text in out.items():
+        m = re.match(r"\s*#define (node\d+_\w+) (node\d+_\w+)", text)
+        if m and m.group(2) in by_fn:
+            out[name] = by_fn[m.group(2)]
     return out
 
 
