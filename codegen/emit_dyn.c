@@ -881,7 +881,7 @@ static void write_derived(const Graph *g, Buf *c) {
 void dyn_write_data_dims(const Graph *g, Buf *c) {
   buf_puts(c, "  const int64_t *dims_in = 0;\n  (void)dims_in;\n");
   write_derived(g, c);
-  buf_puts(c, "  (void)dims;\n");
+  buf_puts(c, "  (void)dims;\n  (void)e;\n");
 }
 
 void dyn_write_output_dims(const CGen *cg, Buf *c) {
@@ -980,7 +980,7 @@ void dyn_write_arena_fn(const Graph *g, const Plan *plan, const char *nm, Buf *c
     return;
   }
   write_derived(g, c);
-  buf_puts(c, "  (void)dims;\n");
+  buf_puts(c, "  (void)dims;\n  (void)e;\n");
   for (int i = 0; i < plan->n_tensors; i++) {
     const PlanTensor *t = &plan->tensors[i];
     buf_printf(c, "  e = %lld + %s;\n  n = e > n ? e : n;\n", (long long)t->offset, tensor_bytes_c(&x, g, t));
