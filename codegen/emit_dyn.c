@@ -162,7 +162,7 @@ static bool k_elementwise(Dx *x, const Node *n) {
   DType compute = in_t == DT_F16 || in_t == DT_BF16 ? DT_F32 : in_t;
   if (n->n_in > 8)
     return diag_error(x->e->d, n, "run-time extents: at most 8 operands");
-  char names[8][8];
+  char names[8][16];
   const char *ops[8];
   for (int k = 0; k < n->n_in; k++) {
     snprintf(names[k], sizeof names[k], "a%d", k);
