@@ -881,7 +881,7 @@ static void write_derived(const Graph *g, Buf *c) {
 void dyn_write_data_dims(const Graph *g, Buf *c) {
   buf_puts(c, "  const int64_t *dims_in = 0;\n  (void)dims_in;\n");
   write_derived(g, c);
-  buf_puts(c, "  (void)dims;\n  (void)e;\n");
+  buf_puts(c, "  (void)dims;\n");
 }
 
 void dyn_write_output_dims(const CGen *cg, Buf *c) {
