@@ -132,6 +132,9 @@ void ec_set_parallel(EmitC *e);
 /* Opens `for (long o ...) {` over `outer` rows of `len` elements of a row
  * kernel: ec_open_items at ec_cost_rows_ns. The caller closes the brace. */
 void ec_open_rows(EmitC *e, int64_t outer, int64_t len);
+/* LayerNormalization / RMSNormalization (emit_nn.c) over `rows` rows, C text
+ * known at run time (-D ranges, emit_dyn.c); the normalized dims static. */
+bool ec_norm_rows_rt(EmitC *e, const Node *n, const char *rows);
 
 /* Writes one indented line (a newline is appended). A line ending with '{'
  * indents what follows, one starting with '}' dedents. */
@@ -263,6 +266,9 @@ void kd_operand_offset(const Node *n, int k, const Shape *out, const char *i, Bu
  * each line starting with indent. */
 bool kd_prologue_row(const Node *n, const char *indent, const char *row, const char *col, const char *dst,
                      Buf *out, Diag *d);
+/* The same prologue's statements and value over operands a0..a(n_in-1),
+ * loaded by the caller (kd_emit's form; emit_dyn.c, run-time extents). */
+bool kd_prologue_body(const Node *n, Buf *stmts, Buf *result, Diag *d);
 /* Comment text naming the fused nodes: "Mul mul_3, Erf erf_4, ...". */
 void kd_describe(const Kdesc *k, Buf *out);
 

@@ -212,41 +212,35 @@ static bool k_elementwise(Dx *x, const Node *n) {
   return true;
 }
 
-/* A fused elementwise chain (passes/fuse_elementwise.c): k_elementwise's
- * broadcasting loop nest, the body from the kernel description. */
-static bool k_fused(Dx *x, const Node *n) {
-  Kdesc kd;
-  if (!kd_build(n, &kd, x->e->d))
-    return false;
-  if (ir_attr(n, "onnxc.views"))
-    return diag_error(x->e->d, n, "run-time extents: a fused kernel reading strided views");
-  const Shape *ys = &n->out[0]->shape;
-  int r = ys->rank;
+/* Inside the row loop over output rows `o` of ys (split_rows done): the
+ * body of graph attribute `attr` (kernel_desc.c) over operands X0..X(n_in-1)
+ * broadcast to ys, its value stored to y[j] for j < cols. A fused chain's
+ * whole kernel, or a Softmax's prologue (its row, computed into the output). */
+static bool fused_row(Dx *x, const Node *n, const char *attr, const Shape *ys) {
   EmitC *e = x->e;
+  int r = ys->rank;
+  if (n->n_in > 64)
+    return diag_error(e->d, n, "run-time extents: at most 64 operands");
+  Kdesc kd;
   Buf st, res;
   buf_init(&st);
   buf_init(&res);
   buf_puts(&st, "");
   buf_puts(&res, "");
-  bool ok = kd_emit(&kd, true, "", &st, &res, e->d);
+  bool ok = strcmp(attr, "body") == 0 ? kd_build(n, &kd, e->d) && kd_emit(&kd, true, "", &st, &res, e->d)
+                                      : kd_prologue_body(n, &st, &res, e->d);
   if (ok) {
-    ec_line(e, "const int64_t cols = %s, rows = %s;", r ? dim_c(x, ys, r - 1) : "1",
-            r ? prod_c(x, ys, 0, r - 1) : "1");
-    ec_line(e, "for (int64_t o = 0; o < rows; o++) {");
-    e->indent++;
-    split_rows(x, ys, r);
     const char *last[64];
-    for (int k = 0; k < n->n_in && k < 64; k++) {
+    for (int k = 0; k < n->n_in; k++) {
       Buf off;
       buf_init(&off);
       bcast_offset(x, &n->in[k]->shape, r, &off, &last[k]);
       ec_line(e, "const %s *x%d = X%d + %s;", dtype_ctype(n->in[k]->dt), k, k, off.s);
       buf_free(&off);
     }
-    ec_line(e, "%s *y = Y0 + o * cols;", dtype_ctype(n->out[0]->dt));
     ec_line(e, "for (int64_t j = 0; j < cols; j++) {");
     e->indent++;
-    for (int k = 0; k < n->n_in && k < 64; k++) {
+    for (int k = 0; k < n->n_in; k++) {
       Buf ld, src;
       buf_init(&ld);
       buf_init(&src);
@@ -261,29 +255,54 @@ static bool k_fused(Dx *x, const Node *n) {
     ec_line(e, "y[j] = %s;", res.s);
     e->indent--;
     ec_line(e, "}");
-    e->indent--;
-    ec_line(e, "}");
   }
   buf_free(&st);
   buf_free(&res);
   return ok;
 }
 
+/* A fused elementwise chain (passes/fuse_elementwise.c): k_elementwise's
+ * broadcasting loop nest, the body from the kernel description. */
+static bool k_fused(Dx *x, const Node *n) {
+  if (ir_attr(n, "onnxc.views"))
+    return diag_error(x->e->d, n, "run-time extents: a fused kernel reading strided views");
+  const Shape *ys = &n->out[0]->shape;
+  int r = ys->rank;
+  EmitC *e = x->e;
+  ec_line(e, "const int64_t cols = %s, rows = %s;", r ? dim_c(x, ys, r - 1) : "1",
+          r ? prod_c(x, ys, 0, r - 1) : "1");
+  ec_line(e, "for (int64_t o = 0; o < rows; o++) {");
+  e->indent++;
+  split_rows(x, ys, r);
+  ec_line(e, "%s *y = Y0 + o * cols;", dtype_ctype(n->out[0]->dt));
+  bool ok = fused_row(x, n, "body", ys);
+  e->indent--;
+  ec_line(e, "}");
+  return ok;
+}
+
 /* MatMul of rank >= 2 operands, batch dims broadcast; float32. */
 static bool k_matmul_body(Dx *x, const Node *n);
 
-/* MatMul; with onnxc.bias (fuse_elementwise.c) + X2[j], in the GEMM's store
- * when a weight packed at compile time takes it, else after the product. */
+/* MatMul; with onnxc.bias (fuse_elementwise.c) + X2[j] and with a fused
+ * elementwise epilogue (GELU...), in the GEMM's store when a weight packed at
+ * compile time takes it, else in a pass after the product. */
 static bool k_matmul(Dx *x, const Node *n) {
   if (gemm_emit_matmul(x->e, n)) /* a weight packed at compile time, rows at run time */
     return true;
   if (!k_matmul_body(x, n))
     return false;
-  if (ir_attr_int(n, "onnxc.bias", 0)) {
+  bool bias = ir_attr_int(n, "onnxc.bias", 0) != 0, chain = ir_attr(n, "epilogue") != NULL;
+  if (bias || chain) {
     const Shape *ys = &n->out[0]->shape;
-    ec_line(x->e, "for (int64_t r = 0; r < %s; r++)", prod_c(x, ys, 0, ys->rank - 1));
-    ec_line(x->e, "  for (int64_t j = 0; j < %s; j++) Y0[r * %s + j] += X2[j];", dim_c(x, ys, ys->rank - 1),
-            dim_c(x, ys, ys->rank - 1));
+    Buf v;
+    buf_init(&v);
+    gemm_act_expr(n, bias ? "Y0[r * N + j] + X2[j]" : "Y0[r * N + j]", &v);
+    /* (N: k_matmul_body's, the output's last extent) */
+    ec_line(x->e, "for (int64_t r = 0; r < %s; r++) {", prod_c(x, ys, 0, ys->rank - 1));
+    ec_line(x->e, "  for (int64_t j = 0; j < N; j++) Y0[r * N + j] = %s;", v.s);
+    ec_line(x->e, "}");
+    buf_free(&v);
   }
   return true;
 }
@@ -368,26 +387,61 @@ static bool last_axis(const Node *n, int64_t dflt, int rank, int *axis) {
   return shape_axis(ir_attr_int(n, "axis", dflt), rank, axis);
 }
 
-/* Softmax over the last axis (any opset: the flattened form is the same there). */
+/* Softmax over the last axis (any opset: the flattened form is the same
+ * there), the static kernel's passes (emit_norm.c: eight partial max and sum
+ * chains, the vectorizable exp) with the row length known at run time; with
+ * a fused prologue (the attention scale and mask, fuse_elementwise.c) the row
+ * is computed into the output first. */
 static bool k_softmax(Dx *x, const Node *n) {
-  const Shape *s = &n->in[0]->shape;
+  const Shape *s = &n->out[0]->shape;
   int axis;
   if (!last_axis(n, n->g->opset >= 13 ? -1 : 1, s->rank, &axis) || axis != s->rank - 1 ||
-      n->out[0]->dt != DT_F32)
+      n->out[0]->dt != DT_F32 || (!ir_attr(n, "prologue") && n->in[0]->dt != DT_F32))
     return diag_error(x->e->d, n, "run-time extents: Softmax over the last axis of float32 only");
   EmitC *e = x->e;
   ec_line(e, "const int64_t cols = %s, rows = %s;", dim_c(x, s, s->rank - 1), prod_c(x, s, 0, s->rank - 1));
-  ec_line(e, "for (int64_t o = 0; o < rows; o++) {");
-  ec_line(e, "  const float *xr = X0 + o * cols;");
-  ec_line(e, "  float *yr = Y0 + o * cols, m = xr[0], sum = 0.0f;");
-  ec_line(e, "  for (int64_t j = 1; j < cols; j++) m = xr[j] > m ? xr[j] : m;");
-  ec_line(e, "  for (int64_t j = 0; j < cols; j++) { yr[j] = onnxc_expf(xr[j] - m); sum += yr[j]; }");
-  ec_line(e, "  for (int64_t j = 0; j < cols; j++) yr[j] /= sum;");
+  ec_line(e, "for (int64_t o = 0; cols > 0 && o < rows; o++) {");
+  e->indent++;
+  ec_line(e, "float *y = Y0 + o * cols;");
+  if (ir_attr(n, "prologue")) {
+    split_rows(x, s, s->rank);
+    if (!fused_row(x, n, "prologue", s))
+      return false;
+    ec_line(e, "const float *xr = y;");
+  } else {
+    ec_line(e, "const float *xr = X0 + o * cols;");
+  }
+  ec_line(e, "const int64_t c8 = cols / 8 * 8;");
+  ec_line(e, "float mx = xr[0], sum = 0.0f;");
+  ec_line(e, "int64_t l = 0;");
+  ec_line(e, "if (c8) {");
+  ec_line(e, "  float m8[8];");
+  ec_line(e, "  for (int u = 0; u < 8; u++) m8[u] = xr[u];");
+  ec_line(e, "  for (l = 8; l < c8; l += 8)");
+  ec_line(e, "    for (int u = 0; u < 8; u++) m8[u] = xr[l + u] > m8[u] ? xr[l + u] : m8[u];");
+  ec_line(e, "  mx = m8[0];");
+  ec_line(e, "  for (int u = 1; u < 8; u++) mx = m8[u] > mx ? m8[u] : mx;");
+  ec_line(e, "}");
+  ec_line(e, "for (; l < cols; l++) mx = xr[l] > mx ? xr[l] : mx;");
+  ec_line(e, "for (l = 0; l < cols; l++) y[l] = onnxc_expf(xr[l] - mx);");
+  ec_line(e, "l = 0;");
+  ec_line(e, "if (c8) {");
+  ec_line(e, "  float s8[8];");
+  ec_line(e, "  for (int u = 0; u < 8; u++) s8[u] = y[u];");
+  ec_line(e, "  for (l = 8; l < c8; l += 8)");
+  ec_line(e, "    for (int u = 0; u < 8; u++) s8[u] += y[l + u];");
+  ec_line(e, "  sum = ((s8[0] + s8[1]) + (s8[2] + s8[3])) + ((s8[4] + s8[5]) + (s8[6] + s8[7]));");
+  ec_line(e, "}");
+  ec_line(e, "for (; l < cols; l++) sum += y[l];");
+  ec_line(e, "sum = 1 / sum;");
+  ec_line(e, "for (l = 0; l < cols; l++) y[l] *= sum;");
+  e->indent--;
   ec_line(e, "}");
   return true;
 }
 
-/* LayerNormalization over dims [axis, rank) with scale and bias of that size. */
+/* LayerNormalization / RMSNormalization over dims [axis, rank) with scale and
+ * bias of that size. */
 static bool k_layernorm(Dx *x, const Node *n) {
   const Shape *s = &n->in[0]->shape;
   int axis;
@@ -398,34 +452,16 @@ static bool k_layernorm(Dx *x, const Node *n) {
   for (int i = axis; i < s->rank; i++)
     inner = s->d[i] < 0 || inner < 0 ? -1 : inner * s->d[i];
   int64_t sn = 0, bn = 0;
+  /* input 2 is LayerNorm's bias unless it is the fused residual (last) */
+  bool bias = n->op == OP_LayerNormalization && ir_has_input(n, 2) &&
+              !(ir_attr_int(n, "onnxc.fused_inputs", 0) == 1 && n->n_in == 3);
   if (inner < 0 || !shape_numel(&n->in[1]->shape, &sn) || sn != inner ||
-      (ir_has_input(n, 2) && (!shape_numel(&n->in[2]->shape, &bn) || bn != inner)))
+      (bias && (!shape_numel(&n->in[2]->shape, &bn) || bn != inner)))
     return diag_error(x->e->d, n, "run-time extents: LayerNormalization needs static normalized "
                       "dims and a full scale and bias");
-  EmitC *e = x->e;
-  float eps = ir_attr_float(n, "epsilon", 1e-5f);
-  ec_line(e, "const int64_t rows = %s;", prod_c(x, s, 0, axis));
-  ec_line(e, "for (int64_t o = 0; o < rows; o++) {");
-  /* in double, as the static kernel (emit_nn.c): a row of nearly equal
-   * values divides by a tiny deviation */
-  ec_line(e, "  float *yr = Y0 + o * %lld;", (long long)inner);
-  if (ir_attr_int(n, "onnxc.fused_inputs", 0) == 1) { /* the residual Add before it (fuse_norm.c) */
-    ec_line(e, "  for (int64_t j = 0; j < %lld; j++) yr[j] = X0[o * %lld + j] + X%d[o * %lld + j];",
-            (long long)inner, (long long)inner, n->n_in - 1, (long long)inner);
-    ec_line(e, "  const float *xr = yr;");
-  } else {
-    ec_line(e, "  const float *xr = X0 + o * %lld;", (long long)inner);
-  }
-  ec_line(e, "  double mean = 0.0, var = 0.0;");
-  ec_line(e, "  for (int64_t j = 0; j < %lld; j++) mean += xr[j];", (long long)inner);
-  ec_line(e, "  mean /= %lld.0;", (long long)inner);
-  ec_line(e, "  for (int64_t j = 0; j < %lld; j++) { const double d = xr[j] - mean; var += d * d; }",
-          (long long)inner);
-  ec_line(e, "  const double inv = 1.0 / sqrt(var / %lld.0 + (double)%.9ef);", (long long)inner, (double)eps);
-  ec_line(e, "  for (int64_t j = 0; j < %lld; j++) yr[j] = (float)((xr[j] - mean) * inv * X1[j]%s);",
-          (long long)inner, ir_has_input(n, 2) ? " + X2[j]" : "");
-  ec_line(e, "}");
-  return true;
+  /* the static kernel (emit_nn.c: statistics in double over eight partial
+   * sums), its row count at run time */
+  return ec_norm_rows_rt(x->e, n, prod_c(x, s, 0, axis));
 }
 
 /* Loops over every output index i0..i(r-1), reading X0 at `src` (C text over
@@ -795,7 +831,7 @@ static DynFn dyn_kernel(const Node *n) {
     return k_copy;
   case OP_MatMul: return k_matmul;
   case OP_Softmax: return k_softmax;
-  case OP_LayerNormalization: return k_layernorm;
+  case OP_LayerNormalization: case OP_RMSNormalization: return k_layernorm;
   case OP_Transpose: return k_transpose;
   case OP_Slice: return k_slice;
   case OP_Gather: return k_gather;

@@ -629,12 +629,44 @@ bool gemm_emit_matmul(EmitC *e, const Node *n) {
     else
       ec_line(e, "/* packed GEMM: [%lld x %lld] x packed [%lld x %lld] */", LL(p.m), LL(p.k), LL(p.k),
               LL(p.n));
+    if (p.m_rt) {
+      /* fewer rows than half the register tile (a sequence of 1 to 3): a
+       * matrix-vector product per row over the packed panels, which the
+       * micro-kernel's 8 rows would mostly pad */
+      ec_line(e, "if ((%s) < 4) {", p.m_rt);
+      ec_line(e, "const long rows = %s;", p.m_rt);
+      ec_line(e, "for (long i = 0; i < rows; i++) {");
+      ec_line(e, "float *yr = Y0 + i * %lld;", LL(p.n));
+      ec_line(e, "for (long jp = 0; jp < %lld; jp += %d) {", LL(p.n), GEMM_NRP);
+      ec_line(e, "const float *ar = X0 + i * %lld, *bp = X1 + jp * %lld;", LL(p.k), LL(p.k));
+      /* four independent sums along k: one chain would wait on the FMA latency */
+      ec_line(e, "float acc[4][%d];", GEMM_NRP);
+      ec_line(e, "for (int u = 0; u < %d; u++) acc[0][u] = acc[1][u] = acc[2][u] = acc[3][u] = 0.0f;", GEMM_NRP);
+      ec_line(e, "long k = 0;");
+      ec_line(e, "for (; k + 4 <= %lld; k += 4)", LL(p.k));
+      ec_line(e, "  for (int q = 0; q < 4; q++)");
+      ec_line(e, "    for (int u = 0; u < %d; u++) acc[q][u] += ar[k + q] * bp[(k + q) * %d + u];", GEMM_NRP,
+              GEMM_NRP);
+      ec_line(e, "for (; k < %lld; k++)", LL(p.k));
+      ec_line(e, "  for (int u = 0; u < %d; u++) acc[0][u] += ar[k] * bp[k * %d + u];", GEMM_NRP, GEMM_NRP);
+      ec_line(e, "const long nc = %lld - jp < %d ? %lld - jp : %d;", LL(p.n), GEMM_NRP, LL(p.n), GEMM_NRP);
+      ec_line(e, "for (long u = 0; u < nc; u++) {");
+      ec_line(e, "const long j = jp + u;");
+      ec_line(e, "const float v = (acc[0][u] + acc[1][u]) + (acc[2][u] + acc[3][u]);");
+      ec_line(e, "yr[j] = %s;", p.epi.len ? p.epi.s : "v");
+      ec_line(e, "}");
+      ec_line(e, "}");
+      ec_line(e, "}");
+      ec_line(e, "} else {");
+    }
     ec_line(e, "const float *pa = X0;");
     ec_line(e, "float *py = Y0;");
     if (p.par)
       gk_emit_core_par(e, &p, NULL, 1, NULL, true, 0, NULL);
     else
       gk_emit_core(e, &p, NULL);
+    if (p.m_rt)
+      ec_line(e, "}");
   } else {
     int nb = ys->rank - (as->rank >= 2) - 1;
     Buf ao, bo, yo;

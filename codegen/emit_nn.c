@@ -202,18 +202,23 @@ static void fill_nan_outputs(EmitC *e, const Node *n) {
   }
 }
 
-static bool emit_layer_rms(EmitC *e, const Node *n, bool centered) {
+/* rows_rt: the row count as C text when it is known only at run time (-D
+ * ranges, emit_dyn.c; the normalized dims are static there), else NULL. */
+static bool emit_layer_rms(EmitC *e, const Node *n, bool centered, const char *rows_rt) {
   const Shape *xs = &n->in[0]->shape;
-  if (is_empty(n->in[0])) {
+  if (!rows_rt && is_empty(n->in[0])) {
     fill_nan_outputs(e, n);
     return true;
   }
   DType tx = n->in[0]->dt, tp = n->in[1]->dt, ty = n->out[0]->dt;
   DType ct = DT_F64;  /* at least as precise as any stash_type */
   int ax = norm_axis(n, xs->rank);
-  int64_t outer = ec_prod(xs, 0, ax), len = ec_prod(xs, ax, xs->rank);
+  int64_t len = ec_prod(xs, ax, xs->rank);
   Expr a;
-  ec_open_rows(e, outer, len); /* --threads: blocks of rows */
+  if (rows_rt)
+    ec_line(e, "for (long o = 0; o < (long)(%s); o++) {", rows_rt);
+  else
+    ec_open_rows(e, ec_prod(xs, 0, ax), len); /* --threads: blocks of rows */
   if (ir_attr_int(n, "onnxc.fused_inputs", 0) == 1) {
     /* the residual Add before it (passes/fuse_norm.c): the row's sum is
      * written to the output row first, and normalized there in place */
@@ -254,9 +259,13 @@ static bool emit_layer_rms(EmitC *e, const Node *n, bool centered) {
   return true;
 }
 
-bool emitc_LayerNormalization(EmitC *e, const Node *n) { return emit_layer_rms(e, n, true); }
+bool emitc_LayerNormalization(EmitC *e, const Node *n) { return emit_layer_rms(e, n, true, NULL); }
 
-bool emitc_RMSNormalization(EmitC *e, const Node *n) { return emit_layer_rms(e, n, false); }
+bool emitc_RMSNormalization(EmitC *e, const Node *n) { return emit_layer_rms(e, n, false, NULL); }
+
+bool ec_norm_rows_rt(EmitC *e, const Node *n, const char *rows) {
+  return emit_layer_rms(e, n, n->op == OP_LayerNormalization, rows);
+}
 
 /* ---- InstanceNormalization, GroupNormalization ------------------------------------- */
 

@@ -346,6 +346,15 @@ bool kd_prologue_row(const Node *n, const char *indent, const char *row, const c
   return ok;
 }
 
+bool kd_prologue_body(const Node *n, Buf *stmts, Buf *result, Diag *d) {
+  const Attr *a = ir_attr(n, "prologue");
+  Kdesc k;
+  if (!a || a->kind != AT_GRAPH || !build_body(n, a->u.g, &k, d) || k.body->n_inputs != n->n_in ||
+      n->n_in > KD_MAX_OPERANDS)
+    return diag_error(d, n, "internal: malformed prologue");
+  return kd_emit(&k, true, "", stmts, result, d);
+}
+
 void kd_describe(const Kdesc *k, Buf *out) {
   for (int i = 0; i < k->n_steps; i++) {
     const char *nm = k->step[i].n->name;

@@ -250,6 +250,14 @@ static Node *epilogue_producer(const Group *gr, const Captured *cap) {
   if ((p->op != OP_Conv && p->op != OP_Gemm && p->op != OP_MatMul) || ir_attr(p, "activation") ||
       ir_attr(p, "epilogue") || p->n_out != 1)
     return NULL;
+  /* -D ranges: a producer of run-time extents takes it only as a MatMul
+   * (codegen/emit_dyn.c applies it in the GEMM's store or after the product) */
+  const Graph *root = p->g;
+  while (root->parent)
+    root = root->parent;
+  if (root->n_syms > 0 && !shape_is_static(&p->out[0]->shape) &&
+      (p->op != OP_MatMul || p->out[0] != x))
+    return NULL;
   for (int i = 0; i < gr->n; i++) {
     const Node *m = gr->node[i];
     if (m->out[0]->dt != DT_F32)
@@ -547,13 +555,11 @@ static void dyn_matmul_bias(Graph *g, const Captured *cap) {
 
 bool pass_fuse_elementwise(Graph *g, bool epilogue, Diag *d) {
   (void)d;
-  /* With extents known at run time (docs/dynamic-shapes.md) only the chains
-   * themselves fuse: their kernel (codegen/emit_dyn.c) loads operands by
-   * broadcasting; the epilogues, prologues and strided views are written for
-   * static shapes. */
+  /* With extents known at run time (docs/dynamic-shapes.md) the chains,
+   * Softmax prologues and MatMul epilogues fuse (codegen/emit_dyn.c loads
+   * operands by broadcasting); Expands and strided views are still read
+   * through copies. */
   bool dyn = g->n_syms > 0;
-  if (dyn)
-    epilogue = false;
   Captured cap = rewrite_captured(g);
   if (!dyn)
     absorb_expands(g, &cap);
@@ -579,10 +585,9 @@ bool pass_fuse_elementwise(Graph *g, bool epilogue, Diag *d) {
     if (p)
       to_epilogue(f, p);
   }
-  if (!dyn) {
-    fuse_prologues(g, &cap, pos);
+  fuse_prologues(g, &cap, pos);
+  if (!dyn)
     absorb_views(g, &cap);
-  }
   free(pos);
   return true;
 }

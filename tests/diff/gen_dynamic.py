@@ -110,6 +110,8 @@ def op_matmul(b, x):
     y = b.op("MatMul", [x.name, b.weight((d, d2), d)], x.shape[:-1] + (d2,))
     if b.rng.random() < 0.6:
         y = b.op("Add", [y.name, b.weight((d2,), 4)], y.shape)
+    if b.rng.random() < 0.25:  # the encoder's MatMul, bias, GELU (one kernel when fused)
+        y = op_gelu(b, y)
     return y
 
 
@@ -195,6 +197,10 @@ def op_attention(b, x):
     v = split(b.op("MatMul", [x.name, b.weight((d, d), d)], x.shape), [0, 2, 1, 3])
     s = b.op("MatMul", [q.name, k.name], (1, h, "n", "n"))
     s = b.op("Div", [s.name, b.const(np.float32(np.sqrt(dh)))], s.shape)
+    if b.rng.random() < 0.5:  # a mask over the keys, [1, 1, 1, n], computed from x
+        m = b.op("ReduceMean", [x.name], (1, "n"), axes=[-1], keepdims=0)
+        m = b.op("Unsqueeze", [m.name, b.const(np.array([1, 2], np.int64))], (1, 1, 1, "n"))
+        s = b.op("Add", [s.name, m.name], s.shape)
     p = b.op("Softmax", [s.name], s.shape, axis=-1)
     c = b.op("MatMul", [p.name, v.name], (1, h, "n", dh))
     c = b.op("Transpose", [c.name], (1, "n", h, dh), perm=[0, 2, 1, 3])
@@ -299,6 +305,8 @@ def lengths(rng):
     ns = sorted({int(v) for v in rng.integers(1, N_MAX + 1, size=3)})
     if rng.random() < 0.3:
         ns = sorted(set(ns) | {1, N_MAX})
+    if rng.random() < 0.2:  # fewer rows than a GEMM tile's half: the matrix-vector path
+        ns = sorted(set(ns) | {int(rng.integers(2, 4))})
     return ns
 
 
