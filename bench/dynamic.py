@@ -2,15 +2,18 @@
 """One library for a range of shapes against libraries built per shape, and ONNX Runtime.
 
 Usage:
-  python3 bench/dynamic.py --onnxc build/bin/onnxc [--seqs 16,128,512] [--threads 1]
+  python3 bench/dynamic.py --onnxc build/bin/onnxc [--model bert|ocr] [--values 16,128,512]
+                           [--threads 1]
 
-bert_tiny_dynamic (models/corpus, a dynamic sequence axis) is compiled once
+bert: bert_tiny_dynamic (models/corpus, a dynamic sequence axis) compiled once
 with -D seq=1..512 and once per seq with -D seq=S (the fixed-shape library,
-fusion and all); each seq is then timed in alternating blocks (bench/run.py's
-measure): the dynamic library through NAME_run_dims, the fixed one through
-NAME_run, and ONNX Runtime on the same inputs. Prints median latencies and the
-ratios dynamic / fixed and dynamic / ORT; issue 14's goal is dynamic / fixed
-<= 1.10 at every seq. Outputs are checked against ONNX Runtime first.
+fusion and all). ocr: ocr_rec_dynamic (input 1x3x48xW) once with -D W=16..1024
+and once per width. Each value is then timed in alternating blocks
+(bench/run.py's measure): the dynamic library through NAME_run_dims, the fixed
+one through NAME_run, and ONNX Runtime on the same inputs. Prints median
+latencies and the ratios dynamic / fixed and dynamic / ORT; issue 14's goal is
+dynamic / fixed <= 1.10 at every value. Outputs are checked against ONNX
+Runtime first.
 """
 import argparse
 import ctypes
@@ -29,8 +32,16 @@ sys.path.insert(0, HERE)
 import run as bench  # noqa: E402
 
 
-def feeds(seq):
+MODELS = {  # case, dim, range, default values
+    "bert": ("bert_tiny_dynamic", "seq", "1..512", "16,128,512"),
+    "ocr": ("ocr_rec_dynamic", "W", "16..1024", "100,320,800"),
+}
+
+
+def feeds(model, seq):
     rng = np.random.default_rng(seq)
+    if model == "ocr":
+        return [("x", rng.standard_normal((1, 3, 48, seq), dtype=np.float32))]
     ids = rng.integers(1000, 30000, (1, seq)).astype(np.int64)
     mask = np.ones((1, seq), np.int64)
     types = np.zeros((1, seq), np.int64)
@@ -73,35 +84,38 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--onnxc", required=True)
     ap.add_argument("--corpus", default=os.path.join(REPO, "build", "corpus"))
-    ap.add_argument("--seqs", default="16,128,512")
+    ap.add_argument("--model", choices=sorted(MODELS), default="bert")
+    ap.add_argument("--values", "--seqs", dest="values", help="values of the dim (default per model)")
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--repeat", type=int, default=200)
     a = ap.parse_args()
-    case = os.path.join(a.corpus, "bert_tiny_dynamic")
+    name, dim, rng, dflt = MODELS[a.model]
+    case = os.path.join(a.corpus, name)
     if not os.path.exists(case):
         subprocess.run([sys.executable, os.path.join(REPO, "models", "corpus", "make_corpus.py"), a.corpus,
-                        "--only", "bert_tiny_dynamic"], check=True)
+                        "--only", name], check=True)
     model = os.path.join(case, "model.onnx")
     work = tempfile.mkdtemp(prefix="onnxc-bench-dyn-")
     dyn_so = os.path.join(work, "libdyn.so")
-    dyn_arena = build(a.onnxc, model, dyn_so, "dyn", ["-D", "seq=1..512"], a.threads)
+    dyn_arena = build(a.onnxc, model, dyn_so, "dyn", ["-D", f"{dim}={rng}"], a.threads)
     import onnxruntime as ort
     sess = ort.InferenceSession(model)
-    print(f"bert_tiny_dynamic, {a.threads} thread(s); medians in ms")
-    print("| seq | dynamic (-D seq=1..512) | fixed (-D seq=S) | ONNX Runtime | dynamic / fixed | dynamic / ORT |")
+    print(f"{name}, {a.threads} thread(s); medians in ms")
+    print(f"| {dim} | dynamic (-D {dim}={rng}) | fixed (-D {dim}=V) | ONNX Runtime | dynamic / fixed | "
+          "dynamic / ORT |")
     print("|---|---|---|---|---|---|")
-    for seq in [int(s) for s in a.seqs.split(",")]:
-        ins = feeds(seq)
+    for seq in [int(s) for s in (a.values or dflt).split(",")]:
+        ins = feeds(a.model, seq)
         refs = sess.run(None, dict(ins))
         fix_so = os.path.join(work, f"libfix{seq}.so")
-        fix_arena = build(a.onnxc, model, fix_so, "fix", ["-D", f"seq={seq}"], a.threads)
+        fix_arena = build(a.onnxc, model, fix_so, "fix", ["-D", f"{dim}={seq}"], a.threads)
         dyn = Lib(dyn_so, "dyn", dyn_arena, ins, refs, dims=[seq])
         fix = Lib(fix_so, "fix", fix_arena, ins, refs)
         for lib in (dyn, fix):
             lib()
             err = max(float(np.abs(o - r).max()) for o, r in zip(lib.outs, refs))
             if err > 1e-3:
-                raise SystemExit(f"seq {seq}: outputs differ from ONNX Runtime by {err}")
+                raise SystemExit(f"{dim} {seq}: outputs differ from ONNX Runtime by {err}")
         outs = [(o.name, r) for o, r in zip(sess.get_outputs(), refs)]
         engines = {"dyn": dyn, "fix": fix, "ort": bench.OrtModel(model, a.threads, ins, outs)}
         t = bench.measure(engines, 5, a.repeat, 1.0)

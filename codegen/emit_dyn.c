@@ -717,9 +717,15 @@ static bool window_decl(Dx *x, const Node *n, const int64_t *kernel, int *r_out)
   return true;
 }
 
+/* Conv: of one group with a weight packed at compile time, an im2col and the
+ * packed GEMM (gemm_emit_conv_rt); otherwise (grouped, depthwise, small)
+ * direct loops whose innermost runs along an output row, branch-free over
+ * the columns a tap reads inside the image. A fused elementwise epilogue
+ * (fuse_elementwise.c) applies in the GEMM's store or in a last pass over
+ * each output plane. */
 static bool k_conv(Dx *x, const Node *n) {
   const Shape *ws = &n->in[1]->shape;
-  if (n->out[0]->dt != DT_F32 || !shape_is_static(ws) || ir_attr(n, "activation"))
+  if (n->out[0]->dt != DT_F32 || !shape_is_static(ws) || ir_attr(n, "activation") || ir_has_input(n, 3))
     return diag_error(x->e->d, n, "run-time extents: Conv of float32 with a static weight");
   int r;
   int64_t k[2] = {ws->d[2], ws->rank > 3 ? ws->d[3] : 1};
@@ -728,30 +734,57 @@ static bool k_conv(Dx *x, const Node *n) {
   if (!window_decl(x, n, k, &r))
     return false;
   EmitC *e = x->e;
+  if (gemm_emit_conv_rt(e, n))
+    return true;
   int64_t group = ir_attr_int(n, "group", 1), m = ws->d[0], cg = ws->d[1];
   ec_line(e, "const int64_t M = %lld, CG = %lld, MG = %lld;", (long long)m, (long long)cg, (long long)(m / group));
-  ec_line(e, "for (int64_t b = 0; b < N; b++)");
-  ec_line(e, "  for (int64_t oc = 0; oc < M; oc++) {");
-  ec_line(e, "    const int64_t c0 = oc / MG * CG;");
-  ec_line(e, "    for (int64_t oh = 0; oh < OH; oh++)");
-  ec_line(e, "      for (int64_t ow = 0; ow < OW; ow++) {");
-  ec_line(e, "        float acc = %s;", ir_has_input(n, 2) ? "X2[oc]" : "0.0f");
-  ec_line(e, "        for (int64_t c = 0; c < CG; c++)");
-  ec_line(e, "          for (int64_t kh = 0; kh < KH; kh++) {");
-  ec_line(e, "            const int64_t ih = oh * SH - PT + kh * DH;");
-  ec_line(e, "            if (ih < 0 || ih >= H) continue;");
-  ec_line(e, "            for (int64_t kw = 0; kw < KW; kw++) {");
-  ec_line(e, "              const int64_t iw = ow * SW - PL + kw * DW;");
-  ec_line(e, "              if (iw < 0 || iw >= W) continue;");
-  ec_line(e, "              acc += X0[((b * C + c0 + c) * H + ih) * W + iw] * X1[((oc * CG + c) * KH + kh) * KW + kw];");
-  ec_line(e, "            }");
-  ec_line(e, "          }");
-  ec_line(e, "        Y0[((b * M + oc) * OH + oh) * OW + ow] = acc;");
-  ec_line(e, "      }");
-  ec_line(e, "  }");
+  ec_line(e, "for (int64_t b = 0; b < N; b++) {");
+  ec_line(e, "for (int64_t oc = 0; oc < M; oc++) {");
+  ec_line(e, "const int64_t c0 = oc / MG * CG;");
+  ec_line(e, "float *yp = Y0 + (b * M + oc) * OH * OW;");
+  ec_line(e, "const float bv = %s;", ir_has_input(n, 2) ? "X2[oc]" : "0.0f");
+  ec_line(e, "for (int64_t i = 0; i < OH * OW; i++) yp[i] = bv;");
+  ec_line(e, "for (int64_t c = 0; c < CG; c++) {");
+  ec_line(e, "for (int64_t kh = 0; kh < KH; kh++) {");
+  ec_line(e, "for (int64_t kw = 0; kw < KW; kw++) {");
+  ec_line(e, "const float wv = X1[((oc * CG + c) * KH + kh) * KW + kw];");
+  ec_line(e, "const int64_t off = kw * DW - PL;");
+  /* ow in [lo, hi): 0 <= ow * SW + off < W */
+  ec_line(e, "int64_t lo = off >= 0 ? 0 : (-off + SW - 1) / SW, hi = W - off <= 0 ? 0 : (W - off - 1) / SW + 1;");
+  ec_line(e, "if (hi > OW) hi = OW;");
+  ec_line(e, "for (int64_t oh = 0; oh < OH; oh++) {");
+  ec_line(e, "const int64_t ih = oh * SH - PT + kh * DH;");
+  ec_line(e, "if (ih < 0 || ih >= H) continue;");
+  ec_line(e, "const float *xr = X0 + ((b * C + c0 + c) * H + ih) * W;");
+  ec_line(e, "float *yr = yp + oh * OW;");
+  ec_line(e, "if (SW == 1)");
+  ec_line(e, "  for (int64_t ow = lo; ow < hi; ow++) yr[ow] += wv * xr[ow + off];");
+  ec_line(e, "else");
+  ec_line(e, "  for (int64_t ow = lo; ow < hi; ow++) yr[ow] += wv * xr[ow * SW + off];");
+  ec_line(e, "}");
+  ec_line(e, "}");
+  ec_line(e, "}");
+  ec_line(e, "}");
+  if (ir_attr(n, "epilogue")) {
+    Buf v;
+    buf_init(&v);
+    gemm_act_expr(n, "v", &v);
+    ec_line(e, "for (int64_t i = 0; i < OH * OW; i++) {");
+    ec_line(e, "const float v = yp[i];");
+    ec_line(e, "yp[i] = %s;", v.s);
+    ec_line(e, "}");
+    buf_free(&v);
+  }
+  ec_line(e, "}");
+  ec_line(e, "}");
   return true;
 }
 
+/* MaxPool / AveragePool row by row: each tap of the window adds a run of an
+ * input row to the output row, branch-free over the columns inside the
+ * image; an average divides by its count of rows times columns (inside the
+ * image, or the padded extent with count_include_pad), in the taps' order of
+ * the plain loops. */
 static bool k_pool(Dx *x, const Node *n) {
   if (n->out[0]->dt != DT_F32 || (n->n_out > 1 && ec_has_output(n, 1)) || ir_attr_int(n, "ceil_mode", 0))
     return diag_error(x->e->d, n, "run-time extents: %s of float32, one output, no ceil_mode", n->op_type);
@@ -760,28 +793,44 @@ static bool k_pool(Dx *x, const Node *n) {
     return false;
   bool mx = n->op == OP_MaxPool, cip = ir_attr_int(n, "count_include_pad", 0) != 0;
   EmitC *e = x->e;
-  ec_line(e, "for (int64_t p = 0; p < N * C; p++)");
-  ec_line(e, "  for (int64_t oh = 0; oh < OH; oh++)");
-  ec_line(e, "    for (int64_t ow = 0; ow < OW; ow++) {");
-  ec_line(e, "      float acc = %s;", mx ? "-INFINITY" : "0.0f");
-  ec_line(e, "      int64_t cnt = 0;");
-  ec_line(e, "      (void)cnt;");
-  ec_line(e, "      for (int64_t kh = 0; kh < KH; kh++) {");
-  ec_line(e, "        const int64_t ih = oh * SH - PT + kh * DH;");
-  ec_line(e, "        for (int64_t kw = 0; kw < KW; kw++) {");
-  ec_line(e, "          const int64_t iw = ow * SW - PL + kw * DW;");
-  if (cip) /* the padded extent counts: positions inside input + pads */
-    ec_line(e, "          if (ih < H + PB && iw < W + PR && ih >= -PT && iw >= -PL) cnt++;");
-  ec_line(e, "          if (ih < 0 || ih >= H || iw < 0 || iw >= W) continue;");
-  ec_line(e, "          { const float v = X0[(p * H + ih) * W + iw];");
-  if (mx)
-    ec_line(e, "            acc = v > acc || v != v ? v : acc; }");
-  else
-    ec_line(e, "            acc += v; %s }", cip ? "" : "cnt++;");
-  ec_line(e, "        }");
-  ec_line(e, "      }");
-  ec_line(e, "      Y0[(p * OH + oh) * OW + ow] = %s;", mx ? "acc" : "cnt ? acc / (float)cnt : 0.0f");
-  ec_line(e, "    }");
+  const char *acc = mx ? "yr[ow] = v > yr[ow] || v != v ? v : yr[ow]" : "yr[ow] += v";
+  ec_line(e, "for (int64_t p = 0; p < N * C; p++) {");
+  ec_line(e, "for (int64_t oh = 0; oh < OH; oh++) {");
+  ec_line(e, "float *yr = Y0 + (p * OH + oh) * OW;");
+  ec_line(e, "int64_t ch = 0;");
+  ec_line(e, "(void)ch;");
+  ec_line(e, "for (int64_t ow = 0; ow < OW; ow++) yr[ow] = %s;", mx ? "-INFINITY" : "0.0f");
+  ec_line(e, "for (int64_t kh = 0; kh < KH; kh++) {");
+  ec_line(e, "const int64_t ih = oh * SH - PT + kh * DH;");
+  if (!mx && cip) /* the padded extent counts: positions inside input + pads */
+    ec_line(e, "if (ih >= -PT && ih < H + PB) ch++;");
+  ec_line(e, "if (ih < 0 || ih >= H) continue;");
+  if (!mx && !cip)
+    ec_line(e, "ch++;");
+  ec_line(e, "const float *xr = X0 + (p * H + ih) * W;");
+  ec_line(e, "for (int64_t kw = 0; kw < KW; kw++) {");
+  ec_line(e, "const int64_t off = kw * DW - PL;");
+  /* ow in [lo, hi): 0 <= ow * SW + off < W */
+  ec_line(e, "int64_t lo = off >= 0 ? 0 : (-off + SW - 1) / SW, hi = W - off <= 0 ? 0 : (W - off - 1) / SW + 1;");
+  ec_line(e, "if (hi > OW) hi = OW;");
+  ec_line(e, "if (SW == 1)");
+  ec_line(e, "  for (int64_t ow = lo; ow < hi; ow++) { const float v = xr[ow + off]; %s; }", acc);
+  ec_line(e, "else");
+  ec_line(e, "  for (int64_t ow = lo; ow < hi; ow++) { const float v = xr[ow * SW + off]; %s; }", acc);
+  ec_line(e, "}");
+  ec_line(e, "}");
+  if (!mx) {
+    ec_line(e, "for (int64_t ow = 0; ow < OW; ow++) {");
+    ec_line(e, "int64_t cw = 0;");
+    ec_line(e, "for (int64_t kw = 0; kw < KW; kw++) {");
+    ec_line(e, "const int64_t iw = ow * SW - PL + kw * DW;");
+    ec_line(e, cip ? "if (iw >= -PL && iw < W + PR) cw++;" : "if (iw >= 0 && iw < W) cw++;");
+    ec_line(e, "}");
+    ec_line(e, "yr[ow] = ch * cw != 0 ? yr[ow] / (float)(ch * cw) : 0.0f;");
+    ec_line(e, "}");
+  }
+  ec_line(e, "}");
+  ec_line(e, "}");
   return true;
 }
 

@@ -86,8 +86,123 @@ static bool conv_direct(const Node *n, const Window *w) {
   return w->groups == 1 && w->sh == 1 && w->sw == 1 && w->kh * w->kw > 1 && gk_prepacked(n->in[1]);
 }
 
+/* ---- -D ranges: the output map known at run time ---------------------------------- */
+
+/* 1x1, stride 1, unpadded: the image is the product's right operand as it is. */
+static bool conv_plain(const Node *n, int r) {
+  const Shape *ws = &n->in[1]->shape;
+  int ns, np;
+  const int64_t *s = ir_attr_ints(n, "strides", &ns), *pads = ir_attr_ints(n, "pads", &np);
+  for (int i = 0; i < r; i++)
+    if (ws->d[2 + i] != 1 || (s && i < ns && s[i] != 1))
+      return false;
+  for (int i = 0; pads && i < np; i++)
+    if (pads[i] != 0 && strcmp(ir_attr_str(n, "auto_pad", "NOTSET"), "NOTSET") == 0)
+      return false;
+  return true;
+}
+
+/* A 1-D or 2-D conv of one group whose output map is known at run time
+ * (OCR-style widths, -D ranges): Y[M, NS] = W x cols with NS = OH * OW the
+ * kernel's local, W packed at compile time as the left operand, the columns
+ * an im2col written to scratch (sized at NS's upper bound; off_img) unless
+ * the conv is plain, on one thread. */
+static bool conv_prod_rt(const Node *n, Prod *p) {
+  const Shape *xs = &n->in[0]->shape, *ws = &n->in[1]->shape, *ys = &n->out[0]->shape;
+  int r = xs->rank - 2;
+  if (r < 1 || r > 2 || ws->rank != xs->rank || !shape_is_static(ws) || ir_attr_int(n, "group", 1) != 1 ||
+      !shape_is_bounded(xs) || !shape_is_bounded(ys) || !gk_prepacked(n->in[1]) || ir_has_input(n, 3))
+    return false;
+  const Graph *g = n->g;
+  while (g->parent)
+    g = g->parent;
+  Arena *a = n->g->arena;
+  const DimExpr *np = dx_const(a, 1);
+  for (int i = 2; i < ys->rank; i++)
+    np = dx_mul(a, np, shape_dx(a, ys, i));
+  int64_t lo, hi;
+  if (!np || !dx_bounds(g, np, &lo, &hi) || hi < 1)
+    return false;
+  memset(p, 0, sizeof *p);
+  p->threads = 1;
+  p->m = ws->d[0];
+  p->k = ws->d[1];
+  for (int i = 2; i < ws->rank; i++)
+    p->k *= ws->d[i];
+  p->n = hi;
+  p->n_rt = "NS";
+  p->a = (Operand){SRC_PACKED, "X1", p->k, NULL};
+  p->b = (Operand){SRC_ROWS, "pb", hi, "NS"};
+  p->y = "py";
+  p->ldy = hi;
+  p->ldy_rt = "NS";
+  gk_layout(p, NULL);
+  if (!conv_plain(n, r)) {
+    p->off_img = p->bytes;
+    p->bytes += up(p->k * hi * 4, 64);
+  }
+  return gk_worth_packing(p);
+}
+
+bool gemm_emit_conv_rt(EmitC *e, const Node *n) {
+  Prod p;
+  if (!gk_is_f32(n) || !conv_prod_rt(n, &p) || !gk_scratch_ok(e, n, &p))
+    return false;
+  bool bias = ir_has_input(n, 2);
+  gk_set_epilogue(&p, n, bias ? "v + X2[i]" : "v", bias ? "X2 + ic + ir" : "(const float *)0",
+                  "(const float *)0");
+  ec_line(e, "/* implicit GEMM: [%lld x %lld] packed x [%lld x OH*OW (at most %lld)] */", LL(p.m), LL(p.k),
+          LL(p.k), LL(p.n));
+  gk_declare_scratch(e, &p);
+  ec_line(e, "const long NS = (long)(OH * OW);");
+  if (p.off_img >= 0)
+    ec_line(e, "float *col = (float *)(S + %lld);", LL(p.off_img));
+  ec_line(e, "for (long nb = 0; nb < N; nb++) {");
+  ec_line(e, "const float *xn = X0 + nb * C * H * W;");
+  if (p.off_img >= 0) {
+    /* im2col: row (c, kh, kw) holds the input under that tap for every
+     * output pixel, zero where it falls in the padding */
+    ec_line(e, "for (long c = 0; c < C; c++)");
+    ec_line(e, "for (long kh = 0; kh < KH; kh++)");
+    ec_line(e, "for (long kw = 0; kw < KW; kw++) {");
+    ec_line(e, "float *d = col + ((c * KH + kh) * KW + kw) * NS;");
+    ec_line(e, "const long off = kw * DW - PL;");
+    /* ow in [lo, hi): 0 <= ow * SW + off < W */
+    ec_line(e, "long lo = off >= 0 ? 0 : (-off + SW - 1) / SW, hi = W - off <= 0 ? 0 : (W - off - 1) / SW + 1;");
+    ec_line(e, "if (hi > OW) hi = OW;");
+    ec_line(e, "if (lo > hi) lo = hi;");
+    ec_line(e, "for (long oh = 0; oh < OH; oh++) {");
+    ec_line(e, "float *dr = d + oh * OW;");
+    ec_line(e, "const long ih = oh * SH - PT + kh * DH;");
+    ec_line(e, "if (ih < 0 || ih >= H) {");
+    ec_line(e, "for (long ow = 0; ow < OW; ow++) dr[ow] = 0.0f;");
+    ec_line(e, "continue;");
+    ec_line(e, "}");
+    ec_line(e, "const float *xr = xn + (c * H + ih) * W;");
+    ec_line(e, "for (long ow = 0; ow < lo; ow++) dr[ow] = 0.0f;");
+    ec_line(e, "if (SW == 1)");
+    ec_line(e, "  for (long ow = lo; ow < hi; ow++) dr[ow] = xr[ow + off];");
+    ec_line(e, "else");
+    ec_line(e, "  for (long ow = lo; ow < hi; ow++) dr[ow] = xr[ow * SW + off];");
+    ec_line(e, "for (long ow = hi; ow < OW; ow++) dr[ow] = 0.0f;");
+    ec_line(e, "}");
+    ec_line(e, "}");
+    ec_line(e, "const float *pb = col;");
+  } else {
+    ec_line(e, "const float *pb = xn;");
+  }
+  ec_line(e, "float *py = Y0 + nb * %lld * NS;", LL(p.m));
+  gk_emit_core(e, &p, NULL);
+  ec_line(e, "}");
+  buf_free(&p.epi);
+  buf_free(&p.epi_full);
+  return true;
+}
+
 /* Product plan of a Conv; false when the fast path does not apply. */
 bool gk_conv_prod(const Node *n, int threads, Prod *p, Window *w) {
+  if (gk_is_f32(n) && (!shape_is_static(&n->in[0]->shape) || !shape_is_static(&n->out[0]->shape)))
+    return conv_prod_rt(n, p);
   if (!gk_is_f32(n) || !shape_is_static(&n->in[0]->shape) || !shape_is_static(&n->in[1]->shape) ||
       !shape_is_static(&n->out[0]->shape) || !conv_window(n, w))
     return false;

@@ -49,6 +49,11 @@ bool gemm_emit_matmul(EmitC *e, const Node *n);
  * (emit_dyn.c's MatMul loop over the batch). False, writing nothing, when it
  * does not apply (then plain loops). */
 bool gemm_emit_matmul_rt(EmitC *e, const Node *n);
+/* -D ranges: a Conv of one group with a weight packed at compile time and
+ * its output map known at run time, as an im2col and the packed GEMM;
+ * expects emit_dyn.c's window locals (N, C, H, W, OH, OW, KH...). False,
+ * writing nothing, when it does not apply. */
+bool gemm_emit_conv_rt(EmitC *e, const Node *n);
 /* A MatMul's operand (which 0: A, 1: B) or result (2) as the product sees it,
  * through the Transposes and sibling slices fuse-layout folded in
  * (onnxc.perm_a, perm_b, perm_y; onnxc.view_a, view_b): its logical shape,

@@ -63,7 +63,8 @@ static Node *absorber(const Value *x, const Captured *cap, int64_t *channels) {
     return NULL;
   Node *p = x->producer;
   DType dt = x->dt;
-  if ((dt != DT_F32 && dt != DT_F64) || !shape_is_static(&x->shape) || x->shape.rank < 2)
+  /* the spatial dims may be -D ranges: only the channels must be known */
+  if ((dt != DT_F32 && dt != DT_F64) || x->shape.rank < 2 || x->shape.d[1] < 0)
     return NULL;
   if (p->op == OP_Conv) {
     const Value *w = p->in[1];
@@ -290,7 +291,7 @@ static bool bn_to_elementwise(Graph *g, Node *n, const Captured *cap, Diag *d) {
   Value *x = n->in[0];
   const Shape *xs = &x->shape;
   if (ir_attr_int(n, "training_mode", 0) != 0 || x->dt != DT_F32 || n->out[0]->dt != DT_F32 || xs->rank < 2 ||
-      !shape_is_static(xs) || rewrite_is_captured(cap, n->out[0]) || n->n_in != 5)
+      xs->d[1] < 0 || !shape_is_bounded(xs) || rewrite_is_captured(cap, n->out[0]) || n->n_in != 5)
     return true;
   for (int i = 1; i < n->n_out; i++)
     if (n->out[i]->kind != VK_NONE && (n->out[i]->n_uses > 0 || n->out[i]->is_output))

@@ -250,13 +250,13 @@ static Node *epilogue_producer(const Group *gr, const Captured *cap) {
   if ((p->op != OP_Conv && p->op != OP_Gemm && p->op != OP_MatMul) || ir_attr(p, "activation") ||
       ir_attr(p, "epilogue") || p->n_out != 1)
     return NULL;
-  /* -D ranges: a producer of run-time extents takes it only as a MatMul
+  /* -D ranges: a producer of run-time extents takes it as a MatMul or Conv
    * (codegen/emit_dyn.c applies it in the GEMM's store or after the product) */
   const Graph *root = p->g;
   while (root->parent)
     root = root->parent;
   if (root->n_syms > 0 && !shape_is_static(&p->out[0]->shape) &&
-      (p->op != OP_MatMul || p->out[0] != x))
+      ((p->op != OP_MatMul && p->op != OP_Conv) || p->out[0] != x))
     return NULL;
   for (int i = 0; i < gr->n; i++) {
     const Node *m = gr->node[i];

@@ -118,6 +118,47 @@ void infer_sym_values(Node *n) {
     if (!dtype_is_int(y->dt) || !sv_of(a, n, 0, r, &nr))
       return;
     break;
+  case OP_Slice: { /* a run of a shape vector (Shape -> Slice -> Concat -> Reshape) */
+    int64_t st = 0, en = 0, step = 1, ax = 0, c;
+    if (!sv_of(a, n, 0, e, &ne) || n->in[0]->shape.rank != 1)
+      return;
+    if (n->g->opset < 10) {
+      int cs, ce, ca;
+      const int64_t *sa = ir_attr_ints(n, "starts", &cs), *ea = ir_attr_ints(n, "ends", &ce),
+                    *aa = ir_attr_ints(n, "axes", &ca);
+      if (!sa || !ea || cs != 1 || ce != 1 || (aa && (ca != 1 || aa[0] != 0)))
+        return;
+      st = sa[0], en = ea[0];
+    } else {
+      const DimExpr *t[SV_MAX];
+      int nt;
+      if (!sv_of(a, n, 1, t, &nt) || nt != 1 || !dx_is_const(t[0], &st) || !sv_of(a, n, 2, t, &nt) || nt != 1 ||
+          !dx_is_const(t[0], &en))
+        return;
+      if (ir_has_input(n, 3) && (!sv_of(a, n, 3, t, &nt) || nt != 1 || !dx_is_const(t[0], &c) || (c != 0 && c != -1)))
+        return;
+      if (ir_has_input(n, 4) && (!sv_of(a, n, 4, t, &nt) || nt != 1 || !dx_is_const(t[0], &step) || step == 0))
+        return;
+    }
+    (void)ax;
+    /* the spec's clamping: starts/ends past the ends clamp, negatives count from the end */
+    if (st < 0)
+      st += ne;
+    if (en < 0)
+      en += ne;
+    if (step > 0) {
+      st = st < 0 ? 0 : st > ne ? ne : st;
+      en = en < 0 ? 0 : en > ne ? ne : en;
+      for (int64_t k = st; k < en; k += step)
+        r[nr++] = e[k];
+    } else {
+      st = st < 0 ? -1 : st > ne - 1 ? ne - 1 : st;
+      en = en < -1 ? -1 : en > ne - 1 ? ne - 1 : en;
+      for (int64_t k = st; k > en; k += step)
+        r[nr++] = e[k];
+    }
+    break;
+  }
   case OP_Concat:
     for (int i = 0; i < n->n_in; i++) {
       if (!sv_of(a, n, i, e, &ne) || nr + ne > SV_MAX)
@@ -293,8 +334,8 @@ bool infer_symbolic(Node *n, bool *handled, Diag *d) {
   if (root(n->g)->n_syms == 0)
     return true;
   switch (n->op) {
-  case OP_Reshape:
-    if (!operand_symbolic(n, 1))
+  case OP_Reshape: /* a valued target, or a constant one (a -1 entry) over a ranged input */
+    if (!operand_symbolic(n, 1) && (shape_is_static(&n->in[0]->shape) || n->in[1]->kind != VK_CONST))
       return true;
     *handled = true;
     return sym_reshape(n, d);

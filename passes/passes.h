@@ -27,10 +27,13 @@ bool dim_pin_parse(const char *spec, DimPin *out, char *err, size_t n_err);
 typedef struct InputShape {
   const char *name;            /* heap copy, owned by the caller */
   int rank;
-  int64_t d[IR_MAX_RANK];
+  int64_t d[IR_MAX_RANK];      /* -1 where the extent is a name */
+  char sym[IR_MAX_RANK][32];   /* that name (--shape x=1x3x48xW, then -D W=16..1024), else "" */
 } InputShape;
-/* Parses "NAME=AxBxC" (extents >= 1, element count within int64). On failure
- * writes why into err and returns false; on success out->name is malloc'ed. */
+/* Parses "NAME=AxBxC" (extents >= 1, element count within int64; an extent
+ * may instead be a dim name, letters, digits and '_' without 'x', which -D
+ * then fixes or bounds). On failure writes why into err and returns false;
+ * on success out->name is malloc'ed. */
 bool input_shape_parse(const char *spec, InputShape *out, char *err, size_t n_err);
 
 typedef struct PipelineOpts {

@@ -34,6 +34,35 @@ bool input_shape_parse(const char *spec, InputShape *out, char *err, size_t n_er
   int64_t numel = 1;
   for (;;) {
     const char *start = p;
+    if ((*p >= 'A' && *p <= 'Z') || (*p >= 'a' && *p <= 'z' && *p != 'x') || *p == '_') {
+      /* a dim name: -D gives its value or range */
+      while ((*p >= 'A' && *p <= 'Z') || (*p >= 'a' && *p <= 'z' && *p != 'x') || *p == '_' ||
+             (*p >= '0' && *p <= '9'))
+        p++;
+      size_t nl = (size_t)(p - start);
+      if (*p && *p != 'x') {
+        const char *stop = strchr(start, 'x');
+        int n = stop ? (int)(stop - start) : (int)strlen(start);
+        snprintf(err, n_err, "extent '%.*s' is neither a positive integer nor a dim name", n, start);
+        return false;
+      }
+      if (nl >= sizeof out->sym[0]) {
+        snprintf(err, n_err, "dim name '%.*s' is longer than %d characters", (int)nl, start,
+                 (int)sizeof out->sym[0] - 1);
+        return false;
+      }
+      if (out->rank == IR_MAX_RANK) {
+        snprintf(err, n_err, "more than %d extents", IR_MAX_RANK);
+        return false;
+      }
+      memcpy(out->sym[out->rank], start, nl);
+      out->sym[out->rank][nl] = 0;
+      out->d[out->rank++] = -1;
+      if (!*p)
+        break;
+      p++;
+      continue;
+    }
     while (*p >= '0' && *p <= '9')
       p++;
     size_t len = (size_t)(p - start);
@@ -73,6 +102,7 @@ bool input_shape_parse(const char *spec, InputShape *out, char *err, size_t n_er
       return false;
     }
     numel *= v;
+    out->sym[out->rank][0] = 0;
     out->d[out->rank++] = v;
     if (!*p)
       break;
@@ -92,7 +122,8 @@ bool input_shape_parse(const char *spec, InputShape *out, char *err, size_t n_er
 static const char *spec_str(const InputShape *s, char *buf, size_t n) {
   int k = snprintf(buf, n, "%s=", s->name);
   for (int i = 0; i < s->rank && k >= 0 && (size_t)k < n; i++)
-    k += snprintf(buf + k, n - (size_t)k, "%s%lld", i ? "x" : "", (long long)s->d[i]);
+    k += s->sym[i][0] ? snprintf(buf + k, n - (size_t)k, "%s%s", i ? "x" : "", s->sym[i])
+                      : snprintf(buf + k, n - (size_t)k, "%s%lld", i ? "x" : "", (long long)s->d[i]);
   return buf;
 }
 
@@ -139,6 +170,13 @@ static bool apply_shape(Graph *g, const InputShape *s, const DimPin *pins, int n
   bool ok = true;
   for (int i = 0; i < s->rank && sh->rank >= 0; i++) {
     const DimPin *pin = sh->d[i] < 0 ? pin_of(sh->sym[i], pins, n_pins) : NULL;
+    if (s->sym[i][0]) {
+      if (sh->d[i] >= 0)
+        ok = diag_error(d, NULL, "--shape %s: dimension %d of input '%s' is %lld in the model (shape %s), "
+                        "not a dim to name '%s'", spec, i, s->name, (long long)sh->d[i],
+                        shape_str(sh, sb, sizeof sb), s->sym[i]);
+      continue;
+    }
     if (sh->d[i] >= 0 && sh->d[i] != s->d[i])
       ok = diag_error(d, NULL, "--shape %s: dimension %d of input '%s' is %lld in the model (shape %s), "
                       "not %lld", spec, i, s->name, (long long)sh->d[i], shape_str(sh, sb, sizeof sb),
@@ -157,7 +195,8 @@ static bool apply_shape(Graph *g, const InputShape *s, const DimPin *pins, int n
   sh->rank = s->rank;
   for (int i = 0; i < s->rank; i++) {
     sh->d[i] = s->d[i];
-    sh->sym[i] = NULL, sh->x[i] = NULL;
+    sh->sym[i] = s->sym[i][0] ? arena_strdup(g->arena, s->sym[i]) : NULL;
+    sh->x[i] = NULL;
   }
   return true;
 }

@@ -31,6 +31,14 @@ static void test_input_shape_parse_accepts_extents(void **state) {
   assert_int_equal(s.rank, 1);
   assert_int_equal(s.d[0], 7);
   free((char *)s.name);
+  /* a dim name in place of an extent, for -D to fix or bound */
+  assert_true(input_shape_parse("x=1x3x48xW_1", &s, err, sizeof err));
+  assert_int_equal(s.rank, 4);
+  assert_int_equal(s.d[2], 48);
+  assert_string_equal(s.sym[2], "");
+  assert_int_equal(s.d[3], -1);
+  assert_string_equal(s.sym[3], "W_1");
+  free((char *)s.name);
 }
 
 static void test_input_shape_parse_refuses_bad_specs(void **state) {
@@ -43,7 +51,8 @@ static void test_input_shape_parse_refuses_bad_specs(void **state) {
   parse_fails("x=1x0x3", "at least 1");
   parse_fails("x=1x-3", "'-3' is not a positive integer");
   parse_fails("x=1,3", "'1,3' is not a positive integer");
-  parse_fails("x=1xAx3", "'A' is not a positive integer");
+  parse_fails("x=1x3Ax3", "'3A' is not a positive integer");
+  parse_fails("x=1xA-x3", "'A-' is neither a positive integer nor a dim name");
   parse_fails("x=99999999999999999999", "too large");
   parse_fails("x=4294967296x4294967296", "overflows");
   parse_fails("x=1x1x1x1x1x1x1x1x1x1x1x1x1x1x1x1x1", "more than 16");
@@ -96,6 +105,18 @@ static void test_pin_shapes_sets_dims_sharing_a_name(void **state) {
   free((char *)s[0].name);
   free((char *)s[1].name);
   ir_graph_free(g);
+  /* a name for an unnamed dim: left symbolic under that name for -D */
+  g = two_inputs();
+  assert_true(input_shape_parse("x=1x3x48xW", &s[0], err, sizeof err));
+  diag_init(&d, "t.onnx", NULL);
+  assert_true(pass_pin_shapes(g, s, 1, NULL, 0, &d));
+  x = &g->inputs[0]->shape;
+  assert_int_equal(x->d[2], 48);
+  assert_true(x->d[3] < 0);
+  assert_string_equal(x->sym[3], "W");
+  diag_free(&d);
+  free((char *)s[0].name);
+  ir_graph_free(g);
 }
 
 static void test_pin_shapes_reports_conflicts(void **state) {
@@ -105,6 +126,9 @@ static void test_pin_shapes_reports_conflicts(void **state) {
   m = pin_fails("x=1x3x48", NULL, 0);
   assert_non_null(strstr(m, "input 'x' has rank 4"));
   assert_non_null(strstr(m, "not 3"));
+  m = pin_fails("x=1xCx48x192", NULL, 0);
+  assert_non_null(strstr(m, "dimension 1 of input 'x' is 3 in the model"));
+  assert_non_null(strstr(m, "not a dim to name 'C'"));
   m = pin_fails("x=1x4x48x192", NULL, 0);
   assert_non_null(strstr(m, "dimension 1 of input 'x' is 3 in the model"));
   DimPin pin = {.name = "N", .value = 5};

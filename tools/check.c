@@ -435,7 +435,10 @@ static Graph *build_runner(const char *model, const DataSet *ds, const Options *
       const InputShape *s = &o->shapes[k];
       Shape want = shape_make(s->rank, s->d);
       char sa[512], sb[512];
-      if (strcmp(s->name, v->name) == 0 && !shape_equal(&want, &ds->in[i]->shape)) {
+      bool agree = want.rank == ds->in[i]->shape.rank; /* a named dim (-D bounds it) takes any extent */
+      for (int j = 0; agree && j < want.rank; j++)
+        agree = s->sym[j][0] || want.d[j] == ds->in[i]->shape.d[j];
+      if (strcmp(s->name, v->name) == 0 && !agree) {
         diag_error(d, NULL, "--shape %s=%s: the test data in %s gives input '%s' shape %s", s->name,
                    shape_str(&want, sa, sizeof sa), ds->dir, v->name,
                    shape_str(&ds->in[i]->shape, sb, sizeof sb));

@@ -12,7 +12,10 @@ against other dynamic values), MatMul and Gemm with weights, Softmax,
 LayerNormalization, GELU and LayerNorm as primitives, reductions over a static
 axis, Transpose, heads split and merged (attention, with scores of n x n),
 Slice and Gather over static axes, Concat along any axis, Unsqueeze/Squeeze,
-Cast round trips. The data sets run the same model at several n in 1..N_MAX
+Cast round trips. About a third are image models instead, [1, C, H, n] with n
+a width: convs of every kind, BatchNormalization, activations, pools, residuals,
+squeeze-excite and channel concats (build_image). The data sets run the same
+model at several n in 1..N_MAX
 (always including 1 and N_MAX for some seeds): `onnxc check -D n=1..N_MAX`
 compiles it once and must match ONNX Runtime at each.
 """
@@ -266,7 +269,152 @@ OPS = {op_unary: 6, op_binary: 6, op_matmul: 5, op_gemm: 2, op_softmax: 1.5, op_
        op_slice: 1, op_gather: 1, op_concat: 1, op_unsqueeze: 1, op_cast: 0.5}
 
 
+# ---- the image profile: [1, C, H, n] maps, n a width (OCR-style lines) ----------
+#
+# A width is a formula in n (a string, equal strings are equal widths) that
+# every window op rewrites; wd(w, n) evaluates it. Convs (any kernel, stride,
+# padding, dilation, groups, depthwise), BatchNormalization, activations, pools,
+# residual Adds, a squeeze-excite product and channel Concats.
+
+def wd(w, n):
+    return eval(w, {"n": n})  # noqa: S307 (formulas this file writes)
+
+
+def window_out(b, x, k, s, p, dil=(1, 1)):
+    """Output (H, W-formula) of a 2-D window over x; Reject when some n in
+    1..N_MAX gives an empty map."""
+    h, w = x.shape[2], x.shape[3]
+    oh = (h + 2 * p[0] - dil[0] * (k[0] - 1) - 1) // s[0] + 1
+    ow = f"(({w}) + {2 * p[1] - dil[1] * (k[1] - 1) - 1}) // {s[1]} + 1"
+    if oh < 1 or min(wd(ow, n) for n in range(1, N_MAX + 1)) < 1:
+        raise Reject()
+    return oh, ow
+
+
+def op_conv(b, x):
+    c = x.shape[1]
+    kind = b.rng.random()
+    if kind < 0.25:  # depthwise, a multiplier of 1 or 2
+        g, m = c, c * int(b.rng.choice([1, 2]))
+    elif kind < 0.35 and c % 2 == 0:
+        g, m = 2, 2 * int(b.rng.choice([2, 4, 8]))
+    else:
+        g, m = 1, int(b.rng.choice([4, 8, 16, 32]))
+    k = tuple(int(v) for v in b.rng.choice([(1, 1), (3, 3), (3, 3), (1, 3), (3, 1), (5, 5), (2, 2)]))
+    st = tuple(int(v) for v in b.rng.choice([(1, 1), (1, 1), (2, 2), (2, 1), (1, 2)]))
+    dil = (2, 2) if b.rng.random() < 0.1 and k == (3, 3) else (1, 1)
+    attrs = {"kernel_shape": list(k), "strides": list(st), "group": g}
+    if dil != (1, 1):
+        attrs["dilations"] = list(dil)
+    if b.rng.random() < 0.15 and st == (1, 1):
+        attrs["auto_pad"] = "SAME_UPPER"  # pads computed from the width at run time
+        p = (dil[0] * (k[0] - 1) // 2, dil[1] * (k[1] - 1) // 2)
+        if (dil[0] * (k[0] - 1)) % 2 or (dil[1] * (k[1] - 1)) % 2:
+            raise Reject()
+    else:
+        p = (int(b.rng.integers(0, k[0] // 2 + 1)), int(b.rng.integers(0, k[1] // 2 + 1)))
+        attrs["pads"] = [p[0], p[1], p[0], p[1]]
+    oh, ow = window_out(b, x, k, st, p, dil)
+    ins = [x.name, b.weight((m, c // g) + k, c // g * k[0] * k[1])]
+    if b.rng.random() < 0.7:
+        ins.append(b.weight((m,), 4))
+    y = b.op("Conv", ins, (1, m, oh, ow), **attrs)
+    if b.rng.random() < 0.5:
+        bn = [b.const(b.rng.uniform(0.5, 1.5, m).astype(np.float32)), b.weight((m,), 4),
+              b.weight((m,), 4), b.const(b.rng.uniform(0.5, 1.5, m).astype(np.float32))]
+        y = b.op("BatchNormalization", [y.name] + bn, y.shape, epsilon=1e-5)
+    if b.rng.random() < 0.7:
+        y = op_act(b, y)
+    return y
+
+
+def op_act(b, x):
+    op = str(b.rng.choice(["Relu", "Sigmoid", "HardSwish", "Clip", "LeakyRelu", "HardSigmoid", "Tanh"]))
+    if op == "Clip":
+        return b.op("Clip", [x.name, b.const(np.float32(0.0)), b.const(np.float32(6.0))], x.shape)
+    return b.op(op, [x.name], x.shape)
+
+
+def op_pool(b, x):
+    op = str(b.rng.choice(["MaxPool", "AveragePool"]))
+    k = tuple(int(v) for v in b.rng.choice([(2, 2), (3, 3), (2, 1), (3, 1), (1, 3)]))
+    st = tuple(int(v) for v in b.rng.choice([(1, 1), (2, 2), (2, 1)]))
+    p = (int(b.rng.integers(0, (k[0] - 1) // 2 + 1)), int(b.rng.integers(0, (k[1] - 1) // 2 + 1)))
+    oh, ow = window_out(b, x, k, st, p)
+    attrs = {"kernel_shape": list(k), "strides": list(st), "pads": [p[0], p[1], p[0], p[1]]}
+    if op == "AveragePool":
+        attrs["count_include_pad"] = int(b.rng.integers(0, 2))
+    return b.op(op, [x.name], x.shape[:2] + (oh, ow), **attrs)
+
+
+def op_image_binary(b, x, others):
+    same = [o for o in others if o.shape == x.shape and o.name != x.name]
+    if same and b.rng.random() < 0.7:  # a residual
+        o = same[int(b.rng.integers(0, len(same)))]
+        return b.op(str(b.rng.choice(["Add", "Mul", "Max"])), [x.name, o.name], x.shape)
+    # per-channel scale / shift
+    op = str(b.rng.choice(["Add", "Mul", "Sub"]))
+    return b.op(op, [x.name, b.weight((x.shape[1], 1, 1), 1)], x.shape)
+
+
+def op_squeeze_excite(b, x):
+    c = x.shape[1]
+    gp = b.op("GlobalAveragePool", [x.name], (1, c, 1, 1))
+    r = max(c // 4, 2)
+    h = b.op("Relu", [b.op("Conv", [gp.name, b.weight((r, c, 1, 1), c), b.weight((r,), 4)], (1, r, 1, 1),
+                           kernel_shape=[1, 1]).name], (1, r, 1, 1))
+    s = b.op("HardSigmoid", [b.op("Conv", [h.name, b.weight((c, r, 1, 1), r)], (1, c, 1, 1),
+                                  kernel_shape=[1, 1]).name], (1, c, 1, 1))
+    return b.op("Mul", [x.name, s.name], x.shape)
+
+
+def op_image_concat(b, x, others):
+    same = [o for o in others if o.shape[2:] == x.shape[2:] and o.name != x.name and len(o.shape) == 4]
+    if not same:
+        raise Reject()
+    o = same[int(b.rng.integers(0, len(same)))]
+    return b.op("Concat", [x.name, o.name], (1, x.shape[1] + o.shape[1]) + x.shape[2:], axis=1)
+
+
+IMAGE_OPS = {op_conv: 6, op_act: 1, op_pool: 2, op_image_binary: 2, op_squeeze_excite: 1, op_image_concat: 1}
+
+
+def build_image(rng):
+    b = B(rng)
+    c, h = int(rng.choice([1, 3, 4, 8])), int(rng.choice([4, 6, 8, 12, 16]))
+    shape = (1, c, h, "n")
+    x = V("x", shape)
+    vals, cur = [x], x
+    target = int(rng.integers(3, 16))
+    fs, ws = list(IMAGE_OPS), np.array(list(IMAGE_OPS.values()), float)
+    steps = 0
+    while len(b.nodes) < target and steps < 300:
+        steps += 1
+        f = fs[int(rng.choice(len(fs), p=ws / ws.sum()))]
+        src = cur if rng.random() < 0.8 else vals[int(rng.integers(0, len(vals)))]
+        try:
+            y = f(b, src, vals) if f in (op_image_binary, op_image_concat) else f(b, src)
+        except Reject:
+            continue
+        vals.append(y)
+        cur = y
+    used = {i for nd in b.nodes for i in nd.input}
+    outs = [v for v in vals[1:] if v.name not in used]
+    if not outs or len(outs) > 6 or len(b.nodes) < 2:
+        raise Reject()
+
+    def dims(v):  # widths other than n itself are left unnamed
+        return [d if isinstance(d, int) or d == "n" else None for d in v.shape]
+    graph = helper.make_graph(b.nodes, "dyn_image", [helper.make_tensor_value_info("x", F32, list(shape))],
+                              [helper.make_tensor_value_info(v.name, F32, dims(v)) for v in outs], b.inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], producer_name="onnxc-diff")
+    model.ir_version = 8
+    return model, shape
+
+
 def build(rng):
+    if rng.random() < 0.35:
+        return build_image(rng)
     b = B(rng)
     d = int(rng.choice([4, 8, 16, 24]))
     shape = ("n", d) if rng.random() < 0.4 else (1, "n", d)
