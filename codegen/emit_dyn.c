@@ -158,7 +158,7 @@ static bool ew_expr(Dx *x, const Node *n, DType compute, const char *const *ops,
 static bool k_elementwise(Dx *x, const Node *n) {
   const Shape *ys = &n->out[0]->shape;
   int r = ys->rank;
-  DType in_t = n->in[0]->dt;
+  DType in_t = n->op == OP_Where ? n->in[1]->dt : n->in[0]->dt; /* Where: condition, then values */
   DType compute = in_t == DT_F16 || in_t == DT_BF16 ? DT_F32 : in_t;
   if (n->n_in > 8)
     return diag_error(x->e->d, n, "run-time extents: at most 8 operands");
@@ -198,8 +198,9 @@ static bool k_elementwise(Dx *x, const Node *n) {
     buf_init(&ld);
     buf_init(&src);
     buf_printf(&src, strcmp(last[k], "0") ? "x%d[j]" : "x%d[0]", k);
-    ec_ew_load(&ld, n->in[k]->dt, compute, src.s);
-    ec_line(e, "const %s a%d = %s;", dtype_ctype(compute), k, ld.s);
+    DType kt = n->op == OP_Where && k == 0 ? DT_BOOL : compute;
+    ec_ew_load(&ld, n->in[k]->dt, kt, src.s);
+    ec_line(e, "const %s a%d = %s;", dtype_ctype(kt), k, ld.s);
     buf_free(&ld);
     buf_free(&src);
   }
@@ -865,6 +866,58 @@ static bool k_batchnorm(Dx *x, const Node *n) {
   return true;
 }
 
+/* Expand: the input broadcast to the output's run-time shape (the target
+ * shape operand is valued, so only X0 is read), row by row. */
+static bool k_expand(Dx *x, const Node *n) {
+  const Shape *ys = &n->out[0]->shape;
+  int r = ys->rank;
+  EmitC *e = x->e;
+  ec_line(e, "const int64_t cols = %s, rows = %s;", r ? dim_c(x, ys, r - 1) : "1", r ? prod_c(x, ys, 0, r - 1) : "1");
+  ec_line(e, "for (int64_t o = 0; o < rows; o++) {");
+  e->indent++;
+  split_rows(x, ys, r);
+  Buf off;
+  buf_init(&off);
+  const char *last;
+  bcast_offset(x, &n->in[0]->shape, r, &off, &last);
+  ec_line(e, "const %s *x0 = X0 + %s;", dtype_ctype(n->in[0]->dt), off.s);
+  buf_free(&off);
+  ec_line(e, "%s *y = Y0 + o * cols;", dtype_ctype(n->out[0]->dt));
+  ec_line(e, "for (int64_t j = 0; j < cols; j++) y[j] = x0[%s];", strcmp(last, "0") ? "j" : "0");
+  e->indent--;
+  ec_line(e, "}");
+  return true;
+}
+
+/* Range of a run-time length (passes/infer_symbolic.c): start + i * delta. */
+static bool k_range(Dx *x, const Node *n) {
+  DType t = n->out[0]->dt;
+  if (t == DT_F16 || t == DT_BF16)
+    return diag_error(x->e->d, n, "run-time extents: Range of float16/bfloat16");
+  const char *T = dtype_ctype(t);
+  ec_line(x->e, "for (int64_t i = 0; i < %s; i++) Y0[i] = (%s)(X0[0] + (%s)i * X2[0]);", dim_c(x, &n->out[0]->shape, 0),
+          T, T);
+  return true;
+}
+
+/* ConstantOfShape of a run-time shape: the value in every element. */
+static bool k_constant_of_shape(Dx *x, const Node *n) {
+  const Attr *a = ir_attr(n, "value");
+  DType t = n->out[0]->dt;
+  char lit[64];
+  if (t == DT_F16 || t == DT_BF16)
+    return diag_error(x->e->d, n, "run-time extents: ConstantOfShape of float16/bfloat16");
+  if (!a)
+    snprintf(lit, sizeof lit, "0.0f");
+  else if (dtype_is_float(t))
+    ec_literal(t, tensor_get_f64(a->u.t, 0), lit, sizeof lit);
+  else
+    snprintf(lit, sizeof lit, "(%s)%lldLL", dtype_ctype(t), (long long)tensor_get_i64(a->u.t, 0));
+  const Shape *ys = &n->out[0]->shape;
+  ec_line(x->e, "for (int64_t i = 0; i < %s; i++) Y0[i] = %s;", prod_c(x, ys, 0, ys->rank), lit);
+  return true;
+}
+
 /* ---- dispatch ------------------------------------------------------------------------ */
 
 typedef bool (*DynFn)(Dx *, const Node *);
@@ -879,6 +932,9 @@ static DynFn dyn_kernel(const Node *n) {
   case OP_Identity: case OP_Reshape: case OP_Unsqueeze: case OP_Squeeze: case OP_Flatten:
     return k_copy;
   case OP_MatMul: return k_matmul;
+  case OP_Expand: return k_expand;
+  case OP_Range: return k_range;
+  case OP_ConstantOfShape: return k_constant_of_shape;
   case OP_Softmax: return k_softmax;
   case OP_LayerNormalization: case OP_RMSNormalization: return k_layernorm;
   case OP_Transpose: return k_transpose;

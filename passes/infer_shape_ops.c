@@ -414,6 +414,16 @@ bool infer_Concat(Node *n, Diag *d) {
   }
   o.d[axis] = all_known ? sum : DIM_UNKNOWN;
   o.sym[axis] = NULL, o.x[axis] = NULL;
+  if (!all_known) { /* -D ranges: the sum of the inputs' extents (YOLO heads' scales) */
+    const Graph *root = n->g;
+    while (root->parent)
+      root = root->parent;
+    const DimExpr *t = root->n_syms ? dx_const(n->g->arena, 0) : NULL;
+    for (int i = 0; i < n->n_in && t; i++)
+      t = n->in[i]->shape.rank == r ? dx_add(n->g->arena, t, shape_dx(n->g->arena, &n->in[i]->shape, axis)) : NULL;
+    if (t)
+      shape_set_dx(root, &o, axis, t);
+  }
   infer_set(n, 0, dt, &o);
   return true;
 }

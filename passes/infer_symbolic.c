@@ -237,8 +237,12 @@ static bool sym_reshape(Node *n, Diag *d) {
   const Shape *xs = &n->in[0]->shape;
   const DimExpr *t[SV_MAX], *o[IR_MAX_RANK];
   int k;
-  if (!sv_of(a, n, 1, t, &k) || k > IR_MAX_RANK || xs->rank < 0 || !shape_is_bounded(xs))
+  if (!sv_of(a, n, 1, t, &k) || k > IR_MAX_RANK)
     return diag_error(d, n, "the target shape is not known at compile time");
+  if (xs->rank < 0 || !shape_is_bounded(xs)) {
+    char b[256];
+    return diag_error(d, n, "the input's shape %s is not known at compile time", shape_str(xs, b, sizeof b));
+  }
   bool allowzero = n->g->opset >= 14 && ir_attr_int(n, "allowzero", 0) != 0;
   int neg = -1;
   for (int j = 0; j < k; j++) {
@@ -312,6 +316,67 @@ static bool sym_slice(Node *n, Diag *d) {
   return true;
 }
 
+/* Range whose limit is a valued extent (torch.arange(seq)): start and delta
+ * constant integers, length ceil((limit - start) / delta) for delta > 0. */
+/* Operand i of a Range as one extent: an integer constant or valued tensor,
+ * a float constant holding an integer, or a Cast to float of a valued
+ * integer (torch.arange(w, dtype=float) as YOLO heads export it). */
+static bool range_operand(Arena *a, const Node *n, int i, const DimExpr **out) {
+  const DimExpr *e[SV_MAX];
+  int ne;
+  const Value *v = n->in[i];
+  if (dtype_is_int(v->dt))
+    return sv_of(a, n, i, e, &ne) && ne == 1 && (*out = e[0]);
+  if (v->kind == VK_CONST && v->konst->numel == 1) {
+    double f = tensor_get_f64(v->konst, 0);
+    if (f != (double)(int64_t)f)
+      return false;
+    *out = dx_const(a, (int64_t)f);
+    return true;
+  }
+  const Node *c = v->kind == VK_NODE ? v->producer : NULL;
+  return c && c->op == OP_Cast && dtype_is_int(c->in[0]->dt) && sv_of(a, c, 0, e, &ne) && ne == 1 &&
+         (*out = e[0]);
+}
+
+static bool sym_range(Node *n, Diag *d) {
+  Arena *a = n->g->arena;
+  const DimExpr *s[1], *l[1], *t[1];
+  int64_t st, dl;
+  DType dt = n->in[0]->dt;
+  if (n->in[1]->dt != dt || n->in[2]->dt != dt || !range_operand(a, n, 0, s) || !range_operand(a, n, 1, l) ||
+      !range_operand(a, n, 2, t) || !dx_is_const(s[0], &st) || !dx_is_const(t[0], &dl) || dl <= 0)
+    return diag_error(d, n, "with a run-time limit, Range needs start and delta known at compile time, "
+                      "integers (delta > 0)");
+  const DimExpr *len = dx_floordiv((Graph *)root(n->g), dx_add(a, l[0], dx_const(a, dl - 1 - st)), dl);
+  if (!len)
+    return diag_error(d, n, "the range's length is not a known function of the dims for every value of "
+                      "their ranges (it may be negative)");
+  Shape o = shape_scalar();
+  o.rank = 1;
+  shape_set_dx(root(n->g), &o, 0, len);
+  infer_set(n, 0, dt, &o);
+  return true;
+}
+
+/* ConstantOfShape of a valued shape: its extents, the value's type. */
+static bool sym_constant_of_shape(Node *n, Diag *d) {
+  Arena *a = n->g->arena;
+  const DimExpr *t[SV_MAX];
+  int k;
+  if (!sv_of(a, n, 0, t, &k) || k > IR_MAX_RANK)
+    return diag_error(d, n, "the shape is not known at compile time");
+  const Attr *v = ir_attr(n, "value");
+  if (v && (v->kind != AT_TENSOR || !v->u.t || v->u.t->numel != 1 || v->u.t->dt == DT_STRING))
+    return diag_error(d, n, "attribute 'value' must be one non-string element");
+  Shape o = shape_scalar();
+  o.rank = k;
+  for (int j = 0; j < k; j++)
+    shape_set_dx(root(n->g), &o, j, t[j]);
+  infer_set(n, 0, v ? v->u.t->dt : DT_F32, &o);
+  return true;
+}
+
 static bool sym_expand(Node *n, Diag *d) {
   Arena *a = n->g->arena;
   const DimExpr *t[SV_MAX];
@@ -349,6 +414,21 @@ bool infer_symbolic(Node *n, bool *handled, Diag *d) {
       return true;
     *handled = true;
     return sym_expand(n, d);
+  case OP_ConstantOfShape:
+    if (!operand_symbolic(n, 0))
+      return true;
+    *handled = true;
+    return sym_constant_of_shape(n, d);
+  case OP_Range: {
+    const DimExpr *l[1];
+    int64_t c;
+    /* a valued limit, or a float one cast from a valued integer */
+    if (!operand_symbolic(n, 0) && !operand_symbolic(n, 1) && !operand_symbolic(n, 2) &&
+        !(range_operand(n->g->arena, n, 1, l) && !dx_is_const(l[0], &c)))
+      return true;
+  }
+    *handled = true;
+    return sym_range(n, d);
   default:
     return true;
   }

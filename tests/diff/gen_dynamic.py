@@ -264,9 +264,47 @@ def op_cast(b, x):
     return b.op("Cast", [y.name], x.shape, to=F32)
 
 
+def seq_scalar(b, x):
+    """x's n as an int64 scalar (Shape -> Gather with a scalar index)."""
+    sh = b.op("Shape", [x.name], (len(x.shape),))
+    return b.op("Gather", [sh.name, b.const(np.array(x.shape.index("n"), np.int64), "i")], (), axis=0)
+
+
+def op_mask_where(b, x):
+    """A key mask from x expanded to [1, 1, n, n] through a computed shape,
+    then Where, as recent transformers exports build the attention bias."""
+    if len(x.shape) != 3 or x.shape[:2] != (1, "n"):
+        raise Reject()
+    m = b.op("ReduceMean", [x.name], (1, "n"), axes=[-1], keepdims=0)
+    m4 = b.op("Unsqueeze", [m.name, b.const(np.array([1, 2], np.int64))], (1, 1, 1, "n"))
+    e = b.op("Expand", [m4.name, b.shape_of(x, [1, 1, ("dim", 1), ("dim", 1)])], (1, 1, "n", "n"))
+    cond = b.op("Greater", [e.name, b.const(np.float32(0.0))], e.shape)
+    return b.op("Where", [cond.name, e.name, b.const(np.float32(-1.0))], e.shape)
+
+
+def op_positions(b, x):
+    """Position rows Gathered by Range(0, n) (torch.arange(seq)) and added."""
+    if x.shape[-1] == "n" or "n" not in x.shape:
+        raise Reject()
+    r = b.op("Range", [b.const(np.int64(0)), seq_scalar(b, x).name, b.const(np.int64(1))], ("n",))
+    pe = b.op("Gather", [b.weight((N_MAX, x.shape[-1]), 1), r.name], ("n", x.shape[-1]), axis=0)
+    return b.op("Add", [x.name, pe.name], x.shape)
+
+
+def op_const_of_shape(b, x):
+    """ConstantOfShape of x's computed shape, times x."""
+    if any(d == "n" for d in x.shape[1:]) and x.shape[0] != "n" and x.shape[:2] != (1, "n"):
+        raise Reject()
+    parts = [("dim", i) if d == "n" else d for i, d in enumerate(x.shape)]
+    c = b.op("ConstantOfShape", [b.shape_of(x, parts)], x.shape,
+             value=numpy_helper.from_array(np.array([1.5], np.float32)))
+    return b.op("Mul", [x.name, c.name], x.shape)
+
+
 OPS = {op_unary: 6, op_binary: 6, op_matmul: 5, op_gemm: 2, op_softmax: 1.5, op_layernorm: 1.5,
        op_layernorm_primitives: 1, op_gelu: 1.5, op_reduce: 1, op_transpose: 1, op_attention: 1.5,
-       op_slice: 1, op_gather: 1, op_concat: 1, op_unsqueeze: 1, op_cast: 0.5}
+       op_slice: 1, op_gather: 1, op_concat: 1, op_unsqueeze: 1, op_cast: 0.5, op_mask_where: 2,
+       op_positions: 2, op_const_of_shape: 1}
 
 
 # ---- the image profile: [1, C, H, n] maps, n a width (OCR-style lines) ----------

@@ -10,6 +10,8 @@ lengths across the range, checked against ONNX Runtime:
   - the library ABI: NAME_run_dims on a .so from ctypes, ONNXC_ERR_DIM for a
     dim outside its range, NAME_arena_bytes growing with the dim and bounded
     by NAME_ARENA_BYTES;
+  - the mask and position arithmetic of recent transformers exports (Expand
+    to a shape built from Shape/Concat, Where, Range(0, seq)), seq 1..64;
   - errors: a symbolic dim with no range names itself and says how to bound it;
     a node without a run-time-extent kernel is named with its op.
 
@@ -152,6 +154,69 @@ def test_ocr(args, work):
               f"ocr_rec_dynamic {' '.join(extra)}: one build, W {widths} match ONNX Runtime\n{r.stdout}{r.stderr[-3000:]}")
 
 
+def hf_mask_model(path):
+    """The mask and position arithmetic of recent transformers exports: the
+    [1, seq] mask expanded to [1, 1, seq, seq] through a shape made from Shape
+    and Concat, inverted, turned into a bias by Where, and position ids from
+    Range(0, seq), all around a one-head attention."""
+    def c(name, arr):
+        return numpy_helper.from_array(np.asarray(arr), name)
+    nodes = [
+        helper.make_node("Shape", ["mask"], ["shp"]),
+        helper.make_node("Gather", ["shp", "one"], ["seq"], axis=0),
+        helper.make_node("Unsqueeze", ["seq", "ax0"], ["seq1"]),
+        helper.make_node("Concat", ["ones2", "seq1", "seq1"], ["tgt"], axis=0),
+        helper.make_node("Unsqueeze", ["mask", "ax12"], ["m4"]),
+        helper.make_node("Expand", ["m4", "tgt"], ["mexp"]),
+        helper.make_node("Cast", ["mexp"], ["mf"], to=TensorProto.FLOAT),
+        helper.make_node("Sub", ["onef", "mf"], ["inv"]),
+        helper.make_node("Cast", ["inv"], ["invb"], to=TensorProto.BOOL),
+        helper.make_node("Where", ["invb", "minf", "inv"], ["bias"]),
+        helper.make_node("Range", ["zero", "seq", "onei"], ["pos"]),
+        helper.make_node("Unsqueeze", ["pos", "ax0"], ["pos2"]),
+        helper.make_node("Gather", ["pemb", "pos2"], ["pe"], axis=0),
+        helper.make_node("Add", ["x", "pe"], ["xp"]),
+        helper.make_node("MatMul", ["xp", "wq"], ["q"]),
+        helper.make_node("Transpose", ["xp"], ["xt"], perm=[0, 2, 1]),
+        helper.make_node("MatMul", ["q", "xt"], ["s"]),
+        helper.make_node("Unsqueeze", ["s", "ax0"], ["s4"]),
+        helper.make_node("Add", ["s4", "bias"], ["sb"]),
+        helper.make_node("Softmax", ["sb"], ["p"], axis=-1),
+        helper.make_node("Squeeze", ["p", "ax0"], ["p3"]),
+        helper.make_node("MatMul", ["p3", "xp"], ["y"]),
+    ]
+    rng = np.random.default_rng(1)
+    inits = [c("one", np.int64(1)), c("ax0", np.array([0], np.int64)), c("ones2", np.array([1, 1], np.int64)),
+             c("ax12", np.array([1, 2], np.int64)), c("onef", np.float32(1.0)), c("minf", np.float32(-3.4e38)),
+             c("zero", np.int64(0)), c("onei", np.int64(1)),
+             c("pemb", rng.standard_normal((64, 8)).astype(np.float32)),
+             c("wq", rng.standard_normal((8, 8)).astype(np.float32))]
+    g = helper.make_graph(nodes, "hf_mask", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, "seq", 8]),
+                                             helper.make_tensor_value_info("mask", TensorProto.INT64, [1, "seq"])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, "seq", 8])], inits)
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    m.ir_version = 8
+    onnx.save(m, path)
+
+
+def test_hf_mask(args, work):
+    path = os.path.join(work, "hf_mask.onnx")
+    hf_mask_model(path)
+    rng = np.random.default_rng(5)
+    feeds, seqs = [], [1, 2, 7, 33, 64]
+    for s in seqs:
+        m = np.ones((1, s), np.int64)
+        m[0, s - s // 3:] = 0
+        feeds.append({"x": rng.standard_normal((1, s, 8)).astype(np.float32), "mask": m})
+    case = os.path.join(work, "hf_mask")
+    write_case(case, path, feeds)
+    for extra in ([], ["--sanitize"], ["--guard"]):
+        r = run([args.onnxc, "check", "-v", "-D", "seq=1..64"] + extra + [case])
+        check(r.returncode == 0 and f"{len(seqs)} data set(s) match" in r.stdout,
+              f"hf-style mask (Expand, Where, Range, Concat of shapes) {' '.join(extra)}: seq {seqs} match\n"
+              f"{r.stdout}{r.stderr[-3000:]}")
+
+
 def detector_post(path, n_boxes=64):
     """Detector post-processing: NonMaxSuppression -> Gather of the kept boxes
     and scores, scaled: every value after NMS has a data-dependent length."""
@@ -240,6 +305,7 @@ def main():
         model = test_bert(args, work)
         test_abi(args, work, model)
         test_ocr(args, work)
+        test_hf_mask(args, work)
         test_detector(args, work)
         test_errors(args, work)
     print(f"{len(failures)} failure(s)")

