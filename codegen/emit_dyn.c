@@ -866,6 +866,137 @@ static bool k_batchnorm(Dx *x, const Node *n) {
   return true;
 }
 
+/* Split along an axis: each output takes its run of the axis from every
+ * outer row (k_concat the other way round). */
+static bool k_split(Dx *x, const Node *n) {
+  const Shape *xs = &n->in[0]->shape;
+  int axis;
+  if (!shape_axis(ir_attr_int(n, "axis", 0), xs->rank, &axis))
+    return diag_error(x->e->d, n, "run-time extents: bad axis");
+  EmitC *e = x->e;
+  const char *T = dtype_ctype(n->in[0]->dt);
+  ec_line(e, "const int64_t outer = %s, inner = %s;", prod_c(x, xs, 0, axis), prod_c(x, xs, axis + 1, xs->rank));
+  ec_line(e, "const %s *src = X0;", T);
+  ec_line(e, "for (int64_t o = 0; o < outer; o++) {");
+  e->indent++;
+  for (int i = 0; i < n->n_out; i++) {
+    const char *c = dim_c(x, &n->out[i]->shape, axis);
+    if (!ec_has_output(n, i)) {
+      ec_line(e, "(void)Y%d;", i);
+      ec_line(e, "src += %s * inner;", c);
+      continue;
+    }
+    ec_line(e, "{ const int64_t c = %s * inner; %s *y = Y%d + o * c;", c, T, i);
+    ec_line(e, "  for (int64_t k = 0; k < c; k++) y[k] = src[k];");
+    ec_line(e, "  src += c; }");
+  }
+  e->indent--;
+  ec_line(e, "}");
+  return true;
+}
+
+/* Resize / Upsample over the last two axes (NCHW) with run-time extents:
+ * nearest or linear, the coordinate transformations of the static kernel
+ * (emit_sample.c, whose tap rules these follow: linear reads floor(x) and the
+ * next index, clamped to the image; nearest rounds by nearest_mode), the
+ * source coordinate computed per output row and column instead of tabled. */
+static const char *resize_src(Dx *x, const char *ctm, const char *y, const char *in, const char *s) {
+  if (!strcmp(ctm, "align_corners"))
+    return arena_printf(x->a, "(%s * (double)%s == 1.0 ? 0.0 : (double)%s * ((double)%s - 1) / (%s * (double)%s - 1))",
+                        s, in, y, in, s, in);
+  if (!strcmp(ctm, "asymmetric"))
+    return arena_printf(x->a, "((double)%s / %s)", y, s);
+  if (!strcmp(ctm, "pytorch_half_pixel"))
+    return arena_printf(x->a, "(%s * (double)%s == 1.0 ? -0.5 : ((double)%s + 0.5) / %s - 0.5)", s, in, y, s);
+  if (!strcmp(ctm, "tf_half_pixel_for_nn"))
+    return arena_printf(x->a, "(((double)%s + 0.5) / %s)", y, s);
+  return arena_printf(x->a, "(((double)%s + 0.5) / %s - 0.5)", y, s); /* half_pixel */
+}
+
+static bool k_resize(Dx *x, const Node *n) {
+  const Shape *xs = &n->in[0]->shape, *ys = &n->out[0]->shape;
+  bool old = n->op == OP_Upsample || n->g->opset < 11;
+  int r = xs->rank, scales_slot = n->op == OP_Upsample ? (n->g->opset < 9 ? -1 : 1) : (old ? 1 : 2);
+  const char *mode = ir_attr_str(n, "mode", "nearest");
+  const char *ctm = old ? "asymmetric" : ir_attr_str(n, "coordinate_transformation_mode", "half_pixel");
+  const char *nm = old ? "floor" : ir_attr_str(n, "nearest_mode", "round_prefer_floor");
+  bool lin = !strcmp(mode, "linear") || !strcmp(mode, "bilinear");
+  DType t = n->out[0]->dt;
+  bool ok = r >= 2 && (lin || !strcmp(mode, "nearest")) && !ir_attr_int(n, "antialias", 0) && !ir_attr(n, "axes") &&
+            !strcmp(ir_attr_str(n, "keep_aspect_ratio_policy", "stretch"), "stretch") &&
+            (t == DT_F32 || t == DT_F64 || (!lin && dtype_is_int(t))) &&
+            (!strcmp(ctm, "half_pixel") || !strcmp(ctm, "pytorch_half_pixel") || !strcmp(ctm, "align_corners") ||
+             !strcmp(ctm, "asymmetric") || !strcmp(ctm, "tf_half_pixel_for_nn"));
+  for (int i = 0; ok && i + 2 < r; i++) /* only the last two axes resized */
+    ok = dx_equal(shape_dx(x->a, xs, i), shape_dx(x->a, ys, i));
+  if (!ok)
+    return diag_error(x->e->d, n, "run-time extents: %s needs nearest or linear over the last two axes, "
+                      "a half_pixel, pytorch_half_pixel, align_corners, asymmetric or tf_half_pixel_for_nn "
+                      "transformation, no antialias or axes", n->op_type);
+  /* the two scales: constants (scales given) or output / input (sizes given) */
+  const char *sc[2];
+  double v[2 * IR_MAX_RANK];
+  int cnt = 0;
+  const Value *sv = scales_slot >= 0 && ir_has_input(n, scales_slot) ? n->in[scales_slot] : NULL;
+  if (scales_slot < 0) {
+    const Attr *at = ir_attr(n, "scales");
+    cnt = at ? at->n : 0;
+    for (int i = 0; i < cnt && i < 2 * IR_MAX_RANK; i++)
+      v[i] = at->u.fs[i];
+  } else if (sv && sv->kind == VK_CONST && sv->konst->numel == r) {
+    cnt = r;
+    for (int i = 0; i < r; i++)
+      v[i] = tensor_get_f64(sv->konst, i);
+  }
+  for (int i = 0; i < 2; i++) {
+    int ax = r - 2 + i;
+    sc[i] = cnt == r ? arena_printf(x->a, "%.17g", v[ax])
+                     : arena_printf(x->a, "((double)%s / (double)%s)", dim_c(x, ys, ax), dim_c(x, xs, ax));
+  }
+  EmitC *e = x->e;
+  const char *T = dtype_ctype(t);
+  ec_line(e, "const int64_t P = %s, IH = %s, IW = %s, OH = %s, OW = %s;", prod_c(x, ys, 0, r - 2), dim_c(x, xs, r - 2),
+          dim_c(x, xs, r - 1), dim_c(x, ys, r - 2), dim_c(x, ys, r - 1));
+  ec_line(e, "const double sh = %s, sw = %s;", sc[0], sc[1]);
+  ec_line(e, "(void)sh; (void)sw;");
+  /* nearest: whether a fractional coordinate rounds up */
+  const char *hi = old ? "(s < 1)" : !strcmp(nm, "round_prefer_ceil") ? "(f >= 0.5)" : !strcmp(nm, "floor") ? "0"
+                   : !strcmp(nm, "ceil") ? "1" : "(f > 0.5)";
+  ec_line(e, "for (int64_t p = 0; p < P; p++) {");
+  ec_line(e, "for (int64_t oh = 0; oh < OH; oh++) {");
+  ec_line(e, "const double ch = %s, fh = floor(ch);", resize_src(x, ctm, "oh", "IH", "sh"));
+  ec_line(e, "%s *yr = Y0 + (p * OH + oh) * OW;", T);
+  if (lin) {
+    ec_line(e, "int64_t h0 = (int64_t)fh, h1 = h0 + 1;");
+    ec_line(e, "const double wh = ch - fh;");
+    ec_line(e, "h0 = h0 < 0 ? 0 : h0 >= IH ? IH - 1 : h0;");
+    ec_line(e, "h1 = h1 < 0 ? 0 : h1 >= IH ? IH - 1 : h1;");
+    ec_line(e, "const %s *r0 = X0 + (p * IH + h0) * IW, *r1 = X0 + (p * IH + h1) * IW;", T);
+    ec_line(e, "for (int64_t ow = 0; ow < OW; ow++) {");
+    ec_line(e, "const double cw = %s, fw = floor(cw), ww = cw - fw;", resize_src(x, ctm, "ow", "IW", "sw"));
+    ec_line(e, "int64_t w0 = (int64_t)fw, w1 = w0 + 1;");
+    ec_line(e, "w0 = w0 < 0 ? 0 : w0 >= IW ? IW - 1 : w0;");
+    ec_line(e, "w1 = w1 < 0 ? 0 : w1 >= IW ? IW - 1 : w1;");
+    ec_line(e, "yr[ow] = (%s)((1 - wh) * ((1 - ww) * r0[w0] + ww * r0[w1]) + wh * ((1 - ww) * r1[w0] + ww * r1[w1]));", T);
+    ec_line(e, "}");
+  } else {
+    ec_line(e, "int64_t ih;");
+    ec_line(e, "{ const double s = sh, f = ch - fh; (void)s; ih = (int64_t)fh + (f != 0 && %s); }", hi);
+    ec_line(e, "ih = ih < 0 ? 0 : ih >= IH ? IH - 1 : ih;");
+    ec_line(e, "const %s *xr = X0 + (p * IH + ih) * IW;", T);
+    ec_line(e, "for (int64_t ow = 0; ow < OW; ow++) {");
+    ec_line(e, "const double cw = %s, fw = floor(cw);", resize_src(x, ctm, "ow", "IW", "sw"));
+    ec_line(e, "int64_t iw;");
+    ec_line(e, "{ const double s = sw, f = cw - fw; (void)s; iw = (int64_t)fw + (f != 0 && %s); }", hi);
+    ec_line(e, "iw = iw < 0 ? 0 : iw >= IW ? IW - 1 : iw;");
+    ec_line(e, "yr[ow] = xr[iw];");
+    ec_line(e, "}");
+  }
+  ec_line(e, "}");
+  ec_line(e, "}");
+  return true;
+}
+
 /* Expand: the input broadcast to the output's run-time shape (the target
  * shape operand is valued, so only X0 is read), row by row. */
 static bool k_expand(Dx *x, const Node *n) {
@@ -933,6 +1064,8 @@ static DynFn dyn_kernel(const Node *n) {
     return k_copy;
   case OP_MatMul: return k_matmul;
   case OP_Expand: return k_expand;
+  case OP_Split: return k_split;
+  case OP_Resize: case OP_Upsample: return k_resize;
   case OP_Range: return k_range;
   case OP_ConstantOfShape: return k_constant_of_shape;
   case OP_Softmax: return k_softmax;

@@ -146,7 +146,15 @@ static bool infer_resize_common(Node *n, Diag *d, int scales_slot, int sizes_slo
     ys.d[ax[i]] = DIM_UNKNOWN;
     ys.sym[ax[i]] = NULL;
   }
-  if (has_sizes) {
+  if (has_sizes && n->in[sizes_slot]->sval && n->in[sizes_slot]->n_sval == na &&
+      strcmp(ir_attr_str(n, "keep_aspect_ratio_policy", "stretch"), "stretch") == 0) {
+    /* -D ranges: sizes computed from shapes (interpolate(size=skip.shape[2:])) */
+    Graph *root = n->g;
+    while (root->parent)
+      root = root->parent;
+    for (int i = 0; i < na; i++)
+      shape_set_dx(root, &ys, ax[i], n->in[sizes_slot]->sval[i]);
+  } else if (has_sizes) {
     int64_t sz[IR_MAX_RANK];
     int cnt = 0;
     if (infer_const_ints(n, sizes_slot, sz, &cnt, IR_MAX_RANK)) {
@@ -188,7 +196,20 @@ static bool infer_resize_common(Node *n, Diag *d, int scales_slot, int sizes_slo
         if (in >= 0)
           ys.d[ax[i]] = (int64_t)floor(sc[i] * (double)in);
         else if (sc[i] == 1.0)  /* a symbolic dim scaled by 1 keeps its name */
-          ys.sym[ax[i]] = xs->sym[ax[i]];
+          ys.sym[ax[i]] = xs->sym[ax[i]], ys.x[ax[i]] = xs->x[ax[i]];
+        else if (xs->x[ax[i]]) { /* -D ranges: an integer scale, or 1/2^k (exact in floating point) */
+          Graph *root = n->g;
+          while (root->parent)
+            root = root->parent;
+          const DimExpr *o = NULL;
+          double inv = 1.0 / sc[i];
+          if (sc[i] == floor(sc[i]) && sc[i] <= 1024)
+            o = dx_mul(n->g->arena, dx_const(n->g->arena, (int64_t)sc[i]), xs->x[ax[i]]);
+          else if (inv == floor(inv) && inv <= 1024 && ((int64_t)inv & ((int64_t)inv - 1)) == 0)
+            o = dx_floordiv(root, xs->x[ax[i]], (int64_t)inv);
+          if (o)
+            shape_set_dx(root, &ys, ax[i], o);
+        }
       }
     }
   }

@@ -12,6 +12,7 @@ lengths across the range, checked against ONNX Runtime:
     by NAME_ARENA_BYTES;
   - the mask and position arithmetic of recent transformers exports (Expand
     to a shape built from Shape/Concat, Where, Range(0, seq)), seq 1..64;
+  - Resize with run-time H and W (to a skip's computed size, by scales);
   - errors: a symbolic dim with no range names itself and says how to bound it;
     a node without a run-time-extent kernel is named with its op.
 
@@ -217,6 +218,62 @@ def test_hf_mask(args, work):
               f"{r.stdout}{r.stderr[-3000:]}")
 
 
+def resize_model(path):
+    """Upsampling with run-time H and W: Resize to a skip connection's computed
+    size (linear, half_pixel and pytorch_half_pixel) added to it, by constant
+    scales (nearest with floor and round_prefer_ceil, linear align_corners),
+    and a nearest downsampling by 0.5."""
+    rng = np.random.default_rng(0)
+
+    def c(name, arr):
+        return numpy_helper.from_array(np.asarray(arr), name)
+    R = "Resize"
+    nodes = [
+        helper.make_node("Conv", ["x", "w1", "b1"], ["a"], kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
+        helper.make_node("Relu", ["a"], ["ar"]),
+        helper.make_node("Conv", ["ar", "w2"], ["b"], kernel_shape=[3, 3], pads=[1, 1, 1, 1], strides=[2, 2]),
+        helper.make_node("Shape", ["a"], ["sa"]),
+        helper.make_node("Slice", ["sa", "s0", "s1"], ["hw"]),
+        helper.make_node("Concat", ["nc", "hw"], ["sizes"], axis=0),
+        helper.make_node(R, ["b", "", "", "sizes"], ["up1"], mode="linear", coordinate_transformation_mode="half_pixel"),
+        helper.make_node("Add", ["ar", "up1"], ["y1"]),
+        helper.make_node(R, ["b", "", "sc2"], ["y2"], mode="nearest", coordinate_transformation_mode="asymmetric",
+                         nearest_mode="floor"),
+        helper.make_node(R, ["a", "", "sc2"], ["y3"], mode="linear", coordinate_transformation_mode="align_corners"),
+        helper.make_node(R, ["b", "", "sc2"], ["y4"], mode="nearest", coordinate_transformation_mode="half_pixel",
+                         nearest_mode="round_prefer_ceil"),
+        helper.make_node(R, ["b", "", "", "sizes"], ["y5"], mode="linear",
+                         coordinate_transformation_mode="pytorch_half_pixel"),
+        helper.make_node(R, ["a", "", "half"], ["y6"], mode="nearest", coordinate_transformation_mode="asymmetric",
+                         nearest_mode="floor"),
+    ]
+    inits = [c("w1", rng.standard_normal((8, 3, 3, 3)).astype(np.float32) * 0.3),
+             c("b1", rng.standard_normal(8).astype(np.float32) * 0.1),
+             c("w2", rng.standard_normal((8, 8, 3, 3)).astype(np.float32) * 0.2),
+             c("s0", np.array([2], np.int64)), c("s1", np.array([4], np.int64)), c("nc", np.array([1, 8], np.int64)),
+             c("sc2", np.array([1, 1, 2, 2], np.float32)), c("half", np.array([1, 1, 0.5, 0.5], np.float32))]
+    outs = [helper.make_tensor_value_info(f"y{k}", TensorProto.FLOAT, [1, 8, None, None]) for k in range(1, 7)]
+    g = helper.make_graph(nodes, "resize_dyn", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, "H", "W"])],
+                          outs, inits)
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    m.ir_version = 8
+    onnx.save(m, path)
+
+
+def test_resize(args, work):
+    path = os.path.join(work, "resize.onnx")
+    resize_model(path)
+    rng = np.random.default_rng(3)
+    sizes = [(4, 4), (5, 7), (9, 16), (17, 33), (32, 40)]
+    case = os.path.join(work, "resize")
+    write_case(case, path, [{"x": rng.standard_normal((1, 3, hh, ww)).astype(np.float32)} for hh, ww in sizes])
+    for extra in ([], ["--sanitize"]):
+        # atol: y1 adds two maps and has elements near 0 (float32 cancellation)
+        r = run([args.onnxc, "check", "-v", "--atol", "1e-5", "-D", "H=4..64", "-D", "W=4..64"] + extra + [case])
+        check(r.returncode == 0 and f"{len(sizes)} data set(s) match" in r.stdout,
+              f"Resize with run-time H, W {' '.join(extra)}: {sizes} match\n{r.stdout}{r.stderr[-3000:]}")
+
+
 def detector_post(path, n_boxes=64):
     """Detector post-processing: NonMaxSuppression -> Gather of the kept boxes
     and scores, scaled: every value after NMS has a data-dependent length."""
@@ -306,6 +363,7 @@ def main():
         test_abi(args, work, model)
         test_ocr(args, work)
         test_hf_mask(args, work)
+        test_resize(args, work)
         test_detector(args, work)
         test_errors(args, work)
     print(f"{len(failures)} failure(s)")
