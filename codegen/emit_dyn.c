@@ -396,11 +396,40 @@ static bool last_axis(const Node *n, int64_t dflt, int rank, int *axis) {
 static bool k_softmax(Dx *x, const Node *n) {
   const Shape *s = &n->out[0]->shape;
   int axis;
-  if (!last_axis(n, n->g->opset >= 13 ? -1 : 1, s->rank, &axis) || axis != s->rank - 1 ||
-      n->out[0]->dt != DT_F32 || (!ir_attr(n, "prologue") && n->in[0]->dt != DT_F32))
-    return diag_error(x->e->d, n, "run-time extents: Softmax over the last axis of float32 only");
+  if (!last_axis(n, n->g->opset >= 13 ? -1 : 1, s->rank, &axis) || n->out[0]->dt != DT_F32 ||
+      (!ir_attr(n, "prologue") && n->in[0]->dt != DT_F32) || (ir_attr(n, "prologue") && axis != s->rank - 1))
+    return diag_error(x->e->d, n, "run-time extents: Softmax of float32 (a fused prologue: over the last axis)");
   EmitC *e = x->e;
-  ec_line(e, "const int64_t cols = %s, rows = %s;", dim_c(x, s, s->rank - 1), prod_c(x, s, 0, s->rank - 1));
+  /* rows: contiguous runs (before opset 13 the input is coerced to 2-D at axis) */
+  const char *rows_c = prod_c(x, s, 0, n->g->opset < 13 ? axis : s->rank - 1);
+  const char *cols_c = n->g->opset < 13 ? prod_c(x, s, axis, s->rank) : dim_c(x, s, s->rank - 1);
+  if (axis != s->rank - 1 && n->g->opset >= 13) {
+    /* along an inner axis (YOLO's DFL): blocks of 64 adjacent columns at stride inner */
+    ec_line(e, "const int64_t outer = %s, len = %s, inner = %s;", prod_c(x, s, 0, axis), dim_c(x, s, axis),
+            prod_c(x, s, axis + 1, s->rank));
+    ec_line(e, "for (int64_t o = 0; o < outer; o++) {");
+    ec_line(e, "for (int64_t i0 = 0; i0 < inner; i0 += 64) {");
+    ec_line(e, "const int64_t ni = inner - i0 < 64 ? inner - i0 : 64;");
+    ec_line(e, "const float *xb = X0 + o * len * inner + i0;");
+    ec_line(e, "float *yb = Y0 + o * len * inner + i0, mx[64], sum[64];");
+    ec_line(e, "for (int64_t i = 0; i < ni; i++) { mx[i] = xb[i]; sum[i] = 0.0f; }");
+    ec_line(e, "for (int64_t l = 1; l < len; l++)");
+    ec_line(e, "  for (int64_t i = 0; i < ni; i++) mx[i] = xb[l * inner + i] > mx[i] ? xb[l * inner + i] : mx[i];");
+    ec_line(e, "for (int64_t l = 0; l < len; l++) {");
+    ec_line(e, "for (int64_t i = 0; i < ni; i++) {");
+    ec_line(e, "const float v = onnxc_expf(xb[l * inner + i] - mx[i]);");
+    ec_line(e, "yb[l * inner + i] = v;");
+    ec_line(e, "sum[i] += v;");
+    ec_line(e, "}");
+    ec_line(e, "}");
+    ec_line(e, "for (int64_t i = 0; i < ni; i++) sum[i] = 1 / sum[i];");
+    ec_line(e, "for (int64_t l = 0; l < len; l++)");
+    ec_line(e, "  for (int64_t i = 0; i < ni; i++) yb[l * inner + i] *= sum[i];");
+    ec_line(e, "}");
+    ec_line(e, "}");
+    return true;
+  }
+  ec_line(e, "const int64_t cols = %s, rows = %s;", cols_c, rows_c);
   ec_line(e, "for (int64_t o = 0; cols > 0 && o < rows; o++) {");
   e->indent++;
   ec_line(e, "float *y = Y0 + o * cols;");
@@ -1144,6 +1173,8 @@ static void write_derived(const Graph *g, Buf *c) {
   for (int k = 0; k < g->n_syms; k++)
     if (g->syms[k].den < 0) /* data-dependent: set after its kernel runs */
       continue;
+    else if (g->syms[k].den == 0 && g->syms[k].step > 1) /* in units of its step */
+      buf_printf(c, "  dims[%d] = dims_in[%d] / %lld;\n", k, k, (long long)g->syms[k].step);
     else if (g->syms[k].den == 0)
       buf_printf(c, "  dims[%d] = dims_in[%d];\n", k, k);
     else
@@ -1172,11 +1203,20 @@ void dyn_write_output_dims(const CGen *cg, Buf *c) {
   arena_free(a);
 }
 
+/* The user's dim k outside its range (or off its step): `fail`. */
+static void write_range_check(const Graph *g, int k, const char *fail, Buf *c) {
+  const DimSym *s = &g->syms[k];
+  int64_t st = s->step > 1 ? s->step : 1;
+  buf_printf(c, "  if (dims_in[%d] < %lld || dims_in[%d] > %lld", k, (long long)(s->lo * st), k, (long long)(s->hi * st));
+  if (st > 1)
+    buf_printf(c, " || dims_in[%d] %% %lld != 0", k, (long long)st);
+  buf_printf(c, ") /* %s */\n    %s\n", s->name, fail);
+}
+
 void dyn_write_dims_check(const Graph *g, Buf *c) {
   buf_puts(c, "  if (!dims_in)\n    return ONNXC_ERR_NULL_ARG;\n");
   for (int k = 0; k < dx_user_syms(g); k++)
-    buf_printf(c, "  if (dims_in[%d] < %lld || dims_in[%d] > %lld) /* %s */\n    return ONNXC_ERR_DIM;\n", k,
-               (long long)g->syms[k].lo, k, (long long)g->syms[k].hi, g->syms[k].name);
+    write_range_check(g, k, "return ONNXC_ERR_DIM;", c);
   write_derived(g, c);
 }
 
@@ -1195,8 +1235,11 @@ void dyn_write_header(const CGen *cg, const char *up, Buf *h) {
              nm, up, nm, nm, up, up, dx_user_syms(g));
   for (int k = 0; k < dx_user_syms(g); k++) {
     const char *m = sym_macro(a, up, g->syms[k].name);
+    int64_t st = g->syms[k].step > 1 ? g->syms[k].step : 1;
     buf_printf(h, "#define %s %d /* %s */\n#define %s_MIN %lld\n#define %s_MAX %lld\n", m, k,
-               g->syms[k].name, m, (long long)g->syms[k].lo, m, (long long)g->syms[k].hi);
+               g->syms[k].name, m, (long long)(g->syms[k].lo * st), m, (long long)(g->syms[k].hi * st));
+    if (st > 1)
+      buf_printf(h, "#define %s_STEP %lld /* a multiple of it */\n", m, (long long)st);
   }
   buf_printf(h, "int %s_run_dims(void *arena, const int64_t *dims", nm);
   cg_run_params(cg, true, h);
@@ -1246,8 +1289,7 @@ void dyn_write_arena_fn(const Graph *g, const Plan *plan, const char *nm, Buf *c
   buf_printf(c, "ONNXC_API int64_t %s_arena_bytes(const int64_t *dims_in) {\n  int64_t n = 0, e;\n"
                 "  if (!dims_in)\n    return -1;\n", nm);
   for (int k = 0; k < dx_user_syms(g); k++)
-    buf_printf(c, "  if (dims_in[%d] < %lld || dims_in[%d] > %lld)\n    return -1;\n", k,
-               (long long)g->syms[k].lo, k, (long long)g->syms[k].hi);
+    write_range_check(g, k, "return -1;", c);
   if (plan->redzone > 0) { /* guard mode poisons and checks the whole arena */
     buf_printf(c, "  (void)e;\n  (void)n;\n  return %lld;\n}\n\n", (long long)plan->arena_bytes);
     arena_free(a);

@@ -180,6 +180,8 @@ void dx_print(const Graph *g, const DimExpr *x, const char *c_dims, Buf *out) {
       first = false;
       if (c_dims)
         buf_printf(out, "%s[%d]", c_dims, t->s[k]);
+      else if (t->s[k] < g->n_syms && g->syms[t->s[k]].step > 1)
+        buf_printf(out, "(%s/%lld)", g->syms[t->s[k]].name, (long long)g->syms[t->s[k]].step);
       else
         buf_puts(out, t->s[k] < g->n_syms ? g->syms[t->s[k]].name : "?");
     }
@@ -267,6 +269,26 @@ const DimExpr *dx_floordiv(Graph *g, const DimExpr *x, int64_t k) {
   const DimExpr *q = dx_div_exact(g->arena, x, k);
   if (q)
     return q;
+  { /* k * Q + c with Q integer-valued: Q + floor(c / k), no new symbol */
+    DimExpr rest = *x;
+    int64_t c0 = 0;
+    bool split = true;
+    rest.n = 0;
+    for (int t = 0; t < x->n; t++) {
+      if (x->t[t].deg == 0)
+        c0 = x->t[t].c;
+      else if (x->t[t].c % k == 0)
+        rest.t[rest.n++] = x->t[t];
+      else
+        split = false;
+    }
+    if (split && rest.n > 0) {
+      const DimExpr *p = dx_div_exact(g->arena, &rest, k);
+      int64_t f = c0 >= 0 ? c0 / k : -((-c0 + k - 1) / k);
+      if (p)
+        return dx_add(g->arena, p, dx_const(g->arena, f));
+    }
+  }
   for (int i = 0; i < r->n_syms; i++)
     if (r->syms[i].den == k && dx_equal(r->syms[i].num, x))
       return dx_sym(g->arena, i);

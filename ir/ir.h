@@ -167,6 +167,10 @@ typedef struct DimSym {
    * flowing onward: dim src_axis of value src_value, which its kernel reports
    * at run time. Bounds 0..the value's static upper bound. */
   int src_value, src_axis;
+  /* den == 0 with step > 1: -D NAME=LO..HI:STEP, the user's dim takes only
+   * multiples of step; the symbol is the dim / step (lo, hi in those units),
+   * each use of the dim the expression step * symbol, printed "(NAME/STEP)". */
+  int64_t step;
 } DimSym;
 
 const DimExpr *dx_const(Arena *a, int64_t v);

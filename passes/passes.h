@@ -17,8 +17,9 @@ typedef struct DimPin {
   int64_t value;               /* fixed value; the upper bound of a range */
   bool range;
   int64_t lo;                  /* range only */
+  int64_t step;                /* range only: LO..HI:STEP, multiples of STEP (0: 1) */
 } DimPin;
-/* Parses "NAME=V", "NAME=LO..HI" or "NAME<=HI" into *out (name malloc'ed);
+/* Parses "NAME=V", "NAME=LO..HI", "NAME=LO..HI:STEP" or "NAME<=HI" into *out (name malloc'ed);
  * false with why in err. */
 bool dim_pin_parse(const char *spec, DimPin *out, char *err, size_t n_err);
 

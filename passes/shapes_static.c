@@ -239,7 +239,14 @@ bool dim_pin_parse(const char *spec, DimPin *out, char *err, size_t n_err) {
     return false;
   }
   const char *rhs = name_end == le ? le + 2 : eq + 1, *end = rhs + strlen(rhs);
-  const char *dots = strstr(rhs, "..");
+  const char *dots = strstr(rhs, ".."), *colon = dots ? strchr(dots, ':') : NULL;
+  if (colon) { /* LO..HI:STEP */
+    if (!parse_extent(colon + 1, end, &out->step) || out->step < 1) {
+      snprintf(err, n_err, "expected LO..HI:STEP with a positive STEP, got '%s'", rhs);
+      return false;
+    }
+    end = colon;
+  }
   if (name_end == le) {
     out->range = true;
     out->lo = 1;
@@ -265,6 +272,10 @@ bool dim_pin_parse(const char *spec, DimPin *out, char *err, size_t n_err) {
     snprintf(err, n_err, "the range's upper bound must be at least 1");
     return false;
   }
+  if (out->step > 1 && (out->lo % out->step || out->value % out->step || out->lo < 1)) {
+    snprintf(err, n_err, "LO and HI must be positive multiples of STEP %lld", (long long)out->step);
+    return false;
+  }
   char *name = malloc((size_t)(name_end - spec) + 1);
   if (!name) {
     snprintf(err, n_err, "out of memory");
@@ -285,8 +296,10 @@ static bool pin_ranges(Graph *g, const DimPin *pins, int n_pins, bool *used, Dia
       return diag_error(d, NULL, "-D %s: at most %d dimensions may be ranges", pins[p].name,
                         IR_MAX_SYMS);
     int id = g->n_syms++;
-    g->syms[id] = (DimSym){.name = arena_strdup(g->arena, pins[p].name), .lo = pins[p].lo, .hi = pins[p].value};
-    const DimExpr *e = dx_sym(g->arena, id);
+    int64_t st = pins[p].step > 1 ? pins[p].step : 1;
+    g->syms[id] = (DimSym){.name = arena_strdup(g->arena, pins[p].name), .lo = pins[p].lo / st,
+                           .hi = pins[p].value / st, .step = st};
+    const DimExpr *e = st > 1 ? dx_mul(g->arena, dx_const(g->arena, st), dx_sym(g->arena, id)) : dx_sym(g->arena, id);
     for (int i = 0; i < g->n_values; i++) {
       Shape *s = &g->values[i]->shape;
       for (int k = 0; k < s->rank; k++)

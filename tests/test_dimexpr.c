@@ -96,6 +96,30 @@ static void test_division(void **state) {
   assert_true(dx_equal(e, dx_mul(a, s, dx_const(a, 2))));
   /* possibly negative numerator: refused */
   assert_null(dx_floordiv(g, dx_sub(a, s, dx_const(a, 5)), 2));
+  /* a multiple of the divisor plus a constant: floor((32 seq + 1) / 2) = 16 seq,
+   * floor((32 seq + 31) / 16) = 2 seq + 1, no new symbol */
+  int n0 = g->n_syms;
+  assert_true(dx_equal(dx_floordiv(g, dx_add(a, dx_mul(a, s, dx_const(a, 32)), dx_const(a, 1)), 2),
+                       dx_mul(a, s, dx_const(a, 16))));
+  assert_true(dx_equal(dx_floordiv(g, dx_add(a, dx_mul(a, s, dx_const(a, 32)), dx_const(a, 31)), 16),
+                       dx_add(a, dx_mul(a, s, dx_const(a, 2)), dx_const(a, 1))));
+  assert_int_equal(g->n_syms, n0);
+  ir_graph_free(g);
+}
+
+/* -D H=32..640:32: the symbol is H / 32, printed so. */
+static void test_step(void **state) {
+  (void)state;
+  Graph *g = ir_graph_new("t.onnx");
+  g->syms[0] = (DimSym){.name = "H", .lo = 1, .hi = 20, .step = 32};
+  g->n_syms = 1;
+  Arena *a = g->arena;
+  const DimExpr *h = dx_mul(a, dx_sym(a, 0), dx_const(a, 32));
+  assert_string_equal(show(g, h, NULL), "32*(H/32)");
+  int64_t lo, hi;
+  assert_true(dx_bounds(g, h, &lo, &hi));
+  assert_int_equal(lo, 32);
+  assert_int_equal(hi, 640);
   ir_graph_free(g);
 }
 
@@ -143,7 +167,8 @@ static void test_shapes(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_canonical_equality), cmocka_unit_test(test_bounds_and_monotone),
-      cmocka_unit_test(test_division), cmocka_unit_test(test_printing), cmocka_unit_test(test_shapes),
+      cmocka_unit_test(test_division), cmocka_unit_test(test_printing), cmocka_unit_test(test_step),
+      cmocka_unit_test(test_shapes),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -335,19 +335,28 @@ static bool data_dims(const Graph *g, const DataSet *ds, int64_t *vals, Diag *d)
     const Shape *s = &g->inputs[i]->shape;
     for (int k = 0; k < s->rank && k < ds->in[i]->shape.rank; k++) {
       const DimExpr *x = s->d[k] < 0 ? s->x[k] : NULL;
-      if (x && x->n == 1 && x->t[0].deg == 1 && x->t[0].c == 1 && !set[x->t[0].s[0]]) {
-        vals[x->t[0].s[0]] = ds->in[i]->shape.d[k];
-        set[x->t[0].s[0]] = true;
+      /* a bare symbol, or step * symbol (-D NAME=LO..HI:STEP) */
+      if (x && x->n == 1 && x->t[0].deg == 1 && x->t[0].s[0] < dx_user_syms(g) && !set[x->t[0].s[0]]) {
+        int sy = x->t[0].s[0];
+        int64_t st = g->syms[sy].step > 1 ? g->syms[sy].step : 1, v = ds->in[i]->shape.d[k];
+        if (x->t[0].c != st)
+          continue;
+        if (v % st)
+          return diag_error(d, NULL, "%s: '%s' is %lld in the data, not a multiple of its step %lld", ds->dir,
+                            g->syms[sy].name, (long long)v, (long long)st);
+        vals[sy] = v / st;
+        set[sy] = true;
       }
     }
   }
   for (int k = 0; k < dx_user_syms(g); k++) {
     if (!set[k])
       return diag_error(d, NULL, "%s: no input dim gives the value of '%s'", ds->dir, g->syms[k].name);
+    int64_t st = g->syms[k].step > 1 ? g->syms[k].step : 1;
     if (vals[k] < g->syms[k].lo || vals[k] > g->syms[k].hi)
       return diag_error(d, NULL, "%s: '%s' is %lld in the data, outside its range %lld..%lld", ds->dir,
-                        g->syms[k].name, (long long)vals[k], (long long)g->syms[k].lo,
-                        (long long)g->syms[k].hi);
+                        g->syms[k].name, (long long)(vals[k] * st), (long long)(g->syms[k].lo * st),
+                        (long long)(g->syms[k].hi * st));
   }
   for (int k = dx_user_syms(g); k < g->n_syms; k++) { /* derived: floor divisions */
     int64_t v = 0;
@@ -717,7 +726,8 @@ static int run_set(const char *dir, const Graph *g, const DataSet *ds, const boo
   if (vals) {        /* emit_harness_dims: the dims, then the byte counts */
     char num[32];
     for (int k = 0; k < dx_user_syms(g); k++) {
-      snprintf(num, sizeof num, "%lld", (long long)vals[k]);
+      /* the user's units: a dim with a step is held as dim / step */
+      snprintf(num, sizeof num, "%lld", (long long)(vals[k] * (g->syms[k].step > 1 ? g->syms[k].step : 1)));
       argv[n++] = strdup(num);
     }
     for (int i = 0; i < ds->n_in; i++) {

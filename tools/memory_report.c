@@ -123,8 +123,9 @@ bool driver_memory_report(const Graph *g, const Plan *plan, const char *path, Di
       const DimSym *s = &g->syms[k];
       fputs(k ? ", {\"name\": " : "{\"name\": ", f);
       json_str(f, s->name);
-      fprintf(f, ", \"lo\": %lld, \"hi\": %lld, \"kind\": \"%s\"}", (long long)s->lo, (long long)s->hi,
-              s->den == 0 ? "range" : s->den > 0 ? "derived" : "data");
+      int64_t st = s->den == 0 && s->step > 1 ? s->step : 1; /* the user's units */
+      fprintf(f, ", \"lo\": %lld, \"hi\": %lld, \"step\": %lld, \"kind\": \"%s\"}", (long long)(s->lo * st),
+              (long long)(s->hi * st), (long long)st, s->den == 0 ? "range" : s->den > 0 ? "derived" : "data");
     }
     fputs("]", f);
   }

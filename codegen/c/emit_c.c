@@ -483,7 +483,7 @@ static void write_run(CGen *cg, Buf *c, const Buf *run, int n_calls) {
     cg_run_params(cg, true, c);
     buf_printf(c, ") {\n  static const int64_t hi[%d] = {", dx_user_syms(g));
     for (int k = 0; k < dx_user_syms(g); k++)
-      buf_printf(c, "%s%lld", k ? ", " : "", (long long)g->syms[k].hi);
+      buf_printf(c, "%s%lld", k ? ", " : "", (long long)(g->syms[k].hi * (g->syms[k].step > 1 ? g->syms[k].step : 1)));
     buf_printf(c, "};\n  return %s_run_dims(arena, hi", nm);
     cg_run_params(cg, false, c);
     buf_puts(c, ");\n}\n\n");

@@ -13,6 +13,8 @@ lengths across the range, checked against ONNX Runtime:
   - the mask and position arithmetic of recent transformers exports (Expand
     to a shape built from Shape/Concat, Where, Range(0, seq)), seq 1..64;
   - Resize with run-time H and W (to a skip's computed size, by scales);
+  - -D NAME=LO..HI:STEP (multiples of STEP): a skip connection that only
+    agrees for even sizes;
   - errors: a symbolic dim with no range names itself and says how to bound it;
     a node without a run-time-extent kernel is named with its op.
 
@@ -347,6 +349,57 @@ def test_errors(args, work):
           f"nodes without run-time-extent kernels are all listed with their ops\n{r.stderr}")
     r = run([args.onnxc, "-S", m, "-o", os.path.join(work, "n2"), "-D", "seq=9..3"])
     check(r.returncode == 2 and "empty range" in r.stderr, f"-D with an empty range\n{r.stderr}")
+    r = run([args.onnxc, "-S", m, "-o", os.path.join(work, "n3"), "-D", "seq=1..64:8"])
+    check(r.returncode == 2 and "multiples of STEP 8" in r.stderr, f"-D with bounds off the step\n{r.stderr}")
+
+
+def test_step(args, work):
+    """-D NAME=LO..HI:STEP: one library for the multiples of STEP (detectors take
+    sizes in multiples of their stride). A stride-2 conv, a nearest 2x upsample
+    and an Add with the skip connection: shapes agree only for even sizes, so
+    the graph compiles with :2 (and fails to without it); data sets at 4..40,
+    an odd size named as off the step, and the library ABI refusing one."""
+    rng = np.random.default_rng(2)
+
+    def c(name, arr):
+        return numpy_helper.from_array(np.asarray(arr), name)
+    nodes = [helper.make_node("Conv", ["x", "w"], ["a"], kernel_shape=[3, 3], pads=[1, 1, 1, 1], strides=[2, 2]),
+             helper.make_node("Resize", ["a", "", "sc"], ["u"], mode="nearest"),
+             helper.make_node("Add", ["u", "x"], ["y"])]
+    path = os.path.join(work, "step.onnx")
+    small_model(path, nodes, [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4, "H", "W"])],
+                [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4, "H", "W"])])
+    m = onnx.load(path)
+    m.graph.initializer.extend([c("w", rng.standard_normal((4, 4, 3, 3)).astype(np.float32) * 0.3),
+                                c("sc", np.array([1, 1, 2, 2], np.float32))])
+    onnx.save(m, path)
+    r = run([args.onnxc, "-S", path, "-o", os.path.join(work, "st0"), "-D", "H=2..40", "-D", "W=2..40"])
+    check(r.returncode == 1 and "(Add)" in r.stderr, f"without a step the skip's shapes do not agree\n{r.stderr}")
+    sizes = [(2, 2), (4, 10), (16, 40), (40, 6)]
+    case = os.path.join(work, "step")
+    write_case(case, path, [{"x": rng.standard_normal((1, 4, hh, ww)).astype(np.float32)} for hh, ww in sizes])
+    for extra in ([], ["--sanitize"]):
+        r = run([args.onnxc, "check", "-v", "-D", "H=2..40:2", "-D", "W=2..40:2"] + extra + [case])
+        check(r.returncode == 0 and f"{len(sizes)} data set(s) match" in r.stdout,
+              f"-D H=2..40:2: one build, sizes {sizes} match {' '.join(extra)}\n{r.stdout}{r.stderr[-3000:]}")
+    odd = os.path.join(work, "step_odd")  # ONNX Runtime refuses it too: the data set is written by hand
+    os.makedirs(os.path.join(odd, "test_data_set_0"), exist_ok=True)
+    onnx.save(onnx.load(path), os.path.join(odd, "model.onnx"))
+    for kind, name in (("input", "x"), ("output", "y")):
+        t = numpy_helper.from_array(np.zeros((1, 4, 5, 4), np.float32), name)
+        open(os.path.join(odd, "test_data_set_0", f"{kind}_0.pb"), "wb").write(t.SerializeToString())
+    r = run([args.onnxc, "check", "-D", "H=2..40:2", "-D", "W=2..40:2", odd])
+    check(r.returncode != 0 and "not a multiple of its step 2" in r.stderr, f"an odd size is named\n{r.stderr}")
+    so = os.path.join(work, "libstep.so")
+    r = run([args.onnxc, path, "-o", so, "--name", "st", "-D", "H=2..40:2", "-D", "W=2..40:2"])
+    check(r.returncode == 0, f"libstep.so built\n{r.stderr}")
+    if r.returncode == 0:
+        lib = ctypes.CDLL(so)
+        lib.st_arena_bytes.restype = ctypes.c_int64
+        d = (ctypes.c_int64 * 2)(5, 4)
+        check(lib.st_arena_bytes(d) == -1, "st_arena_bytes: -1 for H = 5, off the step")
+        d = (ctypes.c_int64 * 2)(6, 4)
+        check(lib.st_arena_bytes(d) > 0, "st_arena_bytes: H = 6 accepted")
 
 
 def main():
@@ -364,6 +417,7 @@ def main():
         test_ocr(args, work)
         test_hf_mask(args, work)
         test_resize(args, work)
+        test_step(args, work)
         test_detector(args, work)
         test_errors(args, work)
     print(f"{len(failures)} failure(s)")

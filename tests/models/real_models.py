@@ -119,6 +119,13 @@ MODELS = [
          what="YOLOv8n detector; input [batch,3,height,width]",
          args=["--shape", "images=1x3x160x160"],
          inputs=[("images", "float32", [1, 3, 160, 160], ("uniform", 0, 1))]),
+    dict(id="nudenet_320n_sizes", pkg=("nudenet", "3.4.2"), exporter="PyTorch 2.3 (YOLOv8n, opset 17)",
+         default=True, member="nudenet/320n.onnx",
+         sha256="c15d8273adad2d0a92f014cc69ab2d6c311a06777a55545f2c4eb46f51911f0f",
+         what="the same detector built once for any height and width in 32..640, multiples of 32",
+         args=["--shape", "images=1x3xHxW", "-D", "H=32..640:32", "-D", "W=32..640:32"],
+         inputs=[("images", "float32", [1, 3, 160, 160], ("uniform", 0, 1))],
+         sets=[[("images", "float32", s, ("uniform", 0, 1))] for s in ([1, 3, 96, 64], [1, 3, 224, 320])]),
 ]
 
 
