@@ -810,6 +810,67 @@ static bool k_conv(Dx *x, const Node *n) {
   return true;
 }
 
+/* ConvTranspose (2-D, NCHW; no output_shape): each input pixel scattered
+ * through the kernel into the output, which starts at the bias; the taps
+ * landing inside the output only (begin pads from the pads attribute, or
+ * SAME's split of the total padding). */
+static bool k_conv_transpose(Dx *x, const Node *n) {
+  const Shape *xs = &n->in[0]->shape, *ws = &n->in[1]->shape, *ys = &n->out[0]->shape;
+  const char *ap = ir_attr_str(n, "auto_pad", "NOTSET");
+  if (xs->rank != 4 || !shape_is_static(ws) || n->out[0]->dt != DT_F32 || ir_attr(n, "output_shape"))
+    return diag_error(x->e->d, n, "run-time extents: ConvTranspose of float32, 2-D, a static weight, no "
+                      "output_shape");
+  int64_t s[2], dil[2], pads[4], g = ir_attr_int(n, "group", 1);
+  window_ints(n, "strides", 2, 1, s);
+  window_ints(n, "dilations", 2, 1, dil);
+  window_ints(n, "pads", 4, 0, pads);
+  const char *pt[2];
+  for (int i = 0; i < 2; i++) {
+    if (!strncmp(ap, "SAME", 4)) { /* total = in*s... the spec: total = s*(in-1) + opad + (k-1)*d + 1 - out */
+      const char *tot = arena_printf(x->a, "(%lld * (%s - 1) + %lld - %s)", (long long)s[i], dim_c(x, xs, 2 + i),
+                                     (long long)((ws->d[2 + i] - 1) * dil[i] + 1), dim_c(x, ys, 2 + i));
+      pt[i] = arena_printf(x->a, strcmp(ap, "SAME_UPPER") == 0 ? "(%s / 2)" : "(%s - %s / 2)", tot, tot);
+    } else {
+      pt[i] = arena_printf(x->a, "%lld", (long long)(strcmp(ap, "VALID") ? pads[i] : 0));
+    }
+  }
+  EmitC *e = x->e;
+  ec_line(e, "const int64_t N = %s, C = %lld, H = %s, W = %s, M = %lld, OH = %s, OW = %s;", dim_c(x, xs, 0),
+          (long long)xs->d[1], dim_c(x, xs, 2), dim_c(x, xs, 3), (long long)(ws->d[1] * g), dim_c(x, ys, 2),
+          dim_c(x, ys, 3));
+  ec_line(e, "const int64_t KH = %lld, KW = %lld, SH = %lld, SW = %lld, DH = %lld, DW = %lld, PT = %s, PL = %s;",
+          (long long)ws->d[2], (long long)ws->d[3], (long long)s[0], (long long)s[1], (long long)dil[0],
+          (long long)dil[1], pt[0], pt[1]);
+  ec_line(e, "const int64_t CG = C / %lld, MG = M / %lld;", (long long)g, (long long)g);
+  ec_line(e, "for (int64_t b = 0; b < N; b++) {");
+  ec_line(e, "for (int64_t m = 0; m < M; m++) {");
+  ec_line(e, "float *yp = Y0 + (b * M + m) * OH * OW;");
+  ec_line(e, "const float bv = %s;", ir_has_input(n, 2) ? "X2[m]" : "0.0f");
+  ec_line(e, "for (int64_t i = 0; i < OH * OW; i++) yp[i] = bv;");
+  ec_line(e, "const int64_t gr = m / MG, mm = m %% MG;");
+  ec_line(e, "for (int64_t c = gr * CG; c < (gr + 1) * CG; c++) {");
+  ec_line(e, "const float *xp = X0 + (b * C + c) * H * W;");
+  ec_line(e, "for (int64_t kh = 0; kh < KH; kh++) {");
+  ec_line(e, "for (int64_t kw = 0; kw < KW; kw++) {");
+  ec_line(e, "const float wv = X1[((c * MG + mm) * KH + kh) * KW + kw];");
+  ec_line(e, "for (int64_t ih = 0; ih < H; ih++) {");
+  ec_line(e, "const int64_t oh = ih * SH - PT + kh * DH;");
+  ec_line(e, "if (oh < 0 || oh >= OH) continue;");
+  ec_line(e, "float *yr = yp + oh * OW;");
+  ec_line(e, "const float *xr = xp + ih * W;");
+  ec_line(e, "for (int64_t iw = 0; iw < W; iw++) {");
+  ec_line(e, "const int64_t ow = iw * SW - PL + kw * DW;");
+  ec_line(e, "if (ow >= 0 && ow < OW) yr[ow] += wv * xr[iw];");
+  ec_line(e, "}");
+  ec_line(e, "}");
+  ec_line(e, "}");
+  ec_line(e, "}");
+  ec_line(e, "}");
+  ec_line(e, "}");
+  ec_line(e, "}");
+  return true;
+}
+
 /* MaxPool / AveragePool row by row: each tap of the window adds a run of an
  * input row to the output row, branch-free over the columns inside the
  * image; an average divides by its count of rows times columns (inside the
@@ -1105,6 +1166,7 @@ static DynFn dyn_kernel(const Node *n) {
   case OP_Concat: return k_concat;
   case OP_FusedElementwise: return n->n_in <= 64 ? k_fused : NULL;
   case OP_Conv: return k_conv;
+  case OP_ConvTranspose: return k_conv_transpose;
   case OP_MaxPool: case OP_AveragePool: return k_pool;
   case OP_GlobalAveragePool: case OP_GlobalMaxPool: return k_global_pool;
   case OP_BatchNormalization: return k_batchnorm;

@@ -401,7 +401,22 @@ bool infer_ConvTranspose(Node *n, Diag *d) {
     out.sym[2 + i] = NULL, out.x[2 + i] = NULL;
     if (os)
       o = oshape[n_os - r + i];
-    else if (in < 0 || w.k[i] < 0)
+    else if (in < 0 && xs.x[2 + i] && w.k[i] >= 0) { /* -D ranges: s * in + a constant */
+      Graph *root = n->g;
+      while (root->parent)
+        root = root->parent;
+      int64_t pads = w.pad == PAD_VALID || w.pad == PAD_SAME_UPPER || w.pad == PAD_SAME_LOWER
+                         ? 0 : w.pads[i] + w.pads[r + i];
+      int64_t add = w.pad == PAD_SAME_UPPER || w.pad == PAD_SAME_LOWER
+                        ? 0 : opad[i] + (w.k[i] - 1) * w.dil[i] + 1 - pads - w.s[i];
+      const DimExpr *e = dx_add(n->g->arena, dx_mul(n->g->arena, dx_const(n->g->arena, w.s[i]), xs.x[2 + i]),
+                                dx_const(n->g->arena, add));
+      int64_t lo, hi;
+      if (!e || !dx_bounds(root, e, &lo, &hi) || lo < 1)
+        return infer_fail(d, n, "spatial dim %d: the output extent is not positive over the dims' ranges", i);
+      shape_set_dx(root, &out, 2 + i, e);
+      continue;
+    } else if (in < 0 || w.k[i] < 0)
       o = DIM_UNKNOWN;
     else if (w.pad == PAD_SAME_UPPER || w.pad == PAD_SAME_LOWER)
       o = in * w.s[i];

@@ -366,6 +366,25 @@ def op_conv(b, x):
     return y
 
 
+def op_convt(b, x):
+    """ConvTranspose: an upsampling by its stride (the width formula grows)."""
+    c = x.shape[1]
+    g = c if b.rng.random() < 0.2 else 1
+    m = c if g > 1 else int(b.rng.choice([4, 8, 16]))
+    k = tuple(int(v) for v in b.rng.choice([(2, 2), (3, 3), (4, 4), (1, 3)]))
+    st = tuple(int(v) for v in b.rng.choice([(1, 1), (2, 2), (2, 1)]))
+    p = (int(b.rng.integers(0, k[0] // 2 + 1)), int(b.rng.integers(0, k[1] // 2 + 1)))
+    oh = (x.shape[2] - 1) * st[0] + k[0] - 2 * p[0]
+    ow = f"(({x.shape[3]}) - 1) * {st[1]} + {k[1] - 2 * p[1]}"
+    if oh < 1 or min(wd(ow, n) for n in range(1, N_MAX + 1)) < 1 or oh > 64:
+        raise Reject()
+    ins = [x.name, b.weight((c, m // g) + k, c * k[0] * k[1] // 4)]
+    if b.rng.random() < 0.6:
+        ins.append(b.weight((m,), 4))
+    return b.op("ConvTranspose", ins, (1, m, oh, ow), kernel_shape=list(k), strides=list(st),
+                pads=[p[0], p[1], p[0], p[1]], group=g)
+
+
 def op_act(b, x):
     op = str(b.rng.choice(["Relu", "Sigmoid", "HardSwish", "Clip", "LeakyRelu", "HardSigmoid", "Tanh"]))
     if op == "Clip":
@@ -414,7 +433,8 @@ def op_image_concat(b, x, others):
     return b.op("Concat", [x.name, o.name], (1, x.shape[1] + o.shape[1]) + x.shape[2:], axis=1)
 
 
-IMAGE_OPS = {op_conv: 6, op_act: 1, op_pool: 2, op_image_binary: 2, op_squeeze_excite: 1, op_image_concat: 1}
+IMAGE_OPS = {op_conv: 6, op_act: 1, op_pool: 2, op_image_binary: 2, op_squeeze_excite: 1, op_image_concat: 1,
+             op_convt: 1}
 
 
 def build_image(rng):
