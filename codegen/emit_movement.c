@@ -915,11 +915,39 @@ bool emitc_Compress(EmitC *e, const Node *n) {
   const Value *c = n->in[1];
   if (!byte_elems(e, n, n->in[0]))
     return false;
-  if (c->kind != VK_CONST)
-    return need_const(e, n, 1, "condition");
+  const Attr *aa = ir_attr(n, "axis");
+  if (c->kind != VK_CONST) { /* the kept count known at run time (infer_Compress): packed, reported in D0 */
+    int axis = 0;
+    int64_t outer = 1, dim, inner = 1;
+    if (aa) {
+      IR_ASSERT(shape_axis(aa->u.i, xs->rank, &axis));
+      outer = ec_prod(xs, 0, axis);
+      dim = xs->d[axis];
+      inner = ec_prod(xs, axis + 1, xs->rank);
+    } else {
+      dim = ec_numel(n->in[0]);
+    }
+    int64_t len = c->shape.d[0] < dim ? c->shape.d[0] : dim;
+    int r = n->out[0]->shape.rank;
+    ec_line(e, "ptrdiff_t kept = 0;");
+    ec_line(e, "for (ptrdiff_t j = 0; j < %lld; j++)", (long long)len);
+    ec_line(e, "  kept += X1[j] != 0;");
+    for (int k = 0; k < r; k++)
+      ec_line(e, "D0[%d] = %s;", k, k == (aa ? axis : 0) ? "(int64_t)kept" : arena_printf(e->g->arena, "%lld",
+              (long long)n->out[0]->shape.d[k]));
+    ec_line(e, "for (ptrdiff_t o = 0, k = 0; o < %lld; o++, k = 0)", (long long)outer);
+    ec_line(e, "  for (ptrdiff_t j = 0; j < %lld; j++) {", (long long)len);
+    ec_line(e, "    if (!X1[j])");
+    ec_line(e, "      continue;");
+    ec_line(e, "    for (ptrdiff_t i = 0; i < %lld; i++)", (long long)inner);
+    ec_line(e, "      Y0[(o * kept + k) * %lld + i] = X0[(o * %lld + j) * %lld + i];", (long long)inner,
+            (long long)dim, (long long)inner);
+    ec_line(e, "    k++;");
+    ec_line(e, "  }");
+    return true;
+  }
   if (empty_out(e, n, 0))
     return true;
-  const Attr *aa = ir_attr(n, "axis");
   int axis = 0;
   int64_t outer = 1, dim, inner = 1;
   if (aa) {

@@ -892,6 +892,44 @@ bool emitc_TopK(EmitC *e, const Node *n) {
   split3(xs, axis, &outer, &len, &inner);
   int64_t k = n->out[0]->shape.d[axis];
   bool has_idx = ec_has_output(n, 1);
+  if (n->g->opset >= 10 && n->in[1]->kind != VK_CONST) {
+    /* k read at run time (infer_TopK): the outputs packed at that k, which
+     * D0/D1 report; each next element is the best one ranking after the
+     * previous in (value, then lower index) order, so no scratch is needed */
+    const char *better = largest ? ">" : "<";
+    ec_line(e, "const int64_t k = X1[0];");
+    ec_line(e, "if (k < 0 || k > %lld)", LL(len));
+    ec_line(e, "  return ONNXC_ERR_DIM;");
+    for (int i = 0; i < 2; i++)
+      if (ec_has_output(n, i))
+        for (int q = 0; q < xs->rank; q++)
+          ec_line(e, "D%d[%d] = %s;", i, q, q == axis ? "k" : arena_printf(e->g->arena, "%lld", LL(xs->d[q])));
+    if (!has_idx && n->n_out > 1)
+      ec_line(e, "(void)Y1;");
+    ec_line(e, "for (ptrdiff_t o = 0; o < %lld; o++) {", LL(outer));
+    ec_line(e, "for (ptrdiff_t c = 0; c < %lld; c++) {", LL(inner));
+    ec_line(e, "const %s *x = X0 + o * %lld + c;", T, LL(len * inner));
+    ec_line(e, "%s lv = x[0];", T);
+    ec_line(e, "ptrdiff_t li = -1;");
+    ec_line(e, "for (ptrdiff_t j = 0; j < k; j++) {");
+    ec_line(e, "ptrdiff_t bi = -1;");
+    ec_line(e, "%s bv = x[0];", T);
+    ec_line(e, "for (ptrdiff_t i = 0; i < %lld; i++) {", LL(len));
+    ec_line(e, "const %s v = x[i * %lld];", T, LL(inner));
+    ec_line(e, "if (li >= 0 && !(v %s lv ? 0 : v == lv ? i > li : 1))", better);
+    ec_line(e, "  continue;");
+    ec_line(e, "if (bi < 0 || v %s bv)", better);
+    ec_line(e, "  bi = i, bv = v;");
+    ec_line(e, "}");
+    ec_line(e, "Y0[(o * k + j) * %lld + c] = bv;", LL(inner));
+    if (has_idx)
+      ec_line(e, "Y1[(o * k + j) * %lld + c] = (int64_t)bi;", LL(inner));
+    ec_line(e, "li = bi, lv = bv;");
+    ec_line(e, "}");
+    ec_line(e, "}");
+    ec_line(e, "}");
+    return true;
+  }
   if (ec_numel(n->out[0]) == 0) {
     ec_line(e, has_idx ? "(void)Y0, (void)Y1;" : "(void)Y0;");
     return true;

@@ -912,9 +912,30 @@ bool infer_Compress(Node *n, Diag *d) {
   int axis = -1;
   if (aa && xs->rank >= 0 && !shape_axis(aa->u.i, xs->rank, &axis))
     return diag_error(d, n, "axis %lld is out of range for rank %d", (long long)aa->u.i, xs->rank);
-  if (c->kind != VK_CONST)
-    return diag_error(d, n, "the output extent depends on the run-time values of input 1 (condition); "
-                            "only a constant condition is supported (static shapes)");
+  if (c->kind != VK_CONST) {
+    /* a data-dependent extent (docs/dynamic-shapes.md): bounded by the
+     * selected axis (or the element count) and the condition's length; the
+     * kernel reports how many it kept */
+    int64_t dim = DIM_UNKNOWN;
+    if (xs->rank >= 0 && (aa ? xs->d[axis] >= 0 : shape_numel(xs, &dim)))
+      dim = aa ? xs->d[axis] : dim;
+    if (dim < 0 || c->shape.rank != 1 || c->shape.d[0] < 0)
+      return diag_error(d, n, "with a condition known only at run time, input 0 needs a static %s and "
+                              "input 1 a static length", aa ? "extent along axis" : "shape");
+    int64_t bound = c->shape.d[0] < dim ? c->shape.d[0] : dim;
+    Shape o;
+    if (aa) {
+      o = *xs;
+      o.d[axis] = bound;
+      o.sym[axis] = NULL, o.x[axis] = NULL;
+    } else {
+      o = shape_make(1, &bound);
+    }
+    infer_set(n, 0, x->dt, &o);
+    if (n->out[0]->kind != VK_NONE)
+      n->out[0]->dyn_dims = 1u << (aa ? axis : 0);
+    return true;
+  }
   if (xs->rank < 0) {
     infer_set(n, 0, x->dt, NULL);
     return true;

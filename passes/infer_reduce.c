@@ -291,10 +291,16 @@ bool infer_TopK(Node *n, Diag *d) {
     return infer_fail(d, n, "k = %lld exceeds the extent %lld of axis %d", (long long)k, (long long)xs->d[axis],
                       axis);
   Shape o = *xs;
-  o.d[axis] = k >= 0 ? k : DIM_UNKNOWN;
+  /* k known only at run time (opset 10+): bounded by the axis, reported by the
+   * kernel (a data-dependent extent, docs/dynamic-shapes.md) */
+  bool rt = k < 0 && n->g->opset >= 10 && xs->d[axis] >= 0 && shape_is_static(xs);
+  o.d[axis] = k >= 0 ? k : rt ? xs->d[axis] : DIM_UNKNOWN;
   o.sym[axis] = NULL, o.x[axis] = NULL;
   infer_set(n, 0, x->dt, &o);
   infer_set(n, 1, DT_I64, &o);
+  for (int i = 0; rt && i < 2 && i < n->n_out; i++)
+    if (n->out[i]->kind != VK_NONE)
+      n->out[i]->dyn_dims = 1u << axis;
   return true;
 }
 

@@ -15,6 +15,8 @@ lengths across the range, checked against ONNX Runtime:
   - Resize with run-time H and W (to a skip's computed size, by scales);
   - -D NAME=LO..HI:STEP (multiples of STEP): a skip connection that only
     agrees for even sizes;
+  - Compress and TopK whose condition / k come from the data (bounded
+    data-dependent extents read onward);
   - errors: a symbolic dim with no range names itself and says how to bound it;
     a node without a run-time-extent kernel is named with its op.
 
@@ -276,6 +278,57 @@ def test_resize(args, work):
               f"Resize with run-time H, W {' '.join(extra)}: {sizes} match\n{r.stdout}{r.stderr[-3000:]}")
 
 
+def test_data_dependent(args, work):
+    """Compress with a condition computed from the data and TopK with a k
+    computed from the data: bounded data-dependent extents the kernels report,
+    read onward by Relu / Mul (the dims flow like NonZero's)."""
+    def c(name, arr):
+        return numpy_helper.from_array(np.asarray(arr), name)
+    T = TensorProto
+    nodes = [helper.make_node("ReduceSum", ["x", "ax"], ["s"], keepdims=0),
+             helper.make_node("Greater", ["s", "zero"], ["cond"]),
+             helper.make_node("Compress", ["x", "cond"], ["y"], axis=0),
+             helper.make_node("Relu", ["y"], ["y2"]),
+             helper.make_node("Compress", ["x", "cond"], ["f"]),
+             helper.make_node("Mul", ["f", "two"], ["f2"]),
+             helper.make_node("Greater", ["x", "zero"], ["pos"]),
+             helper.make_node("Cast", ["pos"], ["posi"], to=T.INT64),
+             helper.make_node("ReduceSum", ["posi"], ["cnt"], keepdims=0),
+             helper.make_node("Reshape", ["cnt", "one"], ["k"]),
+             helper.make_node("Min", ["k", "cap"], ["k2"]),
+             helper.make_node("TopK", ["x", "k2"], ["v", "i"], axis=1),
+             helper.make_node("TopK", ["x", "k2"], ["v2", "i2"], axis=0, largest=0),
+             helper.make_node("Relu", ["v"], ["vr"])]
+    inits = [c("ax", np.array([1], np.int64)), c("zero", np.float32(0)), c("two", np.float32(2)),
+             c("one", np.array([1], np.int64)), c("cap", np.array([6], np.int64))]
+    g = helper.make_graph(nodes, "data_dep", [helper.make_tensor_value_info("x", T.FLOAT, [6, 8])],
+                          [helper.make_tensor_value_info("y2", T.FLOAT, ["a", 8]),
+                           helper.make_tensor_value_info("f2", T.FLOAT, ["b"]),
+                           helper.make_tensor_value_info("vr", T.FLOAT, [6, "k"]),
+                           helper.make_tensor_value_info("i", T.INT64, [6, "k"]),
+                           helper.make_tensor_value_info("v2", T.FLOAT, ["k", 8]),
+                           helper.make_tensor_value_info("i2", T.INT64, ["k", 8])], inits)
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    m.ir_version = 8
+    path = os.path.join(work, "data_dep.onnx")
+    onnx.save(m, path)
+    rng = np.random.default_rng(4)
+    feeds = []
+    for npos in (0, 2, 5, 30):
+        x = -np.abs(rng.standard_normal((6, 8))).astype(np.float32)
+        x.flat[rng.choice(48, npos, replace=False)] *= -1
+        if npos == 5:
+            x[1, :3] = 0.5  # ties: the lower index first
+        feeds.append({"x": x})
+    case = os.path.join(work, "data_dep")
+    write_case(case, path, feeds)
+    for extra in ([], ["--sanitize"], ["--guard"]):
+        r = run([args.onnxc, "check", "-v"] + extra + [case])
+        check(r.returncode == 0 and f"{len(feeds)} data set(s) match" in r.stdout,
+              f"Compress and TopK with run-time condition / k, read onward {' '.join(extra)}\n"
+              f"{r.stdout}{r.stderr[-3000:]}")
+
+
 def detector_post(path, n_boxes=64):
     """Detector post-processing: NonMaxSuppression -> Gather of the kept boxes
     and scores, scaled: every value after NMS has a data-dependent length."""
@@ -419,6 +472,7 @@ def main():
         test_resize(args, work)
         test_step(args, work)
         test_detector(args, work)
+        test_data_dependent(args, work)
         test_errors(args, work)
     print(f"{len(failures)} failure(s)")
     return 1 if failures else 0
