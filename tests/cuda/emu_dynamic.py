@@ -8,6 +8,9 @@ data set, each at other dims, against ONNX Runtime:
   - bert_tiny_dynamic (models/corpus) with -D seq=1..512 at seq 1, 7, 64;
   - ocr_rec_dynamic with -D W=16..1024 at W 16, 100, 320 (derived dims:
     the strided windows' floor divisions, computed on the host);
+  - the mask and position arithmetic of transformers exports (test_dynamic.py's
+    hf_mask_model: Expand to a shape built from Shape/Concat, Cast, Where,
+    Range(0, seq), Gather, Softmax, MatMul) with -D seq=1..64 at 1, 7, 33, 64;
   - random models of tests/diff/gen_dynamic.py (seeds --seeds) with
     -D n=1..48, at the lengths the generator draws.
 Tolerances: a corpus model's own (its case.json: rtol 1e-3, atol 1e-4), the
@@ -81,7 +84,7 @@ def run(onnxc, case, args, n_sets, emu_dir, what, tol):
         with open(os.path.join(d, "model.cu")) as f:
             cu = f.read()
         single = sorted(set(re.findall(r"/\* single thread: no parallel kernel with run-time extents for (\w+)", cu)))
-        stats = re.search(r"/\* (\d+) kernels, (\d+) of them parallel; (\d+) with run-time extents", cu)
+        stats = re.search(r"/\* (\d+) kernels, (\d+) of them parallel; (\d+) with run-time extents in a single thread", cu)
         print(f"     {what}: {stats.group(0)[3:] if stats else '?'}" +
               (f"; single-thread fallback: {', '.join(single)}" if single else ""), flush=True)
         check(stats is not None, f"{what}: the build has kernels with run-time extents")
@@ -118,6 +121,19 @@ def main():
                                 [{"x": rng.standard_normal((1, 3, 48, w), dtype=np.float32)} for w in widths])
         run(args.onnxc, case, ["-D", "W=16..1024"], len(widths), emu_dir, f"ocr_rec_dynamic W {widths}",
             corpus_tol(corpus, "ocr_rec_dynamic"))
+
+        path = os.path.join(work, "hf_mask.onnx")
+        test_dynamic.hf_mask_model(path)
+        rng = np.random.default_rng(5)
+        feeds, seqs = [], [1, 7, 33, 64]
+        for s in seqs:
+            m = np.ones((1, s), np.int64)
+            m[0, s - s // 3:] = 0
+            feeds.append({"x": rng.standard_normal((1, s, 8)).astype(np.float32), "mask": m})
+        case = os.path.join(work, "hf_mask")
+        test_dynamic.write_case(case, path, feeds)
+        run(args.onnxc, case, ["-D", "seq=1..64"], len(seqs), emu_dir, f"hf-style mask seq {seqs}",
+            (float(run_diff.RTOL), float(run_diff.ATOL)))
 
         lo, hi = (int(v) for v in args.seeds.split(":"))
         for seed in range(lo, hi):
