@@ -12,6 +12,8 @@
 #   cuda.emu_ci      a fixed representative subset (tests/cuda/ci_subset.txt)
 #                    run on the CPU emulation of tests/cuda/emu and compared
 #                    with the expected outputs (label cuda_emu)
+#   cuda.emu_dynamic models built once with -D ranges (tests/cuda/emu_dynamic.py),
+#                    every data set run on the CPU emulation (label cuda_emu)
 #   gpu.conformance  runs every passing case on device 0 and compares (label
 #                    gpu); registered only with -DONNXC_CUDA_GPU_TESTS=ON.
 add_executable(test_emit_cuda ${CMAKE_CURRENT_LIST_DIR}/cuda/test_emit_cuda.c)
@@ -43,6 +45,14 @@ if(ONNXC_CUDA_HOME)
     COMMAND ${ONNXC_CUDA_PY} ${CMAKE_CURRENT_LIST_DIR}/cuda/emu_check.py --onnxc $<TARGET_FILE:onnxc>
             --jobs ${ONNXC_CUDA_JOBS} --cases ${CMAKE_CURRENT_LIST_DIR}/cuda/ci_subset.txt)
   set_tests_properties(cuda.emu_ci PROPERTIES LABELS cuda_emu TIMEOUT 3600 PROCESSORS ${ONNXC_CUDA_JOBS}
+    ENVIRONMENT "ONNXC_CUDA_HOME=${ONNXC_CUDA_HOME}")
+  # -D ranges (docs/dynamic-shapes.md, CUDA): bert_tiny_dynamic, ocr_rec_dynamic,
+  # the exporters' mask arithmetic and 4 random gen_dynamic models, each built
+  # once, every data set run on the CPU emulation
+  add_test(NAME cuda.emu_dynamic
+    COMMAND ${ONNXC_CUDA_PY} ${CMAKE_CURRENT_LIST_DIR}/cuda/emu_dynamic.py --onnxc $<TARGET_FILE:onnxc>
+            --corpus ${CMAKE_BINARY_DIR}/corpus --seeds 0:4)
+  set_tests_properties(cuda.emu_dynamic PROPERTIES LABELS cuda_emu TIMEOUT 900
     ENVIRONMENT "ONNXC_CUDA_HOME=${ONNXC_CUDA_HOME}")
   if(ONNXC_CUDA_GPU_TESTS)
     add_test(NAME gpu.conformance

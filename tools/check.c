@@ -506,7 +506,10 @@ static Graph *build_runner(const char *model, const DataSet *ds, const Options *
                  : codegen_c(g, &plan, &co, dir, d) &&
                        driver_cc(dir, "model", o, flags, false, &objects, d);
   if (ok && cuda) {
-    cuda_emit_harness(&h, g, "model", plan.arena_bytes);
+    if (dx_user_syms(g) > 0) /* -D ranges: the dims protocol of emit_harness_dims */
+      cuda_emit_harness_dims(&h, g, "model");
+    else
+      cuda_emit_harness(&h, g, "model", plan.arena_bytes);
     char path[4096];
     snprintf(path, sizeof path, "%s/harness.c", dir);
     ok = sys_write_file(path, h.s, h.len);

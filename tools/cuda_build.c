@@ -521,3 +521,57 @@ void cuda_emit_harness(Buf *h, const Graph *g, const char *name, int64_t arena) 
                 "  if (arena) cuMemFree(arena);\n  %s_free(m);\n  cuDevicePrimaryCtxRelease(dev);\n"
                 "  return rc == 0 ? 0 : rc < 0 ? 3 : 4;\n}\n", n_in, name);
 }
+
+/* The check harness of a model with -D ranges: the C target's protocol
+ * (check.c's emit_harness_dims: argv holds the inputs' and outputs' paths,
+ * then the dims, then each input's and output's byte count), on the device.
+ * The arena is NAME_arena_bytes(dims) (rounded up to 256), the inputs and
+ * outputs exactly this run's bytes; NAME_run_dims_v runs them. */
+void cuda_emit_harness_dims(Buf *h, const Graph *g, const char *name) {
+  int ni = g->n_inputs, no = g->n_outputs, ns = dx_user_syms(g);
+  buf_printf(h, "#include <cuda.h>\n#include <stdio.h>\n#include <stdlib.h>\n#include <string.h>\n#include \"%s.h\"\n\n",
+             name);
+  buf_puts(h, "static void *load(const char *p, size_t n) {\n"
+              "  unsigned char *b = malloc(n ? n : 1);\n  FILE *f = fopen(p, \"rb\");\n"
+              "  if (!b || !f || fread(b, 1, n, f) != n) { fprintf(stderr, \"harness: cannot read %s\\n\", p); exit(3); }\n"
+              "  fclose(f);\n  return b;\n}\n\n"
+              "#define CU(x) do { CUresult r_ = (x); if (r_ != CUDA_SUCCESS) { const char *s_ = \"?\"; "
+              "cuGetErrorString(r_, &s_); fprintf(stderr, \"harness: %s: %s\\n\", #x, s_); return 3; } } while (0)\n\n");
+  buf_printf(h, "int main(int argc, char **argv) {\n  const void *in[%d];\n  void *out[%d];\n  int64_t dims[%d];\n"
+                "  size_t in_bytes[%d], out_bytes[%d], ab;\n"
+                "  CUdeviceptr din[%d], dout[%d], arena = 0;\n  CUdevice dev;\n  CUcontext cx;\n"
+                "  %s_ctx *m = NULL;\n  int rc, i;\n",
+             ni + 1, no + 1, ns, ni + 1, no + 1, ni + 1, no + 1, name);
+  buf_printf(h, "  if (argc != %d) return 3;\n", 1 + 2 * (ni + no) + ns);
+  buf_printf(h, "  for (i = 0; i < %d; i++) dims[i] = strtoll(argv[%d + i], NULL, 10);\n", ns, 1 + ni + no);
+  buf_printf(h, "  for (i = 0; i < %d; i++) in_bytes[i] = (size_t)strtoull(argv[%d + i], NULL, 10);\n", ni,
+             1 + ni + no + ns);
+  buf_printf(h, "  for (i = 0; i < %d; i++) out_bytes[i] = (size_t)strtoull(argv[%d + i], NULL, 10);\n", no,
+             1 + 2 * ni + no + ns);
+  buf_printf(h, "  if (%s_arena_bytes(dims) < 0) { fprintf(stderr, \"%s_arena_bytes: a dim is out of range\\n\"); return 4; }\n",
+             name, name);
+  buf_printf(h, "  ab = ((size_t)%s_arena_bytes(dims) + 255) / 256 * 256;\n", name);
+  buf_puts(h, "  CU(cuInit(0));\n  CU(cuDeviceGet(&dev, 0));\n  CU(cuDevicePrimaryCtxRetain(&cx, dev));\n"
+              "  CU(cuCtxSetCurrent(cx));\n");
+  buf_printf(h, "  if ((rc = %s_init(&m)) != 0) {\n    fprintf(stderr, \"%s_init returned %%d (CUresult %%d)\\n\", rc, "
+                "%s_cuda_error(m));\n    return 4;\n  }\n", name, name, name);
+  buf_puts(h, "  if (ab > 0) {\n    CU(cuMemAlloc(&arena, ab));\n    CU(cuMemsetD8(arena, 0xA5, ab));\n  }\n");
+  buf_printf(h, "  for (i = 0; i < %d; i++) {\n    CU(cuMemAlloc(&din[i], in_bytes[i] ? in_bytes[i] : 1));\n"
+                "    in[i] = load(argv[1 + i], in_bytes[i]);\n"
+                "    if (in_bytes[i]) CU(cuMemcpyHtoD(din[i], in[i], in_bytes[i]));\n  }\n", ni);
+  buf_printf(h, "  for (i = 0; i < %d; i++) {\n    out[i] = malloc(out_bytes[i] ? out_bytes[i] : 1);\n"
+                "    if (!out[i]) return 3;\n    CU(cuMemAlloc(&dout[i], out_bytes[i] ? out_bytes[i] : 1));\n"
+                "    CU(cuMemsetD8(dout[i], 0xCD, out_bytes[i] ? out_bytes[i] : 1));\n  }\n", no);
+  buf_printf(h, "  rc = %s_run_dims_v(m, NULL, (void *)(uintptr_t)arena, dims, (const void *const *)din, "
+                "(void *const *)dout);\n  if (rc == 0) rc = %s_status(m, NULL);\n", name, name);
+  buf_printf(h, "  if (rc != 0) fprintf(stderr, \"%s_run_dims returned %%d (CUresult %%d)\\n\", rc, %s_cuda_error(m));\n",
+             name, name);
+  buf_printf(h, "  for (i = 0; i < %d; i++) {\n    FILE *f;\n"
+                "    if (!rc && out_bytes[i]) CU(cuMemcpyDtoH(out[i], dout[i], out_bytes[i]));\n"
+                "    f = rc ? NULL : fopen(argv[1 + %d + i], \"wb\");\n"
+                "    if (!rc && (!f || fwrite(out[i], 1, out_bytes[i], f) != out_bytes[i])) rc = -1;\n"
+                "    if (f) fclose(f);\n    free(out[i]);\n    cuMemFree(dout[i]);\n  }\n", no, ni);
+  buf_printf(h, "  for (i = 0; i < %d; i++) {\n    free((void *)in[i]);\n    cuMemFree(din[i]);\n  }\n"
+                "  if (arena) cuMemFree(arena);\n  %s_free(m);\n  cuDevicePrimaryCtxRelease(dev);\n"
+                "  return rc == 0 ? 0 : rc < 0 ? 3 : 4;\n}\n", ni, name);
+}

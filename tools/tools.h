@@ -175,6 +175,8 @@ bool cuda_driver_build(const Graph *g, const Plan *plan, const Options *o, const
                        Diag *d);
 /* check: a harness that runs NAME on device 0 (same command line as the C one). */
 void cuda_emit_harness(Buf *h, const Graph *g, const char *name, int64_t arena);
+/* The same for a model with -D ranges: check.c's emit_harness_dims protocol on the device. */
+void cuda_emit_harness_dims(Buf *h, const Graph *g, const char *name);
 
 /* ---- check.c ---- */
 /* onnxc check: returns the process exit status (0 match, 1 mismatch, 2 no compile). */

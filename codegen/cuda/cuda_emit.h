@@ -21,6 +21,8 @@ typedef struct CudaKernel {
   int64_t grid[3];          /* launch configuration chosen by the emitter */
   int block[3];
   int shmem;                /* dynamic shared memory bytes */
+  const char *rgrid[3];     /* -D ranges: grid dims as expressions over the host's
+                               dims[] (NULL: grid[]), evaluated before the launch */
 } CudaKernel;
 
 /* Emits a parallel kernel for n into k->cu and sets the launch configuration.
@@ -38,6 +40,13 @@ void ck_close(CudaKernel *k);
  * cuda_emit_parallel. */
 int cuda_emit_conv(CudaKernel *k, const Node *n);
 int cuda_emit_pool(CudaKernel *k, const Node *n, bool is_max);
+
+/* A node whose shapes depend on a -D range (emit_cuda_dyn.c): a kernel with
+ * run-time extents, taking the run's dims as `int64_t onnxc_d<k>` parameters
+ * (k->params has them) and its grid in k->rgrid; strings from `a`. Same
+ * contract as cuda_emit_parallel (0: emit_cuda.c runs emit_dyn.c's body in
+ * one thread). */
+int cuda_emit_ranged(CudaKernel *k, const Node *n, Arena *a);
 
 /* Blocks for a grid-stride loop over n elements with `threads` per block. */
 int64_t cuda_blocks_for(int64_t n, int threads);

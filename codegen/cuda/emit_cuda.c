@@ -45,6 +45,8 @@ typedef struct CudaGen {
   int n_sconst;
   int n_kernels;
   int n_parallel;
+  int n_ranged_fallback;    /* nodes with run-time extents in a single-thread kernel */
+  bool grid_of;             /* some launch sizes its grid at run time (grid_of in NAME.c) */
 } CudaGen;
 
 static int64_t bytes_of(const Value *v) {
@@ -163,8 +165,15 @@ static bool check_types(const CudaGen *cu, const Node *n) {
   return true;
 }
 
-/* "const float *X0, float *Y0, unsigned char *S, int *onnxc_status" */
+/* "const float *X0, float *Y0, unsigned char *S, int *onnxc_status"; a node
+ * with run-time extents (n_dims > 0) takes the run's dims by value before the
+ * status: "int64_t onnxc_d0, ..." (emit_cuda_dyn.c). */
+static const char *param_list_dims(Arena *a, const Plan *p, const Node *n, bool with_status, int n_dims);
 static const char *param_list(Arena *a, const Plan *p, const Node *n, bool with_status) {
+  return param_list_dims(a, p, n, with_status, 0);
+}
+
+static const char *param_list_dims(Arena *a, const Plan *p, const Node *n, bool with_status, int n_dims) {
   Buf b;
   buf_init(&b);
   for (int i = 0; i < n->n_in; i++)
@@ -178,6 +187,8 @@ static const char *param_list(Arena *a, const Plan *p, const Node *n, bool with_
       buf_printf(&b, "%sint64_t *D%d", b.len ? ", " : "", i);
   if (scratch_of(p, n) > 0)
     buf_printf(&b, "%sunsigned char *S", b.len ? ", " : "");
+  for (int k = 0; k < n_dims; k++)
+    buf_printf(&b, "%sint64_t onnxc_d%d", b.len ? ", " : "", k);
   if (with_status)
     buf_printf(&b, "%sint *onnxc_status", b.len ? ", " : "");
   const char *s = arena_strdup(a, b.s ? b.s : "void");
@@ -187,14 +198,16 @@ static const char *param_list(Arena *a, const Plan *p, const Node *n, bool with_
 
 /* The C target's body for n, run by one thread, or by one thread per
  * iteration when the body is one flat loop (ec_flat_for). */
-static bool emit_fallback(CudaGen *cu, Arena *a, const Node *n, const char *fn, Buf *cu_src, CudaKernel *k) {
+static bool emit_fallback(CudaGen *cu, Arena *a, const Node *n, const char *fn, Buf *cu_src, CudaKernel *k,
+                          int n_dims) {
   Buf body;
   buf_init(&body);
   EmitC e = {cu->cg.g, cu->cg.plan, &body, 0, cu->cg.d, cu->cg.o->name, 1, false, true, 0, 0};
   for (int i = 0; i < n->n_in; i++)
     if (ir_has_input(n, i))
       ec_line(&e, "(void)X%d;", i);
-  bool ok = cg_emit_body(&e, n);
+  /* run-time extents: emit_dyn.c's C body over `dims`, in one thread */
+  bool ok = n_dims ? dyn_emit_body(&e, n) : cg_emit_body(&e, n);
   if (!ok) {
     buf_free(&body);
     if (cu->cg.d->n_errors == 0)
@@ -202,17 +215,27 @@ static bool emit_fallback(CudaGen *cu, Arena *a, const Node *n, const char *fn, 
     return false;
   }
   bool scratch = scratch_of(cu->cg.plan, n) > 0;
-  buf_printf(cu_src, "static __device__ int %s_body(%s) {\n%s%s  return ONNXC_OK;\n}\n", fn,
-             param_list(a, cu->cg.plan, n, false), scratch ? "  (void)S;\n" : "", body.s ? body.s : "");
-  if (e.flat_loops == 1 && e.flat_n > 0) {
+  const char *bp = param_list(a, cu->cg.plan, n, false);
+  if (n_dims) /* emit_dyn.c's bodies read the run's dims[] */
+    bp = strcmp(bp, "void") ? arena_printf(a, "%s, const int64_t *dims", bp) : "const int64_t *dims";
+  buf_printf(cu_src, "static __device__ int %s_body(%s) {\n%s%s  return ONNXC_OK;\n}\n", fn, bp,
+             scratch ? "  (void)S;\n" : "", body.s ? body.s : "");
+  if (!n_dims && e.flat_loops == 1 && e.flat_n > 0) {
     k->block[0] = 256;
     k->grid[0] = cuda_blocks_for(e.flat_n, 256);
     buf_printf(cu_src, "/* %s: the C target's flat loop, one thread per element */\n", n->op_type);
   } else {
-    buf_printf(cu_src, "/* single thread: no parallel kernel for %s yet */\n", n->op_type);
+    buf_printf(cu_src, n_dims ? "/* single thread: no parallel kernel with run-time extents for %s yet */\n"
+                             : "/* single thread: no parallel kernel for %s yet */\n", n->op_type);
   }
-  buf_printf(cu_src, "extern \"C\" __global__ void %s(%s) {\n  onnxc_cuda_report(onnxc_status, %s_body(", fn,
-             param_list(a, cu->cg.plan, n, true), fn);
+  buf_printf(cu_src, "extern \"C\" __global__ void %s(%s) {\n", fn, param_list_dims(a, cu->cg.plan, n, true, n_dims));
+  if (n_dims) {
+    buf_printf(cu_src, "  const int64_t dims[%d] = {", n_dims);
+    for (int i = 0; i < n_dims; i++)
+      buf_printf(cu_src, "%sonnxc_d%d", i ? ", " : "", i);
+    buf_puts(cu_src, "};\n");
+  }
+  buf_printf(cu_src, "  onnxc_cuda_report(onnxc_status, %s_body(", fn);
   bool first = true;
   for (int i = 0; i < n->n_in; i++)
     if (ir_has_input(n, i)) {
@@ -229,8 +252,12 @@ static bool emit_fallback(CudaGen *cu, Arena *a, const Node *n, const char *fn, 
       buf_printf(cu_src, "%sD%d", first ? "" : ", ", i);
       first = false;
     }
-  if (scratch)
+  if (scratch) {
     buf_printf(cu_src, "%sS", first ? "" : ", ");
+    first = false;
+  }
+  if (n_dims)
+    buf_printf(cu_src, "%sdims", first ? "" : ", ");
   buf_puts(cu_src, "));\n}\n\n");
   buf_free(&body);
   return true;
@@ -261,7 +288,11 @@ static bool emit_node(CudaGen *cu, Arena *a, const Node *n, int step, Buf *cu_sr
   buf_puts(cu_src, "/* node '");
   cg_comment_safe(cu_src, n->name);
   buf_printf(cu_src, "' (%s) */\n", n->op_type);
-  CudaKernel k = {cu->cg.g, p, cu->cg.d, cu_src, fn, param_list(a, p, n, true), {1, 1, 1}, {1, 1, 1}, 0};
+  /* -D ranges: a node whose shapes depend on them gets a kernel with run-time
+   * extents (emit_cuda_dyn.c), the run's dims passed by value */
+  int n_dims = cu->cg.g->n_syms > 0 && dyn_node_is_dynamic(n) ? cu->cg.g->n_syms : 0;
+  CudaKernel k = {cu->cg.g, p, cu->cg.d, cu_src, fn, param_list_dims(a, p, n, true, n_dims), {1, 1, 1}, {1, 1, 1}, 0,
+                  {NULL, NULL, NULL}};
   /* Strings and data-dependent extents: the C target's body (emit_string.c,
    * emit_dynamic.c) in one thread. */
   bool host_flavoured = false;
@@ -269,16 +300,19 @@ static bool emit_node(CudaGen *cu, Arena *a, const Node *n, int step, Buf *cu_sr
     host_flavoured |= ir_has_input(n, i) && n->in[i]->dt == DT_STRING;
   for (int i = 0; i < n->n_out; i++)
     host_flavoured |= ec_has_output(n, i) && (n->out[i]->dt == DT_STRING || n->out[i]->dyn_dims);
-  int r = host_flavoured ? 0 : cuda_emit_parallel(&k, n);
+  int r = host_flavoured ? 0 : n_dims ? cuda_emit_ranged(&k, n, a) : cuda_emit_parallel(&k, n);
   if (r < 0)
     return false;
   if (r == 0) {
     k.grid[0] = k.grid[1] = k.grid[2] = 1;
     k.block[0] = k.block[1] = k.block[2] = 1;
+    k.rgrid[0] = k.rgrid[1] = k.rgrid[2] = NULL;
     k.shmem = 0;
-    if (!emit_fallback(cu, a, n, fn, cu_src, &k))
+    if (!emit_fallback(cu, a, n, fn, cu_src, &k, n_dims))
       return false;
     r = k.block[0] > 1;
+    if (n_dims)
+      cu->n_ranged_fallback++;
   }
   cu->n_parallel += r;
   int kid = cu->n_kernels++;
@@ -305,8 +339,21 @@ static bool emit_node(CudaGen *cu, Arena *a, const Node *n, int step, Buf *cu_sr
   if (scratch_of(p, n) > 0)
     buf_printf(run, "%sa + %lld", np++ ? ", " : "", (long long)p->scratch_offset[n->id]);
   buf_printf(run, "%sctx->status};\n    void *args[] = {", np++ ? ", " : "");
-  for (int i = 0; i < np; i++)
+  for (int i = 0; i < np - 1; i++)
     buf_printf(run, "%s&p[%d]", i ? ", " : "", i);
+  for (int i = 0; i < n_dims; i++) /* the run's dims, by value (emit_cuda_dyn.c) */
+    buf_printf(run, "%s&dims[%d]", np > 1 || i ? ", " : "", i);
+  buf_printf(run, "%s&p[%d]", np > 1 || n_dims ? ", " : "", np - 1);
+  if (k.rgrid[0] || k.rgrid[1] || k.rgrid[2]) {
+    const char *gx[3];
+    cu->grid_of = true;
+    for (int i = 0; i < 3; i++)
+      gx[i] = k.rgrid[i] ? k.rgrid[i] : arena_printf(a, "%lldu", (long long)k.grid[i]);
+    buf_printf(run, "};\n    if ((r = cuLaunchKernel(ctx->fn[%d], %s, %s, %s, %d, %d, %d, %d, s, args, NULL)) "
+                    "!= CUDA_SUCCESS)\n      return fail(ctx, r);\n  }\n",
+               kid, gx[0], gx[1], gx[2], k.block[0], k.block[1], k.block[2], k.shmem);
+    return true;
+  }
   buf_printf(run, "};\n    if ((r = cuLaunchKernel(ctx->fn[%d], %lldu, %lldu, %lldu, %d, %d, %d, %d, s, args, NULL)) "
                   "!= CUDA_SUCCESS)\n      return fail(ctx, r);\n  }\n",
              kid, (long long)k.grid[0], (long long)k.grid[1], (long long)k.grid[2], k.block[0], k.block[1],
@@ -326,10 +373,14 @@ static void emit_output_copies(CudaGen *cu, Arena *a, Buf *run) {
       continue;
     const char *src = v->kind == VK_NODE ? arena_printf(a, "(CUdeviceptr)(uintptr_t)%s", cu->cg.out_param[slot])
                                          : dev_expr(cu, a, v);
+    const char *bytes = arena_printf(a, "%lldu", (long long)bytes_of(v));
+    if (g->n_syms > 0 && !shape_is_static(&v->shape) && shape_is_bounded(&v->shape) && dtype_bits(v->dt) >= 8)
+      /* extents known at run time: this run's elements (the caller's buffer holds no more) */
+      bytes = arena_printf(a, "(size_t)(%s) * %du", dyn_numel_c(v, a), dtype_bits(v->dt) / 8);
     buf_printf(run, "  /* output '");
     cg_comment_safe(run, v->name);
-    buf_printf(run, "' */\n  if ((r = cuMemcpyDtoDAsync((CUdeviceptr)(uintptr_t)%s, %s, %lldu, s)) != CUDA_SUCCESS)\n"
-                    "    return fail(ctx, r);\n", cu->cg.out_param[i], src, (long long)bytes_of(v));
+    buf_printf(run, "' */\n  if ((r = cuMemcpyDtoDAsync((CUdeviceptr)(uintptr_t)%s, %s, %s, s)) != CUDA_SUCCESS)\n"
+                    "    return fail(ctx, r);\n", cu->cg.out_param[i], src, bytes);
     if (v->dyn_dims && slot >= 0) /* a dynamic output listed twice: its extent too */
       buf_printf(run, "  if ((r = cuMemcpyDtoDAsync((CUdeviceptr)(uintptr_t)%s_dims, (CUdeviceptr)(uintptr_t)%s_dims, "
                       "%du, s)) != CUDA_SUCCESS)\n    return fail(ctx, r);\n",
@@ -353,6 +404,50 @@ static void run_params(const CudaGen *cu, Buf *b) {
     if (g->outputs[i]->dyn_dims)
       buf_printf(b, ", int64_t *%s_dims", cu->cg.out_param[i]);
   }
+}
+
+/* `, in_x, out_y` (the parameters' names, for forwarding calls). */
+static void run_args(const CudaGen *cu, Buf *b) {
+  const Graph *g = cu->cg.g;
+  for (int i = 0; i < g->n_inputs; i++)
+    buf_printf(b, ", %s", cu->in_param[i]);
+  for (int i = 0; i < g->n_outputs; i++) {
+    buf_printf(b, ", %s", cu->cg.out_param[i]);
+    if (g->outputs[i]->dyn_dims)
+      buf_printf(b, ", %s_dims", cu->cg.out_param[i]);
+  }
+}
+
+/* -D ranges (docs/dynamic-shapes.md): the C target's additions, with the
+ * CUDA entry points' context, stream and device pointers. */
+static void write_header_dims(const CudaGen *cu, const char *up, Buf *h) {
+  const Graph *g = cu->cg.g;
+  const char *nm = cu->cg.o->name;
+  buf_printf(h, "\n/* Dims kept symbolic within a range (-D NAME=LO..HI, docs/dynamic-shapes.md).\n"
+                " * %s_run_dims takes their values in dims[] (a host array, indexed by the\n"
+                " * %s_DIM_* macros); every extent above then follows from them, and each\n"
+                " * input and output holds exactly that many elements (the _NUMEL macros are\n"
+                " * the counts at the upper bounds). A dim outside its range returns\n"
+                " * ONNXC_ERR_DIM before anything is enqueued. %s_run runs with every dim at\n"
+                " * its upper bound. %s_arena_bytes(dims) is the device arena a run with\n"
+                " * those dims touches (at most %s_ARENA_BYTES; -1 when a dim is out of range). */\n"
+                "#define %s_NUM_DIMS %d\n",
+             nm, up, nm, nm, up, up, dx_user_syms(g));
+  for (int k = 0; k < dx_user_syms(g); k++) {
+    Buf m;
+    buf_init(&m);
+    buf_printf(&m, "%s_DIM_", up);
+    for (const char *q = g->syms[k].name; *q; q++)
+      buf_putc(&m, isalnum((unsigned char)*q) ? (char)toupper((unsigned char)*q) : '_');
+    buf_printf(h, "#define %s %d /* %s */\n#define %s_MIN %lld\n#define %s_MAX %lld\n", m.s, k, g->syms[k].name, m.s,
+               (long long)g->syms[k].lo, m.s, (long long)g->syms[k].hi);
+    buf_free(&m);
+  }
+  buf_printf(h, "int %s_run_dims(%s_ctx *ctx, void *stream, void *arena, const int64_t *dims", nm, nm);
+  run_params(cu, h);
+  buf_printf(h, ");\nint %s_run_dims_v(%s_ctx *ctx, void *stream, void *arena, const int64_t *dims,\n"
+                "                   const void *const *inputs, void *const *outputs);\n"
+                "int64_t %s_arena_bytes(const int64_t *dims);\n", nm, nm, nm);
 }
 
 static void write_header(const CudaGen *cu, Buf *h) {
@@ -414,6 +509,8 @@ static void write_header(const CudaGen *cu, Buf *h) {
              nm, nm);
   buf_printf(h, "int %s_status(%s_ctx *ctx, void *stream);\nint %s_cuda_error(const %s_ctx *ctx);\n"
                 "void %s_free(%s_ctx *ctx);\n", nm, nm, nm, nm, nm, nm);
+  if (dx_user_syms(g) > 0)
+    write_header_dims(cu, up, h);
   buf_puts(h, "\n#ifdef __cplusplus\n}\n#endif\n\n#endif\n");
 }
 
@@ -511,9 +608,24 @@ static void write_host(const CudaGen *cu, Buf *c, const Buf *run) {
                 "      (r = cuMemcpyDtoH(&st, ctx->status, sizeof st)) != CUDA_SUCCESS)\n    return fail(ctx, r);\n"
                 "  return st;\n}\n\n", nm, nm);
   /* run */
-  buf_printf(c, "ONNXC_API int %s_run(%s_ctx *ctx, void *stream, void *arena", nm, nm);
-  run_params(cu, c);
-  buf_printf(c, ") {\n  CUstream s = (CUstream)stream;\n  CUdeviceptr a = (CUdeviceptr)(uintptr_t)arena;\n  CUresult r;\n"
+  bool ranges = dx_user_syms(g) > 0;
+  if (cu->grid_of) /* grids sized from the run's dims (emit_cuda_dyn.c) */
+    buf_puts(c, "/* Blocks for n work items of `per` each: at least 1, at most max (the\n"
+                " * kernels loop over what a smaller grid leaves). */\n"
+                "static unsigned grid_of(int64_t n, int64_t per, int64_t max) {\n"
+                "  int64_t b = (n + per - 1) / per;\n  return (unsigned)(b < 1 ? 1 : b > max ? max : b);\n}\n\n");
+  if (ranges) {
+    buf_printf(c, "ONNXC_API int %s_run_dims(%s_ctx *ctx, void *stream, void *arena, const int64_t *dims_in", nm, nm);
+    run_params(cu, c);
+    buf_puts(c, ") {\n");
+    dyn_write_dims_check(g, c); /* ONNXC_ERR_DIM; the derived dims, on the host */
+    buf_puts(c, "  (void)dims;\n");
+  } else {
+    buf_printf(c, "ONNXC_API int %s_run(%s_ctx *ctx, void *stream, void *arena", nm, nm);
+    run_params(cu, c);
+    buf_puts(c, ") {\n");
+  }
+  buf_printf(c, "  CUstream s = (CUstream)stream;\n  CUdeviceptr a = (CUdeviceptr)(uintptr_t)arena;\n  CUresult r;\n"
                 "  if (!ctx || %s", cu->cg.plan->arena_bytes > 0 ? "!arena" : "0");
   for (int i = 0; i < g->n_inputs; i++)
     if (cg_numel(g->inputs[i]) > 0)
@@ -532,6 +644,23 @@ static void write_host(const CudaGen *cu, Buf *c, const Buf *run) {
   buf_puts(c, "  if ((r = cuMemsetD32Async(ctx->status, 0, 1, s)) != CUDA_SUCCESS)\n    return fail(ctx, r);\n");
   buf_puts(c, run->s ? run->s : "");
   buf_puts(c, "  return ONNXC_OK;\n}\n\n");
+  if (ranges) { /* NAME_run: every dim at its upper bound; NAME_arena_bytes */
+    buf_printf(c, "ONNXC_API int %s_run(%s_ctx *ctx, void *stream, void *arena", nm, nm);
+    run_params(cu, c);
+    buf_printf(c, ") {\n  static const int64_t hi[%d] = {", dx_user_syms(g));
+    for (int k = 0; k < dx_user_syms(g); k++)
+      buf_printf(c, "%s%lld", k ? ", " : "", (long long)g->syms[k].hi);
+    buf_printf(c, "};\n  return %s_run_dims(ctx, stream, arena, hi", nm);
+    run_args(cu, c);
+    buf_puts(c, ");\n}\n\n");
+    dyn_write_arena_fn(g, cu->cg.plan, nm, c);
+    buf_printf(c, "ONNXC_API int %s_run_dims_v(%s_ctx *ctx, void *stream, void *arena, const int64_t *dims,\n"
+                  "                           const void *const *inputs, void *const *outputs) {\n", nm, nm);
+    char dcall[300];
+    snprintf(dcall, sizeof dcall, "%s_run_dims(ctx, stream, arena, dims", nm);
+    cg_run_v_body(c, g, dcall, "");
+    buf_puts(c, "\n");
+  }
   buf_printf(c, "ONNXC_API int %s_run_v(%s_ctx *ctx, void *stream, void *arena, const void *const *inputs, "
                 "void *const *outputs) {\n", nm, nm);
   char call[300];
@@ -620,10 +749,12 @@ static void device_header(Buf *b, const char *text) {
 bool codegen_cuda(const Graph *g, const Plan *plan, const CodegenOpts *o, const char *dir, Diag *d) {
   if (!cg_is_ident(o->name))
     return diag_error(d, NULL, "--name '%s' is not a valid C identifier", o->name);
-  if (g->n_syms > 0)
-    return diag_error(d, NULL, "the CUDA target does not take extents known only at run time yet (-D "
-                      "ranges, or a data-dependent extent read by other nodes: %s); the C target does "
-                      "(docs/dynamic-shapes.md)", g->syms[0].name);
+  for (int k = 0; k < g->n_syms; k++)
+    if (g->syms[k].den < 0)
+      return diag_error(d, NULL, "the CUDA target does not take a data-dependent extent read by other nodes "
+                        "yet (%s); the C target does (docs/dynamic-shapes.md)", g->syms[k].name);
+  if (g->n_syms > 0 && !dyn_check(g, d)) /* every node with run-time extents has a kernel */
+    return false;
   for (int i = 0; i < g->n_inputs; i++)
     if (!has_type(g->inputs[i]))
       return diag_error(d, NULL, "input '%s' has element type %s, which the CUDA target does not support",
@@ -673,7 +804,11 @@ bool codegen_cuda(const Graph *g, const Plan *plan, const CodegenOpts *o, const 
     ok = emit_node(&cu, a, n, step++, &src, &run);
   if (ok) {
     emit_output_copies(&cu, a, &run);
-    buf_printf(&src, "/* %d kernels, %d of them parallel */\n", cu.n_kernels, cu.n_parallel);
+    if (g->n_syms > 0)
+      buf_printf(&src, "/* %d kernels, %d of them parallel; %d with run-time extents in a single thread */\n",
+                 cu.n_kernels, cu.n_parallel, cu.n_ranged_fallback);
+    else
+      buf_printf(&src, "/* %d kernels, %d of them parallel */\n", cu.n_kernels, cu.n_parallel);
     write_host(&cu, &c, &run);
     write_header(&cu, &h);
     char file[512];

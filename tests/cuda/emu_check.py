@@ -6,7 +6,9 @@ everything as for a GPU run; then NAME.cu is compiled for the CPU with g++ and
 tests/cuda/emu/cuda_emu.h (one POSIX thread per CUDA thread of a block, a
 barrier for __syncthreads), the check harness is relinked against
 tests/cuda/emu/cuda_emu.c (the driver API on host memory), run on the case's
-data sets whose input shapes match the build, and compared with the expected
+data sets whose input shapes match the build (a model built with -D ranges, from
+the case's `onnxc_args` file as tests/diff/run_diff.py writes it: every data set
+whose dims are within the ranges, through NAME_run_dims), and compared with the expected
 outputs (rtol 1e-3, atol 1e-7, as `onnxc check`, or a corpus case's own from
 its case.json; strings exactly; outputs of
 data-dependent extent by their reported dims, which the harness writes to
@@ -113,6 +115,43 @@ def compare(got, exp, tol=(1e-3, 1e-7)):
     return None
 
 
+def case_args(case_dir):
+    """Extra `onnxc check` arguments a case asks for (onnxc_args: -D ranges)."""
+    p = os.path.join(case_dir, "onnxc_args")
+    return open(p).read().split() if os.path.exists(p) else []
+
+
+def header_ranges(hdr):
+    """-D ranges of a build, from NAME.h: {symbol: (index, lo, hi)}, {} without."""
+    out = {}
+    for macro, idx, sym in re.findall(r"^#define (\w+_DIM_\w+) (\d+) /\* (.*) \*/$", hdr, re.M):
+        lo = int(re.search(rf"^#define {macro}_MIN (-?\d+)$", hdr, re.M).group(1))
+        hi = int(re.search(rf"^#define {macro}_MAX (-?\d+)$", hdr, re.M).group(1))
+        out[sym] = (int(idx), lo, hi)
+    return out
+
+
+def data_dims(ranges, shapes, arrays):
+    """The dims a data set gives (each input dim that is a bare symbol sets it),
+    checked against the build's other extents; (dims, None) or (None, why)."""
+    dims = [None] * len(ranges)
+    for shape, arr in zip(shapes, arrays):
+        toks = shape.split(",") if shape else []
+        if len(toks) != arr.ndim:
+            return None, f"rank of {arr.shape} vs [{shape}]"
+        for t, v in zip(toks, arr.shape):
+            if t in ranges:
+                k = ranges[t][0]
+                if dims[k] is not None and dims[k] != v:
+                    return None, f"dim {t} is {dims[k]} and {v}"
+                dims[k] = v
+            elif re.fullmatch(r"\d+", t) and int(t) != v:
+                return None, f"shape {arr.shape} vs [{shape}]"
+    if any(d is None for d in dims):
+        return None, "a range symbol no input dim gives"
+    return dims, None
+
+
 def run_case(key, args, emu_dir, light_dir):
     try:
         return run_case1(key, args, emu_dir, light_dir)
@@ -127,7 +166,8 @@ def run_case1(key, args, emu_dir, light_dir):
                                     light_dir)
     else:
         case_dir = os.path.join(args.data, category, name)
-    p = sh([args.onnxc, "check", "--target", "cuda", "--build-only", "--keep-temps", case_dir], timeout=600)
+    p = sh([args.onnxc, "check", "--target", "cuda", "--build-only", "--keep-temps"] + case_args(case_dir) + [case_dir],
+           timeout=600)
     m = re.search(r"onnxc check: kept (\S+)", p.stderr)
     if p.returncode or not m:
         return key, "build", p.stderr[-2000:]
@@ -138,8 +178,9 @@ def run_case1(key, args, emu_dir, light_dir):
         shutil.rmtree(d, ignore_errors=True)
 
 
-def run_built(key, d, case_dir, emu_dir, tol=None):
-    """tol: (rtol, atol), by default the case's (tolerance())."""
+def run_built(key, d, case_dir, emu_dir, tol=None, expect_sets=None):
+    """tol: (rtol, atol), by default the case's (tolerance()); expect_sets: the
+    number of data sets that must run (else any that match the build)."""
     tol = tol or tolerance(case_dir)
     with open(os.path.join(d, "model.cu")) as f:
         cu = f.read()
@@ -166,10 +207,13 @@ def run_built(key, d, case_dir, emu_dir, tol=None):
         hdr = f.read()
     ins = re.findall(r"^ \*   input  \d+: (.*) \S+\[.*\]$|^ \*   input  \d+: (.*) \S+$", hdr, re.M)
     in_names = [a or b for a, b in ins]
+    in_shapes = re.findall(r"^ \*   input  \d+: .* \S+?(?:\[(.*)\])?$", hdr, re.M)
+    ranges = header_ranges(hdr)  # -D ranges: every data set within them runs
     n_out = len(re.findall(r"^ \*   output \d+:", hdr, re.M))
     model = onnx.load(os.path.join(case_dir, "model.onnx"), load_external_data=False)
     graph_in = [i.name for i in model.graph.input if i.name not in {t.name for t in model.graph.initializer}]
     ran = 0
+    out_of_range = 0
     for ds in sorted(glob.glob(os.path.join(case_dir, "test_data_set_*"))):
         inputs = [load_pb(os.path.join(ds, f"input_{i}.pb"))[1] for i in range(len(graph_in))]
         outs = [load_pb(os.path.join(ds, f"output_{i}.pb"))[1] for i in range(n_out)]
@@ -182,9 +226,20 @@ def run_built(key, d, case_dir, emu_dir, tol=None):
                 f.write(raw(inputs[graph_in.index(nm)]))
             argv.append(path)
         out_paths = [os.path.join(d, f"out_{i}.bin") for i in range(n_out)]
-        p = sh(argv + out_paths, env=dict(os.environ, ONNXC_CUDA_EMU_KERNELS=os.path.join(d, "kernels.so")),
+        extra = []
+        if ranges:  # the dims protocol (check.c's emit_harness_dims): dims, input bytes, output bytes
+            arrays = [inputs[graph_in.index(nm)] for nm in in_names]
+            dims, why = data_dims(ranges, in_shapes, arrays)
+            if why:
+                return key, "harness", f"{os.path.basename(ds)}: {why}"
+            if any(not lo <= dims[k] <= hi for k, lo, hi in ranges.values()):
+                out_of_range += 1
+                continue
+            extra = ([str(v) for v in dims] + [str(len(raw(a))) for a in arrays] +
+                     [str(len(raw(e))) for e in outs])
+        p = sh(argv + out_paths + extra, env=dict(os.environ, ONNXC_CUDA_EMU_KERNELS=os.path.join(d, "kernels.so")),
                timeout=600)
-        if "cannot read" in p.stderr:
+        if "cannot read" in p.stderr and not ranges:
             continue  # a data set of other shapes than the build's
         if p.returncode:
             return key, "run", p.stderr[-2000:]
@@ -199,6 +254,10 @@ def run_built(key, d, case_dir, emu_dir, tol=None):
             if why:
                 return key, "mismatch", f"{os.path.basename(ds)} output {i}: {why}"
         ran += 1
+    if ranges:
+        print(f"{key}: {ran} data set(s) match with dims in range, {out_of_range} out of range", flush=True)
+    if expect_sets is not None and ran != expect_sets:
+        return key, "missing", f"{ran} data set(s) ran, expected {expect_sets}"
     return key, "ok" if ran else "no-data", ""
 
 

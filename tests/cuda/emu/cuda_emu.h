@@ -27,11 +27,13 @@ static pthread_barrier_t emu_bar;
 static inline void __syncthreads(void) { pthread_barrier_wait(&emu_bar); }
 static inline int atomicCAS(int *p, int cmp, int val) { return __sync_val_compare_and_swap(p, cmp, val); }
 
+#define EMU_MAX_PARAMS 32
 typedef void (*emu_fn)(void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *,
-                       void *, void *, void *, void *, void *);
+                       void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *,
+                       void *, void *, void *, void *, void *, void *, void *, void *, void *, void *);
 struct emu_launch_args {
   emu_fn fn;
-  void *p[16];
+  void *p[EMU_MAX_PARAMS];
   unsigned tx, ty, tz;
 };
 
@@ -47,16 +49,22 @@ static void *emu_thread(void *arg) {
         blockIdx.y = y;
         blockIdx.z = z;
         a->fn(a->p[0], a->p[1], a->p[2], a->p[3], a->p[4], a->p[5], a->p[6], a->p[7], a->p[8], a->p[9], a->p[10],
-              a->p[11], a->p[12], a->p[13], a->p[14], a->p[15]);
+              a->p[11], a->p[12], a->p[13], a->p[14], a->p[15], a->p[16], a->p[17], a->p[18], a->p[19], a->p[20],
+              a->p[21], a->p[22], a->p[23], a->p[24], a->p[25], a->p[26], a->p[27], a->p[28], a->p[29], a->p[30],
+              a->p[31]);
         pthread_barrier_wait(&emu_bar);
       }
   return 0;
 }
 
-/* Every kernel parameter of onnxc's kernels is a pointer. */
+/* Every kernel parameter of onnxc's kernels is a pointer or (-D ranges: the
+ * run's dims) an int64_t, both one 8-byte integer register or stack slot in
+ * the x86-64 calling convention, so each is passed as the 8 bytes it holds. */
 extern "C" int emu_launch(void *fn, int nparams, void **params, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
                           unsigned by, unsigned bz) {
   unsigned nt = bx * by * bz;
+  if (nparams > EMU_MAX_PARAMS)
+    return 1;
   gridDim.x = gx;
   gridDim.y = gy;
   gridDim.z = gz;
@@ -68,7 +76,7 @@ extern "C" int emu_launch(void *fn, int nparams, void **params, unsigned gx, uns
   pthread_barrier_init(&emu_bar, 0, nt);
   for (unsigned t = 0; t < nt; t++) {
     args[t].fn = (emu_fn)fn;
-    for (int i = 0; i < 16; i++)
+    for (int i = 0; i < EMU_MAX_PARAMS; i++)
       args[t].p[i] = i < nparams ? *(void **)params[i] : 0;
     args[t].tx = t % bx;
     args[t].ty = t / bx % by;
