@@ -55,6 +55,10 @@ typedef struct EmitC {
   bool cuda;                /* the body goes into a CUDA kernel (cuda/emit_cuda.c's fallback) */
   int flat_loops;           /* ec_flat_for calls in this body */
   int64_t flat_n;           /* the iteration count of the first one */
+  /* A parallel node whose work is known at run time only (-D ranges): the C
+   * condition over the run's dims under which the pool pays; below it the
+   * call site runs the node on the calling thread (onnxc_nt = 1). */
+  const char *par_when;
 } EmitC;
 
 /* Opens "for (ptrdiff_t VAR = 0; VAR < n; VAR++) {" (the caller closes it) over
@@ -103,6 +107,15 @@ int64_t ec_par_chunks(const EmitC *e, int64_t n, double cost_ns);
  * (long): when worth it, chunks of items claimed by every thread (marks the
  * node parallel); else one loop. The caller closes the brace. */
 void ec_open_items(EmitC *e, const char *var, int64_t n, double cost_ns);
+/* The same over n_c items known at run time (C text over the kernel's dims),
+ * at most n_hi, of cost_hi at that bound: parallel when worth it at the
+ * bound, and then e->par_when is set to `units_c` (C text) times the cost of
+ * one unit of `k` reaching the pool's break-even, so a small run stays on one
+ * thread. */
+void ec_open_items_rt(EmitC *e, const char *var, const char *n_c, int64_t n_hi, double cost_hi,
+                      const char *units_c, CostKind k);
+/* C text: `units_c` units of work of kind k reach the pool's break-even. */
+const char *ec_par_when(EmitC *e, const char *units_c, CostKind k);
 
 /* ---- run-time extents (emit_dyn.c, docs/dynamic-shapes.md) ------------------------
  * With range symbols (Graph.n_syms > 0), a node whose shapes depend on them
@@ -134,7 +147,7 @@ void ec_set_parallel(EmitC *e);
 void ec_open_rows(EmitC *e, int64_t outer, int64_t len);
 /* LayerNormalization / RMSNormalization (emit_nn.c) over `rows` rows, C text
  * known at run time (-D ranges, emit_dyn.c); the normalized dims static. */
-bool ec_norm_rows_rt(EmitC *e, const Node *n, const char *rows);
+bool ec_norm_rows_rt(EmitC *e, const Node *n, const char *rows, int64_t rows_hi);
 
 /* Writes one indented line (a newline is appended). A line ending with '{'
  * indents what follows, one starting with '}' dedents. */

@@ -48,6 +48,33 @@ static const char *prod_c(Dx *x, const Shape *s, int lo, int hi) {
   return p ? ext_of(x, p) : NULL;
 }
 
+/* The product of dims [lo, hi) of s at their upper bounds; -1 when unbounded. */
+static int64_t prod_hi(Dx *x, const Shape *s, int lo, int hi) {
+  int64_t p = 1;
+  for (int i = lo; i < hi; i++) {
+    int64_t l, h;
+    const DimExpr *d = shape_dx(x->a, s, i);
+    if (!d || !dx_bounds(x->root, d, &l, &h))
+      return -1;
+    p *= h;
+  }
+  return p;
+}
+
+/* Opens the loop over the rows `o` of a row kernel (rows_c rows of cols_c
+ * elements, C text over dims; s split at `split` into rows and columns): on
+ * every thread with --threads when the work at the upper bounds pays, and
+ * then only for runs whose own work does (ec_open_items_rt). */
+static void open_rows(Dx *x, const Shape *s, int split, CostKind k, const char *rows_c, const char *cols_c) {
+  int64_t rh = prod_hi(x, s, 0, split), ch = prod_hi(x, s, split, s->rank);
+  if (rh < 0 || ch < 0) {
+    ec_line(x->e, "for (long o = 0; o < (long)(%s); o++) {", rows_c);
+    return;
+  }
+  ec_open_items_rt(x->e, "o", rows_c, rh, ec_cost(k, (double)rh * (double)ch),
+                   arena_printf(x->a, "(%s) * (%s)", rows_c, cols_c), k);
+}
+
 static bool shape_dynamic(const Shape *s) {
   for (int i = 0; i < s->rank; i++)
     if (s->d[i] < 0 && s->x[i])
@@ -177,9 +204,10 @@ static bool k_elementwise(Dx *x, const Node *n) {
     return false;
   }
   EmitC *e = x->e;
-  const char *cols = r ? dim_c(x, ys, r - 1) : "1";
-  ec_line(e, "const int64_t cols = %s, rows = %s;", cols, r ? prod_c(x, ys, 0, r - 1) : "1");
-  ec_line(e, "for (int64_t o = 0; o < rows; o++) {");
+  const char *cols = r ? dim_c(x, ys, r - 1) : "1", *rows = r ? prod_c(x, ys, 0, r - 1) : "1";
+  ec_line(e, "const int64_t cols = %s, rows = %s;", cols, rows);
+  ec_line(e, "(void)rows;");
+  open_rows(x, ys, r ? r - 1 : 0, COST_EW_ELEM, rows, cols);
   e->indent++;
   split_rows(x, ys, r);
   const char *last[8];
@@ -270,9 +298,10 @@ static bool k_fused(Dx *x, const Node *n) {
   const Shape *ys = &n->out[0]->shape;
   int r = ys->rank;
   EmitC *e = x->e;
-  ec_line(e, "const int64_t cols = %s, rows = %s;", r ? dim_c(x, ys, r - 1) : "1",
-          r ? prod_c(x, ys, 0, r - 1) : "1");
-  ec_line(e, "for (int64_t o = 0; o < rows; o++) {");
+  const char *cols = r ? dim_c(x, ys, r - 1) : "1", *rows = r ? prod_c(x, ys, 0, r - 1) : "1";
+  ec_line(e, "const int64_t cols = %s, rows = %s;", cols, rows);
+  ec_line(e, "(void)rows;");
+  open_rows(x, ys, r ? r - 1 : 0, COST_EW_ELEM, rows, cols);
   e->indent++;
   split_rows(x, ys, r);
   ec_line(e, "%s *y = Y0 + o * cols;", dtype_ctype(n->out[0]->dt));
@@ -430,8 +459,11 @@ static bool k_softmax(Dx *x, const Node *n) {
     return true;
   }
   ec_line(e, "const int64_t cols = %s, rows = %s;", cols_c, rows_c);
-  ec_line(e, "for (int64_t o = 0; cols > 0 && o < rows; o++) {");
+  ec_line(e, "(void)rows;");
+  open_rows(x, s, n->g->opset < 13 ? axis : s->rank - 1, COST_ROW_ELEM, rows_c, cols_c);
   e->indent++;
+  ec_line(e, "if (cols < 1)");
+  ec_line(e, "  continue;");
   ec_line(e, "float *y = Y0 + o * cols;");
   if (ir_attr(n, "prologue")) {
     split_rows(x, s, s->rank);
@@ -491,7 +523,7 @@ static bool k_layernorm(Dx *x, const Node *n) {
                       "dims and a full scale and bias");
   /* the static kernel (emit_nn.c: statistics in double over eight partial
    * sums), its row count at run time */
-  return ec_norm_rows_rt(x->e, n, prod_c(x, s, 0, axis));
+  return ec_norm_rows_rt(x->e, n, prod_c(x, s, 0, axis), prod_hi(x, s, 0, axis));
 }
 
 /* Loops over every output index i0..i(r-1), reading X0 at `src` (C text over
@@ -1093,8 +1125,10 @@ static bool k_expand(Dx *x, const Node *n) {
   const Shape *ys = &n->out[0]->shape;
   int r = ys->rank;
   EmitC *e = x->e;
-  ec_line(e, "const int64_t cols = %s, rows = %s;", r ? dim_c(x, ys, r - 1) : "1", r ? prod_c(x, ys, 0, r - 1) : "1");
-  ec_line(e, "for (int64_t o = 0; o < rows; o++) {");
+  const char *cols = r ? dim_c(x, ys, r - 1) : "1", *rows = r ? prod_c(x, ys, 0, r - 1) : "1";
+  ec_line(e, "const int64_t cols = %s, rows = %s;", cols, rows);
+  ec_line(e, "(void)rows;");
+  open_rows(x, ys, r ? r - 1 : 0, COST_EW_ELEM, rows, cols);
   e->indent++;
   split_rows(x, ys, r);
   Buf off;

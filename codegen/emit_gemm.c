@@ -390,13 +390,16 @@ void gk_emit_core_par(EmitC *e, const Prod *p, const Window *win, int64_t batch,
   } else {
     /* rows per block: M / nib rounded up to MR, or to the 24-row panels of a
      * packed A (at most GEMM_MC either way, as nib >= M / GEMM_MC) */
-    if (p->a.src == SRC_PACKED)
+    if (p->m_rt) /* rows known at run time (-D ranges): the same blocks of this run's rows */
+      ec_line(e, "const long m_rt = (long)%s, rb = ((m_rt + %lld - 1) / %lld + ONNXC_MR - 1) / ONNXC_MR * ONNXC_MR;",
+              p->m_rt, LL(nib), LL(nib));
+    else if (p->a.src == SRC_PACKED)
       ec_line(e, "const long rb = %lld;", LL(up((M + nib - 1) / nib, GEMM_MRP)));
     else
       ec_line(e, "const long rb = (%lld + ONNXC_MR - 1) / ONNXC_MR * ONNXC_MR;", LL((M + nib - 1) / nib));
     ec_line(e, "const long ic = it %% %lld / %lld * rb, jc = it %% %lld * %lld;", LL(nib * njb), LL(njb),
             LL(njb), LL(ncw));
-    ec_line(e, "if (ic >= %lld)", LL(M));
+    ec_line(e, "if (ic >= %s)", p->m_rt ? "m_rt" : arena_printf(e->g->arena, "%lld", LL(M)));
     ec_line(e, "  continue;");
   }
   ec_line(e, "const long nc = %lld - jc < %lld ? %lld - jc : %lld;", LL(N), LL(ncw), LL(N), LL(ncw));
@@ -408,7 +411,10 @@ void gk_emit_core_par(EmitC *e, const Prod *p, const Window *win, int64_t batch,
     ec_line(e, "for (long ic = 0; ic < %lld; ic += %d) {", LL(M), GEMM_MC);
     ec_line(e, "const long mc = %lld - ic < %d ? %lld - ic : %d;", LL(M), GEMM_MC, LL(M), GEMM_MC);
   } else {
-    ec_line(e, "const long mc = %lld - ic < rb ? %lld - ic : rb;", LL(M), LL(M));
+    if (p->m_rt)
+      ec_line(e, "const long mc = m_rt - ic < rb ? m_rt - ic : rb;");
+    else
+      ec_line(e, "const long mc = %lld - ic < rb ? %lld - ic : rb;", LL(M), LL(M));
   }
   if (p->a.src != SRC_PACKED)
     emit_pack_a(e, p);
@@ -483,7 +489,7 @@ static bool matmul_prod_permuted(const Node *n, int threads, Prod *p, int64_t *b
 /* A [.., M, K] whose leading dims are known at run time (-D ranges) times a
  * weight [K, N] packed at compile time: one product of run-time M rows, laid
  * out (scratch) for M's upper bound, on one thread. */
-static bool matmul_prod_rows_rt(const Node *n, Prod *p, int64_t *batch) {
+static bool matmul_prod_rows_rt(const Node *n, int threads, Prod *p, int64_t *batch) {
   const Shape *as = &n->in[0]->shape, *bs = &n->in[1]->shape;
   if (as->rank < 2 || bs->rank != 2 || !shape_is_static(bs) || !gk_prepacked(n->in[1]) ||
       !shape_is_bounded(as) || as->d[as->rank - 1] < 0 || !shape_is_bounded(&n->out[0]->shape) ||
@@ -500,7 +506,7 @@ static bool matmul_prod_rows_rt(const Node *n, Prod *p, int64_t *batch) {
   if (!m || !dx_bounds(g, m, &lo, &hi))
     return false;
   memset(p, 0, sizeof *p);
-  p->threads = 1;
+  p->threads = threads;
   p->m = hi;
   p->k = as->d[as->rank - 1];
   p->n = bs->d[1];
@@ -572,7 +578,7 @@ static bool matmul_prod(const Node *n, int threads, Prod *p, int64_t *batch) {
   if (gk_is_f32(n) && (!shape_is_static(as) || !shape_is_static(bs)) && shape_is_bounded(as) &&
       shape_is_bounded(bs)) {
     *batch = 1;
-    return matmul_prod_rows_rt(n, p, batch) || matmul_prod_all_rt(n, p);
+    return matmul_prod_rows_rt(n, threads, p, batch) || matmul_prod_all_rt(n, p);
   }
   if (!gk_is_f32(n) || as->rank < 1 || bs->rank < 2 || !shape_is_static(as) || !shape_is_static(bs) ||
       !shape_is_static(&n->out[0]->shape))
@@ -634,7 +640,12 @@ bool gemm_emit_matmul(EmitC *e, const Node *n) {
        * matrix-vector product per row over the packed panels, which the
        * micro-kernel's 8 rows would mostly pad */
       ec_line(e, "if ((%s) < 4) {", p.m_rt);
-      ec_line(e, "const long rows = %s;", p.m_rt);
+      /* (with --threads, reached on one thread only: the call site's
+       * par_when sends runs this small to the calling thread) */
+      if (p.par)
+        ec_line(e, "const long rows = onnxc_th == 0 ? (long)(%s) : 0;", p.m_rt);
+      else
+        ec_line(e, "const long rows = (long)(%s);", p.m_rt);
       ec_line(e, "for (long i = 0; i < rows; i++) {");
       ec_line(e, "float *yr = Y0 + i * %lld;", LL(p.n));
       ec_line(e, "for (long jp = 0; jp < %lld; jp += %d) {", LL(p.n), GEMM_NRP);
@@ -661,6 +672,10 @@ bool gemm_emit_matmul(EmitC *e, const Node *n) {
     }
     ec_line(e, "const float *pa = X0;");
     ec_line(e, "float *py = Y0;");
+    if (p.par && p.m_rt && gk_want_par(e)) /* the pool only for runs whose product pays */
+      e->par_when = arena_printf(e->g->arena, "(%s) >= 4 && %s", p.m_rt,
+                                 ec_par_when(e, arena_printf(e->g->arena, "(%s) * %lld", p.m_rt, LL(p.n * p.k)),
+                                             COST_GEMM_MAC));
     if (p.par)
       gk_emit_core_par(e, &p, NULL, 1, NULL, true, 0, NULL);
     else

@@ -204,7 +204,7 @@ static void fill_nan_outputs(EmitC *e, const Node *n) {
 
 /* rows_rt: the row count as C text when it is known only at run time (-D
  * ranges, emit_dyn.c; the normalized dims are static there), else NULL. */
-static bool emit_layer_rms(EmitC *e, const Node *n, bool centered, const char *rows_rt) {
+static bool emit_layer_rms(EmitC *e, const Node *n, bool centered, const char *rows_rt, int64_t rows_hi) {
   const Shape *xs = &n->in[0]->shape;
   if (!rows_rt && is_empty(n->in[0])) {
     fill_nan_outputs(e, n);
@@ -215,8 +215,9 @@ static bool emit_layer_rms(EmitC *e, const Node *n, bool centered, const char *r
   int ax = norm_axis(n, xs->rank);
   int64_t len = ec_prod(xs, ax, xs->rank);
   Expr a;
-  if (rows_rt)
-    ec_line(e, "for (long o = 0; o < (long)(%s); o++) {", rows_rt);
+  if (rows_rt) /* --threads: blocks of rows when this run's rows pay */
+    ec_open_items_rt(e, "o", rows_rt, rows_hi, ec_cost(COST_ROW_ELEM, (double)rows_hi * (double)len),
+                     arena_printf(e->g->arena, "(%s) * %lld", rows_rt, LL(len)), COST_ROW_ELEM);
   else
     ec_open_rows(e, ec_prod(xs, 0, ax), len); /* --threads: blocks of rows */
   if (ir_attr_int(n, "onnxc.fused_inputs", 0) == 1) {
@@ -259,12 +260,12 @@ static bool emit_layer_rms(EmitC *e, const Node *n, bool centered, const char *r
   return true;
 }
 
-bool emitc_LayerNormalization(EmitC *e, const Node *n) { return emit_layer_rms(e, n, true, NULL); }
+bool emitc_LayerNormalization(EmitC *e, const Node *n) { return emit_layer_rms(e, n, true, NULL, 0); }
 
-bool emitc_RMSNormalization(EmitC *e, const Node *n) { return emit_layer_rms(e, n, false, NULL); }
+bool emitc_RMSNormalization(EmitC *e, const Node *n) { return emit_layer_rms(e, n, false, NULL, 0); }
 
-bool ec_norm_rows_rt(EmitC *e, const Node *n, const char *rows) {
-  return emit_layer_rms(e, n, n->op == OP_LayerNormalization, rows);
+bool ec_norm_rows_rt(EmitC *e, const Node *n, const char *rows, int64_t rows_hi) {
+  return emit_layer_rms(e, n, n->op == OP_LayerNormalization, rows, rows_hi < 1 ? 1 : rows_hi);
 }
 
 /* ---- InstanceNormalization, GroupNormalization ------------------------------------- */

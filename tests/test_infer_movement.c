@@ -431,8 +431,20 @@ static void test_reverse_sequence_and_compress(void **state) {
   Node *far = op(g, OP_Compress, 2, in, 1);
   ir_attr_set_int(far, "axis", 0);
   expect_error(far, "beyond the extent 3");
+  /* a condition known at run time: the kept count is a data-dependent extent,
+   * bounded by the axis (or the element count) and the condition's length */
   in[1] = tin(g, "rt", DT_BOOL, 1, (int64_t[]){3});
-  expect_error(op(g, OP_Compress, 2, in, 1), "run-time values of input 1 (condition)");
+  Node *rc = op(g, OP_Compress, 2, in, 1);
+  ir_attr_set_int(rc, "axis", 0);
+  expect_ok(rc);
+  assert_shape(rc->out[0], 2, (int64_t[]){3, 2});
+  assert_int_equal(rc->out[0]->dyn_dims, 1u << 0);
+  Node *rf = op(g, OP_Compress, 2, in, 1);
+  expect_ok(rf);
+  assert_shape(rf->out[0], 1, (int64_t[]){3});
+  assert_int_equal(rf->out[0]->dyn_dims, 1u);
+  in[1] = tin(g, "rtu", DT_BOOL, 1, (int64_t[]){DIM_UNKNOWN});
+  expect_error(op(g, OP_Compress, 2, in, 1), "a static length");
   ir_graph_free(g);
 }
 

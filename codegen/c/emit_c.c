@@ -137,8 +137,8 @@ void ec_flat_for(EmitC *e, const char *var, int64_t n) {
 }
 
 /* The arguments a parallel kernel's task receives in p[] (--profile adds one). */
-static int n_task_args(const Node *n, int64_t scratch) {
-  int k = scratch > 0;
+static int n_task_args(const Node *n, int64_t scratch, bool dyn) {
+  int k = (scratch > 0) + dyn;
   for (int i = 0; i < n->n_in; i++)
     k += ir_has_input(n, i);
   for (int i = 0; i < n->n_out; i++)
@@ -191,7 +191,7 @@ static bool emit_node(CGen *cg, Arena *a, const Node *n, int step, int kernel, B
   int64_t scratch = scratch_of(cg, n);
   Buf body;
   buf_init(&body);
-  EmitC e = {cg->g, cg->plan, &body, 0, cg->d, cg->o->name, cg->o->threads, false, false, 0, 0};
+  EmitC e = {cg->g, cg->plan, &body, 0, cg->d, cg->o->name, cg->o->threads, false, false, 0, 0, NULL};
   /* Every parameter is marked used: hooks read only what they need. */
   for (int i = 0; i < n->n_in; i++)
     if (ir_has_input(n, i))
@@ -262,7 +262,7 @@ static bool emit_node(CGen *cg, Arena *a, const Node *n, int step, int kernel, B
     int k = 0;
     cg->n_parallel++;
     buf_printf(fns, "static void %s_task(void *const *p, int th, int nt) {\n", fn);
-    prof_task_step(cg, kernel, n_task_args(n, scratch), 0, fns);
+    prof_task_step(cg, kernel, n_task_args(n, scratch, dyn), 0, fns);
     buf_printf(fns, "  (void)%s(", fn);
     for (int i = 0; i < n->n_in; i++)
       if (ir_has_input(n, i))
@@ -273,6 +273,8 @@ static bool emit_node(CGen *cg, Arena *a, const Node *n, int step, int kernel, B
     for (int i = 0; i < n->n_out; i++)
       if (ec_has_output(n, i) && n->out[i]->dyn_dims)
         buf_printf(fns, "(int64_t *)p[%d], ", k++);
+    if (dyn)
+      buf_printf(fns, "(const int64_t *)p[%d], ", k++);
     if (scratch > 0)
       buf_printf(fns, "(unsigned char *)p[%d], ", k++);
     buf_puts(fns, "th, nt);\n");
@@ -311,13 +313,18 @@ static bool emit_node(CGen *cg, Arena *a, const Node *n, int step, int kernel, B
       buf_printf(run, ", %s(int64_t[%d]){0}", cast, IR_MAX_RANK);
   }
   if (dyn)
-    buf_printf(run, "%sdims", first ? "" : ", ");
+    buf_printf(run, "%s%sdims", first ? "" : ", ", par ? "(void *)" : "");
   if (scratch > 0)
     buf_printf(run, par ? "%s%s(a + %lld)" : "%s%sa + %lld", first ? "" : ", ", cast,
                (long long)cg->plan->scratch_offset[n->id]);
   if (par) {
     prof_task_arg(cg, run);
-    buf_printf(run, "};\n    onnxc_parallel(%s_task, p);\n  }\n", fn);
+    buf_printf(run, "};\n");
+    if (e.par_when) /* -D ranges: a small run stays on this thread */
+      buf_printf(run, "    if (%s)\n      onnxc_parallel(%s_task, p);\n    else\n      %s_task(p, 0, 1);\n  }\n",
+                 e.par_when, fn, fn);
+    else
+      buf_printf(run, "    onnxc_parallel(%s_task, p);\n  }\n", fn);
   }
   else if (!can_fail)
     buf_puts(run, ");\n");

@@ -73,6 +73,29 @@ void ec_open_items(EmitC *e, const char *var, int64_t n, double cost_ns) {
           (long long)chunks, var, (long long)n, (long long)chunks, var);
 }
 
+const char *ec_par_when(EmitC *e, const char *units_c, CostKind k) {
+  /* units of this kind that cost PAR_MIN_NS on one thread */
+  double need = PAR_MIN_NS * 1000.0 / cost_ps[k];
+  return arena_printf(e->g->arena, "(%s) >= %lld", units_c, (long long)need);
+}
+
+void ec_open_items_rt(EmitC *e, const char *var, const char *n_c, int64_t n_hi, double cost_hi,
+                      const char *units_c, CostKind k) {
+  if (!ec_par_worth(e, cost_hi) || n_hi < 2) {
+    ec_line(e, "for (long %s = 0; %s < (long)(%s); %s++) {", var, var, n_c, var);
+    return;
+  }
+  int64_t chunks = ec_par_chunks(e, n_hi, cost_hi);
+  ec_set_parallel(e);
+  e->par_when = ec_par_when(e, units_c, k);
+  ec_line(e, "long own = 0, it;");
+  ec_line(e, "const long n_rt = (long)(%s);", n_c);
+  ec_line(e, "(void)own;");
+  ec_line(e, "while ((it = onnxc_nt > 1 ? onnxc_claim() : own++) < %lld)", (long long)chunks);
+  ec_line(e, "for (long %s = it * n_rt / %lld; %s < (it + 1) * n_rt / %lld; %s++) {", var, (long long)chunks, var,
+          (long long)chunks, var);
+}
+
 void ec_open_rows(EmitC *e, int64_t outer, int64_t len) {
   ec_open_items(e, "o", outer, ec_cost(COST_ROW_ELEM, (double)outer * (double)len));
 }
