@@ -343,9 +343,34 @@ static bool k_matmul_body(Dx *x, const Node *n) {
     return diag_error(x->e->d, n, "run-time extents: MatMul needs float32 operands of rank >= 2");
   EmitC *e = x->e;
   int r = ys->rank;
-  ec_line(e, "const int64_t M = %s, K = %s, N = %s, batch = %s;", dim_c(x, as, as->rank - 2),
-          dim_c(x, as, as->rank - 1), dim_c(x, bs, bs->rank - 1), prod_c(x, ys, 0, r - 2));
-  ec_line(e, "for (int64_t o = 0; o < batch; o++) {");
+  const char *Mc = dim_c(x, as, as->rank - 2), *Kc = dim_c(x, as, as->rank - 1), *Nc = dim_c(x, bs, bs->rank - 1),
+             *Bc = prod_c(x, ys, 0, r - 2);
+  ec_line(e, "const int64_t M = %s, K = %s, N = %s, batch = %s;", Mc, Kc, Nc, Bc);
+  /* --threads: the batch's matrices (attention's heads) claimed by every
+   * thread, each packing into its own buffers; not when a pass follows the
+   * product (a bias or epilogue k_matmul adds on every thread) */
+  int64_t bh = prod_hi(x, ys, 0, r - 2), mh = prod_hi(x, as, as->rank - 2, as->rank - 1),
+          kh = prod_hi(x, as, as->rank - 1, as->rank), nh = prod_hi(x, bs, bs->rank - 1, bs->rank);
+  double cost = bh > 0 && mh > 0 && kh > 0 && nh > 0 ? ec_cost(COST_GEMM_MAC, (double)bh * mh * kh * nh) : 0;
+  bool can_par = bh >= 2 && cost > 0 && ec_par_worth(e, cost) && !ir_attr_int(n, "onnxc.bias", 0) &&
+                 !ir_attr(n, "epilogue");
+  /* the packed GEMM with run-time M, N, K when the plan gave it scratch */
+  Buf probe;
+  buf_init(&probe);
+  Buf *keep = e->b;
+  e->b = &probe;
+  int indent = e->indent;
+  e->indent++;
+  ec_line(e, "{ const float *pa = A, *pb = B; float *py = C;");
+  bool packed = gemm_emit_matmul_rt(e, n, can_par);
+  ec_line(e, "}");
+  e->b = keep;
+  e->indent = indent;
+  if (packed && can_par)
+    ec_open_items_rt(e, "o", "batch", bh, cost, arena_printf(x->a, "(%s) * (%s) * (%s) * (%s)", Bc, Mc, Kc, Nc),
+                     COST_GEMM_MAC);
+  else
+    ec_line(e, "for (int64_t o = 0; o < batch; o++) {");
   e->indent++;
   /* batch indices i0..i(r-3) of the output; split_rows over r-1 dims gives them */
   split_rows(x, ys, r - 1);
@@ -365,26 +390,14 @@ static bool k_matmul_body(Dx *x, const Node *n) {
     buf_free(&off);
   }
   ec_line(e, "float *C = Y0 + o * M * N;");
-  { /* the packed GEMM with run-time M, N, K when the plan gave it scratch */
-    Buf probe;
-    buf_init(&probe);
-    Buf *keep = e->b;
-    e->b = &probe;
-    int indent = e->indent;
-    ec_line(e, "{ const float *pa = A, *pb = B; float *py = C;");
-    bool packed = gemm_emit_matmul_rt(e, n);
-    ec_line(e, "}");
-    e->b = keep;
-    e->indent = indent;
-    if (packed) {
-      buf_puts(e->b, probe.s);
-      buf_free(&probe);
-      e->indent--;
-      ec_line(e, "}");
-      return true;
-    }
+  if (packed) {
+    buf_puts(e->b, probe.s);
     buf_free(&probe);
+    e->indent--;
+    ec_line(e, "}");
+    return true;
   }
+  buf_free(&probe);
   /* four rows of C at a time: each row of B is loaded once for all four */
   ec_line(e, "int64_t i = 0;");
   ec_line(e, "for (; i + 4 <= M; i += 4) {");

@@ -539,7 +539,7 @@ static int64_t dim_hi(const Node *n, const Shape *s, int i) {
  * operand a weight (attention's scores and context): per batch matrix, A
  * [M, K] and B [K, N] row-major at pa / pb, Y at py, with M, N and K the
  * kernel's locals (gemm_emit_matmul_rt); the scratch sized at the bounds. */
-static bool matmul_prod_all_rt(const Node *n, Prod *p) {
+static bool matmul_prod_all_rt(const Node *n, int threads, Prod *p) {
   const Shape *as = &n->in[0]->shape, *bs = &n->in[1]->shape, *ys = &n->out[0]->shape;
   if (as->rank < 2 || bs->rank < 2 || !shape_is_bounded(as) || !shape_is_bounded(bs) ||
       !shape_is_bounded(ys) || mm_permuted(n))
@@ -561,14 +561,25 @@ static bool matmul_prod_all_rt(const Node *n, Prod *p) {
   p->ldy = nn;
   p->ldy_rt = "N";
   gk_layout(p, NULL);
+  if (threads > 1) { /* the batch's matrices on every thread (emit_dyn.c): one set of buffers each */
+    p->slot = p->bytes;
+    p->bytes *= threads;
+  }
   return gk_worth_packing(p);
 }
 
-bool gemm_emit_matmul_rt(EmitC *e, const Node *n) {
+bool gemm_emit_matmul_rt(EmitC *e, const Node *n, bool per_thread) {
   Prod p;
-  if (!gk_is_f32(n) || !matmul_prod_all_rt(n, &p) || !gk_scratch_ok(e, n, &p))
+  if (!gk_is_f32(n) || !matmul_prod_all_rt(n, ec_threads(e), &p) || !gk_scratch_ok(e, n, &p))
     return false;
-  gk_declare_scratch(e, &p);
+  if (per_thread && p.slot > 0) {
+    if (p.off_b >= 0)
+      ec_line(e, "float *bb = (float *)(S + %lld + (long)onnxc_th * %lld);", LL(p.off_b), LL(p.slot));
+    if (p.off_a >= 0)
+      ec_line(e, "float *ab = (float *)(S + %lld + (long)onnxc_th * %lld);", LL(p.off_a), LL(p.slot));
+  } else {
+    gk_declare_scratch(e, &p);
+  }
   gk_emit_core(e, &p, NULL);
   return true;
 }
@@ -578,7 +589,7 @@ static bool matmul_prod(const Node *n, int threads, Prod *p, int64_t *batch) {
   if (gk_is_f32(n) && (!shape_is_static(as) || !shape_is_static(bs)) && shape_is_bounded(as) &&
       shape_is_bounded(bs)) {
     *batch = 1;
-    return matmul_prod_rows_rt(n, threads, p, batch) || matmul_prod_all_rt(n, p);
+    return matmul_prod_rows_rt(n, threads, p, batch) || matmul_prod_all_rt(n, threads, p);
   }
   if (!gk_is_f32(n) || as->rank < 1 || bs->rank < 2 || !shape_is_static(as) || !shape_is_static(bs) ||
       !shape_is_static(&n->out[0]->shape))

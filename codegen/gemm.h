@@ -46,9 +46,11 @@ bool gemm_emit_conv(EmitC *e, const Node *n);
 bool gemm_emit_matmul(EmitC *e, const Node *n);
 /* -D ranges: the packed product of one batch matrix whose M, N and K are
  * known at run time; expects the locals M, N, K (long) and pa, pb, py
- * (emit_dyn.c's MatMul loop over the batch). False, writing nothing, when it
+ * (emit_dyn.c's MatMul loop over the batch). per_thread: the loop's matrices
+ * are claimed by every thread (--threads), each packing into its own buffers
+ * (the scratch holds one set per thread). False, writing nothing, when it
  * does not apply (then plain loops). */
-bool gemm_emit_matmul_rt(EmitC *e, const Node *n);
+bool gemm_emit_matmul_rt(EmitC *e, const Node *n, bool per_thread);
 /* -D ranges: a Conv of one group with a weight packed at compile time and
  * its output map known at run time, as an im2col and the packed GEMM;
  * expects emit_dyn.c's window locals (N, C, H, W, OH, OW, KH...). False,

@@ -96,6 +96,12 @@ def test_bert(args, work):
     r = run([args.onnxc, "check", "-v", "--sanitize", "--atol", "1e-4", "-D", "seq=1..512", case])
     check(r.returncode == 0, f"bert_tiny_dynamic: the same under ASan/UBSan, arena of exactly "
                              f"NAME_arena_bytes(dims)\n{r.stderr[-3000:]}")
+    # --threads 2: row kernels and products split over the pool when this
+    # run's work pays (seq 512's attention heads claimed per thread), on the
+    # calling thread when it does not (seq 1), in guard mode
+    r = run([args.onnxc, "check", "-v", "--threads", "2", "--guard", "--atol", "1e-4", "-D", "seq=1..512", case])
+    check(r.returncode == 0 and "5 data set(s) match" in r.stdout,
+          f"bert_tiny_dynamic --threads 2 --guard: seq {seqs} match\n{r.stdout}{r.stderr[-3000:]}")
     # a data set outside the range is refused before running
     r = run([args.onnxc, "check", "-D", "seq=8..512", case])
     check(r.returncode == 2 and "'seq' is 1 in the data, outside its range 8..512" in r.stderr,
