@@ -390,12 +390,10 @@ static bool k_matmul_body(Dx *x, const Node *n) {
     buf_free(&off);
   }
   ec_line(e, "float *C = Y0 + o * M * N;");
-  if (packed) {
+  if (packed) { /* packing pays from the size the static kernels start it at (gemm.h) */
+    ec_line(e, "if (M >= 4 && M * N * K >= %d) {", GEMM_MIN_MACS);
     buf_puts(e->b, probe.s);
-    buf_free(&probe);
-    e->indent--;
-    ec_line(e, "}");
-    return true;
+    ec_line(e, "} else {");
   }
   buf_free(&probe);
   /* four rows of C at a time: each row of B is loaded once for all four */
@@ -421,6 +419,8 @@ static bool k_matmul_body(Dx *x, const Node *n) {
   ec_line(e, "    for (int64_t j = 0; j < N; j++) c[j] += a * b[j];");
   ec_line(e, "  }");
   ec_line(e, "}");
+  if (packed)
+    ec_line(e, "}");
   e->indent--;
   ec_line(e, "}");
   return true;
