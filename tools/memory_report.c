@@ -223,6 +223,35 @@ static void svg_profile(FILE *f, const Plan *plan, double sx, double sy) {
   free(live);
 }
 
+/* -D ranges: the bytes tensor t holds with the dims at vals (its planned size
+ * when its extents do not follow them, or when that size is not known). */
+static int64_t bytes_at(const Graph *g, const PlanTensor *t, const int64_t *vals) {
+  const Value *v = t->value_id >= 0 ? g->values[t->value_id] : NULL;
+  if (!v || shape_is_static(&v->shape) || dtype_bits(v->dt) < 8)
+    return t->size;
+  int64_t n = 1;
+  for (int k = 0; k < v->shape.rank; k++) {
+    int64_t e = v->shape.d[k];
+    if (e < 0 && !(v->shape.x[k] && dx_eval(v->shape.x[k], vals, &e)))
+      return t->size;
+    n *= e;
+  }
+  int64_t b = n * (dtype_bits(v->dt) / 8);
+  return b < t->size ? b : t->size;
+}
+
+/* The dims at their lower bounds: ranges at LO, derived ones computed from
+ * them, data-dependent ones at 0. */
+static void dims_low(const Graph *g, int64_t *vals) {
+  for (int k = 0; k < g->n_syms; k++) {
+    const DimSym *s = &g->syms[k];
+    int64_t v = s->lo;
+    if (s->den > 0 && dx_eval(s->num, vals, &v))
+      v /= s->den;
+    vals[k] = s->den < 0 ? 0 : v;
+  }
+}
+
 bool driver_memory_svg(const Graph *g, const Plan *plan, const char *path, Diag *d) {
   char tmp[4096], nb[512];
   FILE *f = open_tmp(path, tmp, sizeof tmp, d);
@@ -239,19 +268,44 @@ bool driver_memory_svg(const Graph *g, const Plan *plan, const char *path, Diag 
           (long long)plan->arena_bytes, (long long)plan->lower_bound_bytes,
           (long long)plan->naive_bytes, (long long)plan->scratch_bytes,
           plan->strategy ? plan->strategy : "none");
+  int64_t vals[IR_MAX_SYMS];
+  bool ranged = g->n_syms > 0;
+  if (ranged) { /* how the arena fills as the dims vary (docs/dynamic-shapes.md) */
+    dims_low(g, vals);
+    fprintf(f, "<text x=\"%d\" y=\"36\" font-size=\"11\">each buffer outlined at the dims' upper bounds, "
+               "filled as far as it is used at their lower bounds:", SVG_L);
+    for (int k = 0; k < g->n_syms; k++) {
+      const DimSym *s = &g->syms[k];
+      if (s->den != 0)
+        continue;
+      int64_t st = s->step > 1 ? s->step : 1;
+      fputc(' ', f);
+      xml_str(f, s->name);
+      fprintf(f, "=%lld..%lld", (long long)(s->lo * st), (long long)(s->hi * st));
+    }
+    fputs("</text>\n", f);
+  }
   svg_axes(f, plan, sx, sy, top);
   for (int i = 0; i < plan->n_tensors; i++) {
     const PlanTensor *t = &plan->tensors[i];
     const char *name = buffer_name(g, t, nb, sizeof nb);
     unsigned h = hash_name(name);
+    int64_t lo = ranged ? bytes_at(g, t, vals) : t->size;
     double x = SVG_L + t->first * sx, w = (t->last - t->first + 1) * sx;
     double y = SVG_T + SVG_H - (double)(t->offset + t->size) * sy, hh = (double)t->size * sy;
     fprintf(f, "<rect x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"%.2f\" "
-               "fill=\"hsl(%u,60%%,%u%%)\" stroke=\"#333\" stroke-width=\"0.3\"><title>",
-            x, y, w, hh, h % 360, t->value_id >= 0 ? 65u : 85u);
+               "fill=\"hsl(%u,60%%,%u%%)\" fill-opacity=\"%s\" stroke=\"#333\" stroke-width=\"0.3\"><title>",
+            x, y, w, hh, h % 360, t->value_id >= 0 ? 65u : 85u, lo < t->size ? "0.3" : "1");
     xml_str(f, name);
-    fprintf(f, ": %lld bytes at offset %lld, steps %d..%d</title></rect>\n", (long long)t->size,
-            (long long)t->offset, t->first, t->last);
+    fprintf(f, ": %lld bytes at offset %lld, steps %d..%d", (long long)t->size, (long long)t->offset, t->first,
+            t->last);
+    if (lo < t->size)
+      fprintf(f, "; %lld at the dims' lower bounds", (long long)lo);
+    fputs("</title></rect>\n", f);
+    if (lo < t->size && lo > 0) /* the part a run at the lower bounds uses */
+      fprintf(f, "<rect x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"%.2f\" fill=\"hsl(%u,60%%,%u%%)\"/>\n",
+              x, SVG_T + SVG_H - (double)(t->offset + lo) * sy, w, (double)lo * sy, h % 360,
+              t->value_id >= 0 ? 65u : 85u);
   }
   svg_profile(f, plan, sx, sy);
   fputs("</svg>\n", f);

@@ -159,6 +159,11 @@ def test_ocr(args, work):
     widths = [16, 100, 101, 320, 800, 1024]
     rng = np.random.default_rng(48)
     write_case(case, model, [{"x": rng.standard_normal((1, 3, 48, w), dtype=np.float32)} for w in widths])
+    svg = os.path.join(work, "ocr.svg")
+    r = run([args.onnxc, model, "-S", "-o", os.path.join(work, "ocr_src"), "-D", "W=16..1024", "--memory-svg", svg])
+    pic = open(svg).read() if r.returncode == 0 and os.path.exists(svg) else ""
+    check("W=16..1024" in pic and pic.count("at the dims' lower bounds") >= 3,
+          f"--memory-svg with a range: buffers at the upper bounds, filled at the lower\n{r.stderr}")
     for extra in ([], ["--sanitize"]):
         r = run([args.onnxc, "check", "-v", "-D", "W=16..1024"] + extra + [case])
         check(r.returncode == 0 and f"{len(widths)} data set(s) match" in r.stdout,
