@@ -133,6 +133,41 @@ static void emit_pack_b(EmitC *e, const Prod *p, const Window *win) {
     ec_line(e, "for (; x < 32; x++) d[kk * 32 + x] = 0;");
     ec_line(e, "}");
     ec_line(e, "}");
+  } else if (b->src == SRC_IM2COL_RT) {
+    /* column q + x is output pixel jc + q + x; row kk is tap (c, kh, kw) of
+     * depth pc + kk; the panel's pixels walk output rows, each run of one
+     * row copying the input row under the tap, zero outside the image */
+    ec_line(e, "const long p0 = jc + q, oh0 = p0 / OW, ow0 = p0 %% OW;");
+    ec_line(e, "for (long kk = 0; kk < kc; kk++) {");
+    ec_line(e, "const long kg = pc + kk, c = kg / (KH * KW), t = kg %% (KH * KW), kh = t / KW, kw = t %% KW;");
+    ec_line(e, "const long off = kw * DW - PL;");
+    ec_line(e, "long lo = off >= 0 ? 0 : (-off + SW - 1) / SW, hi = W - off <= 0 ? 0 : (W - off - 1) / SW + 1;");
+    ec_line(e, "if (hi > OW) hi = OW;");
+    ec_line(e, "float *dk = d + kk * 32;");
+    ec_line(e, "long x = 0, oh = oh0, ow = ow0;");
+    ec_line(e, "while (x < w) {");
+    ec_line(e, "const long r = OW - ow < w - x ? OW - ow : w - x, a1 = ow + r;");
+    ec_line(e, "const long ih = oh * SH - PT + kh * DH;");
+    ec_line(e, "float *dx = dk + x;");
+    ec_line(e, "if (ih < 0 || ih >= H) {");
+    ec_line(e, "for (long u = ow; u < a1; u++) dx[u - ow] = 0;");
+    ec_line(e, "} else {");
+    ec_line(e, "const float *xr = %s + (c * H + ih) * W;", b->ptr);
+    ec_line(e, "const long v0 = ow > lo ? ow : lo, v1 = a1 < hi ? a1 : hi;");
+    ec_line(e, "long u = ow;");
+    ec_line(e, "for (; u < v0 && u < a1; u++) dx[u - ow] = 0;");
+    ec_line(e, "if (SW == 1)");
+    ec_line(e, "  for (; u < v1; u++) dx[u - ow] = xr[u + off];");
+    ec_line(e, "else");
+    ec_line(e, "  for (; u < v1; u++) dx[u - ow] = xr[u * SW + off];");
+    ec_line(e, "for (; u < a1; u++) dx[u - ow] = 0;");
+    ec_line(e, "}");
+    ec_line(e, "x += r;");
+    ec_line(e, "ow = 0;");
+    ec_line(e, "oh++;");
+    ec_line(e, "}");
+    ec_line(e, "for (; x < 32; x++) dk[x] = 0;");
+    ec_line(e, "}");
   } else if (b->src == SRC_TRANS) {
     ec_line(e, "for (long x = 0; x < 32; x++) {");
     ec_line(e, "if (x < w) {");

@@ -105,8 +105,8 @@ static bool conv_plain(const Node *n, int r) {
 /* A 1-D or 2-D conv of one group whose output map is known at run time
  * (OCR-style widths, -D ranges): Y[M, NS] = W x cols with NS = OH * OW the
  * kernel's local, W packed at compile time as the left operand, the columns
- * an im2col written to scratch (sized at NS's upper bound; off_img) unless
- * the conv is plain, on one thread. */
+ * gathered from the image as B is packed (SRC_IM2COL_RT), or the image
+ * itself when the conv is plain; on one thread. */
 static bool conv_prod_rt(const Node *n, Prod *p) {
   const Shape *xs = &n->in[0]->shape, *ws = &n->in[1]->shape, *ys = &n->out[0]->shape;
   int r = xs->rank - 2;
@@ -132,15 +132,12 @@ static bool conv_prod_rt(const Node *n, Prod *p) {
   p->n = hi;
   p->n_rt = "NS";
   p->a = (Operand){SRC_PACKED, "X1", p->k, NULL};
-  p->b = (Operand){SRC_ROWS, "pb", hi, "NS"};
+  /* plain: the image is B as it is; else its columns gathered while packing */
+  p->b = conv_plain(n, r) ? (Operand){SRC_ROWS, "pb", hi, "NS"} : (Operand){SRC_IM2COL_RT, "xn", hi, NULL};
   p->y = "py";
   p->ldy = hi;
   p->ldy_rt = "NS";
   gk_layout(p, NULL);
-  if (!conv_plain(n, r)) {
-    p->off_img = p->bytes;
-    p->bytes += up(p->k * hi * 4, 64);
-  }
   return gk_worth_packing(p);
 }
 
@@ -155,42 +152,10 @@ bool gemm_emit_conv_rt(EmitC *e, const Node *n) {
           LL(p.k), LL(p.n));
   gk_declare_scratch(e, &p);
   ec_line(e, "const long NS = (long)(OH * OW);");
-  if (p.off_img >= 0)
-    ec_line(e, "float *col = (float *)(S + %lld);", LL(p.off_img));
   ec_line(e, "for (long nb = 0; nb < N; nb++) {");
   ec_line(e, "const float *xn = X0 + nb * C * H * W;");
-  if (p.off_img >= 0) {
-    /* im2col: row (c, kh, kw) holds the input under that tap for every
-     * output pixel, zero where it falls in the padding */
-    ec_line(e, "for (long c = 0; c < C; c++)");
-    ec_line(e, "for (long kh = 0; kh < KH; kh++)");
-    ec_line(e, "for (long kw = 0; kw < KW; kw++) {");
-    ec_line(e, "float *d = col + ((c * KH + kh) * KW + kw) * NS;");
-    ec_line(e, "const long off = kw * DW - PL;");
-    /* ow in [lo, hi): 0 <= ow * SW + off < W */
-    ec_line(e, "long lo = off >= 0 ? 0 : (-off + SW - 1) / SW, hi = W - off <= 0 ? 0 : (W - off - 1) / SW + 1;");
-    ec_line(e, "if (hi > OW) hi = OW;");
-    ec_line(e, "if (lo > hi) lo = hi;");
-    ec_line(e, "for (long oh = 0; oh < OH; oh++) {");
-    ec_line(e, "float *dr = d + oh * OW;");
-    ec_line(e, "const long ih = oh * SH - PT + kh * DH;");
-    ec_line(e, "if (ih < 0 || ih >= H) {");
-    ec_line(e, "for (long ow = 0; ow < OW; ow++) dr[ow] = 0.0f;");
-    ec_line(e, "continue;");
-    ec_line(e, "}");
-    ec_line(e, "const float *xr = xn + (c * H + ih) * W;");
-    ec_line(e, "for (long ow = 0; ow < lo; ow++) dr[ow] = 0.0f;");
-    ec_line(e, "if (SW == 1)");
-    ec_line(e, "  for (long ow = lo; ow < hi; ow++) dr[ow] = xr[ow + off];");
-    ec_line(e, "else");
-    ec_line(e, "  for (long ow = lo; ow < hi; ow++) dr[ow] = xr[ow * SW + off];");
-    ec_line(e, "for (long ow = hi; ow < OW; ow++) dr[ow] = 0.0f;");
-    ec_line(e, "}");
-    ec_line(e, "}");
-    ec_line(e, "const float *pb = col;");
-  } else {
+  if (p.b.src == SRC_ROWS)
     ec_line(e, "const float *pb = xn;");
-  }
   ec_line(e, "float *py = Y0 + nb * %lld * NS;", LL(p.m));
   gk_emit_core(e, &p, NULL);
   ec_line(e, "}");

@@ -18,6 +18,8 @@ typedef enum Src {
   SRC_ROWS,   /* row-major: element (r, k) of A or (k, c) of B at ptr[r*ld + k] / ptr[k*ld + c] */
   SRC_TRANS,  /* transposed: A(r, k) at ptr[k*ld + r], B(k, c) at ptr[c*ld + k] */
   SRC_IM2COL, /* B of a conv: xp[koff(k) + pix[c]] */
+  SRC_IM2COL_RT, /* B of a conv with run-time extents (-D ranges): gathered from the image at ptr
+                  * while packing, zero in the padding; the window's locals (emit_dyn.c) */
 } Src;
 
 typedef struct Operand {
