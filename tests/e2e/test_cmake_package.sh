@@ -88,7 +88,9 @@ while IFS='|' read -r case want; do
   if cases "$T/errors" "$case" -DCMAKE_C_COMPILER="$CC"; then
     fail "case $case configured; expected an error with '$want'"
   fi
-  grep -q -- "$want" "$T/case.log" || { cat "$T/case.log"; fail "case $case: no '$want' in the error"; }
+  # CMake wraps a message at a width, so where a line breaks depends on the
+  # paths in it (the clone's location): compare with the whitespace joined
+  tr -s ' \n' '  ' <"$T/case.log" | grep -q -- "$want" || { cat "$T/case.log"; fail "case $case: no '$want' in the error"; }
   echo "ok   $case: $want"
 done <<'CASES'
 no_model|MODEL <file.onnx> is required
