@@ -37,6 +37,9 @@ void dyn_write_data_dims(const Graph *g, Buf *c);     /* dims[] of a graph witho
 void dyn_write_output_dims(const CGen *cg, Buf *c);  /* NAME_run's out_*_dims that follow them */
 void dyn_write_header(const CGen *cg, const char *up, Buf *h);
 void dyn_write_arena_fn(const Graph *g, const Plan *plan, const char *nm, Buf *c);
+/* NAME_info's tables of a model with ranges (emit_info.c): the ranges, which range each
+ * input extent is, and NAME_output_shapes (docs/abi.md, version 2). */
+void dyn_write_info_tables(const CGen *cg, Buf *c);
 /* guard mode: the run's table of buffers, rt_guard_regions, sized by the dims */
 void dyn_write_guard_regions(const Graph *g, const Plan *plan, Buf *run);
 int64_t cg_numel(const Value *v);             /* elements of a static value */

@@ -1392,6 +1392,70 @@ void dyn_write_guard_regions(const Graph *g, const Plan *plan, Buf *run) {
   arena_free(a);
 }
 
+void dyn_write_info_tables(const CGen *cg, Buf *c) {
+  const Graph *g = cg->g;
+  const char *nm = cg->o->name;
+  Arena *a = arena_new();
+  Dx x = {NULL, a, g};
+  int nd = dx_user_syms(g), total = 0;
+  buf_printf(c, "static const onnxc_dim_info %s_info_dims[%d] = {\n", nm, nd);
+  for (int k = 0; k < nd; k++) {
+    int64_t st = g->syms[k].step > 1 ? g->syms[k].step : 1;
+    buf_puts(c, "  {");
+    cg_c_string(c, g->syms[k].name);
+    buf_printf(c, ", %lld, %lld, %lld},\n", (long long)(g->syms[k].lo * st), (long long)(g->syms[k].hi * st),
+               (long long)st);
+  }
+  buf_puts(c, "};\n");
+  for (int i = 0; i < g->n_inputs; i++)
+    total += g->inputs[i]->shape.rank;
+  buf_printf(c, "static const int32_t %s_info_input_dims[%d] = {", nm, total > 0 ? total : 1);
+  bool first = true;
+  for (int i = 0; i < g->n_inputs; i++) {
+    const Shape *s = &g->inputs[i]->shape;
+    for (int k = 0; k < s->rank; k++) {
+      int v = -1;
+      const DimExpr *e = s->d[k] < 0 ? s->x[k] : NULL;
+      if (e) {
+        v = -2;
+        if (e->n == 1 && e->t[0].deg == 1 && e->t[0].s[0] < nd &&
+            e->t[0].c == (g->syms[e->t[0].s[0]].step > 1 ? g->syms[e->t[0].s[0]].step : 1))
+          v = e->t[0].s[0];
+      }
+      buf_printf(c, "%s%d", first ? "" : ", ", v);
+      first = false;
+    }
+  }
+  buf_printf(c, "%s};\n", first ? "0" : "");
+  /* every output's extents at the caller's dims */
+  buf_printf(c, "static int %s_output_shapes(const int64_t *dims_in, int64_t *extents) {\n", nm);
+  buf_puts(c, "  if (!dims_in || !extents)\n    return ONNXC_ERR_NULL_ARG;\n");
+  for (int k = 0; k < nd; k++)
+    write_range_check(g, k, "return ONNXC_ERR_DIM;", c);
+  write_derived(g, c);
+  buf_puts(c, "  (void)dims;\n");
+  int at = 0;
+  for (int i = 0; i < g->n_outputs; i++) {
+    const Value *v = g->outputs[i];
+    uint32_t data = value_dyn_mask(v);
+    for (int k = 0; k < v->shape.rank; k++, at++) {
+      int64_t lo, hi = v->shape.d[k];
+      const char *ext;
+      if (hi >= 0)
+        ext = arena_printf(a, "%lld", (long long)hi);
+      else if (v->shape.x[k] && !(on_data(g, &v->shape) && (data >> k & 1)) && !on_data(g, &v->shape))
+        ext = dim_c(&x, &v->shape, k);
+      else if (v->shape.x[k] && dx_bounds(g, v->shape.x[k], &lo, &hi))
+        ext = arena_printf(a, "%lld", (long long)hi);
+      else
+        ext = "-1";
+      buf_printf(c, "  extents[%d] = %s;\n", at, ext);
+    }
+  }
+  buf_puts(c, "  return ONNXC_OK;\n}\n\n");
+  arena_free(a);
+}
+
 void dyn_write_arena_fn(const Graph *g, const Plan *plan, const char *nm, Buf *c) {
   Arena *a = arena_new();
   Dx x = {NULL, a, g};

@@ -86,7 +86,7 @@
  * description"): constant data in NAME.c, so it also works on firmware.
  * Bindings (python/onnxc) read it instead of parsing NAME.h. Fields are only
  * ever added at the end, with a higher ONNXC_INFO_VERSION. */
-#define ONNXC_INFO_VERSION 1
+#define ONNXC_INFO_VERSION 2
 #define ONNXC_KIND_TENSOR 0      /* elements of a numeric or bool type, stored as in NAME_run */
 #define ONNXC_KIND_STRING 1      /* elements are onnxc_str (const char *) pointers */
 
@@ -103,6 +103,13 @@ typedef struct onnxc_tensor_info {
                               into the rank int64_t array that follows the outputs */
 } onnxc_tensor_info;
 
+/* A dim kept symbolic within a range (-D NAME=LO..HI[:STEP], version 2). */
+typedef struct onnxc_dim_info {
+  const char *name;
+  int64_t lo, hi;          /* the range */
+  int64_t step;            /* values are multiples of it (1: any) */
+} onnxc_dim_info;
+
 typedef struct onnxc_model_info {
   int32_t info_version;    /* ONNXC_INFO_VERSION of the compiler that wrote it */
   int32_t n_inputs;
@@ -115,6 +122,18 @@ typedef struct onnxc_model_info {
   const onnxc_tensor_info *inputs;   /* n_inputs entries, in NAME_run's order */
   const onnxc_tensor_info *outputs;  /* n_outputs entries */
   int32_t n_dynamic_outputs; /* outputs with dynamic_dims != 0: NAME_run_v's extra entries */
+  /* version 2: dims known at run time (-D ranges, docs/dynamic-shapes.md); 0 and NULLs
+   * without. inputs[i].dims and outputs[i].dims are then the upper bounds. */
+  int32_t n_dims;
+  const onnxc_dim_info *dims;       /* n_dims entries: NAME_run_dims's dims[] order */
+  const int32_t *input_dims;        /* for each input in order, rank entries: the index of the
+                                       range whose value that extent is, -1 for a static extent,
+                                       -2 for an expression of the ranges */
+  int (*output_shapes)(const int64_t *dims, int64_t *extents); /* every output's extents at dims,
+                                       one after another in order (data-dependent ones: their
+                                       upper bounds); ONNXC_ERR_DIM when a dim is out of range */
+  int (*run_dims_v)(void *arena, const int64_t *dims, const void *const *inputs, void *const *outputs);
+  int64_t (*arena_bytes_at)(const int64_t *dims); /* NAME_arena_bytes: the bytes a run at dims uses */
 } onnxc_model_info;
 
 /* Portable infinity and NaN for float literals in generated code. */

@@ -100,6 +100,8 @@ void info_write(const CGen *cg, Buf *c) {
   for (int i = 0; i < g->n_outputs; i++)
     n_dyn += value_dyn_mask(g->outputs[i]) != 0;
   buf_puts(c, "/* The model description (docs/abi.md): names, element types, shapes. */\n");
+  if (dx_user_syms(g) > 0) /* the ranges, which range each input extent is, the outputs' shapes */
+    dyn_write_info_tables(cg, c);
   tensor_list(c, nm, "inputs", g->inputs, NULL, g->n_inputs);
   tensor_list(c, nm, "outputs", g->outputs, g->output_names, g->n_outputs);
   buf_printf(c, "static const onnxc_model_info %s_info_data = {\n  ONNXC_INFO_VERSION, %d, %d, %d, ", nm,
@@ -114,7 +116,12 @@ void info_write(const CGen *cg, Buf *c) {
     buf_printf(c, "%s_info_outputs, ", nm);
   else
     buf_puts(c, "(const onnxc_tensor_info *)0, ");
-  buf_printf(c, "%d\n};\n\n", n_dyn);
+  int nd = dx_user_syms(g);
+  if (nd > 0)
+    buf_printf(c, "%d,\n  %d, %s_info_dims, %s_info_input_dims, %s_output_shapes, %s_run_dims_v, %s_arena_bytes\n};\n\n",
+               n_dyn, nd, nm, nm, nm, nm, nm);
+  else
+    buf_printf(c, "%d,\n  0, (const onnxc_dim_info *)0, (const int32_t *)0, 0, 0, 0\n};\n\n", n_dyn);
   buf_printf(c, "ONNXC_API const onnxc_model_info *%s_info(void) { return &%s_info_data; }\n\n", nm, nm);
 }
 

@@ -7,7 +7,7 @@ import ctypes
 
 import numpy as np
 
-INFO_VERSION = 1  # the ONNXC_INFO_VERSION this module reads
+INFO_VERSION = 2  # the ONNXC_INFO_VERSION this module reads (1 has no ranges)
 KIND_TENSOR = 0
 KIND_STRING = 1
 
@@ -26,6 +26,22 @@ class TensorInfoC(ctypes.Structure):
     ]
 
 
+class DimInfoC(ctypes.Structure):
+    _fields_ = [
+        ("name", ctypes.c_char_p),
+        ("lo", ctypes.c_int64),
+        ("hi", ctypes.c_int64),
+        ("step", ctypes.c_int64),
+    ]
+
+
+DIMS_P = ctypes.POINTER(ctypes.c_int64)
+OUTPUT_SHAPES = ctypes.CFUNCTYPE(ctypes.c_int, DIMS_P, DIMS_P)
+RUN_DIMS_V = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, DIMS_P, ctypes.POINTER(ctypes.c_void_p),
+                              ctypes.POINTER(ctypes.c_void_p))
+ARENA_BYTES_AT = ctypes.CFUNCTYPE(ctypes.c_int64, DIMS_P)
+
+
 class ModelInfoC(ctypes.Structure):
     _fields_ = [
         ("info_version", ctypes.c_int32),
@@ -39,6 +55,13 @@ class ModelInfoC(ctypes.Structure):
         ("inputs", ctypes.POINTER(TensorInfoC)),
         ("outputs", ctypes.POINTER(TensorInfoC)),
         ("n_dynamic_outputs", ctypes.c_int32),
+        # version 2: -D ranges (read only when info_version >= 2)
+        ("n_dims", ctypes.c_int32),
+        ("dims", ctypes.POINTER(DimInfoC)),
+        ("input_dims", ctypes.POINTER(ctypes.c_int32)),
+        ("output_shapes", OUTPUT_SHAPES),
+        ("run_dims_v", RUN_DIMS_V),
+        ("arena_bytes_at", ARENA_BYTES_AT),
     ]
 
 
@@ -91,6 +114,8 @@ STATUS = {
     9: ("ONNXC_ERR_BRANCH", "the inputs select an If branch that could not be compiled for the "
         "model's static shapes (the compiler warned about it)"),
     10: ("ONNXC_ERR_GUARD", "guard mode: a node wrote into a red zone (NAME_guard_report names it)"),
+    11: ("ONNXC_ERR_NONFINITE", "--check-numerics: a kernel's output held NaN or an infinity"),
+    12: ("ONNXC_ERR_DIM", "a dim kept symbolic (-D NAME=LO..HI) is outside its range or off its step"),
 }
 
 

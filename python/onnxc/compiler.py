@@ -34,14 +34,28 @@ def default_name(model_path):
     return "m" + name if name[0].isdigit() else name
 
 
+def _dim_spec(v):
+    """A dims entry as -D takes it: N fixes the dim; (LO, HI) or (LO, HI, STEP)
+    keeps it symbolic within the range (docs/dynamic-shapes.md)."""
+    if isinstance(v, str):
+        return v
+    if isinstance(v, (tuple, list)):
+        if len(v) not in (2, 3):
+            raise ValueError("a dims range is (LO, HI) or (LO, HI, STEP), got %r" % (v,))
+        return "%d..%d" % (int(v[0]), int(v[1])) + (":%d" % int(v[2]) if len(v) == 3 else "")
+    return "%d" % int(v)
+
+
 def compile(model, output=None, name=None, threads=None, shapes=None, dims=None, options=(), onnxc=None):
     """Compiles `model` (an ONNX file's path, or an onnx.ModelProto) into a
     shared library and loads it.
 
     output: the library's path (default: libNAME.so in a temporary folder
     removed with the returned Model); name: the C prefix (--name); threads:
-    --threads N; shapes: {input: (d0, d1, ...)} for --shape; dims: {dim_param:
-    value} for -D; options: further command-line words (e.g. ["-O3"]); onnxc:
+    --threads N; shapes: {input: (d0, d1, ...)} for --shape (an extent may be
+    a dim name); dims: {dim_param: value} for -D, a value N, a range (LO, HI)
+    or (LO, HI, STEP) kept symbolic (the Model then takes any extent in it),
+    or the -D text ("1..512"); options: further command-line words (e.g. ["-O3"]); onnxc:
     the compiler (default $ONNXC or `onnxc` on PATH)."""
     exe = find_onnxc(onnxc)
     tmp = None
@@ -60,10 +74,10 @@ def compile(model, output=None, name=None, threads=None, shapes=None, dims=None,
     cmd = [exe, model, "-o", os.fspath(output), "--name", name]
     if threads is not None:
         cmd += ["--threads", str(int(threads))]
-    for k, v in (shapes or {}).items():
-        cmd += ["--shape", "%s=%s" % (k, "x".join(str(int(d)) for d in v))]
+    for k, v in (shapes or {}).items():  # an extent may be a dim name, bound by dims
+        cmd += ["--shape", "%s=%s" % (k, "x".join(d if isinstance(d, str) else str(int(d)) for d in v))]
     for k, v in (dims or {}).items():
-        cmd += ["-D", "%s=%d" % (k, int(v))]
+        cmd += ["-D", "%s=%s" % (k, _dim_spec(v))]
     cmd += [str(o) for o in options]
     p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True)
     if p.returncode != 0:

@@ -36,6 +36,16 @@ class RunError(OnnxcError):
 
 
 @dataclass(frozen=True)
+class DimRange:
+    """A dim the library takes at run time (onnxc -D NAME=LO..HI[:STEP]): inputs
+    may have any extent in lo..hi (a multiple of step) there."""
+    name: str
+    lo: int
+    hi: int
+    step: int
+
+
+@dataclass(frozen=True)
 class TensorInfo:
     """One input or output. `shape` is the static shape; for a dynamic output
     (`dynamic` true) it is the upper bound, and each run returns an array of the
@@ -49,6 +59,7 @@ class TensorInfo:
     numel: int
     nbytes: int
     dynamic_dims: Tuple[int, ...]
+    ranges: Tuple[int, ...] = ()  # per dim: the index in Model.dims of its range, -1 static, -2 an expression
 
     @property
     def dynamic(self):
@@ -109,6 +120,20 @@ class Model:
         self.arena_align = int(info.arena_align)
         self.inputs = tuple(_tensor_info(info.inputs[i]) for i in range(info.n_inputs))
         self.outputs = tuple(_tensor_info(info.outputs[i]) for i in range(info.n_outputs))
+        # -D ranges (NAME_info version 2): the inputs' extents there are the caller's choice
+        self.dims = ()
+        if info.info_version >= 2 and info.n_dims > 0:
+            self.dims = tuple(DimRange(info.dims[k].name.decode("utf-8", "surrogateescape"), int(info.dims[k].lo),
+                                       int(info.dims[k].hi), int(info.dims[k].step)) for k in range(info.n_dims))
+            at, ins = 0, []
+            for t in self.inputs:
+                r = tuple(int(info.input_dims[at + k]) for k in range(len(t.shape)))
+                at += len(t.shape)
+                ins.append(TensorInfo(t.name, t.dtype, t.shape, t.elem_type, t.elem_type_name, t.numel, t.nbytes,
+                                      t.dynamic_dims, r))
+            self.inputs = tuple(ins)
+            self._output_shapes = info.output_shapes
+            self._run_dims_v = info.run_dims_v
         self._run_v = getattr(lib, self.name + "_run_v")
         self._run_v.restype = ctypes.c_int
         self._run_v.argtypes = [ctypes.c_void_p, ctypes.POINTER(ctypes.c_void_p), ctypes.POINTER(ctypes.c_void_p)]
@@ -179,21 +204,62 @@ class Model:
                                     (t.name, self.name, want, t.elem_type_name, x.dtype))
         else:
             x = np.asarray(x, dtype=want)
-        if tuple(x.shape) != t.shape:
+        ranged = [k for k, r in enumerate(t.ranges) if r >= 0]
+        if len(x.shape) != len(t.shape) or any(x.shape[k] != t.shape[k] for k in range(len(t.shape))
+                                               if k not in ranged):
+            want = tuple(self.dims[t.ranges[k]].name if k in ranged else d for k, d in enumerate(t.shape))
             raise ValueError("input '%s' of %s: expected shape %s, got %s" %
-                             (t.name, self.name, t.shape, tuple(x.shape)))
+                             (t.name, self.name, want, tuple(x.shape)))
         return np.require(x, requirements=["C", "A"])
+
+    def _dims_of(self, ins):
+        """The ranges' values the inputs give (docs/python.md, "Ranges")."""
+        vals = [None] * len(self.dims)
+        for t, x in zip(self.inputs, ins):
+            for k, r in enumerate(t.ranges):
+                if r == -2:
+                    raise NotImplementedError("input '%s' of %s: extent %d is an expression of the ranges; "
+                                              "call %s_run_dims from C" % (t.name, self.name, k, self.name))
+                if r < 0:
+                    continue
+                if vals[r] is not None and vals[r] != x.shape[k]:
+                    raise ValueError("%s: inputs disagree on '%s' (%d and %d)" %
+                                     (self.name, self.dims[r].name, vals[r], x.shape[k]))
+                vals[r] = int(x.shape[k])
+        for r, v in enumerate(vals):
+            d = self.dims[r]
+            if v is None:
+                raise ValueError("%s: no input gives the value of '%s'" % (self.name, d.name))
+            if v < d.lo or v > d.hi or v % d.step:
+                raise ValueError("%s: '%s' is %d, outside %d..%d%s" % (
+                    self.name, d.name, v, d.lo, d.hi, " in steps of %d" % d.step if d.step > 1 else ""))
+        return (ctypes.c_int64 * max(len(vals), 1))(*vals)
 
     def _run(self, arrays):
         self._check_usable()
         ins = [self._prepare(t, x) for t, x in zip(self.inputs, arrays)]
-        outs = [np.empty(t.shape, dtype=t.dtype) for t in self.outputs]
+        rdims = None
+        shapes = [t.shape for t in self.outputs]
+        if self.dims:  # this run's dims, and the outputs' shapes at them
+            rdims = self._dims_of(ins)
+            ext = (ctypes.c_int64 * max(sum(len(s) for s in shapes), 1))()
+            status = self._output_shapes(rdims, ext)
+            if status != 0:
+                raise RunError(self.name, status)
+            at, shapes = 0, []
+            for t in self.outputs:
+                shapes.append(tuple(int(ext[at + k]) for k in range(len(t.shape))))
+                at += len(t.shape)
+        outs = [np.empty(s, dtype=t.dtype) for t, s in zip(self.outputs, shapes)]
         dims = [np.zeros(len(t.shape), dtype=np.int64) for t in self.outputs if t.dynamic]
         in_p = (ctypes.c_void_p * max(len(ins), 1))(*[a.ctypes.data for a in ins])
         out_p = (ctypes.c_void_p * max(len(outs) + len(dims), 1))(
             *[a.ctypes.data for a in outs + dims])
         with self._lock:
-            status = self._run_v(self._arena, in_p, out_p)
+            if rdims is not None:
+                status = self._run_dims_v(self._arena, rdims, in_p, out_p)
+            else:
+                status = self._run_v(self._arena, in_p, out_p)
         if status != 0:
             raise RunError(self.name, status)
         result, k = [], 0

@@ -17,6 +17,8 @@ each with onnxc.compile, and checks:
     range (RunError with ONNXC_ERR_BAD_INDEX), a model onnxc rejects
     (CompileError), a library without NAME_info, a closed model;
   - load() finds the name from libNAME.so and from the exported symbols;
+  - a model built for a range of shapes (-D seq=2..64:2) runs every length
+    in range from one library, and refuses others;
   - `pip install --target DIR ./python --no-deps --no-build-isolation` gives
     an importable package (skipped, with a message, without setuptools).
 """
@@ -317,6 +319,35 @@ def test_corpus(d, onnxc_bin, models_dir):
         m.close()
 
 
+def test_ranges(d, onnxc_bin):
+    """A model built for a range of shapes (-D, NAME_info version 2): one
+    library runs every length and width in range, outputs at this run's shape,
+    against ONNX Runtime; a dim out of range or off its step is refused."""
+    rng = np.random.default_rng(7)
+    w = numpy_helper.from_array(rng.standard_normal((8, 8)).astype(np.float32), "w")
+    path = save(d, "seqmix", [helper.make_node("MatMul", ["x", "w"], ["h"]),
+                              helper.make_node("Transpose", ["h"], ["ht"], perm=[0, 2, 1]),
+                              helper.make_node("MatMul", ["h", "ht"], ["s"]),
+                              helper.make_node("Softmax", ["s"], ["p"], axis=-1),
+                              helper.make_node("MatMul", ["p", "h"], ["y"])],
+                [helper.make_tensor_value_info("x", T.FLOAT, [1, "seq", 8])],
+                [helper.make_tensor_value_info("y", T.FLOAT, [1, "seq", 8]),
+                 helper.make_tensor_value_info("p", T.FLOAT, [1, "seq", "seq"])], [w])
+    m = onnxc.compile(path, dims={"seq": (2, 64, 2)}, onnxc=onnxc_bin)
+    check(m.dims == (onnxc.model.DimRange("seq", 2, 64, 2),), "seqmix: dims %s" % (m.dims,))
+    check(m.inputs[0].ranges == (-1, 0, -1), "seqmix: input ranges %s" % (m.inputs[0].ranges,))
+    sess = ort.InferenceSession(path)
+    for n in (2, 10, 64):
+        x = rng.standard_normal((1, n, 8)).astype(np.float32)
+        got, want = m.run({"x": x}), sess.run(None, {"x": x})
+        compare("seqmix seq=%d y" % n, got["y"], want[0], (RTOL, ATOL))
+        compare("seqmix seq=%d p" % n, got["p"], want[1], (RTOL, ATOL))
+    expect_error(ValueError, ["'seq' is 66", "2..64", "steps of 2"], m, np.zeros((1, 66, 8), np.float32))
+    expect_error(ValueError, ["'seq' is 7"], m, np.zeros((1, 7, 8), np.float32))
+    expect_error(ValueError, ["expected shape (1, 'seq', 8)"], m, np.zeros((1, 8, 9), np.float32))
+    m.close()
+
+
 def main():
     if len(sys.argv) not in (2, 4) or (len(sys.argv) == 4 and sys.argv[2] != "--models"):
         sys.exit(__doc__)
@@ -325,6 +356,7 @@ def main():
     with tempfile.TemporaryDirectory() as d:
         paths = models(d)
         test_models(d, onnxc_bin, paths)
+        test_ranges(d, onnxc_bin)
         test_no_info(d)
         test_pip_install(d)
         if len(sys.argv) == 4:
