@@ -178,8 +178,13 @@ class Model:
         return [t.name for t in self.outputs]
 
     def __repr__(self):
+        def dim(t, k):  # a range's name where an input takes one (its upper bound otherwise)
+            r = t.ranges[k] if k < len(t.ranges) else -1
+            return self.dims[r].name if r >= 0 else str(t.shape[k])
+
         def fmt(ts):
-            return ", ".join("%s: %s%s" % (t.name, t.elem_type_name, list(t.shape)) for t in ts)
+            return ", ".join("%s: %s[%s]" % (t.name, t.elem_type_name, ", ".join(dim(t, k) for k in range(len(t.shape))))
+                             for t in ts)
         return "<onnxc.Model %s (%s) -> (%s)>" % (self.name, fmt(self.inputs), fmt(self.outputs))
 
     # -- running --------------------------------------------------------------
