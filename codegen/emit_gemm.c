@@ -118,6 +118,19 @@ static const char *rtv(int64_t v, const char *rt) {
 /* Packs B[pc.., jc..] (kc x nc) into 32-column panels at bb. */
 static void emit_pack_b(EmitC *e, const Prod *p, const Window *win) {
   const Operand *b = &p->b;
+  if (b->src == SRC_IM2COL_RT) { /* the depth block's taps, once for all its panels */
+    ec_line(e, "long tap_c[%d], tap_h[%d], tap_off[%d], tap_lo[%d], tap_hi[%d];", GEMM_KC, GEMM_KC, GEMM_KC,
+            GEMM_KC, GEMM_KC);
+    ec_line(e, "for (long kk = 0; kk < kc; kk++) {");
+    ec_line(e, "const long kg = pc + kk, t = kg %% (KH * KW), kw = t %% KW, off = kw * DW - PL;");
+    ec_line(e, "const long hi = W - off <= 0 ? 0 : (W - off - 1) / SW + 1;");
+    ec_line(e, "tap_c[kk] = kg / (KH * KW) * H;");
+    ec_line(e, "tap_h[kk] = t / KW * DH - PT;");
+    ec_line(e, "tap_off[kk] = off;");
+    ec_line(e, "tap_lo[kk] = off >= 0 ? 0 : (-off + SW - 1) / SW;");
+    ec_line(e, "tap_hi[kk] = hi > OW ? OW : hi;");
+    ec_line(e, "}");
+  }
   ec_line(e, "for (long q = 0; q < nc; q += 32) {");
   ec_line(e, "const long w = nc - q < 32 ? nc - q : 32;");
   ec_line(e, "float *d = bb + q * kc;");
@@ -135,24 +148,31 @@ static void emit_pack_b(EmitC *e, const Prod *p, const Window *win) {
     ec_line(e, "}");
   } else if (b->src == SRC_IM2COL_RT) {
     /* column q + x is output pixel jc + q + x; row kk is tap (c, kh, kw) of
-     * depth pc + kk; the panel's pixels walk output rows, each run of one
-     * row copying the input row under the tap, zero outside the image */
-    ec_line(e, "const long p0 = jc + q, oh0 = p0 / OW, ow0 = p0 %% OW;");
-    ec_line(e, "for (long kk = 0; kk < kc; kk++) {");
-    ec_line(e, "const long kg = pc + kk, c = kg / (KH * KW), t = kg %% (KH * KW), kh = t / KW, kw = t %% KW;");
-    ec_line(e, "const long off = kw * DW - PL;");
-    ec_line(e, "long lo = off >= 0 ? 0 : (-off + SW - 1) / SW, hi = W - off <= 0 ? 0 : (W - off - 1) / SW + 1;");
-    ec_line(e, "if (hi > OW) hi = OW;");
-    ec_line(e, "float *dk = d + kk * 32;");
-    ec_line(e, "long x = 0, oh = oh0, ow = ow0;");
+     * depth pc + kk (its image plane, row shift, column shift and the output
+     * columns it reads inside the image: tables made before the panels, in
+     * emit_pack_b's caller's block); the panel's pixels are runs along output
+     * rows, found once per panel, each copying the input row under the tap */
+    ec_line(e, "long rx[34], roh[34], row0[34], nr = 0;");
+    ec_line(e, "{");
+    ec_line(e, "long x = 0, pp = jc + q, oh = pp / OW, ow = pp %% OW;");
     ec_line(e, "while (x < w) {");
-    ec_line(e, "const long r = OW - ow < w - x ? OW - ow : w - x, a1 = ow + r;");
-    ec_line(e, "const long ih = oh * SH - PT + kh * DH;");
-    ec_line(e, "float *dx = dk + x;");
+    ec_line(e, "const long r = OW - ow < w - x ? OW - ow : w - x;");
+    ec_line(e, "rx[nr] = x, roh[nr] = oh, row0[nr] = ow, nr++;");
+    ec_line(e, "x += r, ow = 0, oh++;");
+    ec_line(e, "}");
+    ec_line(e, "rx[nr] = w;");
+    ec_line(e, "}");
+    ec_line(e, "for (long kk = 0; kk < kc; kk++) {");
+    ec_line(e, "float *dk = d + kk * 32;");
+    ec_line(e, "const long tc = tap_c[kk], th = tap_h[kk], off = tap_off[kk], lo = tap_lo[kk], hi = tap_hi[kk];");
+    ec_line(e, "for (long rr = 0; rr < nr; rr++) {");
+    ec_line(e, "const long ow = row0[rr], a1 = ow + rx[rr + 1] - rx[rr], ih = roh[rr] * SH + th;");
+    ec_line(e, "float *dx = dk + rx[rr];");
     ec_line(e, "if (ih < 0 || ih >= H) {");
     ec_line(e, "for (long u = ow; u < a1; u++) dx[u - ow] = 0;");
-    ec_line(e, "} else {");
-    ec_line(e, "const float *xr = %s + (c * H + ih) * W;", b->ptr);
+    ec_line(e, "continue;");
+    ec_line(e, "}");
+    ec_line(e, "const float *xr = %s + (tc + ih) * W;", b->ptr);
     ec_line(e, "const long v0 = ow > lo ? ow : lo, v1 = a1 < hi ? a1 : hi;");
     ec_line(e, "long u = ow;");
     ec_line(e, "for (; u < v0 && u < a1; u++) dx[u - ow] = 0;");
@@ -162,11 +182,7 @@ static void emit_pack_b(EmitC *e, const Prod *p, const Window *win) {
     ec_line(e, "  for (; u < v1; u++) dx[u - ow] = xr[u * SW + off];");
     ec_line(e, "for (; u < a1; u++) dx[u - ow] = 0;");
     ec_line(e, "}");
-    ec_line(e, "x += r;");
-    ec_line(e, "ow = 0;");
-    ec_line(e, "oh++;");
-    ec_line(e, "}");
-    ec_line(e, "for (; x < 32; x++) dk[x] = 0;");
+    ec_line(e, "for (long x = w; x < 32; x++) dk[x] = 0;");
     ec_line(e, "}");
   } else if (b->src == SRC_TRANS) {
     ec_line(e, "for (long x = 0; x < 32; x++) {");
