@@ -813,29 +813,47 @@ static bool k_conv(Dx *x, const Node *n) {
     return true;
   int64_t group = ir_attr_int(n, "group", 1), m = ws->d[0], cg = ws->d[1];
   ec_line(e, "const int64_t M = %lld, CG = %lld, MG = %lld;", (long long)m, (long long)cg, (long long)(m / group));
+  /* per output row: each (channel, kernel row) adds its taps in one pass over
+   * the row, the interior (every tap inside the image) branch-free with the
+   * taps unrolled, the borders checked; per element the taps in (c, kh, kw)
+   * order, as the plain loops sum them */
   ec_line(e, "for (int64_t b = 0; b < N; b++) {");
   ec_line(e, "for (int64_t oc = 0; oc < M; oc++) {");
   ec_line(e, "const int64_t c0 = oc / MG * CG;");
   ec_line(e, "float *yp = Y0 + (b * M + oc) * OH * OW;");
   ec_line(e, "const float bv = %s;", ir_has_input(n, 2) ? "X2[oc]" : "0.0f");
-  ec_line(e, "for (int64_t i = 0; i < OH * OW; i++) yp[i] = bv;");
+  ec_line(e, "int64_t L = 0, R = OW;"); /* ow whose taps are all inside the image */
+  ec_line(e, "for (int64_t kw = 0; kw < KW; kw++) {");
+  ec_line(e, "const int64_t off = kw * DW - PL;");
+  ec_line(e, "const int64_t lo = off >= 0 ? 0 : (-off + SW - 1) / SW, hi = W - off <= 0 ? 0 : (W - off - 1) / SW + 1;");
+  ec_line(e, "L = lo > L ? lo : L;");
+  ec_line(e, "R = hi < R ? hi : R;");
+  ec_line(e, "}");
+  ec_line(e, "if (L > R)");
+  ec_line(e, "  L = R = OW;");
+  ec_line(e, "for (int64_t oh = 0; oh < OH; oh++) {");
+  ec_line(e, "float *yr = yp + oh * OW;");
+  ec_line(e, "for (int64_t ow = 0; ow < OW; ow++) yr[ow] = bv;");
   ec_line(e, "for (int64_t c = 0; c < CG; c++) {");
   ec_line(e, "for (int64_t kh = 0; kh < KH; kh++) {");
-  ec_line(e, "for (int64_t kw = 0; kw < KW; kw++) {");
-  ec_line(e, "const float wv = X1[((oc * CG + c) * KH + kh) * KW + kw];");
-  ec_line(e, "const int64_t off = kw * DW - PL;");
-  /* ow in [lo, hi): 0 <= ow * SW + off < W */
-  ec_line(e, "int64_t lo = off >= 0 ? 0 : (-off + SW - 1) / SW, hi = W - off <= 0 ? 0 : (W - off - 1) / SW + 1;");
-  ec_line(e, "if (hi > OW) hi = OW;");
-  ec_line(e, "for (int64_t oh = 0; oh < OH; oh++) {");
   ec_line(e, "const int64_t ih = oh * SH - PT + kh * DH;");
   ec_line(e, "if (ih < 0 || ih >= H) continue;");
   ec_line(e, "const float *xr = X0 + ((b * C + c0 + c) * H + ih) * W;");
-  ec_line(e, "float *yr = yp + oh * OW;");
-  ec_line(e, "if (SW == 1)");
-  ec_line(e, "  for (int64_t ow = lo; ow < hi; ow++) yr[ow] += wv * xr[ow + off];");
-  ec_line(e, "else");
-  ec_line(e, "  for (int64_t ow = lo; ow < hi; ow++) yr[ow] += wv * xr[ow * SW + off];");
+  ec_line(e, "const float *wr = X1 + ((oc * CG + c) * KH + kh) * KW;");
+  ec_line(e, "for (int64_t ow = 0; ow < OW; ow++) {");
+  ec_line(e, "if (ow == L) ow = R;");
+  ec_line(e, "if (ow >= OW) break;");
+  ec_line(e, "float acc = yr[ow];");
+  ec_line(e, "for (int64_t kw = 0; kw < KW; kw++) {");
+  ec_line(e, "const int64_t iw = ow * SW - PL + kw * DW;");
+  ec_line(e, "if (iw >= 0 && iw < W) acc += wr[kw] * xr[iw];");
+  ec_line(e, "}");
+  ec_line(e, "yr[ow] = acc;");
+  ec_line(e, "}");
+  ec_line(e, "for (int64_t ow = L; ow < R; ow++) {");
+  ec_line(e, "float acc = yr[ow];");
+  ec_line(e, "for (int64_t kw = 0; kw < KW; kw++) acc += wr[kw] * xr[ow * SW - PL + kw * DW];");
+  ec_line(e, "yr[ow] = acc;");
   ec_line(e, "}");
   ec_line(e, "}");
   ec_line(e, "}");
