@@ -318,6 +318,9 @@ bool infer_AffineGrid(Node *n, Diag *d) {
       ys.d[1 + i] = sz[2 + i];
     ys.d[cnt - 1] = nd;
   } else if (n->in[1]->shape.rank == 1 && n->in[1]->shape.d[0] >= 0) {
+    if (n->in[1]->shape.d[0] != 4 && n->in[1]->shape.d[0] != 5) /* (the fuzzer: 17 entries overran ys) */
+      return infer_fail(d, n, "size has %lld entries, expected 4 (N, C, H, W) or 5",
+                        (long long)n->in[1]->shape.d[0]);
     ys.rank = (int)n->in[1]->shape.d[0];
     for (int i = 0; i < ys.rank; i++)
       ys.d[i] = DIM_UNKNOWN;
