@@ -202,10 +202,41 @@ static void emit_row_product(EmitC *e, const Product *p) {
   Buf epi;
   buf_init(&epi);
   epilogue(p, "acc[r][j]", "j0 + j", &epi);
+  int64_t jstart = 0;
+  if (p->t == DT_F32 && p->m <= ROW_BLOCK && p->n >= 32) {
+    /* a matrix-vector product of up to ROW_BLOCK rows: full panels of 32
+     * columns whose accumulators (rows x 32 floats) stay in registers while k
+     * runs (B read once, nothing stored until the panel ends; 2.7x the tiles
+     * below on 3 x 128 x 512), the remaining columns by the tiles; per element
+     * the same sum in the same order */
+    jstart = p->n / 32 * 32;
+    ec_line(e, "for (long j0 = 0; j0 < %lld; j0 += 32) {", LL(jstart));
+    ec_line(e, "float acc[%lld][32];", LL(p->m));
+    ec_line(e, "for (long r = 0; r < %lld; r++)", LL(p->m));
+    ec_line(e, "  for (long j = 0; j < 32; j++) acc[r][j] = 0;");
+    ec_line(e, "for (long k = 0; k < %lld; k++) {", LL(p->k));
+    ec_line(e, "const %s *br = %s + k * %lld + j0;", T, p->b, LL(p->b_ks));
+    ec_line(e, "for (long r = 0; r < %lld; r++) {", LL(p->m));
+    ec_line(e, "const long i = r;");
+    ec_line(e, "const float a = %s(%s);", L, a_ik);
+    ec_line(e, "for (long j = 0; j < 32; j++) acc[r][j] += a * %s(br[j]);", L);
+    ec_line(e, "}");
+    ec_line(e, "}");
+    ec_line(e, "for (long r = 0; r < %lld; r++) {", LL(p->m));
+    ec_line(e, "const long i = r;");
+    ec_line(e, "%s *yr = %s + i * %lld + j0;", T, p->y, LL(p->y_rs));
+    ec_line(e, "for (long j = 0; j < 32; j++) yr[j] = %s;", epi.s);
+    ec_line(e, "}");
+    ec_line(e, "}");
+    if (jstart == p->n) {
+      buf_free(&epi);
+      return;
+    }
+  }
   ec_line(e, "for (long i0 = 0; i0 < %lld; i0 += %lld) {", LL(p->m), LL(mb));
   ec_line(e, "const long ni = %lld - i0 < %lld ? %lld - i0 : %lld;", LL(p->m), LL(mb), LL(p->m),
           LL(mb));
-  ec_line(e, "for (long j0 = 0; j0 < %lld; j0 += %lld) {", LL(p->n), LL(nb));
+  ec_line(e, "for (long j0 = %lld; j0 < %lld; j0 += %lld) {", LL(jstart), LL(p->n), LL(nb));
   ec_line(e, "const long jn = %lld - j0 < %lld ? %lld - j0 : %lld;", LL(p->n), LL(nb), LL(p->n),
           LL(nb));
   ec_line(e, "%s acc[%lld][%lld];", CT, LL(mb), LL(nb));
