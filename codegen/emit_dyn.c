@@ -242,10 +242,10 @@ static bool k_elementwise(Dx *x, const Node *n) {
 }
 
 /* Inside the row loop over output rows `o` of ys (split_rows done): the
- * body of graph attribute `attr` (kernel_desc.c) over operands X0..X(n_in-1)
+ * body of attribute "body", or "prologue" when prologue (kernel_desc.c), over operands X0..X(n_in-1)
  * broadcast to ys, its value stored to y[j] for j < cols. A fused chain's
  * whole kernel, or a Softmax's prologue (its row, computed into the output). */
-static bool fused_row(Dx *x, const Node *n, const char *attr, const Shape *ys) {
+static bool fused_row(Dx *x, const Node *n, bool prologue, const Shape *ys) {
   EmitC *e = x->e;
   int r = ys->rank;
   if (n->n_in > 64)
@@ -256,8 +256,8 @@ static bool fused_row(Dx *x, const Node *n, const char *attr, const Shape *ys) {
   buf_init(&res);
   buf_puts(&st, "");
   buf_puts(&res, "");
-  bool ok = strcmp(attr, "body") == 0 ? kd_build(n, &kd, e->d) && kd_emit(&kd, true, "", &st, &res, e->d)
-                                      : kd_prologue_body(n, &st, &res, e->d);
+  bool ok = prologue ? kd_prologue_body(n, &st, &res, e->d)
+                     : kd_build(n, &kd, e->d) && kd_emit(&kd, true, "", &st, &res, e->d);
   if (ok) {
     const char *last[64];
     for (int k = 0; k < n->n_in; k++) {
@@ -305,7 +305,7 @@ static bool k_fused(Dx *x, const Node *n) {
   e->indent++;
   split_rows(x, ys, r);
   ec_line(e, "%s *y = Y0 + o * cols;", dtype_ctype(n->out[0]->dt));
-  bool ok = fused_row(x, n, "body", ys);
+  bool ok = fused_row(x, n, false, ys);
   e->indent--;
   ec_line(e, "}");
   return ok;
@@ -480,7 +480,7 @@ static bool k_softmax(Dx *x, const Node *n) {
   ec_line(e, "float *y = Y0 + o * cols;");
   if (ir_attr(n, "prologue")) {
     split_rows(x, s, s->rank);
-    if (!fused_row(x, n, "prologue", s))
+    if (!fused_row(x, n, true, s))
       return false;
     ec_line(e, "const float *xr = y;");
   } else {

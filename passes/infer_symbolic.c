@@ -119,7 +119,7 @@ void infer_sym_values(Node *n) {
       return;
     break;
   case OP_Slice: { /* a run of a shape vector (Shape -> Slice -> Concat -> Reshape) */
-    int64_t st = 0, en = 0, step = 1, ax = 0, c;
+    int64_t st = 0, en = 0, step = 1, c;
     if (!sv_of(a, n, 0, e, &ne) || n->in[0]->shape.rank != 1)
       return;
     if (n->g->opset < 10) {
@@ -140,7 +140,6 @@ void infer_sym_values(Node *n) {
       if (ir_has_input(n, 4) && (!sv_of(a, n, 4, t, &nt) || nt != 1 || !dx_is_const(t[0], &step) || step == 0))
         return;
     }
-    (void)ax;
     /* the spec's clamping: starts/ends past the ends clamp, negatives count from the end */
     if (st < 0)
       st += ne;
