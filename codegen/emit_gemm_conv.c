@@ -190,9 +190,8 @@ bool gk_conv_prod(const Node *n, int threads, Prod *p, Window *w) {
     p->b.src = SRC_PACKED;
     p->b.ptr = "X1";
     p->off_a = 0;
-    p->off_ct = up(arows * p->k * 4, 64);
     p->off_b = p->off_pix = p->off_img = -1;
-    p->bytes = p->off_ct + up(rows * (p->n + 16) * 4, 64);
+    p->bytes = up(arows * p->k * 4, 64);
     if (w->padded) {
       p->off_img = p->bytes;
       p->bytes += up((w->c * (w->h + w->pt + w->pb) * (w->w + w->pl + w->pr) + 16) * 4, 64);
@@ -284,17 +283,15 @@ static void conv_setup_item(EmitC *e, const Prod *p, const Window *w, int64_t ns
 }
 
 static bool emit_conv_small_products(EmitC *e, const Node *n, const Prod *p, bool shared, int64_t ns,
-                                     int64_t cb, int64_t ldt, int64_t nq, int64_t qr);
+                                     int64_t cb, int64_t nq, int64_t qr);
 
 /* The small-map conv (conv_small): items 0..NS-1 pack cols^T (all N rows,
  * padded to a 24-row panel, zeros outside the image) for a share of the input
- * channels each; then each item takes a block of output channels: the
- * product into Y^T (scratch, ldc M) over all of K, then its channels' rows of
- * Y with the bias, residual and activation. */
+ * channels each; then each item takes a block of output channels (and on
+ * the pool a part of the pixels): tiles of Y^T over all of K, each stored
+ * transposed into Y with the bias, residual and activation (onnxc_ukr_yt). */
 static bool emit_conv_small(EmitC *e, const Node *n, const Prod *p, const Window *w) {
-  /* Y^T's row stride: M + 16, as a power-of-two stride would put a column's
-   * elements in one cache set */
-  int64_t N = p->m, M = p->n, K = p->k, rows = up(N, GEMM_MRP), taps = w->kh * w->kw, ldt = M + 16;
+  int64_t N = p->m, M = p->n, K = p->k, rows = up(N, GEMM_MRP), taps = w->kh * w->kw;
   int64_t cb = M % 64 == 0 && M / 64 >= 4 * ec_threads(e) ? 64 : 32, nj = M / cb;
   int64_t ns = p->trans_x ? 1 : min64(w->c, 8);
   bool shared = p->par && gk_want_par(e);
@@ -312,7 +309,6 @@ static bool emit_conv_small(EmitC *e, const Node *n, const Prod *p, const Window
              "stored transposed%s */", LL(N), LL(M), LL(N), LL(K),
           p->trans_x ? "; cols^T read from the image, the last partial tile packed" : "");
   ec_line(e, "float *ap = (float *)(S + %lld);", LL(p->off_a));
-  ec_line(e, "float *ct = (float *)(S + %lld);", LL(p->off_ct));
   ec_line(e, "long own = 0, it;");
   ec_line(e, "(void)own;");
   if (shared)
@@ -329,7 +325,7 @@ static bool emit_conv_small(EmitC *e, const Node *n, const Prod *p, const Window
       ec_line(e, "onnxc_ready_set(onnxc_nt);");
     ec_line(e, "continue;");
     ec_line(e, "}");
-    return emit_conv_small_products(e, n, p, shared, ns, cb, ldt, nq, qr);
+    return emit_conv_small_products(e, n, p, shared, ns, cb, nq, qr);
   }
   ec_line(e, "const long c0 = it * %lld / %lld, c1 = (it + 1) * %lld / %lld;", LL(w->c), LL(ns),
           LL(w->c), LL(ns));
@@ -372,14 +368,14 @@ static bool emit_conv_small(EmitC *e, const Node *n, const Prod *p, const Window
     ec_line(e, "onnxc_ready_set(onnxc_nt);");
   ec_line(e, "continue;");
   ec_line(e, "}");
-  return emit_conv_small_products(e, n, p, shared, ns, cb, ldt, nq, qr);
+  return emit_conv_small_products(e, n, p, shared, ns, cb, nq, qr);
 }
 
 /* The items after the ns packing ones: each a block of cb output channels
  * and a part of qr pixels (nq parts; one: all), its product into Y^T over
  * all of K, then its channels' part of the rows of Y. */
 static bool emit_conv_small_products(EmitC *e, const Node *n, const Prod *p, bool shared, int64_t ns,
-                                     int64_t cb, int64_t ldt, int64_t nq, int64_t qr) {
+                                     int64_t cb, int64_t nq, int64_t qr) {
   int64_t N = p->m, K = p->k;
   if (shared)
     ec_line(e, "onnxc_ready_wait(onnxc_nt, %lld);", LL(ns));
@@ -389,50 +385,59 @@ static bool emit_conv_small_products(EmitC *e, const Node *n, const Prod *p, boo
     ec_line(e, "const long j0 = (it - %lld) / %lld * %lld, q0 = (it - %lld) %% %lld * %lld;", LL(ns), LL(nq),
             LL(cb), LL(ns), LL(nq), LL(qr));
     ec_line(e, "const long q1 = q0 + %lld < %lld ? q0 + %lld : %lld;", LL(qr), LL(N), LL(qr), LL(N));
-    ec_line(e, "const long qe = (q1 + ONNXC_MR - 1) / ONNXC_MR * ONNXC_MR;");
   }
-  ec_line(e, "for (long pc = 0; pc < %lld; pc += %d) {", LL(K), GEMM_KC);
-  ec_line(e, "const long kc = %lld - pc < %d ? %lld - pc : %d;", LL(K), GEMM_KC, LL(K), GEMM_KC);
-  ec_line(e, "for (long jr = j0; jr < j0 + %lld; jr += ONNXC_NR) {", LL(cb));
-  ec_line(e, "const float *b = X1 + (jr - jr %% %d) * %lld + pc * %d + jr %% %d;", GEMM_NRP, LL(K),
-          GEMM_NRP, GEMM_NRP);
-  if (nq == 1)
-    ec_line(e, "for (long ir = 0; ir < (%lld + ONNXC_MR - 1) / ONNXC_MR * ONNXC_MR; ir += ONNXC_MR) {",
-            LL(N));
-  else
-    ec_line(e, "for (long ir = q0; ir < qe; ir += ONNXC_MR) {");
-  if (p->trans_x) /* full tiles from the image (row stride N), the last from its panel */
-    ec_line(e, "onnxc_ukr(kc, ir + ONNXC_MR <= %lld ? X0 + pc * %lld + ir : ap + pc * ONNXC_MR, "
-               "ir + ONNXC_MR <= %lld ? %lld : ONNXC_MR, b, (const int *)0, ct + ir * %lld + jr, "
-               "%lld, pc > 0, (const float *)0, (const float *)0, (const float *)0, 0, 0.0f, 0.0f);",
-            LL(N), LL(N), LL(N), LL(N), LL(ldt), LL(ldt));
-  else
-    ec_line(e, "onnxc_ukr(kc, ap + (ir - ir %% %d) * %lld + pc * %d + ir %% %d, %d, b, (const int *)0, ct + ir * %lld + jr, "
-               "%lld, pc > 0, (const float *)0, (const float *)0, (const float *)0, 0, 0.0f, 0.0f);",
-            GEMM_MRP, LL(K), GEMM_MRP, GEMM_MRP, GEMM_MRP, LL(ldt), LL(ldt));
-  ec_line(e, "}");
-  ec_line(e, "}");
-  ec_line(e, "}");
-  Buf v;
-  buf_init(&v);
-  buf_printf(&v, "ct[q * %lld + ch]%s", LL(ldt), ir_has_input(n, 2) ? " + X2[ch]" : "");
+  /* each tile runs over all of K in registers (the panels of a small map
+   * stay in L2) and is stored transposed straight into Y with its bias,
+   * residual and Relu/Clip (onnxc_ukr_yt); another activation or a fused
+   * chain then runs over the item's part of Y */
+  const char *act = ir_attr_str(n, "activation", "");
+  bool chain = ir_attr(n, "epilogue") != NULL;
+  int code = chain ? 0 : strcmp(act, "Relu") == 0 ? 1 : strcmp(act, "Clip") == 0 ? 2 : 0;
+  bool rest = chain || (act[0] && code == 0);
+  char lo[64] = "0.0f", hi[64] = "0.0f";
+  if (code == 2) {
+    ec_literal(DT_F32, ir_attr_float(n, "activation_min", -INFINITY), lo, sizeof lo);
+    ec_literal(DT_F32, ir_attr_float(n, "activation_max", INFINITY), hi, sizeof hi);
+  }
+  char res[96] = "(const float *)0";
   if (ir_has_input(n, 3))
-    buf_printf(&v, " + X3[ch * %lld + q]", LL(N));
-  Buf out;
-  buf_init(&out);
-  gemm_act_expr(n, "v", &out);
-  ec_line(e, "for (long ch = j0; ch < j0 + %lld; ch++) {", LL(cb));
+    snprintf(res, sizeof res, "X3 + jr * %lld + ir", LL(N));
+  ec_line(e, "for (long jr = j0; jr < j0 + %lld; jr += ONNXC_NR) {", LL(cb));
+  ec_line(e, "const float *b = X1 + (jr - jr %% %d) * %lld + jr %% %d;", GEMM_NRP, LL(K), GEMM_NRP);
   if (nq == 1)
-    ec_line(e, "for (long q = 0; q < %lld; q++) {", LL(N));
+    ec_line(e, "for (long ir = 0; ir < %lld; ir += ONNXC_MR) {", LL(N));
   else
-    ec_line(e, "for (long q = q0; q < q1; q++) {");
-  ec_line(e, "const float v = %s;", v.s);
-  ec_line(e, "Y0[ch * %lld + q] = %s;", LL(N), out.s);
+    ec_line(e, "for (long ir = q0; ir < q1; ir += ONNXC_MR) {");
+  ec_line(e, "const int rows = %lld - ir < ONNXC_MR ? (int)(%lld - ir) : ONNXC_MR;", LL(N), LL(N));
+  if (p->trans_x) /* full tiles from the image (row stride N), the last from its panel */
+    ec_line(e, "onnxc_ukr_yt(%lld, ir + ONNXC_MR <= %lld ? X0 + ir : ap, ir + ONNXC_MR <= %lld ? %lld : ONNXC_MR, "
+               "b, Y0 + jr * %lld + ir, %lld, rows, %s, %s, %d, %s, %s);",
+            LL(K), LL(N), LL(N), LL(N), LL(N), LL(N), ir_has_input(n, 2) ? "X2 + jr" : "(const float *)0",
+            res, code, lo, hi);
+  else
+    ec_line(e, "onnxc_ukr_yt(%lld, ap + (ir - ir %% %d) * %lld + ir %% %d, %d, b, Y0 + jr * %lld + ir, %lld, rows, "
+               "%s, %s, %d, %s, %s);",
+            LL(K), GEMM_MRP, LL(K), GEMM_MRP, GEMM_MRP, LL(N), LL(N),
+            ir_has_input(n, 2) ? "X2 + jr" : "(const float *)0",
+            res, code, lo, hi);
   ec_line(e, "}");
   ec_line(e, "}");
+  if (rest) {
+    Buf out;
+    buf_init(&out);
+    gemm_act_expr(n, "v", &out);
+    ec_line(e, "for (long ch = j0; ch < j0 + %lld; ch++) {", LL(cb));
+    if (nq == 1)
+      ec_line(e, "for (long q = 0; q < %lld; q++) {", LL(N));
+    else
+      ec_line(e, "for (long q = q0; q < q1; q++) {");
+    ec_line(e, "const float v = Y0[ch * %lld + q];", LL(N));
+    ec_line(e, "Y0[ch * %lld + q] = %s;", LL(N), out.s);
+    ec_line(e, "}");
+    ec_line(e, "}");
+    buf_free(&out);
+  }
   ec_line(e, "}");
-  buf_free(&v);
-  buf_free(&out);
   return true;
 }
 

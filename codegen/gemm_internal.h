@@ -57,7 +57,6 @@ typedef struct Prod {
   bool trans_x;        /* then, 1x1 stride 1 unpadded: cols^T read straight from the image,
                           only the rows of the last partial tile packed (at off_a) */
   bool direct;         /* a stride-1 conv read straight from its padded image (emit_conv_direct) */
-  int64_t off_ct;      /* then: its Y^T in scratch */
   int threads;         /* threads the kernel is built for (gk_layout sizes per thread) */
   const char *m_rt;    /* rows known at run time (-D ranges): their C expression over the
                           kernel's dims; m is then the upper bound, which sizes the scratch */
