@@ -399,27 +399,44 @@ static bool emit_conv_small_products(EmitC *e, const Node *n, const Prod *p, boo
     ec_literal(DT_F32, ir_attr_float(n, "activation_min", -INFINITY), lo, sizeof lo);
     ec_literal(DT_F32, ir_attr_float(n, "activation_max", INFINITY), hi, sizeof hi);
   }
-  char res[96] = "(const float *)0";
+  /* depth blocks of at most GEMM_KC, balanced: a block of a weight panel
+   * stays in L1 while the item's tiles pass over it; later blocks add to
+   * what the earlier ones stored in Y; the bias goes in with the first, the
+   * residual and activation with the last */
+  int64_t nkb = (K + GEMM_KC - 1) / GEMM_KC, kcb = (K + nkb - 1) / nkb;
+  char res[96] = "(const float *)0", bias[32] = "(const float *)0", ract[16];
   if (ir_has_input(n, 3))
-    snprintf(res, sizeof res, "X3 + jr * %lld + ir", LL(N));
+    snprintf(res, sizeof res, nkb > 1 ? "last ? X3 + jr * %lld + ir : (const float *)0" : "X3 + jr * %lld + ir",
+             LL(N));
+  if (ir_has_input(n, 2))
+    snprintf(bias, sizeof bias, nkb > 1 ? "pc ? (const float *)0 : X2 + jr" : "X2 + jr");
+  snprintf(ract, sizeof ract, nkb > 1 && code ? "last ? %d : 0" : "%d", code);
+  ec_line(e, "for (long pc = 0; pc < %lld; pc += %lld) {", LL(K), LL(kcb));
+  ec_line(e, "const long kc = %lld - pc < %lld ? %lld - pc : %lld;", LL(K), LL(kcb), LL(K), LL(kcb));
+  if (nkb > 1)
+    ec_line(e, "const int last = pc + kc == %lld;%s", LL(K), ir_has_input(n, 3) || code ? "" : " (void)last;");
   ec_line(e, "for (long jr = j0; jr < j0 + %lld; jr += ONNXC_NR) {", LL(cb));
-  ec_line(e, "const float *b = X1 + (jr - jr %% %d) * %lld + jr %% %d;", GEMM_NRP, LL(K), GEMM_NRP);
+  ec_line(e, "const float *b = X1 + (jr - jr %% %d) * %lld + pc * %d + jr %% %d;", GEMM_NRP, LL(K), GEMM_NRP,
+          GEMM_NRP);
   if (nq == 1)
     ec_line(e, "for (long ir = 0; ir < %lld; ir += ONNXC_MR) {", LL(N));
   else
     ec_line(e, "for (long ir = q0; ir < q1; ir += ONNXC_MR) {");
   ec_line(e, "const int rows = %lld - ir < ONNXC_MR ? (int)(%lld - ir) : ONNXC_MR;", LL(N), LL(N));
+  /* the first tile of a panel also brings the next panel's block (weights
+   * come from memory: a model's weights do not stay in cache between runs) */
+  ec_line(e, "const float *pf = ir == %s && jr + 32 < %lld ? b + %lld : (const float *)0;",
+          nq == 1 ? "0" : "q0", LL(p->n), LL(K * GEMM_NRP));
   if (p->trans_x) /* full tiles from the image (row stride N), the last from its panel */
-    ec_line(e, "onnxc_ukr_yt(%lld, ir + ONNXC_MR <= %lld ? X0 + ir : ap, ir + ONNXC_MR <= %lld ? %lld : ONNXC_MR, "
-               "b, Y0 + jr * %lld + ir, %lld, rows, %s, %s, %d, %s, %s);",
-            LL(K), LL(N), LL(N), LL(N), LL(N), LL(N), ir_has_input(n, 2) ? "X2 + jr" : "(const float *)0",
-            res, code, lo, hi);
+    ec_line(e, "onnxc_ukr_yt(kc, ir + ONNXC_MR <= %lld ? X0 + pc * %lld + ir : ap + pc * ONNXC_MR, "
+               "ir + ONNXC_MR <= %lld ? %lld : ONNXC_MR, b, pf, Y0 + jr * %lld + ir, %lld, rows, pc > 0, %s, %s, "
+               "%s, %s, %s);",
+            LL(N), LL(N), LL(N), LL(N), LL(N), LL(N), bias, res, ract, lo, hi);
   else
-    ec_line(e, "onnxc_ukr_yt(%lld, ap + (ir - ir %% %d) * %lld + ir %% %d, %d, b, Y0 + jr * %lld + ir, %lld, rows, "
-               "%s, %s, %d, %s, %s);",
-            LL(K), GEMM_MRP, LL(K), GEMM_MRP, GEMM_MRP, LL(N), LL(N),
-            ir_has_input(n, 2) ? "X2 + jr" : "(const float *)0",
-            res, code, lo, hi);
+    ec_line(e, "onnxc_ukr_yt(kc, ap + (ir - ir %% %d) * %lld + pc * %d + ir %% %d, %d, b, pf, Y0 + jr * %lld + ir, "
+               "%lld, rows, pc > 0, %s, %s, %s, %s, %s);",
+            GEMM_MRP, LL(K), GEMM_MRP, GEMM_MRP, GEMM_MRP, LL(N), LL(N), bias, res, ract, lo, hi);
+  ec_line(e, "}");
   ec_line(e, "}");
   ec_line(e, "}");
   if (rest) {
