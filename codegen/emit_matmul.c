@@ -175,7 +175,73 @@ static void emit_dot_tile(EmitC *e, const Product *p, int rows) {
   buf_free(&epi);
 }
 
-/* B stored [N,K]: full tiles of ROW_BLOCK rows, then the remaining rows one by one. */
+/* One row of A' against DOT_COLS rows of B at a time (a matrix-vector
+ * product: a classifier head), so that DOT_COLS streams of B are in flight
+ * at once; per element the same partial sums in the same order as
+ * emit_dot_tile, the last columns one by one. */
+#define DOT_COLS 4
+static void emit_dot_cols(EmitC *e, const Product *p) {
+  const char *T = dtype_ctype(p->t), *CT = ctype(p->t), *L = ld(p->t);
+  char a_el[512];
+  Buf epi;
+  buf_init(&epi);
+  epilogue(p, "acc", "j", &epi);
+  int64_t nq = (p->n + DOT_COLS - 1) / DOT_COLS;
+  if (p->par_cost > 0)
+    ec_open_items(e, "jq", nq, p->par_cost);
+  else
+    ec_line(e, "for (long jq = 0; jq < %lld; jq++) {", LL(nq));
+  ec_line(e, "const long j0 = jq * %d;", DOT_COLS);
+  ec_line(e, "if (j0 + %d <= %lld) {", DOT_COLS, LL(p->n));
+  for (int c = 0; c < DOT_COLS; c++) {
+    ec_line(e, "const %s *br%d = %s + (j0 + %d) * %lld;", T, c, p->b, c, LL(p->b_js));
+    ec_line(e, "%s part%d[%d] = {0};", CT, c, DOT_LANES);
+  }
+  ec_line(e, "long k = 0;");
+  ec_line(e, "for (; k + %d <= %lld; k += %d) {", DOT_LANES, LL(p->k), DOT_LANES);
+  ec_line(e, "for (long u = 0; u < %d; u++) {", DOT_LANES);
+  a_elem(p, "i0", "k + u", a_el, sizeof a_el);
+  ec_line(e, "const %s a = %s(%s);", CT, L, a_el);
+  for (int c = 0; c < DOT_COLS; c++)
+    ec_line(e, "part%d[u] += a * %s(br%d[k + u]);", c, L, c);
+  ec_line(e, "}");
+  ec_line(e, "}");
+  a_elem(p, "i", "kk", a_el, sizeof a_el);
+  for (int c = 0; c < DOT_COLS; c++) {
+    ec_line(e, "{");
+    ec_line(e, "const long i = i0, j = j0 + %d;", c);
+    ec_line(e, "%s acc = 0;", CT);
+    ec_line(e, "for (long u = 0; u < %d; u++) acc += part%d[u];", DOT_LANES, c);
+    ec_line(e, "for (long kk = k; kk < %lld; kk++) acc += %s(%s) * %s(br%d[kk]);", LL(p->k), L, a_el, L, c);
+    ec_line(e, "%s[i * %lld + j] = %s;", p->y, LL(p->y_rs), epi.s);
+    ec_line(e, "}");
+  }
+  ec_line(e, "} else {");
+  ec_line(e, "for (long j = j0; j < %lld; j++) {", LL(p->n));
+  ec_line(e, "const %s *br = %s + j * %lld;", T, p->b, LL(p->b_js));
+  ec_line(e, "%s part0[%d] = {0};", CT, DOT_LANES);
+  ec_line(e, "long k = 0;");
+  ec_line(e, "for (; k + %d <= %lld; k += %d) {", DOT_LANES, LL(p->k), DOT_LANES);
+  ec_line(e, "for (long u = 0; u < %d; u++) {", DOT_LANES);
+  ec_line(e, "const %s b = %s(br[k + u]);", CT, L);
+  a_elem(p, "i0", "k + u", a_el, sizeof a_el);
+  ec_line(e, "part0[u] += %s(%s) * b;", L, a_el);
+  ec_line(e, "}");
+  ec_line(e, "}");
+  a_elem(p, "i", "kk", a_el, sizeof a_el);
+  ec_line(e, "const long i = i0;");
+  ec_line(e, "%s acc = 0;", CT);
+  ec_line(e, "for (long u = 0; u < %d; u++) acc += part0[u];", DOT_LANES);
+  ec_line(e, "for (long kk = k; kk < %lld; kk++) acc += %s(%s) * %s(br[kk]);", LL(p->k), L, a_el, L);
+  ec_line(e, "%s[i * %lld + j] = %s;", p->y, LL(p->y_rs), epi.s);
+  ec_line(e, "}");
+  ec_line(e, "}");
+  ec_line(e, "}");
+  buf_free(&epi);
+}
+
+/* B stored [N,K]: full tiles of ROW_BLOCK rows, then the remaining rows one by
+ * one (DOT_COLS columns at a time when there are enough). */
 static void emit_dot_product(EmitC *e, const Product *p) {
   int64_t full = p->m / ROW_BLOCK * ROW_BLOCK;
   if (full > 0) {
@@ -185,7 +251,10 @@ static void emit_dot_product(EmitC *e, const Product *p) {
   }
   if (full < p->m) {
     ec_line(e, "for (long i0 = %lld; i0 < %lld; i0++) {", LL(full), LL(p->m));
-    emit_dot_tile(e, p, 1);
+    if (p->n >= 2 * DOT_COLS && p->k >= DOT_LANES)
+      emit_dot_cols(e, p);
+    else
+      emit_dot_tile(e, p, 1);
     ec_line(e, "}");
   }
 }
