@@ -39,7 +39,7 @@ def kernels(onnxc, model, level, target="c"):
             total = len(re.findall(r'extern "C" __global__ void node\d+_', text))
             single = len(re.findall(r"single thread", text))
             return total, single
-        return len(re.findall(r"^(?:(?:static|ONNXC_NODE_FN) int|#define) node\d+_", text, re.M)), None
+        return len(re.findall(r"^(?:(?:static|ONNXC_NODE_FN|ONNXC_NODE_FN_W) int|#define) node\d+_", text, re.M)), None
 
 
 def main():

@@ -67,7 +67,7 @@ def node_names(source):
     names = {}
     with open(source) as f:
         text = f.read()
-    for m in re.finditer(r"/\* node '(.*?)' \((\w+)\) \*/\s*(?:(?:static|ONNXC_NODE_FN) int|#define) node(\d+)_", text):
+    for m in re.finditer(r"/\* node '(.*?)' \((\w+)\) \*/\s*(?:(?:static|ONNXC_NODE_FN|ONNXC_NODE_FN_W) int|#define) node(\d+)_", text):
         names[int(m.group(3))] = m.group(1)
     return names
 

@@ -39,7 +39,7 @@ static char *two_threads(Graph *g) {
  * parameters (runs on every thread). */
 static bool runs_on_pool(const char *c, const char *fn) {
   char sig[128];
-  snprintf(sig, sizeof sig, "ONNXC_NODE_FN int %s(", fn);
+  snprintf(sig, sizeof sig, " int %s(", fn); /* ONNXC_NODE_FN or ONNXC_NODE_FN_W */
   const char *at = strstr(c, sig);
   assert_non_null(at);
   const char *end = strchr(at, '{');

@@ -162,7 +162,7 @@ static bool data_bound(const Graph *g, const Value *v) {
 static const char *same_kernel(Arena *a, const Buf *fns, size_t at) {
   const char *def = fns->s + at, *from = fns->s;
   size_t n = fns->len - at;
-  static const char HEAD[] = "ONNXC_NODE_FN int ";
+  static const char HEAD[] = "ONNXC_NODE_FN int ", HEAD_W[] = "ONNXC_NODE_FN_W int ";
   for (;;) {
     const char *hit = NULL;
     for (const char *c = from; !hit && c + n <= def && (c = memchr(c, '(', (size_t)(def - c))) != NULL; c++)
@@ -173,8 +173,10 @@ static const char *same_kernel(Arena *a, const Buf *fns, size_t at) {
     const char *name = hit;
     while (name > fns->s && (isalnum((unsigned char)name[-1]) || name[-1] == '_'))
       name--;
-    if (strncmp(name, "node", 4) == 0 && (size_t)(name - fns->s) >= sizeof HEAD - 1 &&
-        memcmp(name - (sizeof HEAD - 1), HEAD, sizeof HEAD - 1) == 0)
+    if (strncmp(name, "node", 4) == 0 &&
+        (((size_t)(name - fns->s) >= sizeof HEAD - 1 && memcmp(name - (sizeof HEAD - 1), HEAD, sizeof HEAD - 1) == 0) ||
+         ((size_t)(name - fns->s) >= sizeof HEAD_W - 1 &&
+          memcmp(name - (sizeof HEAD_W - 1), HEAD_W, sizeof HEAD_W - 1) == 0)))
       return arena_printf(a, "%.*s", (int)(hit - name), name);
     from = hit + 1;
   }
@@ -212,7 +214,10 @@ static bool emit_node(CGen *cg, Arena *a, const Node *n, int step, int kernel, B
   cg_comment_safe(fns, n->name);
   buf_printf(fns, "' (%s) */\n", n->op_type);
   size_t head_at = fns->len;
-  buf_printf(fns, "ONNXC_NODE_FN int %s", fn);
+  /* exp, erf and tanh loops: 512-bit vectors where gcc would take 256 */
+  bool wide = body.s && (strstr(body.s, "onnxc_expf(") || strstr(body.s, "onnxc_erff(") ||
+                         strstr(body.s, "onnxc_tanhf("));
+  buf_printf(fns, "%s int %s", wide ? "ONNXC_NODE_FN_W" : "ONNXC_NODE_FN", fn);
   size_t def_at = fns->len;
   buf_putc(fns, '(');
   bool first = true;

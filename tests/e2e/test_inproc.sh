@@ -71,7 +71,7 @@ for m in resnet_blocks mlp transformer_block; do
   if ! out=$("$PY" - "$T/$m.src/$m.c" "$m" <<'PYEOF'
 import re, sys
 text = open(sys.argv[1]).read()
-defs = re.findall(r"(?ms)^(?:static|ONNXC_NODE_FN) int (node\d+_\w+)(\(.*?^\}\n)", text)
+defs = re.findall(r"(?ms)^(?:static|ONNXC_NODE_FN|ONNXC_NODE_FN_W) int (node\d+_\w+)(\(.*?^\}\n)", text)
 aliases = re.findall(r"(?m)^#define (node\d+_\w+) (node\d+_\w+)$", text)
 bodies = [d[1] for d in defs]
 dup = len(bodies) - len(set(bodies))
@@ -87,7 +87,7 @@ PYEOF
     fi
     lib=$T/$m.$kind
     if [[ $kind == o ]]; then # each node stays its own function (compile time: docs/clang.md)
-      want=$(grep -cE '^(static|ONNXC_NODE_FN) int node[0-9]+_' "$T/$m.src/$m.c")
+      want=$(grep -cE '^(static|ONNXC_NODE_FN|ONNXC_NODE_FN_W) int node[0-9]+_' "$T/$m.src/$m.c")
       got=$(nm "$T/$m.o" | grep -c ' t node[0-9]*_[A-Za-z]*$')
       [[ $want -gt 1 && $got == "$want" ]] || fail "$m.o: $got node functions in the object, $want in the C"
     fi
