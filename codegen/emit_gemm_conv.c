@@ -382,8 +382,13 @@ static bool emit_conv_small_products(EmitC *e, const Node *n, const Prod *p, boo
   if (nq == 1) { /* all pixels: q0 0, q1 N (one thread writes the same code as before) */
     ec_line(e, "const long j0 = (it - %lld) * %lld;", LL(ns), LL(cb));
   } else {
-    ec_line(e, "const long j0 = (it - %lld) / %lld * %lld, q0 = (it - %lld) %% %lld * %lld;", LL(ns), LL(nq),
-            LL(cb), LL(ns), LL(nq), LL(qr));
+    /* pixel-part major: items claimed one after the other write different
+     * channels' rows of the same pixels, not neighbouring pixels of one row
+     * (Y's rows are not line-aligned: two threads writing either side of a
+     * part's edge would share the line) */
+    int64_t nj = p->n / cb;
+    ec_line(e, "const long j0 = (it - %lld) %% %lld * %lld, q0 = (it - %lld) / %lld * %lld;", LL(ns), LL(nj),
+            LL(cb), LL(ns), LL(nj), LL(qr));
     ec_line(e, "const long q1 = q0 + %lld < %lld ? q0 + %lld : %lld;", LL(qr), LL(N), LL(qr), LL(N));
   }
   /* each tile runs over all of K in registers (the panels of a small map
