@@ -27,6 +27,15 @@ bool gk_prepacked(const Value *v) {
   return v->kind == VK_CONST && v->n_uses == 1 && !v->is_output;
 }
 
+/* Rows of A per block on one thread: all of them, up to 2 GEMM_MC, when B
+ * was packed at compile time (a weight: the jc loop takes all of N at once),
+ * so that each block of the weight is read from memory once rather than once
+ * per row block (BERT-base's [128 x 768] x [768 x 3072]: the A block, 128 x
+ * 256 floats, stays in L2); else GEMM_MC. */
+static int64_t gk_mc(const Prod *p) {
+  return !p->m_rt && p->b.src == SRC_PACKED && p->m <= 2 * GEMM_MC ? up(p->m, GEMM_MRP) : GEMM_MC;
+}
+
 bool gk_worth_packing(const Prod *p) { return p->m >= 4 && p->m * p->n * p->k >= GEMM_MIN_MACS; }
 
 /* Lays out the scratch of the product for p->threads threads: the one
@@ -54,7 +63,7 @@ void gk_layout(Prod *p, const Window *win) {
   }
   if (p->a.src != SRC_PACKED && !p->par) {
     p->off_a = off;
-    off += up(up(min64(p->m, GEMM_MC), GEMM_MRP) * kc * 4, 64);
+    off += up(up(min64(p->m, gk_mc(p)), GEMM_MRP) * kc * 4, 64);
   }
   if (p->b.src == SRC_IM2COL) {
     p->off_pix = off;
@@ -269,7 +278,22 @@ static void emit_tiles(EmitC *e, const Prod *p) {
   else
     ec_line(e, "const float *b = bb + (jr - jr %% 32) * kc + jr %% 32;");
   ec_line(e, "const long cols = nc - jr < ONNXC_NR ? nc - jr : ONNXC_NR;");
+  /* a weight packed at compile time comes from memory (a model's weights do
+   * not stay in cache between runs): the tiles of this panel bring in the
+   * next panel's block, a share each */
+  bool pf = p->b.src == SRC_PACKED && !p->n_rt;
+  if (pf)
+    ec_line(e, "const float *pf = jr %% 32 == 0 && jc + jr + 32 < %lld ? b + %lld : (const float *)0;",
+            LL(up(p->n, GEMM_NRP)), LL(K * GEMM_NRP));
   ec_line(e, "for (long ir = 0; ir < mc; ir += ONNXC_MR) {");
+  if (pf) {
+    ec_line(e, "if (pf) {");
+    ec_line(e, "for (long kk = ir * kc / mc; kk < (ir + ONNXC_MR) * kc / mc && kk < kc; kk++) {");
+    ec_line(e, "ONNXC_PREFETCH(pf + kk * 32);");
+    ec_line(e, "ONNXC_PREFETCH(pf + kk * 32 + 16);");
+    ec_line(e, "}");
+    ec_line(e, "}");
+  }
   ec_line(e, "const long as = %s;", p->a.src == SRC_PACKED ? "24" : "ONNXC_MR");
   if (p->a.src == SRC_PACKED)
     ec_line(e, "const float *a = %s + (ic + ir - ir %% 24) * %lld + pc * 24 + ir %% 24;", p->a.ptr,
@@ -354,8 +378,9 @@ void gk_emit_core(EmitC *e, const Prod *p, const Window *win) {
     ec_line(e, "for (long ic = 0; ic < m_rt; ic += %d) {", GEMM_MC);
     ec_line(e, "const long mc = m_rt - ic < %d ? m_rt - ic : %d;", GEMM_MC, GEMM_MC);
   } else {
-    ec_line(e, "for (long ic = 0; ic < %lld; ic += %d) {", LL(M), GEMM_MC);
-    ec_line(e, "const long mc = %lld - ic < %d ? %lld - ic : %d;", LL(M), GEMM_MC, LL(M), GEMM_MC);
+    int64_t MC = gk_mc(p);
+    ec_line(e, "for (long ic = 0; ic < %lld; ic += %lld) {", LL(M), LL(MC));
+    ec_line(e, "const long mc = %lld - ic < %lld ? %lld - ic : %lld;", LL(M), LL(MC), LL(M), LL(MC));
   }
   if (p->a.src != SRC_PACKED)
     emit_pack_a(e, p);
