@@ -1,0 +1,390 @@
+/* emit_qint.c - C kernels of the int8 ops that fuse-quant makes
+ * (passes/fuse_quant.c; docs/int8.md): QIntConv, QIntAdd,
+ * QIntGlobalAvgPool, QIntLut.
+ *
+ * QIntConv mode 0 (a conv as a GEMM): per tile of 32 output pixels, the
+ * uint8 columns (im2col, padding with the input's zero point) are interleaved
+ * into [K/4][32][4] so that 4 consecutive k of a pixel form one 32-bit lane;
+ * the micro-kernel (onnxc_qtile, in the prelude) multiplies 8 weight rows
+ * (int32 panels of 4 int8, packed at compile time) by the tile:
+ * AVX-512 VNNI vpdpbusd (u8 x s8, exact int32 sums of 4 products) when the
+ * target has it, else portable C with the same int32 arithmetic (AVX2 and
+ * Cortex-M compilers vectorize it as they can: no int16 saturation anywhere).
+ * The requantization is fused into the store: float(acc + b) * m clamped,
+ * rounded half to even, + zero point; every path gives the same bytes.
+ * Mode 1 (X W^T, Gemm/MatMul): one int32 dot product per output.
+ * Mode 2 (depthwise): per channel, a copy of the plane padded with the zero
+ * point, then rows of int32 accumulators.
+ */
+#include "codegen_internal.h"
+
+#include <string.h>
+
+#define LL(x) ((long long)(x))
+#define QT_NP 32 /* pixels per tile of the conv GEMM */
+#define QT_MR 8  /* weight rows per micro-kernel call (fuse_quant.c's panels) */
+
+static const char *const prelude[] = {
+    "/* int8 kernels (emit_qint.c): requantization and the u8 x s8 micro-kernel. */\n"
+    "static inline float onnxc_qround(float v) { /* half to even for |v| < 2^22 */\n"
+    "  v = v + 12582912.0f;\n"
+    "  return v - 12582912.0f;\n"
+    "}\n"
+    "static inline uint8_t onnxc_qstore(int32_t acc, float m, float lo, float hi, int32_t zy) {\n"
+    "  float f = (float)acc * m;\n"
+    "  f = f < lo ? lo : f;\n"
+    "  f = f > hi ? hi : f;\n"
+    "  return (uint8_t)((int32_t)onnxc_qround(f) + zy);\n"
+    "}\n"
+    "/* y[i] = requant(acc[i]) for i < n (lo, hi: the clamp minus zy) */\n"
+    "static inline void onnxc_qrow(const int32_t *acc, long n, float m, float lo, float hi, int32_t zy,\n"
+    "                       uint8_t *y) {\n"
+    "  long i = 0;\n"
+    "#if defined(__AVX512F__)\n"
+    "  const __m512 vm = _mm512_set1_ps(m), vl = _mm512_set1_ps(lo), vh = _mm512_set1_ps(hi);\n"
+    "  const __m512i vz = _mm512_set1_epi32(zy);\n"
+    "  for (; i + 16 <= n; i += 16) {\n"
+    "    __m512 f = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_loadu_si512(acc + i)), vm);\n"
+    "    f = _mm512_min_ps(_mm512_max_ps(f, vl), vh);\n"
+    "    _mm_storeu_si128((__m128i *)(y + i),\n"
+    "                     _mm512_cvtepi32_epi8(_mm512_add_epi32(_mm512_cvtps_epi32(f), vz)));\n"
+    "  }\n"
+    "#endif\n"
+    "  for (; i < n; i++)\n"
+    "    y[i] = onnxc_qstore(acc[i], m, lo, hi, zy);\n"
+    "}\n",
+    "/* 4 rows r[0..3] of n (a multiple of 16) bytes -> n x 4 bytes, pixel-major */\n"
+    "static inline void onnxc_qinterleave(const uint8_t *r0, const uint8_t *r1, const uint8_t *r2,\n"
+    "                              const uint8_t *r3, long n, uint8_t *out) {\n"
+    "  long p = 0;\n"
+    "#if defined(__SSE2__)\n"
+    "  for (; p + 16 <= n; p += 16) {\n"
+    "    __m128i a = _mm_loadu_si128((const __m128i *)(r0 + p));\n"
+    "    __m128i b = _mm_loadu_si128((const __m128i *)(r1 + p));\n"
+    "    __m128i c = _mm_loadu_si128((const __m128i *)(r2 + p));\n"
+    "    __m128i d = _mm_loadu_si128((const __m128i *)(r3 + p));\n"
+    "    __m128i abl = _mm_unpacklo_epi8(a, b), abh = _mm_unpackhi_epi8(a, b);\n"
+    "    __m128i cdl = _mm_unpacklo_epi8(c, d), cdh = _mm_unpackhi_epi8(c, d);\n"
+    "    _mm_storeu_si128((__m128i *)(out + 4 * p), _mm_unpacklo_epi16(abl, cdl));\n"
+    "    _mm_storeu_si128((__m128i *)(out + 4 * p + 16), _mm_unpackhi_epi16(abl, cdl));\n"
+    "    _mm_storeu_si128((__m128i *)(out + 4 * p + 32), _mm_unpacklo_epi16(abh, cdh));\n"
+    "    _mm_storeu_si128((__m128i *)(out + 4 * p + 48), _mm_unpackhi_epi16(abh, cdh));\n"
+    "  }\n"
+    "#endif\n"
+    "  for (; p < n; p++) {\n"
+    "    out[4 * p] = r0[p];\n"
+    "    out[4 * p + 1] = r1[p];\n"
+    "    out[4 * p + 2] = r2[p];\n"
+    "    out[4 * p + 3] = r3[p];\n"
+    "  }\n"
+    "}\n",
+    "/* Y[i][p] = requant(sum_k W[i][k] B[k][p] + bias[i]) for i < nr (<= 8), p < np (<= 32):\n"
+    " * w: a panel, k4 x 8 int32 of 4 int8; b: k4 x 32 pixels x 4 uint8. */\n"
+    "#if defined(__AVX512F__) && defined(__AVX512VNNI__)\n"
+    "#define ONNXC_QROW(i) { const __m512i wv = _mm512_set1_epi32(w[i]); \\\n"
+    "    c##i##0 = _mm512_dpbusd_epi32(c##i##0, b0, wv); c##i##1 = _mm512_dpbusd_epi32(c##i##1, b1, wv); }\n"
+    "#define ONNXC_QPUT(i) if ((i) < nr) { \\\n"
+    "    const __m512i bi = _mm512_set1_epi32(bias[i]); const __m512 mi = _mm512_set1_ps(mult[i]); \\\n"
+    "    __m512 f0 = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_add_epi32(c##i##0, bi)), mi); \\\n"
+    "    __m512 f1 = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_add_epi32(c##i##1, bi)), mi); \\\n"
+    "    f0 = _mm512_min_ps(_mm512_max_ps(f0, vl), vh); f1 = _mm512_min_ps(_mm512_max_ps(f1, vl), vh); \\\n"
+    "    _mm512_mask_cvtepi32_storeu_epi8(y + (i) * ldy, m0, _mm512_add_epi32(_mm512_cvtps_epi32(f0), vz)); \\\n"
+    "    _mm512_mask_cvtepi32_storeu_epi8(y + (i) * ldy + 16, m1, _mm512_add_epi32(_mm512_cvtps_epi32(f1), vz)); }\n"
+    "static inline void onnxc_qtile(long k4, const int32_t *w, const uint8_t *b, const int32_t *bias,\n"
+    "                        const float *mult, int nr, uint8_t *y, long ldy, int np, float lo,\n"
+    "                        float hi, int32_t zy) {\n"
+    "  __m512i c00 = _mm512_setzero_si512(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00,\n"
+    "          c30 = c00, c31 = c00, c40 = c00, c41 = c00, c50 = c00, c51 = c00, c60 = c00,\n"
+    "          c61 = c00, c70 = c00, c71 = c00;\n"
+    "  for (long k = 0; k < k4; k++, w += 8, b += 128) {\n"
+    "    const __m512i b0 = _mm512_loadu_si512(b), b1 = _mm512_loadu_si512(b + 64);\n"
+    "    ONNXC_QROW(0); ONNXC_QROW(1); ONNXC_QROW(2); ONNXC_QROW(3);\n"
+    "    ONNXC_QROW(4); ONNXC_QROW(5); ONNXC_QROW(6); ONNXC_QROW(7);\n"
+    "  }\n"
+    "  const __m512 vl = _mm512_set1_ps(lo), vh = _mm512_set1_ps(hi);\n"
+    "  const __m512i vz = _mm512_set1_epi32(zy);\n"
+    "  const __mmask16 m0 = (__mmask16)(np >= 16 ? 0xffff : (1u << np) - 1u);\n"
+    "  const __mmask16 m1 = (__mmask16)(np >= 32 ? 0xffff : np <= 16 ? 0 : (1u << (np - 16)) - 1u);\n"
+    "  ONNXC_QPUT(0); ONNXC_QPUT(1); ONNXC_QPUT(2); ONNXC_QPUT(3);\n"
+    "  ONNXC_QPUT(4); ONNXC_QPUT(5); ONNXC_QPUT(6); ONNXC_QPUT(7);\n"
+    "}\n"
+    "#else\n"
+    "static inline void onnxc_qtile(long k4, const int32_t *w, const uint8_t *b, const int32_t *bias,\n"
+    "                        const float *mult, int nr, uint8_t *y, long ldy, int np, float lo,\n"
+    "                        float hi, int32_t zy) {\n"
+    "  int32_t acc[8][32];\n"
+    "  for (int i = 0; i < 8; i++)\n"
+    "    for (int p = 0; p < 32; p++)\n"
+    "      acc[i][p] = 0;\n"
+    "  for (long k = 0; k < k4; k++, w += 8, b += 128)\n"
+    "    for (int i = 0; i < 8; i++) {\n"
+    "      const uint32_t wv = (uint32_t)w[i];\n"
+    "      const int32_t w0 = (int32_t)(int8_t)(uint8_t)(wv & 0xffu);\n"
+    "      const int32_t w1 = (int32_t)(int8_t)(uint8_t)((wv >> 8) & 0xffu);\n"
+    "      const int32_t w2 = (int32_t)(int8_t)(uint8_t)((wv >> 16) & 0xffu);\n"
+    "      const int32_t w3 = (int32_t)(int8_t)(uint8_t)(wv >> 24);\n"
+    "      for (int p = 0; p < 32; p++)\n"
+    "        acc[i][p] += (int32_t)b[4 * p] * w0 + (int32_t)b[4 * p + 1] * w1 +\n"
+    "                     (int32_t)b[4 * p + 2] * w2 + (int32_t)b[4 * p + 3] * w3;\n"
+    "    }\n"
+    "  for (int i = 0; i < nr; i++) {\n"
+    "    for (int p = 0; p < np; p++)\n"
+    "      acc[i][p] += bias[i];\n"
+    "    onnxc_qrow(acc[i], np, mult[i], lo, hi, zy, y + i * ldy);\n"
+    "  }\n"
+    "}\n"
+    "#endif\n",
+};
+
+bool qint_used(const Graph *g) {
+  for (const Node *n = g->first; n; n = n->next)
+    if (n->op == OP_QIntConv || n->op == OP_QIntAdd || n->op == OP_QIntGlobalAvgPool)
+      return true;
+  return false;
+}
+
+void qint_write_prelude(Buf *out) {
+  buf_puts(out, "#if defined(__SSE2__) || defined(__AVX512F__)\n#include <immintrin.h>\n#endif\n");
+  for (size_t i = 0; i < sizeof prelude / sizeof prelude[0]; i++)
+    buf_puts(out, prelude[i]);
+  buf_puts(out, "\n");
+}
+
+/* ---- QIntConv ----------------------------------------------------------------- */
+
+typedef struct QConv {
+  int64_t cin, h, w, cout, oh, ow, k[2], s[2], dil[2], pb[2], kdim, k4, batch;
+} QConv;
+
+static void qconv_geometry(const Node *n, QConv *q) {
+  const Shape *x = &n->in[0]->shape, *y = &n->out[0]->shape;
+  ec_conv_window(n, x, y, NULL, q->k, q->s, q->dil, q->pb);
+  q->batch = x->d[0];
+  q->cin = x->d[1];
+  q->h = x->d[2];
+  q->w = x->d[3];
+  q->cout = y->d[1];
+  q->oh = y->d[2];
+  q->ow = y->d[3];
+  q->kdim = ir_attr_int(n, "kdim", 0);
+  q->k4 = (q->kdim + 3) / 4 * 4;
+}
+
+static bool direct_1x1(const QConv *q) {
+  return q->k[0] == 1 && q->k[1] == 1 && q->s[0] == 1 && q->s[1] == 1 && q->pb[0] == 0 &&
+         q->pb[1] == 0 && q->oh == q->h && q->ow == q->w;
+}
+
+/* Depthwise: a padded plane (rows of pw bytes), then one row of int32 accumulators. */
+static void dw_dims(const QConv *q, int64_t *ph, int64_t *pw) {
+  *ph = (q->oh - 1) * q->s[0] + (q->k[0] - 1) * q->dil[0] + 1;
+  *pw = (q->ow - 1) * q->s[1] + (q->k[1] - 1) * q->dil[1] + 1;
+  if (*ph < q->h + q->pb[0])
+    *ph = q->h + q->pb[0];
+  if (*pw < q->w + q->pb[1])
+    *pw = q->w + q->pb[1];
+}
+
+int64_t qint_scratch_bytes(const Node *n) {
+  if (n->op != OP_QIntConv)
+    return 0;
+  int64_t mode = ir_attr_int(n, "mode", 0);
+  if (mode == 1)
+    return 0;
+  QConv q;
+  qconv_geometry(n, &q);
+  if (mode == 2) {
+    int64_t ph, pw;
+    dw_dims(&q, &ph, &pw);
+    return (ph * pw + 63) / 64 * 64 + q.ow * 4;
+  }
+  /* the interleaved tile, plus the im2col rows unless the input is read directly */
+  return q.k4 * QT_NP * (direct_1x1(&q) ? 1 : 2);
+}
+
+static void clamp_consts(EmitC *e, const Node *n) {
+  int64_t zy = ir_attr_int(n, "y_zero_point", 0);
+  ec_line(e, "const float lo = %lld.0f, hi = %lld.0f;", LL(ir_attr_int(n, "lo", 0) - zy),
+          LL(ir_attr_int(n, "hi", 255) - zy));
+  ec_line(e, "const int32_t zy = %lld;", LL(zy));
+}
+
+static void emit_conv_gemm(EmitC *e, const Node *n, const QConv *q) {
+  int64_t P = q->oh * q->ow, zx = ir_attr_int(n, "x_zero_point", 0);
+  bool direct = direct_1x1(q);
+  clamp_consts(e, n);
+  ec_line(e, "uint8_t *tile = S;");
+  if (!direct)
+    ec_line(e, "uint8_t *rows = S + %lld;", LL(q->k4 * QT_NP));
+  ec_line(e, "for (long nb = 0; nb < %lld; nb++) {", LL(q->batch));
+  ec_line(e, "const uint8_t *x = X0 + nb * %lld;", LL(q->cin * q->h * q->w));
+  ec_line(e, "uint8_t *y = Y0 + nb * %lld;", LL(q->cout * P));
+  ec_line(e, "for (long p0 = 0; p0 < %lld; p0 += %d) {", LL(P), QT_NP);
+  ec_line(e, "const int np = (int)(%lld - p0 < %d ? %lld - p0 : %d);", LL(P), QT_NP, LL(P), QT_NP);
+  if (direct) {
+    /* rows are the input planes; a short last tile is copied to a zeroed row */
+    ec_line(e, "for (long k = 0; k < %lld; k += 4) {", LL(q->k4));
+    ec_line(e, "const uint8_t *r[4];");
+    ec_line(e, "uint8_t pad[4][%d];", QT_NP);
+    ec_line(e, "for (int j = 0; j < 4; j++) {");
+    ec_line(e, "if (k + j < %lld && np == %d) { r[j] = x + (k + j) * %lld + p0; continue; }",
+            LL(q->kdim), QT_NP, LL(P));
+    ec_line(e, "for (int p = 0; p < %d; p++) pad[j][p] = (uint8_t)(k + j < %lld && p < np ? "
+               "x[(k + j) * %lld + p0 + p] : 0);",
+            QT_NP, LL(q->kdim), LL(P));
+    ec_line(e, "r[j] = pad[j];");
+    ec_line(e, "}");
+    ec_line(e, "onnxc_qinterleave(r[0], r[1], r[2], r[3], %d, tile + k * %d);", QT_NP, QT_NP);
+    ec_line(e, "}");
+  } else {
+    /* im2col: row k = (ci, kh, kw) over the tile's pixels, zx outside the input */
+    ec_line(e, "for (long k = 0; k < %lld; k++) {", LL(q->k4));
+    ec_line(e, "uint8_t *row = rows + k * %d;", QT_NP);
+    ec_line(e, "if (k >= %lld) { for (int p = 0; p < %d; p++) row[p] = 0; continue; }", LL(q->kdim),
+            QT_NP);
+    ec_line(e, "const long ci = k / %lld, kh = k / %lld %% %lld, kw = k %% %lld;",
+            LL(q->k[0] * q->k[1]), LL(q->k[1]), LL(q->k[0]), LL(q->k[1]));
+    ec_line(e, "const uint8_t *xc = x + ci * %lld;", LL(q->h * q->w));
+    ec_line(e, "long oh = p0 / %lld, ow = p0 %% %lld;", LL(q->ow), LL(q->ow));
+    ec_line(e, "for (int p = 0; p < %d;) {", QT_NP);
+    ec_line(e, "const long ih = oh * %lld + kh * %lld - %lld;", LL(q->s[0]), LL(q->dil[0]),
+            LL(q->pb[0]));
+    ec_line(e, "int run = (int)(%lld - ow);", LL(q->ow));
+    ec_line(e, "if (run > %d - p) run = %d - p;", QT_NP, QT_NP);
+    ec_line(e, "if (oh >= %lld || ih < 0 || ih >= %lld) {", LL(q->oh), LL(q->h));
+    ec_line(e, "for (int j = 0; j < run; j++) row[p + j] = %lld;", LL(zx));
+    ec_line(e, "} else {");
+    ec_line(e, "const uint8_t *xr = xc + ih * %lld;", LL(q->w));
+    ec_line(e, "for (int j = 0; j < run; j++) {");
+    ec_line(e, "const long iw = (ow + j) * %lld + kw * %lld - %lld;", LL(q->s[1]), LL(q->dil[1]),
+            LL(q->pb[1]));
+    ec_line(e, "row[p + j] = iw >= 0 && iw < %lld ? xr[iw] : (uint8_t)%lld;", LL(q->w), LL(zx));
+    ec_line(e, "}");
+    ec_line(e, "}");
+    ec_line(e, "p += run;");
+    ec_line(e, "ow = 0;");
+    ec_line(e, "oh++;");
+    ec_line(e, "}");
+    ec_line(e, "}");
+    ec_line(e, "for (long k = 0; k < %lld; k += 4)", LL(q->k4));
+    ec_line(e, "  onnxc_qinterleave(rows + k * %d, rows + (k + 1) * %d, rows + (k + 2) * %d, "
+               "rows + (k + 3) * %d, %d, tile + k * %d);",
+            QT_NP, QT_NP, QT_NP, QT_NP, QT_NP, QT_NP);
+  }
+  ec_line(e, "for (long c0 = 0; c0 < %lld; c0 += %d)", LL(q->cout), QT_MR);
+  ec_line(e, "  onnxc_qtile(%lld, X1 + c0 * %lld, tile, X2 + c0, X3 + c0, "
+             "(int)(%lld - c0 < %d ? %lld - c0 : %d), y + c0 * %lld + p0, %lld, np, lo, hi, zy);",
+          LL(q->k4 / 4), LL(q->k4 / 4), LL(q->cout), QT_MR, LL(q->cout), QT_MR, LL(P), LL(P));
+  ec_line(e, "}");
+  ec_line(e, "}");
+}
+
+static void emit_depthwise(EmitC *e, const Node *n, const QConv *q) {
+  int64_t ph, pw, zx = ir_attr_int(n, "x_zero_point", 0), taps = q->k[0] * q->k[1];
+  dw_dims(q, &ph, &pw);
+  clamp_consts(e, n);
+  ec_line(e, "uint8_t *pl = S;");
+  ec_line(e, "int32_t *acc = (int32_t *)(void *)(S + %lld);", LL((ph * pw + 63) / 64 * 64));
+  ec_line(e, "for (long i = 0; i < %lld; i++) pl[i] = %lld;", LL(ph * pw), LL(zx));
+  ec_line(e, "for (long nb = 0; nb < %lld; nb++)", LL(q->batch));
+  ec_line(e, "for (long c = 0; c < %lld; c++) {", LL(q->cout));
+  ec_line(e, "const uint8_t *x = X0 + (nb * %lld + c) * %lld;", LL(q->cin), LL(q->h * q->w));
+  ec_line(e, "uint8_t *y = Y0 + (nb * %lld + c) * %lld;", LL(q->cout), LL(q->oh * q->ow));
+  ec_line(e, "const int8_t *w = X1 + c * %lld;", LL(taps));
+  ec_line(e, "for (long r = 0; r < %lld; r++)", LL(q->h));
+  ec_line(e, "  for (long j = 0; j < %lld; j++) pl[(r + %lld) * %lld + %lld + j] = x[r * %lld + j];",
+          LL(q->w), LL(q->pb[0]), LL(pw), LL(q->pb[1]), LL(q->w));
+  ec_line(e, "for (long oh = 0; oh < %lld; oh++) {", LL(q->oh));
+  ec_line(e, "for (long ow = 0; ow < %lld; ow++) acc[ow] = X2[c];", LL(q->ow));
+  ec_line(e, "for (long kh = 0; kh < %lld; kh++)", LL(q->k[0]));
+  ec_line(e, "for (long kw = 0; kw < %lld; kw++) {", LL(q->k[1]));
+  ec_line(e, "const int32_t wv = w[kh * %lld + kw];", LL(q->k[1]));
+  ec_line(e, "const uint8_t *src = pl + (oh * %lld + kh * %lld) * %lld + kw * %lld;", LL(q->s[0]),
+          LL(q->dil[0]), LL(pw), LL(q->dil[1]));
+  ec_line(e, "for (long ow = 0; ow < %lld; ow++) acc[ow] += (int32_t)src[ow * %lld] * wv;",
+          LL(q->ow), LL(q->s[1]));
+  ec_line(e, "}");
+  ec_line(e, "onnxc_qrow(acc, %lld, X3[c], lo, hi, zy, y + oh * %lld);", LL(q->ow), LL(q->ow));
+  ec_line(e, "}");
+  ec_line(e, "}");
+}
+
+static void emit_gemm_mode(EmitC *e, const Node *n) {
+  int64_t C = ir_attr_int(n, "cout", 0), K = ir_attr_int(n, "kdim", 0), M, numel;
+  shape_numel(&n->in[0]->shape, &numel);
+  M = K > 0 ? numel / K : 0;
+  clamp_consts(e, n);
+  ec_line(e, "for (long m = 0; m < %lld; m++)", LL(M));
+  ec_line(e, "for (long c = 0; c < %lld; c++) {", LL(C));
+  ec_line(e, "const uint8_t *x = X0 + m * %lld;", LL(K));
+  ec_line(e, "const int8_t *w = X1 + c * %lld;", LL(K));
+  ec_line(e, "int32_t acc = 0;");
+  ec_line(e, "for (long k = 0; k < %lld; k++) acc += (int32_t)x[k] * (int32_t)w[k];", LL(K));
+  ec_line(e, "Y0[m * %lld + c] = onnxc_qstore(acc + X2[c], X3[c], lo, hi, zy);", LL(C));
+  ec_line(e, "}");
+}
+
+bool emitc_QIntConv(EmitC *e, const Node *n) {
+  int64_t mode = ir_attr_int(n, "mode", 0), numel;
+  if (!shape_numel(&n->out[0]->shape, &numel) || numel == 0) {
+    ec_line(e, "(void)X0; (void)X1; (void)X2; (void)X3; (void)Y0;");
+    return true;
+  }
+  if (mode == 1) {
+    emit_gemm_mode(e, n);
+    return true;
+  }
+  QConv q;
+  qconv_geometry(n, &q);
+  if (e->plan->scratch_size[n->id] < qint_scratch_bytes(n))
+    return diag_error(e->d, n, "internal: QIntConv without its scratch");
+  if (mode == 2)
+    emit_depthwise(e, n, &q);
+  else
+    emit_conv_gemm(e, n, &q);
+  return true;
+}
+
+/* ---- QIntAdd, QIntGlobalAvgPool, QIntLut ------------------------------------------ */
+
+bool emitc_QIntAdd(EmitC *e, const Node *n) {
+  int64_t numel;
+  shape_numel(&n->out[0]->shape, &numel);
+  clamp_consts(e, n);
+  ec_line(e, "const float ra = %.9ef, rb = %.9ef;", (double)ir_attr_float(n, "a_ratio", 1),
+          (double)ir_attr_float(n, "b_ratio", 1));
+  ec_flat_for(e, "i", numel);
+  ec_line(e, "const float fa = (float)((int32_t)X0[i] - %lld) * ra;",
+          LL(ir_attr_int(n, "a_zero_point", 0)));
+  ec_line(e, "const float fb = (float)((int32_t)X1[i] - %lld) * rb;",
+          LL(ir_attr_int(n, "b_zero_point", 0)));
+  ec_line(e, "float f = fa + fb;");
+  ec_line(e, "f = f < lo ? lo : f;");
+  ec_line(e, "f = f > hi ? hi : f;");
+  ec_line(e, "Y0[i] = (uint8_t)((int32_t)onnxc_qround(f) + zy);");
+  ec_line(e, "}");
+  return true;
+}
+
+bool emitc_QIntGlobalAvgPool(EmitC *e, const Node *n) {
+  const Shape *x = &n->in[0]->shape;
+  int64_t hw = 1;
+  for (int i = 2; i < x->rank; i++)
+    hw *= x->d[i];
+  clamp_consts(e, n);
+  ec_flat_for(e, "c", x->d[0] * x->d[1]);
+  ec_line(e, "int32_t acc = %lld;", LL(ir_attr_int(n, "bias", 0)));
+  ec_line(e, "for (long i = 0; i < %lld; i++) acc += X0[c * %lld + i];", LL(hw), LL(hw));
+  ec_line(e, "Y0[c] = onnxc_qstore(acc, %.9ef, lo, hi, zy);", (double)ir_attr_float(n, "mult", 1));
+  ec_line(e, "}");
+  return true;
+}
+
+bool emitc_QIntLut(EmitC *e, const Node *n) {
+  int64_t numel;
+  shape_numel(&n->out[0]->shape, &numel);
+  ec_flat_for(e, "i", numel);
+  ec_line(e, "Y0[i] = X1[X0[i]];");
+  ec_line(e, "}");
+  return true;
+}
