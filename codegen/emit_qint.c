@@ -81,8 +81,14 @@ static const char *const prelude[] = {
     "/* Y[i][p] = requant(sum_k W[i][k] B[k][p] + bias[i]) for i < nr (<= 8), p < np (<= 32):\n"
     " * w: a panel, k4 x 8 int32 of 4 int8; b: k4 x 32 pixels x 4 uint8. */\n"
     "#if defined(__AVX512F__) && defined(__AVX512VNNI__)\n"
+    "/* (gcc 12 copies the accumulators of the intrinsic around the loop: asm there) */\n"
+    "#if defined(__GNUC__) && !defined(__clang__)\n"
+    "#define ONNXC_DPBUSD(c, b, w) __asm__(\"vpdpbusd %2, %1, %0\" : \"+v\"(c) : \"v\"(b), \"v\"(w))\n"
+    "#else\n"
+    "#define ONNXC_DPBUSD(c, b, w) c = _mm512_dpbusd_epi32(c, b, w)\n"
+    "#endif\n"
     "#define ONNXC_QROW(i) { const __m512i wv = _mm512_set1_epi32(w[i]); \\\n"
-    "    c##i##0 = _mm512_dpbusd_epi32(c##i##0, b0, wv); c##i##1 = _mm512_dpbusd_epi32(c##i##1, b1, wv); }\n"
+    "    ONNXC_DPBUSD(c##i##0, b0, wv); ONNXC_DPBUSD(c##i##1, b1, wv); }\n"
     "#define ONNXC_QPUT(i) if ((i) < nr) { \\\n"
     "    const __m512i bi = _mm512_set1_epi32(bias[i]); const __m512 mi = _mm512_set1_ps(mult[i]); \\\n"
     "    __m512 f0 = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_add_epi32(c##i##0, bi)), mi); \\\n"
@@ -175,7 +181,9 @@ static bool direct_1x1(const QConv *q) {
          q->pb[1] == 0 && q->oh == q->h && q->ow == q->w;
 }
 
-/* Depthwise: a padded plane (rows of pw bytes), then one row of int32 accumulators. */
+/* Depthwise: a plane padded with the zero point (rows of pw bytes), then
+ * int32 accumulators: with stride 1 over the padded width (one flat loop per
+ * tap; the columns past OW are computed and dropped), else OH x OW. */
 static void dw_dims(const QConv *q, int64_t *ph, int64_t *pw) {
   *ph = (q->oh - 1) * q->s[0] + (q->k[0] - 1) * q->dil[0] + 1;
   *pw = (q->ow - 1) * q->s[1] + (q->k[1] - 1) * q->dil[1] + 1;
@@ -184,6 +192,8 @@ static void dw_dims(const QConv *q, int64_t *ph, int64_t *pw) {
   if (*pw < q->w + q->pb[1])
     *pw = q->w + q->pb[1];
 }
+
+static int64_t dw_acc_row(const QConv *q, int64_t pw) { return q->s[1] == 1 ? pw : q->ow; }
 
 int64_t qint_scratch_bytes(const Node *n) {
   if (n->op != OP_QIntConv)
@@ -196,7 +206,7 @@ int64_t qint_scratch_bytes(const Node *n) {
   if (mode == 2) {
     int64_t ph, pw;
     dw_dims(&q, &ph, &pw);
-    return (ph * pw + 63) / 64 * 64 + q.ow * 4;
+    return (ph * pw + 63) / 64 * 64 + q.oh * dw_acc_row(&q, pw) * 4;
   }
   /* the interleaved tile, plus the im2col rows unless the input is read directly */
   return q.k4 * QT_NP * (direct_1x1(&q) ? 1 : 2);
@@ -254,12 +264,20 @@ static void emit_conv_gemm(EmitC *e, const Node *n, const QConv *q) {
     ec_line(e, "if (oh >= %lld || ih < 0 || ih >= %lld) {", LL(q->oh), LL(q->h));
     ec_line(e, "for (int j = 0; j < run; j++) row[p + j] = %lld;", LL(zx));
     ec_line(e, "} else {");
+    /* columns j0..j1 of the run read the input row, the others are padding */
     ec_line(e, "const uint8_t *xr = xc + ih * %lld;", LL(q->w));
-    ec_line(e, "for (int j = 0; j < run; j++) {");
-    ec_line(e, "const long iw = (ow + j) * %lld + kw * %lld - %lld;", LL(q->s[1]), LL(q->dil[1]),
-            LL(q->pb[1]));
-    ec_line(e, "row[p + j] = iw >= 0 && iw < %lld ? xr[iw] : (uint8_t)%lld;", LL(q->w), LL(zx));
-    ec_line(e, "}");
+    ec_line(e, "const long off = kw * %lld - %lld;", LL(q->dil[1]), LL(q->pb[1]));
+    ec_line(e, "long j0 = (off >= 0 ? 0 : (-off + %lld) / %lld) - ow, j1 = (%lld - off + %lld) / %lld - ow;",
+            LL(q->s[1] - 1), LL(q->s[1]), LL(q->w), LL(q->s[1] - 1), LL(q->s[1]));
+    ec_line(e, "j0 = j0 < 0 ? 0 : j0 > run ? run : j0;");
+    ec_line(e, "j1 = j1 < j0 ? j0 : j1 > run ? run : j1;");
+    ec_line(e, "uint8_t *restrict rp = row + p;");
+    ec_line(e, "for (long j = 0; j < j0; j++) rp[j] = %lld;", LL(zx));
+    if (q->s[1] == 1)
+      ec_line(e, "for (long j = j0; j < j1; j++) rp[j] = xr[ow + j + off];");
+    else
+      ec_line(e, "for (long j = j0; j < j1; j++) rp[j] = xr[(ow + j) * %lld + off];", LL(q->s[1]));
+    ec_line(e, "for (long j = j1; j < run; j++) rp[j] = %lld;", LL(zx));
     ec_line(e, "}");
     ec_line(e, "p += run;");
     ec_line(e, "ow = 0;");
@@ -282,9 +300,10 @@ static void emit_conv_gemm(EmitC *e, const Node *n, const QConv *q) {
 static void emit_depthwise(EmitC *e, const Node *n, const QConv *q) {
   int64_t ph, pw, zx = ir_attr_int(n, "x_zero_point", 0), taps = q->k[0] * q->k[1];
   dw_dims(q, &ph, &pw);
+  int64_t ar = dw_acc_row(q, pw);
   clamp_consts(e, n);
-  ec_line(e, "uint8_t *pl = S;");
-  ec_line(e, "int32_t *acc = (int32_t *)(void *)(S + %lld);", LL((ph * pw + 63) / 64 * 64));
+  ec_line(e, "uint8_t *restrict pl = S;");
+  ec_line(e, "int32_t *restrict acc = (int32_t *)(void *)(S + %lld);", LL((ph * pw + 63) / 64 * 64));
   ec_line(e, "for (long i = 0; i < %lld; i++) pl[i] = %lld;", LL(ph * pw), LL(zx));
   ec_line(e, "for (long nb = 0; nb < %lld; nb++)", LL(q->batch));
   ec_line(e, "for (long c = 0; c < %lld; c++) {", LL(q->cout));
@@ -294,18 +313,32 @@ static void emit_depthwise(EmitC *e, const Node *n, const QConv *q) {
   ec_line(e, "for (long r = 0; r < %lld; r++)", LL(q->h));
   ec_line(e, "  for (long j = 0; j < %lld; j++) pl[(r + %lld) * %lld + %lld + j] = x[r * %lld + j];",
           LL(q->w), LL(q->pb[0]), LL(pw), LL(q->pb[1]), LL(q->w));
-  ec_line(e, "for (long oh = 0; oh < %lld; oh++) {", LL(q->oh));
-  ec_line(e, "for (long ow = 0; ow < %lld; ow++) acc[ow] = X2[c];", LL(q->ow));
+  ec_line(e, "for (long i = 0; i < %lld; i++) acc[i] = X2[c];", LL(q->oh * ar));
   ec_line(e, "for (long kh = 0; kh < %lld; kh++)", LL(q->k[0]));
   ec_line(e, "for (long kw = 0; kw < %lld; kw++) {", LL(q->k[1]));
   ec_line(e, "const int32_t wv = w[kh * %lld + kw];", LL(q->k[1]));
-  ec_line(e, "const uint8_t *src = pl + (oh * %lld + kh * %lld) * %lld + kw * %lld;", LL(q->s[0]),
-          LL(q->dil[0]), LL(pw), LL(q->dil[1]));
-  ec_line(e, "for (long ow = 0; ow < %lld; ow++) acc[ow] += (int32_t)src[ow * %lld] * wv;",
-          LL(q->ow), LL(q->s[1]));
+  if (q->s[1] == 1) {
+    ec_line(e, "const uint8_t *restrict src = pl + kh * %lld + kw * %lld;", LL(q->dil[0] * pw),
+            LL(q->dil[1]));
+    if (q->s[0] == 1) {
+      ec_line(e, "for (long i = 0; i < %lld; i++) acc[i] += (int32_t)src[i] * wv;",
+              LL((q->oh - 1) * pw + q->ow));
+    } else {
+      ec_line(e, "for (long oh = 0; oh < %lld; oh++)", LL(q->oh));
+      ec_line(e, "  for (long ow = 0; ow < %lld; ow++) acc[oh * %lld + ow] += (int32_t)src[oh * %lld + ow] * wv;",
+              LL(q->ow), LL(pw), LL(q->s[0] * pw));
+    }
+  } else {
+    ec_line(e, "const uint8_t *restrict src = pl + kh * %lld + kw * %lld;", LL(q->dil[0] * pw),
+            LL(q->dil[1]));
+    ec_line(e, "for (long oh = 0; oh < %lld; oh++)", LL(q->oh));
+    ec_line(e, "  for (long ow = 0; ow < %lld; ow++) acc[oh * %lld + ow] += (int32_t)src[oh * %lld + ow * %lld] * wv;",
+            LL(q->ow), LL(q->ow), LL(q->s[0] * pw), LL(q->s[1]));
+  }
   ec_line(e, "}");
-  ec_line(e, "onnxc_qrow(acc, %lld, X3[c], lo, hi, zy, y + oh * %lld);", LL(q->ow), LL(q->ow));
-  ec_line(e, "}");
+  ec_line(e, "for (long oh = 0; oh < %lld; oh++)", LL(q->oh));
+  ec_line(e, "  onnxc_qrow(acc + oh * %lld, %lld, X3[c], lo, hi, zy, y + oh * %lld);", LL(ar),
+          LL(q->ow), LL(q->ow));
   ec_line(e, "}");
 }
 
