@@ -2,9 +2,9 @@
  * (passes/fuse_quant.c; docs/int8.md): QIntConv, QIntAdd,
  * QIntGlobalAvgPool, QIntLut.
  *
- * QIntConv mode 0 (a conv as a GEMM): per tile of 32 output pixels, the
- * uint8 columns (im2col, padding with the input's zero point) are interleaved
- * into [K/4][32][4] so that 4 consecutive k of a pixel form one 32-bit lane;
+ * QIntConv mode 0 (a conv as a GEMM): the uint8 columns (im2col, padding
+ * with the input's zero point) are interleaved into [K/4][P][4] so that 4
+ * consecutive k of a pixel form one 32-bit lane; per tile of 32 pixels,
  * the micro-kernel (onnxc_qtile, in the prelude) multiplies 8 weight rows
  * (int32 panels of 4 int8, packed at compile time) by the tile:
  * AVX-512 VNNI vpdpbusd (u8 x s8, exact int32 sums of 4 products) when the
@@ -71,15 +71,15 @@ static const char *const prelude[] = {
     "    _mm_storeu_si128((__m128i *)(out + 4 * p + 48), _mm_unpackhi_epi16(abh, cdh));\n"
     "  }\n"
     "#endif\n"
-    "  for (; p < n; p++) {\n"
-    "    out[4 * p] = r0[p];\n"
-    "    out[4 * p + 1] = r1[p];\n"
-    "    out[4 * p + 2] = r2[p];\n"
-    "    out[4 * p + 3] = r3[p];\n"
+    "  for (uint8_t *o = out + 4 * p; p < n; p++, o += 4) {\n"
+    "    o[0] = r0[p];\n"
+    "    o[1] = r1[p];\n"
+    "    o[2] = r2[p];\n"
+    "    o[3] = r3[p];\n"
     "  }\n"
     "}\n",
     "/* Y[i][p] = requant(sum_k W[i][k] B[k][p] + bias[i]) for i < nr (<= 8), p < np (<= 32):\n"
-    " * w: a panel, k4 x 8 int32 of 4 int8; b: k4 x 32 pixels x 4 uint8. */\n"
+    " * w: a panel, k4 x 8 int32 of 4 int8; b: k4 rows (ldb bytes apart) of 32 pixels x 4 uint8. */\n"
     "#if defined(__AVX512F__) && defined(__AVX512VNNI__)\n"
     "/* (gcc 12 copies the accumulators of the intrinsic around the loop: asm there) */\n"
     "#if defined(__GNUC__) && !defined(__clang__)\n"
@@ -96,13 +96,13 @@ static const char *const prelude[] = {
     "    f0 = _mm512_min_ps(_mm512_max_ps(f0, vl), vh); f1 = _mm512_min_ps(_mm512_max_ps(f1, vl), vh); \\\n"
     "    _mm512_mask_cvtepi32_storeu_epi8(y + (i) * ldy, m0, _mm512_add_epi32(_mm512_cvtps_epi32(f0), vz)); \\\n"
     "    _mm512_mask_cvtepi32_storeu_epi8(y + (i) * ldy + 16, m1, _mm512_add_epi32(_mm512_cvtps_epi32(f1), vz)); }\n"
-    "static inline void onnxc_qtile(long k4, const int32_t *w, const uint8_t *b, const int32_t *bias,\n"
+    "static inline void onnxc_qtile(long k4, const int32_t *w, const uint8_t *b, long ldb, const int32_t *bias,\n"
     "                        const float *mult, int nr, uint8_t *y, long ldy, int np, float lo,\n"
     "                        float hi, int32_t zy) {\n"
     "  __m512i c00 = _mm512_setzero_si512(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00,\n"
     "          c30 = c00, c31 = c00, c40 = c00, c41 = c00, c50 = c00, c51 = c00, c60 = c00,\n"
     "          c61 = c00, c70 = c00, c71 = c00;\n"
-    "  for (long k = 0; k < k4; k++, w += 8, b += 128) {\n"
+    "  for (long k = 0; k < k4; k++, w += 8, b += ldb) {\n"
     "    const __m512i b0 = _mm512_loadu_si512(b), b1 = _mm512_loadu_si512(b + 64);\n"
     "    ONNXC_QROW(0); ONNXC_QROW(1); ONNXC_QROW(2); ONNXC_QROW(3);\n"
     "    ONNXC_QROW(4); ONNXC_QROW(5); ONNXC_QROW(6); ONNXC_QROW(7);\n"
@@ -115,14 +115,14 @@ static const char *const prelude[] = {
     "  ONNXC_QPUT(4); ONNXC_QPUT(5); ONNXC_QPUT(6); ONNXC_QPUT(7);\n"
     "}\n"
     "#else\n"
-    "static inline void onnxc_qtile(long k4, const int32_t *w, const uint8_t *b, const int32_t *bias,\n"
+    "static inline void onnxc_qtile(long k4, const int32_t *w, const uint8_t *b, long ldb, const int32_t *bias,\n"
     "                        const float *mult, int nr, uint8_t *y, long ldy, int np, float lo,\n"
     "                        float hi, int32_t zy) {\n"
     "  int32_t acc[8][32];\n"
     "  for (int i = 0; i < 8; i++)\n"
     "    for (int p = 0; p < 32; p++)\n"
     "      acc[i][p] = 0;\n"
-    "  for (long k = 0; k < k4; k++, w += 8, b += 128)\n"
+    "  for (long k = 0; k < k4; k++, w += 8, b += ldb)\n"
     "    for (int i = 0; i < 8; i++) {\n"
     "      const uint32_t wv = (uint32_t)w[i];\n"
     "      const int32_t w0 = (int32_t)(int8_t)(uint8_t)(wv & 0xffu);\n"
@@ -208,8 +208,9 @@ int64_t qint_scratch_bytes(const Node *n) {
     dw_dims(&q, &ph, &pw);
     return (ph * pw + 63) / 64 * 64 + q.oh * dw_acc_row(&q, pw) * 4;
   }
-  /* the interleaved tile, plus the im2col rows unless the input is read directly */
-  return q.k4 * QT_NP * (direct_1x1(&q) ? 1 : 2);
+  /* the interleaved columns, plus 4 im2col rows unless the input is read directly */
+  int64_t pp = (q.oh * q.ow + QT_NP - 1) / QT_NP * QT_NP;
+  return q.k4 * pp + (direct_1x1(&q) ? 0 : 4 * pp);
 }
 
 static void clamp_consts(EmitC *e, const Node *n) {
@@ -219,80 +220,72 @@ static void clamp_consts(EmitC *e, const Node *n) {
   ec_line(e, "const int32_t zy = %lld;", LL(zy));
 }
 
+/* Mode 0. B = the uint8 columns, interleaved: row g of B (Ppad * 4 bytes,
+ * Ppad = P rounded up to the tile) holds k = 4g..4g+3 of every pixel. Each
+ * group of 4 k is first gathered as 4 plain rows of P bytes (im2col, the
+ * padding the input's zero point; a 1x1 stride-1 conv reads the input planes),
+ * then interleaved. Then per tile of 32 pixels, the weight panels. */
 static void emit_conv_gemm(EmitC *e, const Node *n, const QConv *q) {
   int64_t P = q->oh * q->ow, zx = ir_attr_int(n, "x_zero_point", 0);
+  int64_t Pp = (P + QT_NP - 1) / QT_NP * QT_NP;
   bool direct = direct_1x1(q);
   clamp_consts(e, n);
-  ec_line(e, "uint8_t *tile = S;");
+  ec_line(e, "uint8_t *B = S;");
   if (!direct)
-    ec_line(e, "uint8_t *rows = S + %lld;", LL(q->k4 * QT_NP));
+    ec_line(e, "uint8_t *restrict rows = S + %lld;", LL(q->k4 * Pp));
   ec_line(e, "for (long nb = 0; nb < %lld; nb++) {", LL(q->batch));
   ec_line(e, "const uint8_t *x = X0 + nb * %lld;", LL(q->cin * q->h * q->w));
   ec_line(e, "uint8_t *y = Y0 + nb * %lld;", LL(q->cout * P));
-  ec_line(e, "for (long p0 = 0; p0 < %lld; p0 += %d) {", LL(P), QT_NP);
-  ec_line(e, "const int np = (int)(%lld - p0 < %d ? %lld - p0 : %d);", LL(P), QT_NP, LL(P), QT_NP);
+  ec_line(e, "for (long g = 0; g < %lld; g++) {", LL(q->k4 / 4));
+  ec_line(e, "const uint8_t *r[4];");
+  ec_line(e, "for (int j = 0; j < 4; j++) {");
+  ec_line(e, "const long k = 4 * g + j;");
   if (direct) {
-    /* rows are the input planes; a short last tile is copied to a zeroed row */
-    ec_line(e, "for (long k = 0; k < %lld; k += 4) {", LL(q->k4));
-    ec_line(e, "const uint8_t *r[4];");
-    ec_line(e, "uint8_t pad[4][%d];", QT_NP);
-    ec_line(e, "for (int j = 0; j < 4; j++) {");
-    ec_line(e, "if (k + j < %lld && np == %d) { r[j] = x + (k + j) * %lld + p0; continue; }",
-            LL(q->kdim), QT_NP, LL(P));
-    ec_line(e, "for (int p = 0; p < %d; p++) pad[j][p] = (uint8_t)(k + j < %lld && p < np ? "
-               "x[(k + j) * %lld + p0 + p] : 0);",
-            QT_NP, LL(q->kdim), LL(P));
-    ec_line(e, "r[j] = pad[j];");
+    ec_line(e, "r[j] = x + (k < %lld ? k : 0) * %lld;", LL(q->kdim), LL(P));
     ec_line(e, "}");
-    ec_line(e, "onnxc_qinterleave(r[0], r[1], r[2], r[3], %d, tile + k * %d);", QT_NP, QT_NP);
-    ec_line(e, "}");
+    /* k past K multiplies zero weights: any row will do */
   } else {
-    /* im2col: row k = (ci, kh, kw) over the tile's pixels, zx outside the input */
-    ec_line(e, "for (long k = 0; k < %lld; k++) {", LL(q->k4));
-    ec_line(e, "uint8_t *row = rows + k * %d;", QT_NP);
-    ec_line(e, "if (k >= %lld) { for (int p = 0; p < %d; p++) row[p] = 0; continue; }", LL(q->kdim),
-            QT_NP);
+    ec_line(e, "uint8_t *restrict row = rows + j * %lld;", LL(Pp));
+    ec_line(e, "r[j] = row;");
+    ec_line(e, "if (k >= %lld) { for (long p = 0; p < %lld; p++) row[p] = 0; continue; }", LL(q->kdim),
+            LL(P));
     ec_line(e, "const long ci = k / %lld, kh = k / %lld %% %lld, kw = k %% %lld;",
             LL(q->k[0] * q->k[1]), LL(q->k[1]), LL(q->k[0]), LL(q->k[1]));
     ec_line(e, "const uint8_t *xc = x + ci * %lld;", LL(q->h * q->w));
-    ec_line(e, "long oh = p0 / %lld, ow = p0 %% %lld;", LL(q->ow), LL(q->ow));
-    ec_line(e, "for (int p = 0; p < %d;) {", QT_NP);
+    ec_line(e, "const long off = kw * %lld - %lld;", LL(q->dil[1]), LL(q->pb[1]));
+    /* output columns j0..j1 read the input row, the others are padding */
+    ec_line(e, "long j0 = off >= 0 ? 0 : (-off + %lld) / %lld, j1 = (%lld - off + %lld) / %lld;",
+            LL(q->s[1] - 1), LL(q->s[1]), LL(q->w), LL(q->s[1] - 1), LL(q->s[1]));
+    ec_line(e, "j0 = j0 > %lld ? %lld : j0;", LL(q->ow), LL(q->ow));
+    ec_line(e, "j1 = j1 < j0 ? j0 : j1 > %lld ? %lld : j1;", LL(q->ow), LL(q->ow));
+    ec_line(e, "for (long oh = 0; oh < %lld; oh++) {", LL(q->oh));
+    ec_line(e, "uint8_t *restrict rp = row + oh * %lld;", LL(q->ow));
     ec_line(e, "const long ih = oh * %lld + kh * %lld - %lld;", LL(q->s[0]), LL(q->dil[0]),
             LL(q->pb[0]));
-    ec_line(e, "int run = (int)(%lld - ow);", LL(q->ow));
-    ec_line(e, "if (run > %d - p) run = %d - p;", QT_NP, QT_NP);
-    ec_line(e, "if (oh >= %lld || ih < 0 || ih >= %lld) {", LL(q->oh), LL(q->h));
-    ec_line(e, "for (int j = 0; j < run; j++) row[p + j] = %lld;", LL(zx));
-    ec_line(e, "} else {");
-    /* columns j0..j1 of the run read the input row, the others are padding */
+    ec_line(e, "if (ih < 0 || ih >= %lld) { for (long j = 0; j < %lld; j++) rp[j] = %lld; continue; }",
+            LL(q->h), LL(q->ow), LL(zx));
     ec_line(e, "const uint8_t *xr = xc + ih * %lld;", LL(q->w));
-    ec_line(e, "const long off = kw * %lld - %lld;", LL(q->dil[1]), LL(q->pb[1]));
-    ec_line(e, "long j0 = (off >= 0 ? 0 : (-off + %lld) / %lld) - ow, j1 = (%lld - off + %lld) / %lld - ow;",
-            LL(q->s[1] - 1), LL(q->s[1]), LL(q->w), LL(q->s[1] - 1), LL(q->s[1]));
-    ec_line(e, "j0 = j0 < 0 ? 0 : j0 > run ? run : j0;");
-    ec_line(e, "j1 = j1 < j0 ? j0 : j1 > run ? run : j1;");
-    ec_line(e, "uint8_t *restrict rp = row + p;");
     ec_line(e, "for (long j = 0; j < j0; j++) rp[j] = %lld;", LL(zx));
     if (q->s[1] == 1)
-      ec_line(e, "for (long j = j0; j < j1; j++) rp[j] = xr[ow + j + off];");
+      ec_line(e, "for (long j = j0; j < j1; j++) rp[j] = xr[j + off];");
     else
-      ec_line(e, "for (long j = j0; j < j1; j++) rp[j] = xr[(ow + j) * %lld + off];", LL(q->s[1]));
-    ec_line(e, "for (long j = j1; j < run; j++) rp[j] = %lld;", LL(zx));
-    ec_line(e, "}");
-    ec_line(e, "p += run;");
-    ec_line(e, "ow = 0;");
-    ec_line(e, "oh++;");
+      ec_line(e, "for (long j = j0; j < j1; j++) rp[j] = xr[j * %lld + off];", LL(q->s[1]));
+    ec_line(e, "for (long j = j1; j < %lld; j++) rp[j] = %lld;", LL(q->ow), LL(zx));
     ec_line(e, "}");
     ec_line(e, "}");
-    ec_line(e, "for (long k = 0; k < %lld; k += 4)", LL(q->k4));
-    ec_line(e, "  onnxc_qinterleave(rows + k * %d, rows + (k + 1) * %d, rows + (k + 2) * %d, "
-               "rows + (k + 3) * %d, %d, tile + k * %d);",
-            QT_NP, QT_NP, QT_NP, QT_NP, QT_NP, QT_NP);
   }
+  ec_line(e, "uint8_t *bg = B + g * %lld;", LL(Pp * 4));
+  ec_line(e, "onnxc_qinterleave(r[0], r[1], r[2], r[3], %lld, bg);", LL(P));
+  if (Pp > P)  /* the last tile's columns past P are computed, never stored: zeroed */
+    ec_line(e, "for (long i = %lld; i < %lld; i++) bg[i] = 0;", LL(P * 4), LL(Pp * 4));
+  ec_line(e, "}");
+  ec_line(e, "for (long p0 = 0; p0 < %lld; p0 += %d) {", LL(P), QT_NP);
+  ec_line(e, "const int np = (int)(%lld - p0 < %d ? %lld - p0 : %d);", LL(P), QT_NP, LL(P), QT_NP);
   ec_line(e, "for (long c0 = 0; c0 < %lld; c0 += %d)", LL(q->cout), QT_MR);
-  ec_line(e, "  onnxc_qtile(%lld, X1 + c0 * %lld, tile, X2 + c0, X3 + c0, "
+  ec_line(e, "  onnxc_qtile(%lld, X1 + c0 * %lld, B + p0 * 4, %lld, X2 + c0, X3 + c0, "
              "(int)(%lld - c0 < %d ? %lld - c0 : %d), y + c0 * %lld + p0, %lld, np, lo, hi, zy);",
-          LL(q->k4 / 4), LL(q->k4 / 4), LL(q->cout), QT_MR, LL(q->cout), QT_MR, LL(P), LL(P));
+          LL(q->k4 / 4), LL(q->k4 / 4), LL(Pp * 4), LL(q->cout), QT_MR, LL(q->cout), QT_MR, LL(P),
+          LL(P));
   ec_line(e, "}");
   ec_line(e, "}");
 }
