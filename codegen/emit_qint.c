@@ -386,21 +386,23 @@ bool emitc_QIntConv(EmitC *e, const Node *n) {
 
 /* ---- QIntAdd, QIntGlobalAvgPool, QIntLut ------------------------------------------ */
 
+/* MLAS's QLinearAdd: the zero points folded into one constant, two fused
+ * multiply-adds (fmaf: one rounding each, on every target), rounded half to
+ * even, saturated. */
 bool emitc_QIntAdd(EmitC *e, const Node *n) {
   int64_t numel;
   shape_numel(&n->out[0]->shape, &numel);
-  clamp_consts(e, n);
-  ec_line(e, "const float ra = %.9ef, rb = %.9ef;", (double)ir_attr_float(n, "a_ratio", 1),
-          (double)ir_attr_float(n, "b_ratio", 1));
+  ec_line(e, "const float lo = %lld.0f, hi = %lld.0f;", LL(ir_attr_int(n, "lo", 0)),
+          LL(ir_attr_int(n, "hi", 255)));
+  ec_line(e, "const float ra = %.9ef, rb = %.9ef, fixed = %.9ef;",
+          (double)ir_attr_float(n, "a_ratio", 1), (double)ir_attr_float(n, "b_ratio", 1),
+          (double)ir_attr_float(n, "fixed", 0));
   ec_flat_for(e, "i", numel);
-  ec_line(e, "const float fa = (float)((int32_t)X0[i] - %lld) * ra;",
-          LL(ir_attr_int(n, "a_zero_point", 0)));
-  ec_line(e, "const float fb = (float)((int32_t)X1[i] - %lld) * rb;",
-          LL(ir_attr_int(n, "b_zero_point", 0)));
-  ec_line(e, "float f = fa + fb;");
+  ec_line(e, "float f = fmaf((float)X1[i], rb, fixed);");
+  ec_line(e, "f = fmaf((float)X0[i], ra, f);");
   ec_line(e, "f = f < lo ? lo : f;");
   ec_line(e, "f = f > hi ? hi : f;");
-  ec_line(e, "Y0[i] = (uint8_t)((int32_t)onnxc_qround(f) + zy);");
+  ec_line(e, "Y0[i] = (uint8_t)(int32_t)onnxc_qround(f);");
   ec_line(e, "}");
   return true;
 }

@@ -22,8 +22,9 @@
  *   acc = sum (x - zx) W + b in exact int32 (bias folded: b - zx * sum W);
  *   y = sat(rne(clamp(float(acc) * m)) + zy), m = (sx * sw[c]) / sy in float.
  *   A Relu or Clip before Q narrows the clamp to [Q(lo), Q(hi)], which is
- *   exact since Q is monotonic. Add: float(a - za) * (sa / sy) +
- *   float(b - zb) * (sb / sy); GlobalAveragePool: m = sx / (sy * HW) on
+ *   exact since Q is monotonic. Add: fma(a, sa / sy, fma(b, sb / sy, fixed))
+ *   with fixed = zy - (za * (sa / sy) + zb * (sb / sy)), rounded and
+ *   clamped (MLAS's QLinearAdd); GlobalAveragePool: m = sx / (sy * HW) on
  *   sum x - zx * HW; table entries sat(rne(float(x - zx) * sx / sy) + zy).
  */
 #include "passes.h"
@@ -357,11 +358,11 @@ static bool fuse_add(Graph *g, Node *op, bool *done) {
   Value *in[2] = {a.v, b.v};
   Node *nn = ir_node_insert(g, chain[n_chain - 1], OP_QIntAdd, "QIntAdd", op->name, 2, in, 1);
   nn->domain = "onnxc";
-  set_float(nn, "a_ratio", a.s / y.s);
-  set_float(nn, "b_ratio", b.s / y.s);
-  ir_attr_set_int(nn, "a_zero_point", a.z);
-  ir_attr_set_int(nn, "b_zero_point", b.z);
-  ir_attr_set_int(nn, "y_zero_point", y.z);
+  float ra = a.s / y.s, rb = b.s / y.s;
+  float ta = ra * (float)a.z, tb = rb * (float)b.z;
+  set_float(nn, "a_ratio", ra);
+  set_float(nn, "b_ratio", rb);
+  set_float(nn, "fixed", (float)y.z - (ta + tb));
   ir_attr_set_int(nn, "lo", lo);
   ir_attr_set_int(nn, "hi", hi);
   replace_group(op, chain, n_chain, nn);
