@@ -53,6 +53,28 @@ static const char *const prelude[] = {
     "  for (; i < n; i++)\n"
     "    y[i] = onnxc_qstore(acc[i], m, lo, hi, zy);\n"
     "}\n",
+    "#if defined(__AVX512F__) && defined(__AVX512VNNI__) && defined(__AVX512VBMI__)\n"
+    "/* One output row of a depthwise conv (kernel width <= 4): r is the padded input row\n"
+    " * of kernel row 0, rs the bytes to the next kernel row; vpermb gathers each\n"
+    " * pixel's taps of a kernel row into one 32-bit lane (idx), vpdpbusd multiplies them\n"
+    " * by that row's weights w4[kh] (4 int8, 0 past the kernel width). */\n"
+    "static inline void onnxc_qdw_row(const uint8_t *r, long rs, int kh_n, const int32_t *w4, long n,\n"
+    "                                 long s, __m512i idx, int32_t bias, float m, float lo, float hi,\n"
+    "                                 int32_t zy, uint8_t *y) {\n"
+    "  const __m512 vm = _mm512_set1_ps(m), vl = _mm512_set1_ps(lo), vh = _mm512_set1_ps(hi);\n"
+    "  const __m512i vz = _mm512_set1_epi32(zy), vb = _mm512_set1_epi32(bias);\n"
+    "  for (long o = 0; o < n; o += 16) {\n"
+    "    __m512i acc = vb;\n"
+    "    for (int kh = 0; kh < kh_n; kh++)\n"
+    "      acc = _mm512_dpbusd_epi32(acc, _mm512_permutexvar_epi8(idx, _mm512_loadu_si512(r + kh * rs + o * s)),\n"
+    "                                _mm512_set1_epi32(w4[kh]));\n"
+    "    __m512 f = _mm512_mul_ps(_mm512_cvtepi32_ps(acc), vm);\n"
+    "    f = _mm512_min_ps(_mm512_max_ps(f, vl), vh);\n"
+    "    const __mmask16 mk = (__mmask16)(n - o >= 16 ? 0xffff : (1u << (n - o)) - 1u);\n"
+    "    _mm512_mask_cvtepi32_storeu_epi8(y + o, mk, _mm512_add_epi32(_mm512_cvtps_epi32(f), vz));\n"
+    "  }\n"
+    "}\n"
+    "#endif\n"
     "/* sum_k x[k] w[k], u8 x s8 in exact int32 */\n"
     "static inline int32_t onnxc_qdot(const uint8_t *x, const int8_t *w, long n) {\n"
     "  int32_t acc = 0;\n"
@@ -220,7 +242,7 @@ int64_t qint_scratch_bytes(const Node *n) {
   if (mode == 2) {
     int64_t ph, pw;
     dw_dims(&q, &ph, &pw);
-    return (ph * pw + 63) / 64 * 64 + q.oh * dw_acc_row(&q, pw) * 4;
+    return (ph * pw + 64 + 63) / 64 * 64 + q.oh * dw_acc_row(&q, pw) * 4;
   }
   /* the interleaved columns, plus 4 im2col rows unless the input is read directly */
   int64_t pp = (q.oh * q.ow + QT_NP - 1) / QT_NP * QT_NP;
@@ -310,8 +332,10 @@ static void emit_depthwise(EmitC *e, const Node *n, const QConv *q) {
   int64_t ar = dw_acc_row(q, pw);
   clamp_consts(e, n);
   ec_line(e, "uint8_t *restrict pl = S;");
-  ec_line(e, "int32_t *restrict acc = (int32_t *)(void *)(S + %lld);", LL((ph * pw + 63) / 64 * 64));
-  ec_line(e, "for (long i = 0; i < %lld; i++) pl[i] = %lld;", LL(ph * pw), LL(zx));
+  ec_line(e, "int32_t *restrict acc = (int32_t *)(void *)(S + %lld);",
+          LL((ph * pw + 64 + 63) / 64 * 64));
+  /* (64 bytes past the plane: the vector path's last loads read into them) */
+  ec_line(e, "for (long i = 0; i < %lld; i++) pl[i] = %lld;", LL(ph * pw + 64), LL(zx));
   ec_line(e, "for (long nb = 0; nb < %lld; nb++)", LL(q->batch));
   ec_line(e, "for (long c = 0; c < %lld; c++) {", LL(q->cout));
   ec_line(e, "const uint8_t *x = X0 + (nb * %lld + c) * %lld;", LL(q->cin), LL(q->h * q->w));
@@ -320,6 +344,34 @@ static void emit_depthwise(EmitC *e, const Node *n, const QConv *q) {
   ec_line(e, "for (long r = 0; r < %lld; r++)", LL(q->h));
   ec_line(e, "  for (long j = 0; j < %lld; j++) pl[(r + %lld) * %lld + %lld + j] = x[r * %lld + j];",
           LL(q->w), LL(q->pb[0]), LL(pw), LL(q->pb[1]), LL(q->w));
+  bool vbmi = q->k[1] <= 4 && 15 * q->s[1] + (q->k[1] - 1) * q->dil[1] < 64;
+  if (vbmi) {
+    Buf ix;
+    buf_init(&ix);
+    for (int l = 0; l < 16; l++)
+      for (int j = 0; j < 4; j++)
+        buf_printf(&ix, "%s%lld", l || j ? ", " : "",
+                   LL(l * q->s[1] + (j < q->k[1] ? j * q->dil[1] : 0)));
+    ec_line(e, "#if defined(__AVX512F__) && defined(__AVX512VNNI__) && defined(__AVX512VBMI__)");
+    ec_line(e, "{");
+    ec_line(e, "static const uint8_t ix[64] = {%s};", ix.s);
+    buf_free(&ix);
+    ec_line(e, "const __m512i idx = _mm512_loadu_si512(ix);");
+    ec_line(e, "int32_t w4[%lld];", LL(q->k[0]));
+    ec_line(e, "for (long kh = 0; kh < %lld; kh++) {", LL(q->k[0]));
+    ec_line(e, "uint32_t v = 0;");
+    ec_line(e, "for (long kw = 0; kw < %lld; kw++) v |= (uint32_t)(uint8_t)w[kh * %lld + kw] << (8 * kw);",
+            LL(q->k[1]), LL(q->k[1]));
+    ec_line(e, "w4[kh] = (int32_t)v;");
+    ec_line(e, "}");
+    ec_line(e, "(void)acc;");
+    ec_line(e, "for (long oh = 0; oh < %lld; oh++)", LL(q->oh));
+    ec_line(e, "  onnxc_qdw_row(pl + oh * %lld, %lld, %lld, w4, %lld, %lld, idx, X2[c], X3[c], lo, hi, zy, "
+               "y + oh * %lld);",
+            LL(q->s[0] * pw), LL(q->dil[0] * pw), LL(q->k[0]), LL(q->ow), LL(q->s[1]), LL(q->ow));
+    ec_line(e, "}");
+    ec_line(e, "#else");
+  }
   ec_line(e, "for (long i = 0; i < %lld; i++) acc[i] = X2[c];", LL(q->oh * ar));
   ec_line(e, "for (long kh = 0; kh < %lld; kh++)", LL(q->k[0]));
   ec_line(e, "for (long kw = 0; kw < %lld; kw++) {", LL(q->k[1]));
@@ -346,6 +398,8 @@ static void emit_depthwise(EmitC *e, const Node *n, const QConv *q) {
   ec_line(e, "for (long oh = 0; oh < %lld; oh++)", LL(q->oh));
   ec_line(e, "  onnxc_qrow(acc + oh * %lld, %lld, X3[c], lo, hi, zy, y + oh * %lld);", LL(ar),
           LL(q->ow), LL(q->ow));
+  if (vbmi)
+    ec_line(e, "#endif");
   ec_line(e, "}");
 }
 
