@@ -256,8 +256,9 @@ static void clamp_consts(EmitC *e, const Node *n) {
   ec_line(e, "const int32_t zy = %lld;", LL(zy));
 }
 
-/* Mode 0. B = the uint8 columns, interleaved: row g of B (Ppad * 4 bytes,
- * Ppad = P rounded up to the tile) holds k = 4g..4g+3 of every pixel. Each
+/* Mode 0. B = the uint8 columns, interleaved, tile by tile: for each tile of
+ * 32 pixels, K/4 rows of 128 bytes, row g holding k = 4g..4g+3 of each of
+ * its pixels (the last tile zero-padded). Each
  * group of 4 k is first gathered as 4 plain rows of P bytes (im2col, the
  * padding the input's zero point; a 1x1 stride-1 conv reads the input planes),
  * then interleaved. Then per tile of 32 pixels, the weight panels. */
@@ -310,18 +311,29 @@ static void emit_conv_gemm(EmitC *e, const Node *n, const QConv *q) {
     ec_line(e, "}");
     ec_line(e, "}");
   }
-  ec_line(e, "uint8_t *bg = B + g * %lld;", LL(Pp * 4));
-  ec_line(e, "onnxc_qinterleave(r[0], r[1], r[2], r[3], %lld, bg);", LL(P));
+  /* tile-major: tile t's K/4 rows of 128 bytes are contiguous */
+  ec_line(e, "for (long t = 0; t < %lld; t++) {", LL(Pp / QT_NP));
+  ec_line(e, "uint8_t *bt = B + (t * %lld + g) * %d;", LL(q->k4 / 4), QT_NP * 4);
+  ec_line(e, "const long np = %lld - t * %d < %d ? %lld - t * %d : %d;", LL(P), QT_NP, QT_NP, LL(P),
+          QT_NP, QT_NP);
+  ec_line(e, "onnxc_qinterleave(r[0] + t * %d, r[1] + t * %d, r[2] + t * %d, r[3] + t * %d, np, bt);",
+          QT_NP, QT_NP, QT_NP, QT_NP);
   if (Pp > P)  /* the last tile's columns past P are computed, never stored: zeroed */
-    ec_line(e, "for (long i = %lld; i < %lld; i++) bg[i] = 0;", LL(P * 4), LL(Pp * 4));
+    ec_line(e, "for (long i = 4 * np; i < %d; i++) bt[i] = 0;", QT_NP * 4);
   ec_line(e, "}");
+  ec_line(e, "}");
+  /* the larger operand outside: read once from memory, the smaller one reused from cache */
+  bool w_outer = (q->cout + QT_MR - 1) / QT_MR * QT_MR * q->k4 > Pp * q->k4;
+  if (w_outer)
+    ec_line(e, "for (long c0 = 0; c0 < %lld; c0 += %d)", LL(q->cout), QT_MR);
   ec_line(e, "for (long p0 = 0; p0 < %lld; p0 += %d) {", LL(P), QT_NP);
   ec_line(e, "const int np = (int)(%lld - p0 < %d ? %lld - p0 : %d);", LL(P), QT_NP, LL(P), QT_NP);
-  ec_line(e, "for (long c0 = 0; c0 < %lld; c0 += %d)", LL(q->cout), QT_MR);
-  ec_line(e, "  onnxc_qtile(%lld, X1 + c0 * %lld, B + p0 * 4, %lld, X2 + c0, X3 + c0, "
+  if (!w_outer)
+    ec_line(e, "for (long c0 = 0; c0 < %lld; c0 += %d)", LL(q->cout), QT_MR);
+  ec_line(e, "  onnxc_qtile(%lld, X1 + c0 * %lld, B + p0 * %lld, %d, X2 + c0, X3 + c0, "
              "(int)(%lld - c0 < %d ? %lld - c0 : %d), y + c0 * %lld + p0, %lld, np, lo, hi, zy);",
-          LL(q->k4 / 4), LL(q->k4 / 4), LL(Pp * 4), LL(q->cout), QT_MR, LL(q->cout), QT_MR, LL(P),
-          LL(P));
+          LL(q->k4 / 4), LL(q->k4 / 4), LL(q->k4), QT_NP * 4, LL(q->cout), QT_MR, LL(q->cout), QT_MR,
+          LL(P), LL(P));
   ec_line(e, "}");
   ec_line(e, "}");
 }
