@@ -291,6 +291,37 @@ static void emit_conv_gemm(EmitC *e, const Node *n, const QConv *q) {
     ec_line(e, "const uint8_t *xc = x + ci * %lld;", LL(q->h * q->w));
     ec_line(e, "const long off = kw * %lld - %lld;", LL(q->dil[1]), LL(q->pb[1]));
     /* output columns j0..j1 read the input row, the others are padding */
+    if (q->s[0] == 1 && q->s[1] == 1 && q->ow == q->w) {
+      /* stride 1, output rows as long as input rows: row[p] = plane[p + delta]
+       * over the valid output rows (one copy), then the padding columns */
+      ec_line(e, "const long dh = kh * %lld - %lld;", LL(q->dil[0]), LL(q->pb[0]));
+      ec_line(e, "long r0 = dh < 0 ? -dh : 0, r1 = %lld - dh;", LL(q->h));
+      ec_line(e, "r1 = r1 > %lld ? %lld : r1;", LL(q->oh), LL(q->oh));
+      ec_line(e, "r0 = r0 > r1 ? r1 : r0;");
+      ec_line(e, "for (long p = 0; p < r0 * %lld; p++) row[p] = %lld;", LL(q->w), LL(zx));
+      ec_line(e, "{");
+      ec_line(e, "const uint8_t *src = xc + (r0 + dh) * %lld + off;", LL(q->w));
+      ec_line(e, "uint8_t *restrict dst = row + r0 * %lld;", LL(q->w));
+      ec_line(e, "long a = 0, b = (r1 - r0) * %lld;", LL(q->w));
+      /* (the first and last elements may lie outside the plane: padding columns, set below) */
+      ec_line(e, "if (r1 > r0 && (r0 + dh) * %lld + off < 0) a = -((r0 + dh) * %lld + off);", LL(q->w),
+              LL(q->w));
+      ec_line(e, "if (r1 > r0 && (r1 + dh) * %lld + off > %lld) b -= (r1 + dh) * %lld + off - %lld;",
+              LL(q->w), LL(q->h * q->w), LL(q->w), LL(q->h * q->w));
+      ec_line(e, "for (long p = a; p < b; p++) dst[p] = src[p];");
+      ec_line(e, "}");
+      ec_line(e, "for (long p = r1 * %lld; p < %lld; p++) row[p] = %lld;", LL(q->w), LL(P), LL(zx));
+      ec_line(e, "if (off != 0)");
+      ec_line(e, "  for (long oh = r0; oh < r1; oh++) {");
+      ec_line(e, "    uint8_t *rp = row + oh * %lld;", LL(q->w));
+      ec_line(e, "    if (off < 0) for (long j = 0; j < -off && j < %lld; j++) rp[j] = %lld;", LL(q->w),
+              LL(zx));
+      ec_line(e, "    else for (long j = %lld - off; j < %lld; j++) rp[j < 0 ? 0 : j] = %lld;", LL(q->w),
+              LL(q->w), LL(zx));
+      ec_line(e, "  }");
+      ec_line(e, "}");
+      goto interleave;
+    }
     ec_line(e, "long j0 = off >= 0 ? 0 : (-off + %lld) / %lld, j1 = (%lld - off + %lld) / %lld;",
             LL(q->s[1] - 1), LL(q->s[1]), LL(q->w), LL(q->s[1] - 1), LL(q->s[1]));
     ec_line(e, "j0 = j0 > %lld ? %lld : j0;", LL(q->ow), LL(q->ow));
@@ -311,6 +342,7 @@ static void emit_conv_gemm(EmitC *e, const Node *n, const QConv *q) {
     ec_line(e, "}");
     ec_line(e, "}");
   }
+interleave:
   /* tile-major: tile t's K/4 rows of 128 bytes are contiguous */
   ec_line(e, "for (long t = 0; t < %lld; t++) {", LL(Pp / QT_NP));
   ec_line(e, "uint8_t *bt = B + (t * %lld + g) * %d;", LL(q->k4 / 4), QT_NP * 4);
