@@ -78,7 +78,7 @@ void string_write_prelude(Buf *b);
  * qint_used; the scratch of a QIntConv. */
 bool qint_used(const Graph *g);
 void qint_write_prelude(Buf *out);
-int64_t qint_scratch_bytes(const Node *n);
+int64_t qint_scratch_bytes(const Node *n, int threads);
 bool string_used(const Graph *g);
 bool string_node_ok(const Node *n);
 bool emitc_string_equal(EmitC *e, const Node *n);

@@ -231,7 +231,13 @@ static void dw_dims(const QConv *q, int64_t *ph, int64_t *pw) {
 
 static int64_t dw_acc_row(const QConv *q, int64_t pw) { return q->s[1] == 1 ? pw : q->ow; }
 
-int64_t qint_scratch_bytes(const Node *n) {
+/* One thread's depthwise scratch: the plane (and 64 bytes), the accumulators. */
+static int64_t dw_part(const QConv *q, int64_t ph, int64_t pw) {
+  return (ph * pw + 64 + 63) / 64 * 64 + (q->oh * dw_acc_row(q, pw) * 4 + 63) / 64 * 64;
+}
+
+int64_t qint_scratch_bytes(const Node *n, int threads) {
+  int64_t th = threads > 1 ? threads : 1;  /* per-thread parts when the kernel runs on the pool */
   if (n->op != OP_QIntConv)
     return 0;
   int64_t mode = ir_attr_int(n, "mode", 0);
@@ -242,11 +248,11 @@ int64_t qint_scratch_bytes(const Node *n) {
   if (mode == 2) {
     int64_t ph, pw;
     dw_dims(&q, &ph, &pw);
-    return (ph * pw + 64 + 63) / 64 * 64 + q.oh * dw_acc_row(&q, pw) * 4;
+    return th * dw_part(&q, ph, pw);
   }
-  /* the interleaved columns, plus 4 im2col rows unless the input is read directly */
+  /* the interleaved columns, plus 4 im2col rows per thread unless the input is read directly */
   int64_t pp = (q.oh * q.ow + QT_NP - 1) / QT_NP * QT_NP;
-  return q.k4 * pp + (direct_1x1(&q) ? 0 : 4 * pp);
+  return q.k4 * pp + (direct_1x1(&q) ? 0 : th * 4 * pp);
 }
 
 static void clamp_consts(EmitC *e, const Node *n) {
@@ -266,14 +272,32 @@ static void emit_conv_gemm(EmitC *e, const Node *n, const QConv *q) {
   int64_t P = q->oh * q->ow, zx = ir_attr_int(n, "x_zero_point", 0);
   int64_t Pp = (P + QT_NP - 1) / QT_NP * QT_NP;
   bool direct = direct_1x1(q);
+  int64_t G = q->k4 / 4, ncb = (q->cout + QT_MR - 1) / QT_MR, nt = Pp / QT_NP;
+  /* the larger operand outside: read once from memory, the smaller one reused from cache */
+  bool w_outer = ncb * QT_MR * q->k4 > Pp * q->k4;
+  /* --threads (batch 1): items 0..ns-1 pack groups of k, the others each a
+   * block of 8 channels (w_outer) or a tile of pixels, after the packing */
+  double macs = (double)q->cout * (double)P * (double)q->kdim;
+  bool par = q->batch == 1 && ec_par_worth(e, ec_cost_ns(macs / 4, 0));
+  int64_t ns = par ? (G < 4 * ec_threads(e) ? G : 4 * ec_threads(e)) : 1;
+  int64_t ni = w_outer ? ncb : nt;
+  if (par)
+    ec_set_parallel(e);
   clamp_consts(e, n);
   ec_line(e, "uint8_t *B = S;");
   if (!direct)
-    ec_line(e, "uint8_t *restrict rows = S + %lld;", LL(q->k4 * Pp));
+    ec_line(e, "uint8_t *restrict rows = S + %lld + %s * %lld;", LL(q->k4 * Pp), par ? "onnxc_th" : "0",
+            LL(4 * Pp));
   ec_line(e, "for (long nb = 0; nb < %lld; nb++) {", LL(q->batch));
   ec_line(e, "const uint8_t *x = X0 + nb * %lld;", LL(q->cin * q->h * q->w));
   ec_line(e, "uint8_t *y = Y0 + nb * %lld;", LL(q->cout * P));
-  ec_line(e, "for (long g = 0; g < %lld; g++) {", LL(q->k4 / 4));
+  ec_line(e, "long own = 0, it;");
+  ec_line(e, "(void)own;");
+  ec_line(e, "while ((it = %s) < %lld) {", par ? "onnxc_nt > 1 ? onnxc_claim() : own++" : "own++",
+          LL(ns + ni));
+  ec_line(e, "if (it < %lld) {", LL(ns));
+  ec_line(e, "for (long g = it * %lld / %lld; g < (it + 1) * %lld / %lld; g++) {", LL(G), LL(ns), LL(G),
+          LL(ns));
   ec_line(e, "const uint8_t *r[4];");
   ec_line(e, "for (int j = 0; j < 4; j++) {");
   ec_line(e, "const long k = 4 * g + j;");
@@ -352,36 +376,51 @@ interleave:
           QT_NP, QT_NP, QT_NP, QT_NP);
   if (Pp > P)  /* the last tile's columns past P are computed, never stored: zeroed */
     ec_line(e, "for (long i = 4 * np; i < %d; i++) bt[i] = 0;", QT_NP * 4);
+  ec_line(e, "}");  /* t */
+  ec_line(e, "}");  /* g */
+  if (par)
+    ec_line(e, "onnxc_ready_set(onnxc_nt);");
+  ec_line(e, "continue;");
   ec_line(e, "}");
-  ec_line(e, "}");
-  /* the larger operand outside: read once from memory, the smaller one reused from cache */
-  bool w_outer = (q->cout + QT_MR - 1) / QT_MR * QT_MR * q->k4 > Pp * q->k4;
-  if (w_outer)
-    ec_line(e, "for (long c0 = 0; c0 < %lld; c0 += %d)", LL(q->cout), QT_MR);
-  ec_line(e, "for (long p0 = 0; p0 < %lld; p0 += %d) {", LL(P), QT_NP);
+  if (par)
+    ec_line(e, "onnxc_ready_wait(onnxc_nt, %lld);", LL(ns));
+  ec_line(e, "const long item = it - %lld;", LL(ns));
+  if (w_outer) {
+    ec_line(e, "const long c0 = item * %d;", QT_MR);
+    ec_line(e, "for (long p0 = 0; p0 < %lld; p0 += %d) {", LL(P), QT_NP);
+  } else {
+    ec_line(e, "const long p0 = item * %d;", QT_NP);
+    ec_line(e, "for (long c0 = 0; c0 < %lld; c0 += %d) {", LL(q->cout), QT_MR);
+  }
   ec_line(e, "const int np = (int)(%lld - p0 < %d ? %lld - p0 : %d);", LL(P), QT_NP, LL(P), QT_NP);
-  if (!w_outer)
-    ec_line(e, "for (long c0 = 0; c0 < %lld; c0 += %d)", LL(q->cout), QT_MR);
-  ec_line(e, "  onnxc_qtile(%lld, X1 + c0 * %lld, B + p0 * %lld, %d, X2 + c0, X3 + c0, "
+  ec_line(e, "onnxc_qtile(%lld, X1 + c0 * %lld, B + p0 * %lld, %d, X2 + c0, X3 + c0, "
              "(int)(%lld - c0 < %d ? %lld - c0 : %d), y + c0 * %lld + p0, %lld, np, lo, hi, zy);",
           LL(q->k4 / 4), LL(q->k4 / 4), LL(q->k4), QT_NP * 4, LL(q->cout), QT_MR, LL(q->cout), QT_MR,
           LL(P), LL(P));
   ec_line(e, "}");
-  ec_line(e, "}");
+  ec_line(e, "}");  /* items */
+  ec_line(e, "}");  /* nb */
 }
 
 static void emit_depthwise(EmitC *e, const Node *n, const QConv *q) {
   int64_t ph, pw, zx = ir_attr_int(n, "x_zero_point", 0), taps = q->k[0] * q->k[1];
   dw_dims(q, &ph, &pw);
   int64_t ar = dw_acc_row(q, pw);
+  /* --threads: channels claimed by every thread, each with its own plane and accumulators */
+  bool par = ec_par_worth(e, ec_cost(COST_DW_TAP, (double)(q->batch * q->cout * q->oh * q->ow * taps)));
+  if (par)
+    ec_set_parallel(e);
   clamp_consts(e, n);
-  ec_line(e, "uint8_t *restrict pl = S;");
-  ec_line(e, "int32_t *restrict acc = (int32_t *)(void *)(S + %lld);",
+  ec_line(e, "uint8_t *restrict pl = S + %s * %lld;", par ? "onnxc_th" : "0", LL(dw_part(q, ph, pw)));
+  ec_line(e, "int32_t *restrict acc = (int32_t *)(void *)(pl + %lld);",
           LL((ph * pw + 64 + 63) / 64 * 64));
   /* (64 bytes past the plane: the vector path's last loads read into them) */
   ec_line(e, "for (long i = 0; i < %lld; i++) pl[i] = %lld;", LL(ph * pw + 64), LL(zx));
-  ec_line(e, "for (long nb = 0; nb < %lld; nb++)", LL(q->batch));
-  ec_line(e, "for (long c = 0; c < %lld; c++) {", LL(q->cout));
+  ec_line(e, "long own = 0, it;");
+  ec_line(e, "(void)own;");
+  ec_line(e, "while ((it = %s) < %lld) {", par ? "onnxc_nt > 1 ? onnxc_claim() : own++" : "own++",
+          LL(q->batch * q->cout));
+  ec_line(e, "const long nb = it / %lld, c = it %% %lld;", LL(q->cout), LL(q->cout));
   ec_line(e, "const uint8_t *x = X0 + (nb * %lld + c) * %lld;", LL(q->cin), LL(q->h * q->w));
   ec_line(e, "uint8_t *y = Y0 + (nb * %lld + c) * %lld;", LL(q->cout), LL(q->oh * q->ow));
   ec_line(e, "const int8_t *w = X1 + c * %lld;", LL(taps));
@@ -473,7 +512,7 @@ bool emitc_QIntConv(EmitC *e, const Node *n) {
   }
   QConv q;
   qconv_geometry(n, &q);
-  if (e->plan->scratch_size[n->id] < qint_scratch_bytes(n))
+  if (e->plan->scratch_size[n->id] < qint_scratch_bytes(n, e->threads))
     return diag_error(e->d, n, "internal: QIntConv without its scratch");
   if (mode == 2)
     emit_depthwise(e, n, &q);

@@ -2,6 +2,7 @@
 """The int8 QDQ corpus models against ONNX Runtime's integer kernels.
 
 Usage: int8_models.py --onnxc BIN [--corpus DIR] [--models NAME ...] [--cpu native,generic]
+                      [--threads 2]
 
 For each model of the corpus's int8 group (models/corpus/quantize.py; built
 into --corpus when missing):
@@ -12,7 +13,8 @@ into --corpus when missing):
      table) and onnxc in float between DQ and Q;
   2. the same model cut before its Softmax (its logits): onnxc's output must
      equal ORT's exactly, for each --cpu (native: AVX-512 VNNI where the
-     machine has it; generic: the portable C kernels).
+     machine has it; generic: the portable C kernels), and with --threads N
+     (native; the kernels on the thread pool).
 Prints the largest difference seen per model and fails on any mismatch.
 """
 
@@ -68,8 +70,10 @@ def ort_run(path, feeds):
     return sess.run(None, feeds)[0]
 
 
-def onnxc_run(onnxc, path, feeds, cpu, work):
+def onnxc_run(onnxc, path, feeds, cpu, work, threads=1):
     args = [onnxc, "run", path, "--cpu", cpu, "--output", work]
+    if threads > 1:
+        args += ["--threads", str(threads)]
     for name, x in feeds.items():
         f = os.path.join(work, f"in_{len(args)}.npy")
         np.save(f, x)
@@ -88,6 +92,7 @@ def main():
     ap.add_argument("--corpus", default=os.path.join(REPO, "build", "corpus"))
     ap.add_argument("--models", nargs="+", default=INT8)
     ap.add_argument("--cpu", default="native,generic")
+    ap.add_argument("--threads", type=int, default=2, help="also run native with N threads (1: not)")
     args = ap.parse_args()
     failed = 0
     for name in args.models:
@@ -113,15 +118,18 @@ def main():
             path = os.path.join(tmp, "logits.onnx")
             onnx.save(cut, path)
             want = ort_run(path, feeds)
-            for cpu in args.cpu.split(","):
-                work = os.path.join(tmp, cpu)
+            runs = [(cpu, 1) for cpu in args.cpu.split(",")]
+            if args.threads > 1:
+                runs.append(("native", args.threads))
+            for cpu, threads in runs:
+                work = os.path.join(tmp, f"{cpu}_{threads}")
                 os.makedirs(work)
-                got = onnxc_run(args.onnxc, path, feeds, cpu, work)
+                got = onnxc_run(args.onnxc, path, feeds, cpu, work, threads)
                 diff = float(np.max(np.abs(got.astype(np.float64) - want))) if want.size else 0.0
                 n_diff = int(np.sum(got != want))
                 ok = got.shape == want.shape and n_diff == 0
                 failed += not ok
-                print(f"{name}: logits {list(want.shape)} --cpu {cpu}: "
+                print(f"{name}: logits {list(want.shape)} --cpu {cpu} --threads {threads}: "
                       f"{'exact' if ok else 'DIFFER'} ({n_diff} elements differ, max abs diff {diff:g})")
     print("int8 models:", "all passed" if not failed else f"{failed} failure(s)")
     return 1 if failed else 0
