@@ -140,6 +140,26 @@ def models_md(results, threads, onnxc_threads, stat="median"):
     return "\n".join(lines)
 
 
+def int8_md(results, stat="median"):
+    """Per model with an int8 twin (NAME and NAME_int8 both timed), at 1
+    thread: onnxc and ORT latencies of both, the int8 speedup of each engine
+    and onnxc int8 / ORT int8."""
+    key = {"median": "_ms", "min": "_min_ms", "cpu": "_cpu_ms"}[stat]
+    by = {r["name"]: r for r in results}
+    head = ["model", "onnxc f32 ms", "onnxc int8 ms", "onnxc f32/int8", "ORT f32 ms", "ORT int8 ms",
+            "ORT f32/int8", "int8: onnxc/ORT"]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for name, r8 in by.items():
+        if not name.endswith("_int8") or name[:-5] not in by:
+            continue
+        r = by[name[:-5]]
+        of, oi = r.get("onnxc" + key, {}).get("1"), r8.get("onnxc" + key, {}).get("1")
+        rf, ri = r.get("ort" + key, {}).get("1"), r8.get("ort" + key, {}).get("1")
+        lines.append("| " + " | ".join([name[:-5], _ms(of), _ms(oi), _ratio(of, oi), _ms(rf), _ms(ri),
+                                        _ratio(rf, ri), _ratio(oi, ri)]) + " |")
+    return "\n".join(lines)
+
+
 def micro_md(results, peak, prototype=None):
     """Kernels at one thread: median wall time, and GFLOP/s and % of the peak
     probe from the median CPU time of the calling thread (load-robust)."""

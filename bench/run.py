@@ -345,6 +345,10 @@ def parse_args(argv):
     ap.add_argument("--onnxc", required=True, help="the onnxc executable")
     ap.add_argument("--models", nargs="+", default=DEFAULT_MODELS, metavar="NAME",
                     help="models or groups (make_corpus.py --list); default: bench")
+    ap.add_argument("--int8", action="store_true",
+                    help="also time the int8 QDQ version (NAME_int8, models/corpus/quantize.py) of each "
+                         "selected model that has one (default models then: resnet50 mobilenetv2), "
+                         "against ORT on the same QDQ file, and report int8 / float32 ratios")
     ap.add_argument("--threads", default="1,2", help="ORT thread counts (default 1,2)")
     ap.add_argument("--repeat", type=int, default=20, help="timed runs per engine (default 20)")
     ap.add_argument("--warmup", type=int, default=3, help="untimed runs first (default 3)")
@@ -391,6 +395,10 @@ def main(argv):
         models = [] if args.micro_only else make_corpus.select(args.models)
     except KeyError as k:
         sys.exit(f"run.py: unknown model or group {k}; see models/corpus/make_corpus.py --list")
+    if args.int8:
+        if args.models == DEFAULT_MODELS:
+            models = ["resnet50", "mobilenetv2"]
+        models += [f"{m}_int8" for m in models if f"{m}_int8" in make_corpus.MODELS]
     micro = [] if args.no_micro else make_corpus.select(["micro"])
     models = [m for m in models if m not in micro]
     cc = os.environ.get("CC", "cc")
@@ -440,6 +448,13 @@ def main(argv):
                  "Wall time less the time the scheduler gave to other processes: "
                  "robust to machine load, though not to cache sharing.", "",
                  report.models_md(results["models"], [1], onnxc_threads, "cpu"), ""]
+    if args.int8:
+        text += ["## int8 (QDQ) against float32, 1 thread", "",
+                 "onnxc and ORT each on the same files: the float32 model and its QDQ version "
+                 "(ORT runs the QDQ groups on its integer kernels).", ""]
+        for stat, what in (("median", "median latency"), ("min", "minimum latency"),
+                           ("cpu", "median CPU time of the calling thread")):
+            text += [f"{what}:", "", report.int8_md(results["models"], stat), ""]
     if results["micro"]:
         peak = (info.get("peak") or {}).get("gflops")
         text += ["## Kernels (1 thread)", "", report.micro_md(results["micro"], peak, prototype),

@@ -74,6 +74,11 @@ extern const char onnxc_image_h_text[];
  * kernel of Equal on strings; a `static const onnxc_str NAME[] = {...};`
  * table (long strings as char arrays first), each line led by indent. */
 void string_write_prelude(Buf *b);
+/* int8 kernels (emit_qint.c, docs/int8.md): the prelude of NAME.c when
+ * qint_used; the scratch of a QIntConv. */
+bool qint_used(const Graph *g);
+void qint_write_prelude(Buf *out);
+int64_t qint_scratch_bytes(const Node *n, int threads);
 bool string_used(const Graph *g);
 bool string_node_ok(const Node *n);
 bool emitc_string_equal(EmitC *e, const Node *n);

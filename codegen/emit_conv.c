@@ -272,7 +272,8 @@ static const char *lowest(DType t) {
  * columns whose window lies inside the row (the interior) in chunks of 64
  * with the taps unrolled, so the loop over the chunk vectorizes; the border
  * columns take the general window code. Same results as the general path. */
-static void emit_pool2d_plane(EmitC *e, const Window *g, bool is_max, bool cip) {
+static void emit_pool2d_plane(EmitC *e, const Window *g, bool is_max, bool cip, DType t) {
+  const char *T = dtype_ctype(t); /* float32, or a MaxPool of int8 / uint8 (int8 QDQ models) */
   int64_t W = g->in[1], OW = g->out[1], S1 = g->s[1], D1 = g->dil[1], P1 = g->pb[1], KW = g->k[1];
   /* interior columns: o1 * S1 - P1 >= 0 and o1 * S1 - P1 + (KW - 1) * D1 <= W - 1 */
   int64_t a = (P1 + S1 - 1) / S1, last = W - 1 - (KW - 1) * D1 + P1;
@@ -283,7 +284,7 @@ static void emit_pool2d_plane(EmitC *e, const Window *g, bool is_max, bool cip) 
     a = OW;
   if (b < a)
     b = a;
-  const char *init = is_max ? lowest(DT_F32) : "0";
+  const char *init = is_max ? lowest(t) : "0";
   ec_line(e, "for (long o0 = 0; o0 < %lld; o0++) {", LL(g->out[0]));
   ec_line(e, "const long s0 = o0 * %lld - %lld;", LL(g->s[0]), LL(g->pb[0]));
   ec_line(e, "const long lo0 = s0 >= 0 ? 0 : (%lld - s0) / %lld;", LL(g->dil[0] - 1), LL(g->dil[0]));
@@ -296,7 +297,7 @@ static void emit_pool2d_plane(EmitC *e, const Window *g, bool is_max, bool cip) 
             LL(g->dil[0]));
     ec_line(e, "if (cnt0 > %lld) cnt0 = %lld;", LL(g->k[0]), LL(g->k[0]));
   }
-  ec_line(e, "float *yr = y + o0 * %lld;", LL(OW));
+  ec_line(e, "%s *yr = y + o0 * %lld;", T, LL(OW));
   /* the border columns */
   ec_line(e, "for (long o1 = 0; o1 < %lld; o1++) {", LL(OW));
   if (b > a) {
@@ -310,10 +311,10 @@ static void emit_pool2d_plane(EmitC *e, const Window *g, bool is_max, bool cip) 
   ec_line(e, "long hi1 = s1 >= %lld ? 0 : (%lld - s1) / %lld;", LL(W), LL(W + D1 - 1), LL(D1));
   ec_line(e, "if (hi1 > %lld) hi1 = %lld;", LL(KW), LL(KW));
   ec_line(e, "if (hi1 < lo1) hi1 = lo1;");
-  ec_line(e, "float acc = %s;", init);
+  ec_line(e, "%s acc = %s;", T, init);
   ec_line(e, "for (long k0 = lo0; k0 < hi0; k0++) {");
   ec_line(e, "for (long k1 = lo1; k1 < hi1; k1++) {");
-  ec_line(e, "const float v = x[(s0 + k0 * %lld) * %lld + s1 + k1 * %lld];", LL(g->dil[0]), LL(W),
+  ec_line(e, "const %s v = x[(s0 + k0 * %lld) * %lld + s1 + k1 * %lld];", T, LL(g->dil[0]), LL(W),
           LL(D1));
   ec_line(e, "%s", is_max ? "acc = v > acc ? v : acc;" : "acc += v;");
   ec_line(e, "}");
@@ -332,16 +333,16 @@ static void emit_pool2d_plane(EmitC *e, const Window *g, bool is_max, bool cip) 
     /* the interior, 64 columns at a time, the taps of a row unrolled */
     ec_line(e, "for (long c0 = %lld; c0 < %lld; c0 += 64) {", LL(a), LL(b));
     ec_line(e, "const long nw = %lld - c0 < 64 ? %lld - c0 : 64;", LL(b), LL(b));
-    ec_line(e, "float acc[64];");
+    ec_line(e, "%s acc[64];", T);
     ec_line(e, "for (long j = 0; j < nw; j++) acc[j] = %s;", init);
     ec_line(e, "for (long k0 = lo0; k0 < hi0; k0++) {");
-    ec_line(e, "const float *xr = x + (s0 + k0 * %lld) * %lld + c0 * %lld - %lld;", LL(g->dil[0]),
+    ec_line(e, "const %s *xr = x + (s0 + k0 * %lld) * %lld + c0 * %lld - %lld;", T, LL(g->dil[0]),
             LL(W), LL(S1), LL(P1));
     ec_line(e, "for (long j = 0; j < nw; j++) {");
-    ec_line(e, "float m = acc[j];");
+    ec_line(e, "%s m = acc[j];", T);
     for (int64_t k = 0; k < KW; k++) {
       ec_line(e, "{");
-      ec_line(e, "const float v = xr[j * %lld + %lld];", LL(S1), LL(k * D1));
+      ec_line(e, "const %s v = xr[j * %lld + %lld];", T, LL(S1), LL(k * D1));
       ec_line(e, "%s", is_max ? "m = v > m ? v : m;" : "m += v;");
       ec_line(e, "}");
     }
@@ -379,8 +380,8 @@ static bool emit_pool(EmitC *e, const Node *n, bool is_max) {
   ec_line(e, "%s *y = Y0 + nc * %lld;", T, LL(g.out_plane));
   if (with_ix)
     ec_line(e, "int64_t *yi = Y1 + nc * %lld;", LL(g.out_plane));
-  if (g.r == 2 && t == DT_F32 && !with_ix && g.k[1] <= 16) {
-    emit_pool2d_plane(e, &g, is_max, cip);
+  if (g.r == 2 && (t == DT_F32 || (is_max && (t == DT_U8 || t == DT_I8))) && !with_ix && g.k[1] <= 16) {
+    emit_pool2d_plane(e, &g, is_max, cip, t);
     ec_line(e, "}");
     return true;
   }

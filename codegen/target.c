@@ -33,6 +33,8 @@ static int64_t scratch_bytes(const Target *t, const Node *n) {
   case OP_MatMul:
   case OP_Gemm:
     return gemm_scratch_bytes(n, t->threads);
+  case OP_QIntConv:
+    return qint_scratch_bytes(n, t->threads);
   case OP_Attention:
   case OP_FlexAttention:
   case OP_LinearAttention:

@@ -24,6 +24,12 @@ static bool run_order(Graph *g, Ctx *c, Diag *d) { (void)c; return ir_toposort(g
 static bool run_lower(Graph *g, Ctx *c, Diag *d) { (void)c; return pass_lower_control(g, d); }
 static bool run_infer(Graph *g, Ctx *c, Diag *d) { (void)c; return pass_infer(g, d); }
 static bool run_lower_grad(Graph *g, Ctx *c, Diag *d) { (void)c; return pass_lower_gradient(g, d); }
+/* QDQ groups to integer kernels (fuse_quant.c); before simplify folds the
+ * weights' DequantizeLinear. The C target only. */
+static bool run_fuse_quant(Graph *g, Ctx *c, Diag *d) {
+  return c->o->opt_level < 1 || g->n_syms > 0 || strcmp(c->o->target->name, "c") != 0 ||
+         pass_fuse_quant(g, d);
+}
 static bool run_simplify(Graph *g, Ctx *c, Diag *d) { return c->o->opt_level < 1 || pass_simplify(g, d); }
 /* Fusion builds kernels for static shapes: a graph with -D ranges keeps its
  * nodes (emit_dyn.c has their run-time-extent kernels; docs/dynamic-shapes.md). */
@@ -65,6 +71,7 @@ static const Step steps[] = {
     {"lower-control", run_lower, false},
     {"infer", run_infer, true},
     {"lower-gradient", run_lower_grad, true},
+    {"fuse-quant", run_fuse_quant, true},
     {"simplify", run_simplify, true},
     {"fuse-bn", run_fuse_bn, true},
     {"cse", run_cse, true},
@@ -79,7 +86,7 @@ static const Step steps[] = {
 };
 
 const char *const passes_names[] = {"check-ops", "topo-order", "canonicalize", "pin-dims", "lower-control",
-                                    "infer", "lower-gradient",
+                                    "infer", "lower-gradient", "fuse-quant",
                                     "simplify", "fuse-bn", "cse", "fuse-norm", "fuse-epilogue", "fuse-elementwise", "fuse-layout", "dce", "require-static", "schedule",
                                     "memplan", NULL};
 

@@ -328,10 +328,13 @@ def max_excess(got, want, rtol, atol):
     return worst
 
 
-def write_case(case_dir, model, feeds, meta):
+def write_case(case_dir, model, feeds, meta, optimized_reference=False):
     """Checks the model, computes ONNX Runtime's outputs with graph
     optimizations disabled (no fused kernel between graph and numbers), and
-    writes the case atomically (a temporary sibling renamed into place)."""
+    writes the case atomically (a temporary sibling renamed into place).
+    optimized_reference: the outputs written are those of the optimized graph
+    instead (QDQ models: ORT's integer kernels), and ort_optimized_excess
+    says how far the unoptimized (float) execution lands from them."""
     if model.ByteSize() < 2_000_000_000:
         onnx.checker.check_model(model, full_check=True)
     data = model.SerializeToString()
@@ -340,6 +343,8 @@ def write_case(case_dir, model, feeds, meta):
     # how far ORT's own optimized graph lands from the reference: the case's
     # tolerance must accept it, or the tolerance is too tight for float32
     _, optimized = reference_outputs(data, feeds, L.ORT_ENABLE_ALL)
+    if optimized_reference:
+        results, optimized = optimized, results
     meta = dict(meta)
     meta["ort_optimized_excess"] = max_excess(optimized, results, meta["rtol"], meta["atol"])
     meta["outputs"] = [{"name": n, "shape": list(r.shape), "dtype": str(r.dtype),

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Seeded random ONNX models for differential testing (docs/differential-testing.md).
 
-    gen_model.py SEED [--profile cnn|mlp|mixed] [-o model.onnx]
+    gen_model.py SEED [--profile cnn|mlp|mixed|qdq] [-o model.onnx]
 
 generate(seed) returns (model, inputs): a valid graph of 5 to 60 nodes drawn
 from the operators onnxc implements, with random weights and random inputs of
@@ -15,8 +15,12 @@ the same seed.
 Profiles: "cnn" (NCHW chains of convs, pools, normalizations, activations,
 residual joins, squeeze-excite gates, a classifier head), "mlp" (Gemm/MatMul,
 LayerNormalization, attention-like batched MatMuls, GELU), "mixed" (both, plus
-movement ops, int64 shape paths and int8 QDQ). Without --profile the seed
-picks one: cnn half of the time.
+movement ops, int64 shape paths and int8 QDQ), "qdq" (a chain of QDQ groups as
+onnxruntime's quantize_static writes them: uint8 activations, int8
+per-channel weights, int32 biases around Conv, depthwise Conv, Gemm, Add,
+MaxPool, Concat, GlobalAveragePool, with a uint8 graph output, compared
+exactly; docs/int8.md). Without --profile the seed picks one of the first
+three: cnn half of the time.
 """
 import argparse
 import math
@@ -28,7 +32,7 @@ from onnx import TensorProto, helper, numpy_helper
 
 OPSET = 17
 F32, I64 = TensorProto.FLOAT, TensorProto.INT64
-PROFILES = ("cnn", "mlp", "mixed")
+PROFILES = ("cnn", "mlp", "mixed", "qdq")
 
 
 AVOID = set()  # operator types not to generate (--avoid: steer around a known failure class)
@@ -791,6 +795,164 @@ def op_qdq_conv(b, x):
     return b.one("Conv", [dq, wd, b.const(np.zeros(cout, np.float32), "bias")], (n, cout, oh, ow), kernel_shape=[k, k])
 
 
+# ---- the qdq profile: QDQ groups as quantize_static writes them -------------
+
+U8, I8, I32 = TensorProto.UINT8, TensorProto.INT8, TensorProto.INT32
+
+
+class QV:
+    """A uint8 value of the qdq chain with its scale and zero point."""
+
+    def __init__(self, v, s, z):
+        self.v, self.s, self.z = v, np.float32(s), np.uint8(z)
+
+
+def q_dq(b, qv):
+    return b.one("DequantizeLinear", [qv.v, b.const(qv.s, "s"), b.const(qv.z, "z")], qv.v.shape)
+
+
+def q_q(b, f, s, z):
+    return QV(b.one("QuantizeLinear", [f, b.const(np.float32(s), "s"), b.const(np.uint8(z), "z")], f.shape,
+                    dtype=U8), s, z)
+
+
+def q_out(b, f, scale, relu):
+    """An optional Relu (its Q then has zero point 0, as the quantizer writes
+    it and ORT's ReluQuantFusion needs), then Q."""
+    r = b.rng
+    s = np.float32(scale * r.uniform(0.7, 1.4))
+    if relu:
+        return q_q(b, b.one("Relu", [f], f.shape), s, 0)
+    return q_q(b, f, s, int(r.integers(96, 160)))
+
+
+def q_weights(b, shape, fan_in, axis_len, x):
+    """DQ(int8 W, per-channel or per-tensor scales) and the scales."""
+    r = b.rng
+    wq = r.integers(-127, 128, size=shape).astype(np.int8)
+    per_channel = r.random() < 0.7
+    n = axis_len if per_channel else 1
+    ws = (r.uniform(0.5, 1.5, size=n) / (127 * math.sqrt(fan_in) * 0.5)).astype(np.float32)
+    ws_arg = ws if per_channel else ws.reshape(())
+    axis = {"axis": 0} if per_channel else {}
+    return b.one("DequantizeLinear", [b.const(wq, "wq"), b.const(ws_arg, "ws"), b.const(np.zeros(ws_arg.shape, np.int8), "wz")],
+                 shape, **axis), ws
+
+
+def q_bias(b, xs, ws, n):
+    r = b.rng
+    bq = r.integers(-2000, 2001, size=n).astype(np.int32)
+    bs = (np.float32(xs) * ws).astype(np.float32)
+    if bs.size == 1:
+        bs = np.full(n, bs.reshape(()), np.float32)
+    return b.one("DequantizeLinear", [b.const(bq, "bq"), b.const(bs, "bs"), b.const(np.zeros(n, np.int32), "bz")], (n,),
+                 axis=0)
+
+
+def q_conv(b, qv, cout=None, depthwise=False, keep=False):
+    """keep: stride 1 and same padding (the spatial shape stays)."""
+    r = b.rng
+    n, c, h, w = qv.v.shape
+    k = int(r.choice([1, 3, 3, 5])) if not depthwise else 3
+    s = 1 if keep else int(r.choice([1, 1, 2]))
+    p = k // 2 if keep or r.random() < 0.8 else 0
+    oh, ow = conv_out(h, k, s, 1, p, p), conv_out(w, k, s, 1, p, p)
+    if oh < 1 or ow < 1:
+        raise Reject("conv")
+    cout = c if depthwise else (cout or int(r.choice([4, 8, 16, 24, 32])))
+    cin_g = 1 if depthwise else c
+    wd, ws = q_weights(b, (cout, cin_g, k, k), cin_g * k * k, cout, qv)
+    ins = [q_dq(b, qv), wd]
+    if r.random() < 0.85:
+        ins.append(q_bias(b, qv.s, ws, cout))
+    y = b.one("Conv", ins, (n, cout, oh, ow), kernel_shape=[k, k], strides=[s, s], pads=[p, p, p, p],
+              group=cout if depthwise else 1)
+    return q_out(b, y, qv.s * (qv.z if qv.z else 128) / 128, r.random() < 0.5)
+
+
+def q_add(b, qv, other):
+    return q_out(b, b.one("Add", [q_dq(b, qv), q_dq(b, other)], qv.v.shape), float(max(qv.s, other.s)) * 1.5,
+                 b.rng.random() < 0.3)
+
+
+def q_maxpool(b, qv):
+    n, c, h, w = qv.v.shape
+    k, s, p = [(2, 2, 0), (3, 1, 1), (3, 2, 1)][int(b.rng.integers(0, 3))]
+    oh, ow = pool_out(h, k, s, 1, p, p, False), pool_out(w, k, s, 1, p, p, False)
+    if oh < 1 or ow < 1:
+        raise Reject("pool")
+    y = b.one("MaxPool", [q_dq(b, qv)], (n, c, oh, ow), kernel_shape=[k, k], strides=[s, s], pads=[p, p, p, p])
+    return q_q(b, y, qv.s, qv.z)
+
+
+def q_concat(b, qv):
+    other = q_conv(b, qv, keep=True)
+    n, c, h, w = qv.v.shape
+    y = b.one("Concat", [q_dq(b, qv), q_dq(b, other)], (n, c + other.v.shape[1], h, w), axis=1)
+    if b.rng.random() < 0.3:
+        return q_q(b, y, qv.s, qv.z)  # the first input's parameters: only the second is requantized
+    return q_out(b, y, float(max(qv.s, other.s)), False)
+
+
+def q_head(b, qv):
+    """GlobalAveragePool, Flatten, Gemm (or MatMul) with int32 bias."""
+    r = b.rng
+    n, c = qv.v.shape[:2]
+    g = q_out(b, b.one("GlobalAveragePool", [q_dq(b, qv)], (n, c, 1, 1)), float(qv.s) * 0.5, False)
+    f = q_q(b, b.one("Flatten", [q_dq(b, g)], (n, c), axis=1), g.s, g.z)
+    m = int(r.choice([5, 10, 16]))
+    if r.random() < 0.6:
+        wd, ws = q_weights(b, (m, c), c, m, f)
+        y = b.one("Gemm", [q_dq(b, f), wd, q_bias(b, f.s, ws, m)], (n, m), transB=1)
+    else:
+        wq = r.integers(-127, 128, size=(c, m)).astype(np.int8)
+        ws = np.float32(r.uniform(0.5, 1.5) / (127 * math.sqrt(c) * 0.5))
+        wd = b.one("DequantizeLinear", [b.const(wq, "wq"), b.const(ws, "ws"), b.const(np.int8(0), "wz")], (c, m))
+        y = b.one("MatMul", [q_dq(b, f), wd], (n, m))
+    return q_out(b, y, float(f.s) * 2, False)
+
+
+def build_qdq(rng):
+    b = Builder(rng, "qdq")
+    c = int(rng.choice([1, 3, 4, 8, 16]))
+    h = int(rng.choice([5, 7, 8, 13, 16, 20, 31]))
+    w = h if rng.random() < 0.5 else int(rng.choice([6, 9, 17, 20]))
+    x = b.input((int(rng.choice([1, 1, 2])), c, h, w))
+    cur = q_q(b, x, float(rng.uniform(0.006, 0.01)), int(rng.integers(110, 146)))
+    target = int(rng.integers(3, 14))
+    groups, steps = 0, 0
+    table = {"conv": 5, "dw": 1.5, "add": 1.5, "pool": 1.2, "concat": 1}
+    while groups < target and steps < 100:
+        steps += 1
+        kind = weighted(rng, table)
+        try:
+            if kind == "conv":
+                y = q_conv(b, cur)
+            elif kind == "dw":
+                y = q_conv(b, cur, depthwise=True)
+            elif kind == "add":
+                y = q_add(b, cur, q_conv(b, cur, cur.v.shape[1], keep=True) if rng.random() < 0.7 else cur)
+            elif kind == "pool":
+                y = q_maxpool(b, cur)
+            else:
+                y = q_concat(b, cur)
+        except Reject:
+            continue
+        cur = y
+        groups += 1
+    if rng.random() < 0.5:
+        cur = q_head(b, cur)
+    used = {i for n in b.nodes for i in n.input}
+    dangling = [v for v in b.values if v.name not in used and v.name not in b.feeds and v is not cur.v]
+    if dangling:  # a draw abandoned half-way (Reject after some nodes): start again
+        raise Reject("dangling")
+    graph = helper.make_graph(b.nodes, "diff_qdq", b.inputs,
+                              [helper.make_tensor_value_info(cur.v.name, U8, list(cur.v.shape))], b.inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 19)], producer_name="onnxc-diff")
+    model.ir_version = 9
+    return model, b.feeds, {v.name: v.shape for v in b.values}
+
+
 def op_int64(b):
     """An int64 graph input through Add/Mul with constants (exact)."""
     r = b.rng
@@ -939,7 +1101,7 @@ def generate(seed, profile=None):
     for attempt in range(50):
         rng = np.random.default_rng([seed, attempt])
         try:
-            model, feeds, shapes = build(rng, profile)
+            model, feeds, shapes = build_qdq(rng) if profile == "qdq" else build(rng, profile)
             outs = validate(model, feeds, shapes)
             return model, feeds, outs
         except Reject:

@@ -1,0 +1,568 @@
+/* emit_qint.c - C kernels of the int8 ops that fuse-quant makes
+ * (passes/fuse_quant.c; docs/int8.md): QIntConv, QIntAdd,
+ * QIntGlobalAvgPool, QIntLut.
+ *
+ * QIntConv mode 0 (a conv as a GEMM): the uint8 columns (im2col, padding
+ * with the input's zero point) are interleaved into [K/4][P][4] so that 4
+ * consecutive k of a pixel form one 32-bit lane; per tile of 32 pixels,
+ * the micro-kernel (onnxc_qtile, in the prelude) multiplies 8 weight rows
+ * (int32 panels of 4 int8, packed at compile time) by the tile:
+ * AVX-512 VNNI vpdpbusd (u8 x s8, exact int32 sums of 4 products) when the
+ * target has it, else portable C with the same int32 arithmetic (AVX2 and
+ * Cortex-M compilers vectorize it as they can: no int16 saturation anywhere).
+ * The requantization is fused into the store: float(acc + b) * m clamped,
+ * rounded half to even, + zero point; every path gives the same bytes.
+ * Mode 1 (X W^T, Gemm/MatMul): one int32 dot product per output.
+ * Mode 2 (depthwise): per channel, a copy of the plane padded with the zero
+ * point, then rows of int32 accumulators.
+ */
+#include "codegen_internal.h"
+
+#include <string.h>
+
+#define LL(x) ((long long)(x))
+#define QT_NP 32 /* pixels per tile of the conv GEMM */
+#define QT_MR 8  /* weight rows per micro-kernel call (fuse_quant.c's panels) */
+
+static const char *const prelude[] = {
+    "/* int8 kernels (emit_qint.c): requantization and the u8 x s8 micro-kernel. */\n"
+    "static inline float onnxc_qround(float v) { /* half to even for |v| < 2^22 */\n"
+    "  v = v + 12582912.0f;\n"
+    "  return v - 12582912.0f;\n"
+    "}\n"
+    "static inline uint8_t onnxc_qstore(int32_t acc, float m, float lo, float hi, int32_t zy) {\n"
+    "  float f = (float)acc * m;\n"
+    "  f = f < lo ? lo : f;\n"
+    "  f = f > hi ? hi : f;\n"
+    "  return (uint8_t)((int32_t)onnxc_qround(f) + zy);\n"
+    "}\n"
+    "/* y[i] = requant(acc[i]) for i < n (lo, hi: the clamp minus zy) */\n"
+    "static inline void onnxc_qrow(const int32_t *acc, long n, float m, float lo, float hi, int32_t zy,\n"
+    "                       uint8_t *y) {\n"
+    "  long i = 0;\n"
+    "#if defined(__AVX512F__)\n"
+    "  const __m512 vm = _mm512_set1_ps(m), vl = _mm512_set1_ps(lo), vh = _mm512_set1_ps(hi);\n"
+    "  const __m512i vz = _mm512_set1_epi32(zy);\n"
+    "  for (; i + 16 <= n; i += 16) {\n"
+    "    __m512 f = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_loadu_si512(acc + i)), vm);\n"
+    "    f = _mm512_min_ps(_mm512_max_ps(f, vl), vh);\n"
+    "    _mm_storeu_si128((__m128i *)(y + i),\n"
+    "                     _mm512_cvtepi32_epi8(_mm512_add_epi32(_mm512_cvtps_epi32(f), vz)));\n"
+    "  }\n"
+    "#endif\n"
+    "  for (; i < n; i++)\n"
+    "    y[i] = onnxc_qstore(acc[i], m, lo, hi, zy);\n"
+    "}\n",
+    "#if defined(__AVX512F__) && defined(__AVX512VNNI__) && defined(__AVX512VBMI__)\n"
+    "/* One output row of a depthwise conv (kernel width <= 4): r is the padded input row\n"
+    " * of kernel row 0, rs the bytes to the next kernel row; vpermb gathers each\n"
+    " * pixel's taps of a kernel row into one 32-bit lane (idx), vpdpbusd multiplies them\n"
+    " * by that row's weights w4[kh] (4 int8, 0 past the kernel width). */\n"
+    "static inline void onnxc_qdw_row(const uint8_t *r, long rs, int kh_n, const int32_t *w4, long n,\n"
+    "                                 long s, __m512i idx, int32_t bias, float m, float lo, float hi,\n"
+    "                                 int32_t zy, uint8_t *y) {\n"
+    "  const __m512 vm = _mm512_set1_ps(m), vl = _mm512_set1_ps(lo), vh = _mm512_set1_ps(hi);\n"
+    "  const __m512i vz = _mm512_set1_epi32(zy), vb = _mm512_set1_epi32(bias);\n"
+    "  for (long o = 0; o < n; o += 16) {\n"
+    "    __m512i acc = vb;\n"
+    "    for (int kh = 0; kh < kh_n; kh++)\n"
+    "      acc = _mm512_dpbusd_epi32(acc, _mm512_permutexvar_epi8(idx, _mm512_loadu_si512(r + kh * rs + o * s)),\n"
+    "                                _mm512_set1_epi32(w4[kh]));\n"
+    "    __m512 f = _mm512_mul_ps(_mm512_cvtepi32_ps(acc), vm);\n"
+    "    f = _mm512_min_ps(_mm512_max_ps(f, vl), vh);\n"
+    "    const __mmask16 mk = (__mmask16)(n - o >= 16 ? 0xffff : (1u << (n - o)) - 1u);\n"
+    "    _mm512_mask_cvtepi32_storeu_epi8(y + o, mk, _mm512_add_epi32(_mm512_cvtps_epi32(f), vz));\n"
+    "  }\n"
+    "}\n"
+    "#endif\n"
+    "/* sum_k x[k] w[k], u8 x s8 in exact int32 */\n"
+    "static inline int32_t onnxc_qdot(const uint8_t *x, const int8_t *w, long n) {\n"
+    "  int32_t acc = 0;\n"
+    "  long k = 0;\n"
+    "#if defined(__AVX512F__) && defined(__AVX512VNNI__)\n"
+    "  __m512i v = _mm512_setzero_si512();\n"
+    "  for (; k + 64 <= n; k += 64)\n"
+    "    v = _mm512_dpbusd_epi32(v, _mm512_loadu_si512(x + k), _mm512_loadu_si512(w + k));\n"
+    "  acc = _mm512_reduce_add_epi32(v);\n"
+    "#endif\n"
+    "  for (; k < n; k++)\n"
+    "    acc += (int32_t)x[k] * (int32_t)w[k];\n"
+    "  return acc;\n"
+    "}\n"
+    "/* 4 rows r[0..3] of n (a multiple of 16) bytes -> n x 4 bytes, pixel-major */\n"
+    "static inline void onnxc_qinterleave(const uint8_t *r0, const uint8_t *r1, const uint8_t *r2,\n"
+    "                              const uint8_t *r3, long n, uint8_t *out) {\n"
+    "  long p = 0;\n"
+    "#if defined(__SSE2__)\n"
+    "  for (; p + 16 <= n; p += 16) {\n"
+    "    __m128i a = _mm_loadu_si128((const __m128i *)(r0 + p));\n"
+    "    __m128i b = _mm_loadu_si128((const __m128i *)(r1 + p));\n"
+    "    __m128i c = _mm_loadu_si128((const __m128i *)(r2 + p));\n"
+    "    __m128i d = _mm_loadu_si128((const __m128i *)(r3 + p));\n"
+    "    __m128i abl = _mm_unpacklo_epi8(a, b), abh = _mm_unpackhi_epi8(a, b);\n"
+    "    __m128i cdl = _mm_unpacklo_epi8(c, d), cdh = _mm_unpackhi_epi8(c, d);\n"
+    "    _mm_storeu_si128((__m128i *)(out + 4 * p), _mm_unpacklo_epi16(abl, cdl));\n"
+    "    _mm_storeu_si128((__m128i *)(out + 4 * p + 16), _mm_unpackhi_epi16(abl, cdl));\n"
+    "    _mm_storeu_si128((__m128i *)(out + 4 * p + 32), _mm_unpacklo_epi16(abh, cdh));\n"
+    "    _mm_storeu_si128((__m128i *)(out + 4 * p + 48), _mm_unpackhi_epi16(abh, cdh));\n"
+    "  }\n"
+    "#endif\n"
+    "  for (uint8_t *o = out + 4 * p; p < n; p++, o += 4) {\n"
+    "    o[0] = r0[p];\n"
+    "    o[1] = r1[p];\n"
+    "    o[2] = r2[p];\n"
+    "    o[3] = r3[p];\n"
+    "  }\n"
+    "}\n",
+    "/* Y[i][p] = requant(sum_k W[i][k] B[k][p] + bias[i]) for i < nr (<= 8), p < np (<= 32):\n"
+    " * w: a panel, k4 x 8 int32 of 4 int8; b: k4 rows (ldb bytes apart) of 32 pixels x 4 uint8. */\n"
+    "#if defined(__AVX512F__) && defined(__AVX512VNNI__)\n"
+    "/* (gcc 12 copies the accumulators of the intrinsic around the loop: asm there) */\n"
+    "#if defined(__GNUC__) && !defined(__clang__)\n"
+    "#define ONNXC_DPBUSD(c, b, w) __asm__(\"vpdpbusd %2, %1, %0\" : \"+v\"(c) : \"v\"(b), \"v\"(w))\n"
+    "#else\n"
+    "#define ONNXC_DPBUSD(c, b, w) c = _mm512_dpbusd_epi32(c, b, w)\n"
+    "#endif\n"
+    "#define ONNXC_QROW(i) { const __m512i wv = _mm512_set1_epi32(w[i]); \\\n"
+    "    ONNXC_DPBUSD(c##i##0, b0, wv); ONNXC_DPBUSD(c##i##1, b1, wv); }\n"
+    "#define ONNXC_QPUT(i) if ((i) < nr) { \\\n"
+    "    const __m512i bi = _mm512_set1_epi32(bias[i]); const __m512 mi = _mm512_set1_ps(mult[i]); \\\n"
+    "    __m512 f0 = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_add_epi32(c##i##0, bi)), mi); \\\n"
+    "    __m512 f1 = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_add_epi32(c##i##1, bi)), mi); \\\n"
+    "    f0 = _mm512_min_ps(_mm512_max_ps(f0, vl), vh); f1 = _mm512_min_ps(_mm512_max_ps(f1, vl), vh); \\\n"
+    "    _mm512_mask_cvtepi32_storeu_epi8(y + (i) * ldy, m0, _mm512_add_epi32(_mm512_cvtps_epi32(f0), vz)); \\\n"
+    "    _mm512_mask_cvtepi32_storeu_epi8(y + (i) * ldy + 16, m1, _mm512_add_epi32(_mm512_cvtps_epi32(f1), vz)); }\n"
+    "static inline void onnxc_qtile(long k4, const int32_t *w, const uint8_t *b, long ldb, const int32_t *bias,\n"
+    "                        const float *mult, int nr, uint8_t *y, long ldy, int np, float lo,\n"
+    "                        float hi, int32_t zy) {\n"
+    "  __m512i c00 = _mm512_setzero_si512(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00,\n"
+    "          c30 = c00, c31 = c00, c40 = c00, c41 = c00, c50 = c00, c51 = c00, c60 = c00,\n"
+    "          c61 = c00, c70 = c00, c71 = c00;\n"
+    "  for (long k = 0; k < k4; k++, w += 8, b += ldb) {\n"
+    "    const __m512i b0 = _mm512_loadu_si512(b), b1 = _mm512_loadu_si512(b + 64);\n"
+    "    ONNXC_QROW(0); ONNXC_QROW(1); ONNXC_QROW(2); ONNXC_QROW(3);\n"
+    "    ONNXC_QROW(4); ONNXC_QROW(5); ONNXC_QROW(6); ONNXC_QROW(7);\n"
+    "  }\n"
+    "  const __m512 vl = _mm512_set1_ps(lo), vh = _mm512_set1_ps(hi);\n"
+    "  const __m512i vz = _mm512_set1_epi32(zy);\n"
+    "  const __mmask16 m0 = (__mmask16)(np >= 16 ? 0xffff : (1u << np) - 1u);\n"
+    "  const __mmask16 m1 = (__mmask16)(np >= 32 ? 0xffff : np <= 16 ? 0 : (1u << (np - 16)) - 1u);\n"
+    "  ONNXC_QPUT(0); ONNXC_QPUT(1); ONNXC_QPUT(2); ONNXC_QPUT(3);\n"
+    "  ONNXC_QPUT(4); ONNXC_QPUT(5); ONNXC_QPUT(6); ONNXC_QPUT(7);\n"
+    "}\n"
+    "#else\n"
+    "static inline void onnxc_qtile(long k4, const int32_t *w, const uint8_t *b, long ldb, const int32_t *bias,\n"
+    "                        const float *mult, int nr, uint8_t *y, long ldy, int np, float lo,\n"
+    "                        float hi, int32_t zy) {\n"
+    "  int32_t acc[8][32];\n"
+    "  for (int i = 0; i < 8; i++)\n"
+    "    for (int p = 0; p < 32; p++)\n"
+    "      acc[i][p] = 0;\n"
+    "  for (long k = 0; k < k4; k++, w += 8, b += ldb)\n"
+    "    for (int i = 0; i < 8; i++) {\n"
+    "      const uint32_t wv = (uint32_t)w[i];\n"
+    "      const int32_t w0 = (int32_t)(int8_t)(uint8_t)(wv & 0xffu);\n"
+    "      const int32_t w1 = (int32_t)(int8_t)(uint8_t)((wv >> 8) & 0xffu);\n"
+    "      const int32_t w2 = (int32_t)(int8_t)(uint8_t)((wv >> 16) & 0xffu);\n"
+    "      const int32_t w3 = (int32_t)(int8_t)(uint8_t)(wv >> 24);\n"
+    "      for (int p = 0; p < 32; p++)\n"
+    "        acc[i][p] += (int32_t)b[4 * p] * w0 + (int32_t)b[4 * p + 1] * w1 +\n"
+    "                     (int32_t)b[4 * p + 2] * w2 + (int32_t)b[4 * p + 3] * w3;\n"
+    "    }\n"
+    "  for (int i = 0; i < nr; i++) {\n"
+    "    for (int p = 0; p < np; p++)\n"
+    "      acc[i][p] += bias[i];\n"
+    "    onnxc_qrow(acc[i], np, mult[i], lo, hi, zy, y + i * ldy);\n"
+    "  }\n"
+    "}\n"
+    "#endif\n",
+};
+
+bool qint_used(const Graph *g) {
+  for (const Node *n = g->first; n; n = n->next)
+    if (n->op == OP_QIntConv || n->op == OP_QIntAdd || n->op == OP_QIntGlobalAvgPool)
+      return true;
+  return false;
+}
+
+void qint_write_prelude(Buf *out) {
+  buf_puts(out, "#if defined(__SSE2__) || defined(__AVX512F__)\n#include <immintrin.h>\n#endif\n");
+  for (size_t i = 0; i < sizeof prelude / sizeof prelude[0]; i++)
+    buf_puts(out, prelude[i]);
+  buf_puts(out, "\n");
+}
+
+/* ---- QIntConv ----------------------------------------------------------------- */
+
+typedef struct QConv {
+  int64_t cin, h, w, cout, oh, ow, k[2], s[2], dil[2], pb[2], kdim, k4, batch;
+} QConv;
+
+static void qconv_geometry(const Node *n, QConv *q) {
+  const Shape *x = &n->in[0]->shape, *y = &n->out[0]->shape;
+  ec_conv_window(n, x, y, NULL, q->k, q->s, q->dil, q->pb);
+  q->batch = x->d[0];
+  q->cin = x->d[1];
+  q->h = x->d[2];
+  q->w = x->d[3];
+  q->cout = y->d[1];
+  q->oh = y->d[2];
+  q->ow = y->d[3];
+  q->kdim = ir_attr_int(n, "kdim", 0);
+  q->k4 = (q->kdim + 3) / 4 * 4;
+}
+
+static bool direct_1x1(const QConv *q) {
+  return q->k[0] == 1 && q->k[1] == 1 && q->s[0] == 1 && q->s[1] == 1 && q->pb[0] == 0 &&
+         q->pb[1] == 0 && q->oh == q->h && q->ow == q->w;
+}
+
+/* Depthwise: a plane padded with the zero point (rows of pw bytes), then
+ * int32 accumulators: with stride 1 over the padded width (one flat loop per
+ * tap; the columns past OW are computed and dropped), else OH x OW. */
+static void dw_dims(const QConv *q, int64_t *ph, int64_t *pw) {
+  *ph = (q->oh - 1) * q->s[0] + (q->k[0] - 1) * q->dil[0] + 1;
+  *pw = (q->ow - 1) * q->s[1] + (q->k[1] - 1) * q->dil[1] + 1;
+  if (*ph < q->h + q->pb[0])
+    *ph = q->h + q->pb[0];
+  if (*pw < q->w + q->pb[1])
+    *pw = q->w + q->pb[1];
+}
+
+static int64_t dw_acc_row(const QConv *q, int64_t pw) { return q->s[1] == 1 ? pw : q->ow; }
+
+/* One thread's depthwise scratch: the plane (and 64 bytes), the accumulators. */
+static int64_t dw_part(const QConv *q, int64_t ph, int64_t pw) {
+  return (ph * pw + 64 + 63) / 64 * 64 + (q->oh * dw_acc_row(q, pw) * 4 + 63) / 64 * 64;
+}
+
+int64_t qint_scratch_bytes(const Node *n, int threads) {
+  int64_t th = threads > 1 ? threads : 1;  /* per-thread parts when the kernel runs on the pool */
+  if (n->op != OP_QIntConv)
+    return 0;
+  int64_t mode = ir_attr_int(n, "mode", 0);
+  if (mode == 1)
+    return 0;
+  QConv q;
+  qconv_geometry(n, &q);
+  if (mode == 2) {
+    int64_t ph, pw;
+    dw_dims(&q, &ph, &pw);
+    return th * dw_part(&q, ph, pw);
+  }
+  /* the interleaved columns, plus 4 im2col rows per thread unless the input is read directly */
+  int64_t pp = (q.oh * q.ow + QT_NP - 1) / QT_NP * QT_NP;
+  return q.k4 * pp + (direct_1x1(&q) ? 0 : th * 4 * pp);
+}
+
+static void clamp_consts(EmitC *e, const Node *n) {
+  int64_t zy = ir_attr_int(n, "y_zero_point", 0);
+  ec_line(e, "const float lo = %lld.0f, hi = %lld.0f;", LL(ir_attr_int(n, "lo", 0) - zy),
+          LL(ir_attr_int(n, "hi", 255) - zy));
+  ec_line(e, "const int32_t zy = %lld;", LL(zy));
+}
+
+/* Mode 0. B = the uint8 columns, interleaved, tile by tile: for each tile of
+ * 32 pixels, K/4 rows of 128 bytes, row g holding k = 4g..4g+3 of each of
+ * its pixels (the last tile zero-padded). Each
+ * group of 4 k is first gathered as 4 plain rows of P bytes (im2col, the
+ * padding the input's zero point; a 1x1 stride-1 conv reads the input planes),
+ * then interleaved. Then per tile of 32 pixels, the weight panels. */
+static void emit_conv_gemm(EmitC *e, const Node *n, const QConv *q) {
+  int64_t P = q->oh * q->ow, zx = ir_attr_int(n, "x_zero_point", 0);
+  int64_t Pp = (P + QT_NP - 1) / QT_NP * QT_NP;
+  bool direct = direct_1x1(q);
+  int64_t G = q->k4 / 4, ncb = (q->cout + QT_MR - 1) / QT_MR, nt = Pp / QT_NP;
+  /* the larger operand outside: read once from memory, the smaller one reused from cache */
+  bool w_outer = ncb * QT_MR * q->k4 > Pp * q->k4;
+  /* --threads (batch 1): items 0..ns-1 pack groups of k, the others each a
+   * block of 8 channels (w_outer) or a tile of pixels, after the packing */
+  double macs = (double)q->cout * (double)P * (double)q->kdim;
+  bool par = q->batch == 1 && ec_par_worth(e, ec_cost_ns(macs / 4, 0));
+  int64_t ns = par ? (G < 4 * ec_threads(e) ? G : 4 * ec_threads(e)) : 1;
+  int64_t ni = w_outer ? ncb : nt;
+  if (par)
+    ec_set_parallel(e);
+  clamp_consts(e, n);
+  ec_line(e, "uint8_t *B = S;");
+  if (!direct)
+    ec_line(e, "uint8_t *restrict rows = S + %lld + %s * %lld;", LL(q->k4 * Pp), par ? "onnxc_th" : "0",
+            LL(4 * Pp));
+  ec_line(e, "for (long nb = 0; nb < %lld; nb++) {", LL(q->batch));
+  ec_line(e, "const uint8_t *x = X0 + nb * %lld;", LL(q->cin * q->h * q->w));
+  ec_line(e, "uint8_t *y = Y0 + nb * %lld;", LL(q->cout * P));
+  ec_line(e, "long own = 0, it;");
+  ec_line(e, "(void)own;");
+  ec_line(e, "while ((it = %s) < %lld) {", par ? "onnxc_nt > 1 ? onnxc_claim() : own++" : "own++",
+          LL(ns + ni));
+  ec_line(e, "if (it < %lld) {", LL(ns));
+  ec_line(e, "for (long g = it * %lld / %lld; g < (it + 1) * %lld / %lld; g++) {", LL(G), LL(ns), LL(G),
+          LL(ns));
+  ec_line(e, "const uint8_t *r[4];");
+  ec_line(e, "for (int j = 0; j < 4; j++) {");
+  ec_line(e, "const long k = 4 * g + j;");
+  if (direct) {
+    ec_line(e, "r[j] = x + (k < %lld ? k : 0) * %lld;", LL(q->kdim), LL(P));
+    ec_line(e, "}");
+    /* k past K multiplies zero weights: any row will do */
+  } else {
+    ec_line(e, "uint8_t *restrict row = rows + j * %lld;", LL(Pp));
+    ec_line(e, "r[j] = row;");
+    ec_line(e, "if (k >= %lld) { for (long p = 0; p < %lld; p++) row[p] = 0; continue; }", LL(q->kdim),
+            LL(P));
+    ec_line(e, "const long ci = k / %lld, kh = k / %lld %% %lld, kw = k %% %lld;",
+            LL(q->k[0] * q->k[1]), LL(q->k[1]), LL(q->k[0]), LL(q->k[1]));
+    ec_line(e, "const uint8_t *xc = x + ci * %lld;", LL(q->h * q->w));
+    ec_line(e, "const long off = kw * %lld - %lld;", LL(q->dil[1]), LL(q->pb[1]));
+    /* output columns j0..j1 read the input row, the others are padding */
+    if (q->s[0] == 1 && q->s[1] == 1 && q->ow == q->w) {
+      /* stride 1, output rows as long as input rows: row[p] = plane[p + delta]
+       * over the valid output rows (one copy), then the padding columns */
+      ec_line(e, "const long dh = kh * %lld - %lld;", LL(q->dil[0]), LL(q->pb[0]));
+      ec_line(e, "long r0 = dh < 0 ? -dh : 0, r1 = %lld - dh;", LL(q->h));
+      ec_line(e, "r1 = r1 > %lld ? %lld : r1;", LL(q->oh), LL(q->oh));
+      ec_line(e, "r0 = r0 > r1 ? r1 : r0;");
+      ec_line(e, "for (long p = 0; p < r0 * %lld; p++) row[p] = %lld;", LL(q->w), LL(zx));
+      ec_line(e, "{");
+      ec_line(e, "const uint8_t *src = xc + (r0 + dh) * %lld + off;", LL(q->w));
+      ec_line(e, "uint8_t *restrict dst = row + r0 * %lld;", LL(q->w));
+      ec_line(e, "long a = 0, b = (r1 - r0) * %lld;", LL(q->w));
+      /* (the first and last elements may lie outside the plane: padding columns, set below) */
+      ec_line(e, "if (r1 > r0 && (r0 + dh) * %lld + off < 0) a = -((r0 + dh) * %lld + off);", LL(q->w),
+              LL(q->w));
+      ec_line(e, "if (r1 > r0 && (r1 + dh) * %lld + off > %lld) b -= (r1 + dh) * %lld + off - %lld;",
+              LL(q->w), LL(q->h * q->w), LL(q->w), LL(q->h * q->w));
+      ec_line(e, "for (long p = a; p < b; p++) dst[p] = src[p];");
+      ec_line(e, "}");
+      ec_line(e, "for (long p = r1 * %lld; p < %lld; p++) row[p] = %lld;", LL(q->w), LL(P), LL(zx));
+      ec_line(e, "if (off != 0)");
+      ec_line(e, "  for (long oh = r0; oh < r1; oh++) {");
+      ec_line(e, "    uint8_t *rp = row + oh * %lld;", LL(q->w));
+      ec_line(e, "    if (off < 0) for (long j = 0; j < -off && j < %lld; j++) rp[j] = %lld;", LL(q->w),
+              LL(zx));
+      ec_line(e, "    else for (long j = %lld - off; j < %lld; j++) rp[j < 0 ? 0 : j] = %lld;", LL(q->w),
+              LL(q->w), LL(zx));
+      ec_line(e, "  }");
+      ec_line(e, "}");
+      goto interleave;
+    }
+    ec_line(e, "long j0 = off >= 0 ? 0 : (-off + %lld) / %lld, j1 = (%lld - off + %lld) / %lld;",
+            LL(q->s[1] - 1), LL(q->s[1]), LL(q->w), LL(q->s[1] - 1), LL(q->s[1]));
+    ec_line(e, "j0 = j0 > %lld ? %lld : j0;", LL(q->ow), LL(q->ow));
+    ec_line(e, "j1 = j1 < j0 ? j0 : j1 > %lld ? %lld : j1;", LL(q->ow), LL(q->ow));
+    ec_line(e, "for (long oh = 0; oh < %lld; oh++) {", LL(q->oh));
+    ec_line(e, "uint8_t *restrict rp = row + oh * %lld;", LL(q->ow));
+    ec_line(e, "const long ih = oh * %lld + kh * %lld - %lld;", LL(q->s[0]), LL(q->dil[0]),
+            LL(q->pb[0]));
+    ec_line(e, "if (ih < 0 || ih >= %lld) { for (long j = 0; j < %lld; j++) rp[j] = %lld; continue; }",
+            LL(q->h), LL(q->ow), LL(zx));
+    ec_line(e, "const uint8_t *xr = xc + ih * %lld;", LL(q->w));
+    ec_line(e, "for (long j = 0; j < j0; j++) rp[j] = %lld;", LL(zx));
+    if (q->s[1] == 1)
+      ec_line(e, "for (long j = j0; j < j1; j++) rp[j] = xr[j + off];");
+    else
+      ec_line(e, "for (long j = j0; j < j1; j++) rp[j] = xr[j * %lld + off];", LL(q->s[1]));
+    ec_line(e, "for (long j = j1; j < %lld; j++) rp[j] = %lld;", LL(q->ow), LL(zx));
+    ec_line(e, "}");
+    ec_line(e, "}");
+  }
+interleave:
+  /* tile-major: tile t's K/4 rows of 128 bytes are contiguous */
+  ec_line(e, "for (long t = 0; t < %lld; t++) {", LL(Pp / QT_NP));
+  ec_line(e, "uint8_t *bt = B + (t * %lld + g) * %d;", LL(q->k4 / 4), QT_NP * 4);
+  ec_line(e, "const long np = %lld - t * %d < %d ? %lld - t * %d : %d;", LL(P), QT_NP, QT_NP, LL(P),
+          QT_NP, QT_NP);
+  ec_line(e, "onnxc_qinterleave(r[0] + t * %d, r[1] + t * %d, r[2] + t * %d, r[3] + t * %d, np, bt);",
+          QT_NP, QT_NP, QT_NP, QT_NP);
+  if (Pp > P)  /* the last tile's columns past P are computed, never stored: zeroed */
+    ec_line(e, "for (long i = 4 * np; i < %d; i++) bt[i] = 0;", QT_NP * 4);
+  ec_line(e, "}");  /* t */
+  ec_line(e, "}");  /* g */
+  if (par)
+    ec_line(e, "onnxc_ready_set(onnxc_nt);");
+  ec_line(e, "continue;");
+  ec_line(e, "}");
+  if (par)
+    ec_line(e, "onnxc_ready_wait(onnxc_nt, %lld);", LL(ns));
+  ec_line(e, "const long item = it - %lld;", LL(ns));
+  if (w_outer) {
+    ec_line(e, "const long c0 = item * %d;", QT_MR);
+    ec_line(e, "for (long p0 = 0; p0 < %lld; p0 += %d) {", LL(P), QT_NP);
+  } else {
+    ec_line(e, "const long p0 = item * %d;", QT_NP);
+    ec_line(e, "for (long c0 = 0; c0 < %lld; c0 += %d) {", LL(q->cout), QT_MR);
+  }
+  ec_line(e, "const int np = (int)(%lld - p0 < %d ? %lld - p0 : %d);", LL(P), QT_NP, LL(P), QT_NP);
+  ec_line(e, "onnxc_qtile(%lld, X1 + c0 * %lld, B + p0 * %lld, %d, X2 + c0, X3 + c0, "
+             "(int)(%lld - c0 < %d ? %lld - c0 : %d), y + c0 * %lld + p0, %lld, np, lo, hi, zy);",
+          LL(q->k4 / 4), LL(q->k4 / 4), LL(q->k4), QT_NP * 4, LL(q->cout), QT_MR, LL(q->cout), QT_MR,
+          LL(P), LL(P));
+  ec_line(e, "}");
+  ec_line(e, "}");  /* items */
+  ec_line(e, "}");  /* nb */
+}
+
+static void emit_depthwise(EmitC *e, const Node *n, const QConv *q) {
+  int64_t ph, pw, zx = ir_attr_int(n, "x_zero_point", 0), taps = q->k[0] * q->k[1];
+  dw_dims(q, &ph, &pw);
+  int64_t ar = dw_acc_row(q, pw);
+  /* --threads: channels claimed by every thread, each with its own plane and accumulators */
+  bool par = ec_par_worth(e, ec_cost(COST_DW_TAP, (double)(q->batch * q->cout * q->oh * q->ow * taps)));
+  if (par)
+    ec_set_parallel(e);
+  clamp_consts(e, n);
+  ec_line(e, "uint8_t *restrict pl = S + %s * %lld;", par ? "onnxc_th" : "0", LL(dw_part(q, ph, pw)));
+  ec_line(e, "int32_t *restrict acc = (int32_t *)(void *)(pl + %lld);",
+          LL((ph * pw + 64 + 63) / 64 * 64));
+  /* (64 bytes past the plane: the vector path's last loads read into them) */
+  ec_line(e, "for (long i = 0; i < %lld; i++) pl[i] = %lld;", LL(ph * pw + 64), LL(zx));
+  ec_line(e, "long own = 0, it;");
+  ec_line(e, "(void)own;");
+  ec_line(e, "while ((it = %s) < %lld) {", par ? "onnxc_nt > 1 ? onnxc_claim() : own++" : "own++",
+          LL(q->batch * q->cout));
+  ec_line(e, "const long nb = it / %lld, c = it %% %lld;", LL(q->cout), LL(q->cout));
+  ec_line(e, "const uint8_t *x = X0 + (nb * %lld + c) * %lld;", LL(q->cin), LL(q->h * q->w));
+  ec_line(e, "uint8_t *y = Y0 + (nb * %lld + c) * %lld;", LL(q->cout), LL(q->oh * q->ow));
+  ec_line(e, "const int8_t *w = X1 + c * %lld;", LL(taps));
+  ec_line(e, "for (long r = 0; r < %lld; r++)", LL(q->h));
+  ec_line(e, "  for (long j = 0; j < %lld; j++) pl[(r + %lld) * %lld + %lld + j] = x[r * %lld + j];",
+          LL(q->w), LL(q->pb[0]), LL(pw), LL(q->pb[1]), LL(q->w));
+  bool vbmi = q->k[1] <= 4 && 15 * q->s[1] + (q->k[1] - 1) * q->dil[1] < 64;
+  if (vbmi) {
+    Buf ix;
+    buf_init(&ix);
+    for (int l = 0; l < 16; l++)
+      for (int j = 0; j < 4; j++)
+        buf_printf(&ix, "%s%lld", l || j ? ", " : "",
+                   LL(l * q->s[1] + (j < q->k[1] ? j * q->dil[1] : 0)));
+    ec_line(e, "#if defined(__AVX512F__) && defined(__AVX512VNNI__) && defined(__AVX512VBMI__)");
+    ec_line(e, "{");
+    ec_line(e, "static const uint8_t ix[64] = {%s};", ix.s);
+    buf_free(&ix);
+    ec_line(e, "const __m512i idx = _mm512_loadu_si512(ix);");
+    ec_line(e, "int32_t w4[%lld];", LL(q->k[0]));
+    ec_line(e, "for (long kh = 0; kh < %lld; kh++) {", LL(q->k[0]));
+    ec_line(e, "uint32_t v = 0;");
+    ec_line(e, "for (long kw = 0; kw < %lld; kw++) v |= (uint32_t)(uint8_t)w[kh * %lld + kw] << (8 * kw);",
+            LL(q->k[1]), LL(q->k[1]));
+    ec_line(e, "w4[kh] = (int32_t)v;");
+    ec_line(e, "}");
+    ec_line(e, "(void)acc;");
+    ec_line(e, "for (long oh = 0; oh < %lld; oh++)", LL(q->oh));
+    ec_line(e, "  onnxc_qdw_row(pl + oh * %lld, %lld, %lld, w4, %lld, %lld, idx, X2[c], X3[c], lo, hi, zy, "
+               "y + oh * %lld);",
+            LL(q->s[0] * pw), LL(q->dil[0] * pw), LL(q->k[0]), LL(q->ow), LL(q->s[1]), LL(q->ow));
+    ec_line(e, "}");
+    ec_line(e, "#else");
+  }
+  ec_line(e, "for (long i = 0; i < %lld; i++) acc[i] = X2[c];", LL(q->oh * ar));
+  ec_line(e, "for (long kh = 0; kh < %lld; kh++)", LL(q->k[0]));
+  ec_line(e, "for (long kw = 0; kw < %lld; kw++) {", LL(q->k[1]));
+  ec_line(e, "const int32_t wv = w[kh * %lld + kw];", LL(q->k[1]));
+  if (q->s[1] == 1) {
+    ec_line(e, "const uint8_t *restrict src = pl + kh * %lld + kw * %lld;", LL(q->dil[0] * pw),
+            LL(q->dil[1]));
+    if (q->s[0] == 1) {
+      ec_line(e, "for (long i = 0; i < %lld; i++) acc[i] += (int32_t)src[i] * wv;",
+              LL((q->oh - 1) * pw + q->ow));
+    } else {
+      ec_line(e, "for (long oh = 0; oh < %lld; oh++)", LL(q->oh));
+      ec_line(e, "  for (long ow = 0; ow < %lld; ow++) acc[oh * %lld + ow] += (int32_t)src[oh * %lld + ow] * wv;",
+              LL(q->ow), LL(pw), LL(q->s[0] * pw));
+    }
+  } else {
+    ec_line(e, "const uint8_t *restrict src = pl + kh * %lld + kw * %lld;", LL(q->dil[0] * pw),
+            LL(q->dil[1]));
+    ec_line(e, "for (long oh = 0; oh < %lld; oh++)", LL(q->oh));
+    ec_line(e, "  for (long ow = 0; ow < %lld; ow++) acc[oh * %lld + ow] += (int32_t)src[oh * %lld + ow * %lld] * wv;",
+            LL(q->ow), LL(q->ow), LL(q->s[0] * pw), LL(q->s[1]));
+  }
+  ec_line(e, "}");
+  ec_line(e, "for (long oh = 0; oh < %lld; oh++)", LL(q->oh));
+  ec_line(e, "  onnxc_qrow(acc + oh * %lld, %lld, X3[c], lo, hi, zy, y + oh * %lld);", LL(ar),
+          LL(q->ow), LL(q->ow));
+  if (vbmi)
+    ec_line(e, "#endif");
+  ec_line(e, "}");
+}
+
+static void emit_gemm_mode(EmitC *e, const Node *n) {
+  int64_t C = ir_attr_int(n, "cout", 0), K = ir_attr_int(n, "kdim", 0), M, numel;
+  shape_numel(&n->in[0]->shape, &numel);
+  M = K > 0 ? numel / K : 0;
+  clamp_consts(e, n);
+  ec_line(e, "for (long m = 0; m < %lld; m++)", LL(M));
+  ec_line(e, "for (long c = 0; c < %lld; c++) {", LL(C));
+  ec_line(e, "const uint8_t *x = X0 + m * %lld;", LL(K));
+  ec_line(e, "const int8_t *w = X1 + c * %lld;", LL(K));
+  ec_line(e, "Y0[m * %lld + c] = onnxc_qstore(onnxc_qdot(x, w, %lld) + X2[c], X3[c], lo, hi, zy);",
+          LL(C), LL(K));
+  ec_line(e, "}");
+}
+
+bool emitc_QIntConv(EmitC *e, const Node *n) {
+  int64_t mode = ir_attr_int(n, "mode", 0), numel;
+  if (!shape_numel(&n->out[0]->shape, &numel) || numel == 0) {
+    ec_line(e, "(void)X0; (void)X1; (void)X2; (void)X3; (void)Y0;");
+    return true;
+  }
+  if (mode == 1) {
+    emit_gemm_mode(e, n);
+    return true;
+  }
+  QConv q;
+  qconv_geometry(n, &q);
+  if (e->plan->scratch_size[n->id] < qint_scratch_bytes(n, e->threads))
+    return diag_error(e->d, n, "internal: QIntConv without its scratch");
+  if (mode == 2)
+    emit_depthwise(e, n, &q);
+  else
+    emit_conv_gemm(e, n, &q);
+  return true;
+}
+
+/* ---- QIntAdd, QIntGlobalAvgPool, QIntLut ------------------------------------------ */
+
+/* MLAS's QLinearAdd: the zero points folded into one constant, two fused
+ * multiply-adds (fmaf: one rounding each, on every target), rounded half to
+ * even, saturated. */
+bool emitc_QIntAdd(EmitC *e, const Node *n) {
+  int64_t numel;
+  shape_numel(&n->out[0]->shape, &numel);
+  ec_line(e, "const float lo = %lld.0f, hi = %lld.0f;", LL(ir_attr_int(n, "lo", 0)),
+          LL(ir_attr_int(n, "hi", 255)));
+  ec_line(e, "const float ra = %.9ef, rb = %.9ef, fixed = %.9ef;",
+          (double)ir_attr_float(n, "a_ratio", 1), (double)ir_attr_float(n, "b_ratio", 1),
+          (double)ir_attr_float(n, "fixed", 0));
+  ec_flat_for(e, "i", numel);
+  ec_line(e, "float f = fmaf((float)X1[i], rb, fixed);");
+  ec_line(e, "f = fmaf((float)X0[i], ra, f);");
+  ec_line(e, "f = f < lo ? lo : f;");
+  ec_line(e, "f = f > hi ? hi : f;");
+  ec_line(e, "Y0[i] = (uint8_t)(int32_t)onnxc_qround(f);");
+  ec_line(e, "}");
+  return true;
+}
+
+bool emitc_QIntGlobalAvgPool(EmitC *e, const Node *n) {
+  const Shape *x = &n->in[0]->shape;
+  int64_t hw = 1;
+  for (int i = 2; i < x->rank; i++)
+    hw *= x->d[i];
+  clamp_consts(e, n);
+  ec_flat_for(e, "c", x->d[0] * x->d[1]);
+  ec_line(e, "int32_t acc = %lld;", LL(ir_attr_int(n, "bias", 0)));
+  ec_line(e, "for (long i = 0; i < %lld; i++) acc += X0[c * %lld + i];", LL(hw), LL(hw));
+  ec_line(e, "Y0[c] = onnxc_qstore(acc, %.9ef, lo, hi, zy);", (double)ir_attr_float(n, "mult", 1));
+  ec_line(e, "}");
+  return true;
+}
+
+bool emitc_QIntLut(EmitC *e, const Node *n) {
+  int64_t numel;
+  shape_numel(&n->out[0]->shape, &numel);
+  ec_flat_for(e, "i", numel);
+  ec_line(e, "Y0[i] = X1[X0[i]];");
+  ec_line(e, "}");
+  return true;
+}

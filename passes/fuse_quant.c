@@ -1,0 +1,554 @@
+/* fuse_quant.c - QDQ groups lowered to integer kernels (docs/int8.md).
+ *
+ * requires: inferred types and shapes; runs before simplify, so the
+ *   DequantizeLinear of a constant weight is still a node (not folded).
+ * provides: each group below becomes uint8 data flow:
+ *   DQ(x) [, DQ(W), DQ(b)] -> Conv | Gemm | MatMul [-> Relu | Clip] -> Q
+ *       => QIntConv(x, W', b', mult){mode: 0 conv GEMM (W' int32 panels
+ *          [C/8][K/4][8] of 4 int8 along k), 1 X W^T (W' int8 [C, K]),
+ *          2 depthwise (W' int8 [C, taps])}
+ *   DQ(a), DQ(b) -> Add [-> Relu | Clip] -> Q      => QIntAdd(a, b)
+ *   DQ(x) -> GlobalAveragePool -> Q               => QIntGlobalAvgPool(x)
+ *   DQ(x) -> MaxPool | Reshape | Flatten | Squeeze | Unsqueeze | Transpose -> Q
+ *       with Q's scale and zero point those of DQ => the op on the uint8 x
+ *   DQ(x_i) -> Concat -> Q                        => Concat of x_i, each
+ *       requantized by a 256-entry table (QIntLut) when its parameters differ
+ *   x is uint8 with scalar parameters, W an int8 constant with zero points 0,
+ *   per tensor or per output channel, b an int32 constant with zero point 0
+ *   and scale x_scale * W_scale (as quantize_static writes it).
+ * invalidates: the grouped float nodes and the Q go (their DQs are left to
+ *   dce when nothing else reads them); new constants hold the packed weights.
+ * Arithmetic (ONNX Runtime's, so its integer kernels and onnxc agree):
+ *   acc = sum (x - zx) W + b in exact int32 (bias folded: b - zx * sum W);
+ *   y = sat(rne(clamp(float(acc) * m)) + zy), m = (sx * sw[c]) / sy in float.
+ *   A Relu or Clip before Q narrows the clamp to [Q(lo), Q(hi)], which is
+ *   exact since Q is monotonic. Add: fma(a, sa / sy, fma(b, sb / sy, fixed))
+ *   with fixed = zy - (za * (sa / sy) + zb * (sb / sy)), rounded and
+ *   clamped (MLAS's QLinearAdd); GlobalAveragePool: m = sx / (sy * HW) on
+ *   sum x - zx * HW; table entries sat(rne(float(x - zx) * sx / sy) + zy).
+ */
+#include "passes.h"
+
+#include <math.h>
+#include <string.h>
+
+#define QINT_MR 8   /* weight rows per panel: codegen/emit_qint.c's micro-kernel */
+
+typedef struct QParam {
+  Value *v;      /* the quantized value (input of the DQ; output of the Q) */
+  float s;
+  int32_t z;
+} QParam;
+
+static bool konst_scalar(const Value *v, DType dt) {
+  int64_t k;
+  return v->kind == VK_CONST && v->dt == dt && shape_numel(&v->shape, &k) && k == 1;
+}
+
+/* v = DequantizeLinear(q u8, scalar scale, scalar zp): *p. */
+static bool dq_u8(const Value *v, QParam *p) {
+  if (v->kind != VK_NODE || v->producer->op != OP_DequantizeLinear)
+    return false;
+  const Node *n = v->producer;
+  if (n->in[0]->dt != DT_U8 || !konst_scalar(n->in[1], DT_F32) ||
+      ir_attr_int(n, "block_size", 0) != 0)
+    return false;
+  if (ir_has_input(n, 2) && !konst_scalar(n->in[2], DT_U8))
+    return false;
+  p->v = n->in[0];
+  p->s = (float)tensor_get_f64(n->in[1]->konst, 0);
+  p->z = ir_has_input(n, 2) ? (int32_t)tensor_get_i64(n->in[2]->konst, 0) : 0;
+  return p->s > 0 && isfinite(p->s);
+}
+
+/* The only reader of v, when v is no graph output; else NULL. */
+static Node *sole_user(const Value *v) {
+  return v->n_uses == 1 && !v->is_output ? v->uses[0] : NULL;
+}
+
+/* n = QuantizeLinear(_, scalar scale, scalar u8 zp) -> u8: *p (v: its output). */
+static bool q_u8(const Node *n, QParam *p) {
+  if (!n || n->op != OP_QuantizeLinear || n->out[0]->dt != DT_U8 ||
+      !konst_scalar(n->in[1], DT_F32) || ir_attr_int(n, "block_size", 0) != 0)
+    return false;
+  if (ir_has_input(n, 2) && !konst_scalar(n->in[2], DT_U8))
+    return false;
+  p->v = n->out[0];
+  p->s = (float)tensor_get_f64(n->in[1]->konst, 0);
+  p->z = ir_has_input(n, 2) ? (int32_t)tensor_get_i64(n->in[2]->konst, 0) : 0;
+  return p->s > 0 && isfinite(p->s);
+}
+
+static bool same_param(const QParam *a, const QParam *b) { return a->s == b->s && a->z == b->z; }
+
+/* Q of a float as ONNX Runtime computes it: sat(rne(x / s) + z) to uint8. */
+static int32_t quantize(float x, const QParam *p) {
+  float q = rintf(x / p->s) + (float)p->z;
+  return q < 0 ? 0 : q > 255 ? 255 : (int32_t)q;
+}
+
+/* The chain after a float op's output y: an optional Relu / Clip (constant
+ * scalar bounds), then a u8 Q. *q its parameters, *lo, *hi the clamp in the
+ * quantized domain; *chain the nodes to remove (up to 2, in order). */
+static bool q_chain(Value *y, QParam *q, int32_t *lo, int32_t *hi, Node **chain, int *n_chain) {
+  Node *u = sole_user(y);
+  if (!u)
+    return false;
+  *n_chain = 0;
+  float flo = -INFINITY, fhi = INFINITY;
+  if (u->op == OP_Relu || u->op == OP_Clip) {
+    if (u->op == OP_Relu) {
+      flo = 0;
+    } else {
+      if (ir_has_input(u, 1)) {
+        if (!konst_scalar(u->in[1], DT_F32))
+          return false;
+        flo = (float)tensor_get_f64(u->in[1]->konst, 0);
+      }
+      if (ir_has_input(u, 2)) {
+        if (!konst_scalar(u->in[2], DT_F32))
+          return false;
+        fhi = (float)tensor_get_f64(u->in[2]->konst, 0);
+      }
+      if (isnan(flo) || isnan(fhi) || flo > fhi)
+        return false;
+    }
+    chain[(*n_chain)++] = u;
+    u = sole_user(u->out[0]);
+    if (!u)
+      return false;
+  }
+  if (!q_u8(u, q))
+    return false;
+  chain[(*n_chain)++] = u;
+  *lo = isinf(flo) ? 0 : quantize(flo, q);
+  *hi = isinf(fhi) ? 255 : quantize(fhi, q);
+  return true;
+}
+
+/* Replaces the group ending in chain[n_chain-1] (a Q) by `nn`, whose output
+ * takes the Q output's place; removes the chain, then `op`. */
+static void replace_group(Node *op, Node **chain, int n_chain, Node *nn) {
+  Value *qv = chain[n_chain - 1]->out[0];
+  nn->out[0]->dt = DT_U8;
+  nn->out[0]->shape = qv->shape;
+  ir_value_replace(qv, nn->out[0]);
+  for (int i = n_chain - 1; i >= 0; i--)
+    ir_node_remove(chain[i]);
+  if (op)
+    ir_node_remove(op);
+}
+
+static Value *new_const(Graph *g, const char *name, DType dt, int rank, const int64_t *dims,
+                        Diag *d) {
+  Shape s = shape_make(rank, dims);
+  Tensor *t = ir_tensor_new(g, dt, &s, d);
+  return t ? ir_const_new(g, name, t) : NULL;
+}
+
+/* ---- Conv / Gemm / MatMul ------------------------------------------------------ */
+
+typedef struct WInfo {
+  const Tensor *w;        /* int8 data */
+  const Tensor *ws;       /* scales: 1 or C */
+  int64_t C, K;           /* output channels, reduction length */
+  bool trans;             /* w is [K, C] (MatMul, Gemm without transB) rather than [C, ...] */
+} WInfo;
+
+/* v = DequantizeLinear(W int8 const, scales, zero points 0) per tensor or
+ * per channel along `axis` (the output-channel dim) with C channels. */
+static bool dq_weight(const Value *v, int axis, int64_t C, const Tensor **w, const Tensor **ws) {
+  if (v->kind != VK_NODE || v->producer->op != OP_DequantizeLinear)
+    return false;
+  const Node *n = v->producer;
+  const Value *q = n->in[0], *s = n->in[1];
+  if (q->kind != VK_CONST || q->dt != DT_I8 || s->kind != VK_CONST || s->dt != DT_F32 ||
+      ir_attr_int(n, "block_size", 0) != 0)
+    return false;
+  int64_t ns = s->konst->numel;
+  if (ns != 1) {
+    int ax;
+    if (s->shape.rank != 1 || ns != C || !shape_axis(ir_attr_int(n, "axis", 1), q->shape.rank, &ax) ||
+        ax != axis)
+      return false;
+  }
+  if (ir_has_input(n, 2)) {
+    const Value *z = n->in[2];
+    if (z->kind != VK_CONST || z->dt != DT_I8 || z->konst->numel != ns)
+      return false;
+    for (int64_t i = 0; i < ns; i++)
+      if (tensor_get_i64(z->konst, i) != 0)
+        return false;
+  }
+  for (int64_t i = 0; i < ns; i++) {
+    double x = tensor_get_f64(s->konst, i);
+    if (!(x > 0) || !isfinite(x))
+      return false;
+  }
+  *w = q->konst;
+  *ws = s->konst;
+  return true;
+}
+
+static float scale_at(const Tensor *t, int64_t c) { return (float)tensor_get_f64(t, t->numel == 1 ? 0 : c); }
+
+/* v = DequantizeLinear(b int32 const [C], scale ~ sx * sw[c], zero point 0). */
+static bool dq_bias(const Value *v, int64_t C, float sx, const Tensor *ws, const Tensor **b) {
+  if (v->kind != VK_NODE || v->producer->op != OP_DequantizeLinear)
+    return false;
+  const Node *n = v->producer;
+  const Value *q = n->in[0], *s = n->in[1];
+  if (q->kind != VK_CONST || q->dt != DT_I32 || q->konst->numel != C || s->kind != VK_CONST ||
+      s->dt != DT_F32 || (s->konst->numel != 1 && s->konst->numel != C))
+    return false;
+  if (ir_has_input(n, 2)) {
+    const Value *z = n->in[2];
+    if (z->kind != VK_CONST || z->dt != DT_I32)
+      return false;
+    for (int64_t i = 0; i < z->konst->numel; i++)
+      if (tensor_get_i64(z->konst, i) != 0)
+        return false;
+  }
+  for (int64_t c = 0; c < C; c++) {
+    double want = (double)(sx * scale_at(ws, c)), got = tensor_get_f64(s->konst, s->konst->numel == 1 ? 0 : c);
+    if (fabs(got - want) > 1e-6 * fabs(want))
+      return false;
+  }
+  *b = q->konst;
+  return true;
+}
+
+/* W element (c, k) of the weight as [C, K]. */
+static int32_t w_at(const WInfo *wi, int64_t c, int64_t k) {
+  return (int32_t)tensor_get_i64(wi->w, wi->trans ? k * wi->C + c : c * wi->K + k);
+}
+
+static int64_t round_up(int64_t x, int64_t m) { return (x + m - 1) / m * m; }
+
+/* Builds the QIntConv for `op` (Conv, Gemm or MatMul) when its group matches. */
+static bool fuse_linear(Graph *g, Node *op, bool *done, Diag *d) {
+  *done = false;
+  QParam x, y;
+  if (!dq_u8(op->in[0], &x))
+    return true;
+  const Shape *xs = &op->in[0]->shape, *wsh = &op->in[1]->shape;
+  WInfo wi = {0};
+  bool depthwise = false, gemm = false;
+  int waxis = 0;
+  if (op->op == OP_Conv) {
+    int64_t group = ir_attr_int(op, "group", 1);
+    if (xs->rank != 4 || wsh->rank != 4 || !shape_is_static(wsh))
+      return true;
+    wi.C = wsh->d[0];
+    if (group == 1) {
+      wi.K = wsh->d[1] * wsh->d[2] * wsh->d[3];
+    } else if (group == xs->d[1] && group == wi.C && wsh->d[1] == 1) {
+      depthwise = true;
+      wi.K = wsh->d[2] * wsh->d[3];
+    } else {
+      return true;
+    }
+  } else if (op->op == OP_Gemm) {
+    if (ir_attr_int(op, "transA", 0) || ir_attr_float(op, "alpha", 1.0f) != 1.0f ||
+        (ir_has_input(op, 2) && ir_attr_float(op, "beta", 1.0f) != 1.0f) || wsh->rank != 2 ||
+        xs->rank != 2)
+      return true;
+    gemm = true;
+    wi.trans = !ir_attr_int(op, "transB", 0);
+    wi.C = wi.trans ? wsh->d[1] : wsh->d[0];
+    wi.K = wi.trans ? wsh->d[0] : wsh->d[1];
+    waxis = wi.trans ? 1 : 0;
+  } else {  /* MatMul with a [K, N] weight */
+    if (wsh->rank != 2 || xs->rank < 2)
+      return true;
+    gemm = true;
+    wi.trans = true;
+    wi.C = wsh->d[1];
+    wi.K = wsh->d[0];
+    waxis = 1;
+  }
+  if (!dq_weight(op->in[1], waxis, wi.C, &wi.w, &wi.ws))
+    return true;
+  const Tensor *bias = NULL;
+  if (op->op != OP_MatMul && ir_has_input(op, 2) && !dq_bias(op->in[2], wi.C, x.s, wi.ws, &bias))
+    return true;
+  int32_t lo, hi;
+  Node *chain[2];
+  int n_chain;
+  if (!q_chain(op->out[0], &y, &lo, &hi, chain, &n_chain))
+    return true;
+
+  for (int64_t c = 0; c < wi.C; c++) {  /* the folded bias must fit int32 */
+    int64_t sum = 0;
+    for (int64_t k = 0; k < wi.K; k++)
+      sum += w_at(&wi, c, k);
+    int64_t b = (bias ? tensor_get_i64(bias, c) : 0) - (int64_t)x.z * sum;
+    if (b < INT32_MIN || b > INT32_MAX)
+      return true;
+  }
+  /* W': depthwise and gemm keep [C, K]; the conv GEMM's panels are
+   * [C/MR][K4][MR][4] (rows past C and k past K zero) */
+  int64_t K4 = round_up(wi.K, 4), Cp = round_up(wi.C, QINT_MR);
+  bool panels = !depthwise && !gemm;
+  int64_t wdims[2] = {panels ? Cp : wi.C, panels ? K4 / 4 : wi.K};
+  Value *wv = new_const(g, arena_printf(g->arena, "%s_qw", op->name), panels ? DT_I32 : DT_I8,
+                        2, wdims, d);
+  Value *bv = new_const(g, arena_printf(g->arena, "%s_qb", op->name), DT_I32, 1, &wi.C, d);
+  Value *mv = new_const(g, arena_printf(g->arena, "%s_qm", op->name), DT_F32, 1, &wi.C, d);
+  if (!wv || !bv || !mv)
+    return false;
+  int8_t *wp = wv->konst->data;
+  uint32_t *wq = wv->konst->data;  /* panels: 4 int8 per int32, k % 4 in byte k % 4 */
+  int32_t *bp = bv->konst->data;
+  float *mp = mv->konst->data;
+  for (int64_t c = 0; c < wi.C; c++) {
+    int64_t sum = 0;
+    for (int64_t k = 0; k < wi.K; k++) {
+      int32_t w = w_at(&wi, c, k);
+      sum += w;
+      if (!panels)
+        wp[c * wi.K + k] = (int8_t)w;
+      else
+        wq[((c / QINT_MR) * (K4 / 4) + k / 4) * QINT_MR + c % QINT_MR] |= ((uint32_t)w & 0xffu)
+                                                                           << (8 * (k % 4));
+    }
+    bp[c] = (int32_t)((bias ? tensor_get_i64(bias, c) : 0) - (int64_t)x.z * sum);
+    float m = x.s * scale_at(wi.ws, c);
+    mp[c] = m / y.s;
+  }
+  Value *in[4] = {x.v, wv, bv, mv};
+  Node *nn = ir_node_insert(g, chain[n_chain - 1], OP_QIntConv, "QIntConv", op->name, 4, in, 1);
+  nn->domain = "onnxc";
+  for (int i = 0; i < op->n_attrs; i++)
+    if (op->op == OP_Conv)
+      *ir_attr_add(nn, op->attrs[i].name, op->attrs[i].kind) = op->attrs[i];
+  if (op->op == OP_Conv && !ir_attr(nn, "kernel_shape"))
+    ir_attr_set_ints(nn, "kernel_shape", &wsh->d[2], 2);
+  ir_attr_set_int(nn, "mode", depthwise ? 2 : gemm ? 1 : 0);
+  ir_attr_set_int(nn, "cout", wi.C);
+  ir_attr_set_int(nn, "kdim", wi.K);
+  ir_attr_set_int(nn, "x_zero_point", x.z);
+  ir_attr_set_int(nn, "y_zero_point", y.z);
+  ir_attr_set_int(nn, "lo", lo);
+  ir_attr_set_int(nn, "hi", hi);
+  const Shape *ys = &chain[n_chain - 1]->out[0]->shape;
+  ir_attr_set_ints(nn, "yshape", ys->d, ys->rank);
+  replace_group(op, chain, n_chain, nn);
+  *done = true;
+  return true;
+}
+
+/* ---- Add, GlobalAveragePool, ops that keep the parameters, Concat -------------- */
+
+static void set_float(Node *n, const char *name, float v) {
+  Attr *a = ir_attr_add(n, name, AT_FLOAT);
+  a->u.f = v;
+}
+
+static bool fuse_add(Graph *g, Node *op, bool *done) {
+  *done = false;
+  QParam a, b, y;
+  int32_t lo, hi;
+  Node *chain[2];
+  int n_chain;
+  if (!dq_u8(op->in[0], &a) || !dq_u8(op->in[1], &b) ||
+      !shape_equal(&op->in[0]->shape, &op->in[1]->shape) || !shape_is_static(&op->in[0]->shape) ||
+      !q_chain(op->out[0], &y, &lo, &hi, chain, &n_chain))
+    return true;
+  Value *in[2] = {a.v, b.v};
+  Node *nn = ir_node_insert(g, chain[n_chain - 1], OP_QIntAdd, "QIntAdd", op->name, 2, in, 1);
+  nn->domain = "onnxc";
+  float ra = a.s / y.s, rb = b.s / y.s;
+  float ta = ra * (float)a.z, tb = rb * (float)b.z;
+  set_float(nn, "a_ratio", ra);
+  set_float(nn, "b_ratio", rb);
+  set_float(nn, "fixed", (float)y.z - (ta + tb));
+  ir_attr_set_int(nn, "lo", lo);
+  ir_attr_set_int(nn, "hi", hi);
+  replace_group(op, chain, n_chain, nn);
+  *done = true;
+  return true;
+}
+
+static bool fuse_gap(Graph *g, Node *op, bool *done) {
+  *done = false;
+  QParam x, y;
+  int32_t lo, hi;
+  Node *chain[2];
+  int n_chain;
+  const Shape *xs = &op->in[0]->shape;
+  if (!dq_u8(op->in[0], &x) || xs->rank < 3 || !shape_is_static(xs) ||
+      !q_chain(op->out[0], &y, &lo, &hi, chain, &n_chain))
+    return true;
+  int64_t hw = 1;
+  for (int i = 2; i < xs->rank; i++)
+    hw *= xs->d[i];
+  if (hw <= 0 || hw >= (1 << 23))
+    return true;
+  Value *in[1] = {x.v};
+  Node *nn = ir_node_insert(g, chain[n_chain - 1], OP_QIntGlobalAvgPool, "QIntGlobalAvgPool",
+                            op->name, 1, in, 1);
+  nn->domain = "onnxc";
+  set_float(nn, "mult", x.s / (y.s * (float)hw));
+  ir_attr_set_int(nn, "bias", -(int64_t)x.z * hw);
+  ir_attr_set_int(nn, "y_zero_point", y.z);
+  ir_attr_set_int(nn, "lo", lo);
+  ir_attr_set_int(nn, "hi", hi);
+  replace_group(op, chain, n_chain, nn);
+  *done = true;
+  return true;
+}
+
+/* MaxPool and movement ops commute with DQ/Q of one set of parameters. */
+static bool fuse_passthrough(Node *op, bool *done) {
+  *done = false;
+  QParam x, y;
+  if (op->n_out < 1 || !dq_u8(op->in[0], &x) || !q_u8(sole_user(op->out[0]), &y) ||
+      !same_param(&x, &y))
+    return true;
+  if (op->op == OP_MaxPool && (op->n_out > 1 && op->out[1]->kind != VK_NONE))
+    return true;
+  Node *q = sole_user(op->out[0]);
+  ir_node_set_input(op, 0, x.v);
+  op->out[0]->dt = DT_U8;
+  ir_value_replace(q->out[0], op->out[0]);
+  ir_node_remove(q);
+  *done = true;
+  return true;
+}
+
+static bool fuse_concat(Graph *g, Node *op, bool *done, Diag *d) {
+  *done = false;
+  QParam y;
+  if (!q_u8(sole_user(op->out[0]), &y))
+    return true;
+  QParam xs[64];
+  if (op->n_in > 64)
+    return true;
+  for (int i = 0; i < op->n_in; i++)
+    if (!dq_u8(op->in[i], &xs[i]))
+      return true;
+  Node *q = sole_user(op->out[0]);
+  for (int i = 0; i < op->n_in; i++) {
+    Value *src = xs[i].v;
+    if (!same_param(&xs[i], &y)) {
+      int64_t n256 = 256;
+      Value *tv = new_const(g, arena_printf(g->arena, "%s_lut%d", op->name, i), DT_U8, 1, &n256, d);
+      if (!tv)
+        return false;
+      uint8_t *t = tv->konst->data;
+      for (int v = 0; v < 256; v++)
+        t[v] = (uint8_t)quantize((float)(v - xs[i].z) * xs[i].s, &y);
+      Value *in[2] = {src, tv};
+      Node *ln = ir_node_insert(g, op, OP_QIntLut, "QIntLut",
+                                arena_printf(g->arena, "%s_requant%d", op->name, i), 2, in, 1);
+      ln->domain = "onnxc";
+      ln->out[0]->dt = DT_U8;
+      ln->out[0]->shape = src->shape;
+      src = ln->out[0];
+    }
+    ir_node_set_input(op, i, src);
+  }
+  op->out[0]->dt = DT_U8;
+  ir_value_replace(q->out[0], op->out[0]);
+  ir_node_remove(q);
+  *done = true;
+  return true;
+}
+
+bool pass_fuse_quant(Graph *g, Diag *d) {
+  Node *next;
+  for (Node *n = g->first; n; n = next) {
+    next = n->next;
+    bool done = false, ok = true;
+    switch (n->op) {
+    case OP_Conv:
+    case OP_Gemm:
+    case OP_MatMul:
+      ok = fuse_linear(g, n, &done, d);
+      break;
+    case OP_Add:
+      ok = fuse_add(g, n, &done);
+      break;
+    case OP_GlobalAveragePool:
+      ok = fuse_gap(g, n, &done);
+      break;
+    case OP_MaxPool:
+    case OP_Reshape:
+    case OP_Flatten:
+    case OP_Squeeze:
+    case OP_Unsqueeze:
+    case OP_Transpose:
+      ok = fuse_passthrough(n, &done);
+      break;
+    case OP_Concat:
+      ok = fuse_concat(g, n, &done, d);
+      break;
+    default:
+      break;
+    }
+    if (!ok)
+      return false;
+    if (done)  /* the nodes after n may have gone: rescan (groups are few) */
+      next = g->first;
+  }
+  return true;
+}
+
+/* ---- inference of the internal ops ----------------------------------------------- */
+
+static bool u8_in(Node *n, int i, Diag *d) {
+  if (n->in[i]->dt != DT_U8)
+    return diag_error(d, n, "internal: input %d of %s must be uint8", i, n->op_type);
+  return true;
+}
+
+bool infer_QIntConv(Node *n, Diag *d) {
+  int r;
+  const int64_t *ys = ir_attr_ints(n, "yshape", &r);
+  if (!u8_in(n, 0, d))
+    return false;
+  if (!ys || r < 1 || r > IR_MAX_RANK ||
+      (n->in[1]->dt != DT_I8 && n->in[1]->dt != DT_I32) || n->in[2]->dt != DT_I32 ||
+      n->in[3]->dt != DT_F32)
+    return diag_error(d, n, "internal: malformed QIntConv");
+  n->out[0]->dt = DT_U8;
+  n->out[0]->shape = shape_make(r, ys);
+  return true;
+}
+
+bool infer_QIntAdd(Node *n, Diag *d) {
+  if (!u8_in(n, 0, d) || !u8_in(n, 1, d))
+    return false;
+  if (!shape_equal(&n->in[0]->shape, &n->in[1]->shape))
+    return diag_error(d, n, "internal: QIntAdd operands differ in shape");
+  n->out[0]->dt = DT_U8;
+  n->out[0]->shape = n->in[0]->shape;
+  return true;
+}
+
+bool infer_QIntGlobalAvgPool(Node *n, Diag *d) {
+  if (!u8_in(n, 0, d))
+    return false;
+  Shape s = n->in[0]->shape;
+  if (s.rank < 3)
+    return diag_error(d, n, "internal: QIntGlobalAvgPool needs rank >= 3");
+  for (int i = 2; i < s.rank; i++) {
+    s.d[i] = 1;
+    s.sym[i] = NULL;
+    s.x[i] = NULL;
+  }
+  n->out[0]->dt = DT_U8;
+  n->out[0]->shape = s;
+  return true;
+}
+
+bool infer_QIntLut(Node *n, Diag *d) {
+  if (!u8_in(n, 0, d) || !u8_in(n, 1, d))
+    return false;
+  if (n->in[1]->kind != VK_CONST || n->in[1]->konst->numel != 256)
+    return diag_error(d, n, "internal: QIntLut needs a constant table of 256 entries");
+  n->out[0]->dt = DT_U8;
+  n->out[0]->shape = n->in[0]->shape;
+  return true;
+}

@@ -1,0 +1,12 @@
+# int8: the fuse-quant pass (passes/fuse_quant.c, docs/int8.md).
+add_executable(test_fuse_quant ${CMAKE_CURRENT_LIST_DIR}/test_fuse_quant.c)
+target_link_libraries(test_fuse_quant PRIVATE onnxc_passes onnxc_ir cmocka m)
+add_test(NAME unit.fuse_quant COMMAND test_fuse_quant)
+set_tests_properties(unit.fuse_quant PROPERTIES LABELS unit)
+# The QDQ corpus models (models/corpus/quantize.py) against ONNX Runtime's
+# integer kernels: logits exact on the VNNI and portable kernels, the final
+# quantized Softmax within one quantum (tests/models/int8_models.py).
+add_test(NAME e2e.int8_models
+  COMMAND ${ONNXC_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/models/int8_models.py
+          --onnxc ${ONNXC_BIN} --corpus ${CMAKE_BINARY_DIR}/corpus)
+set_tests_properties(e2e.int8_models PROPERTIES LABELS e2e TIMEOUT 900)

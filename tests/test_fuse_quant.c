@@ -1,0 +1,247 @@
+/* test_fuse_quant.c - the fuse-quant pass (passes/fuse_quant.c): which QDQ
+ * groups become integer ops, which stay float, and the constants it folds
+ * (bias with the input zero point, multipliers, clamp, requantizing tables).
+ * Numeric agreement with ONNX Runtime is tests/int8 (e2e.int8_models) and the
+ * differential tests' QDQ profile (tests/diff). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "passes.h"
+
+static Graph *lowered(const char *text) {
+  Diag d;
+  diag_init(&d, "t.ir", stderr);
+  Graph *g = ir_parse(text, "t.ir", &d);
+  assert_non_null(g);
+  assert_true(pass_infer(g, &d));
+  assert_true(pass_fuse_quant(g, &d));
+  assert_true(pass_dce(g, &d));
+  assert_true(ir_verify(g, true, &d));
+  assert_int_equal(d.n_errors, 0);
+  diag_free(&d);
+  return g;
+}
+
+static int count_op(const Graph *g, OpKind op) {
+  int k = 0;
+  for (const Node *n = g->first; n; n = n->next)
+    k += n->op == op;
+  return k;
+}
+
+static const Node *first_op(const Graph *g, OpKind op) {
+  for (const Node *n = g->first; n; n = n->next)
+    if (n->op == op)
+      return n;
+  return NULL;
+}
+
+/* x u8 (scale 0.5, zp 3) -> Conv 1x1 2->2 with per-channel weights, int32
+ * bias -> ACT -> Q (scale 0.25, zp 10). %WZ, %BS and ACT vary per test. */
+static char *conv_text(const char *wz, const char *bscale, const char *act, const char *wq) {
+  static char buf[4096];
+  snprintf(buf, sizeof buf,
+           "graph g opset 19\n"
+           "input %%x : u8[1,2,3,3]\n"
+           "input %%wi : i8[2,2,1,1]\n"
+           "const %%xs : f32[] = [0.5]\n"
+           "const %%xz : u8[] = [3]\n"
+           "const %%wq : i8[2,2,1,1] = [1, -2, 3, 4]\n"
+           "const %%ws : f32[2] = [0.5, 0.25]\n"
+           "const %%wz : i8[2] = [%s]\n"
+           "const %%bq : i32[2] = [7, -9]\n"
+           "const %%bs : f32[2] = [%s]\n"
+           "const %%ys : f32[] = [0.25]\n"
+           "const %%yz : u8[] = [10]\n"
+           "const %%lo : f32[] = [-1.0]\n"
+           "const %%hi : f32[] = [2.0]\n"
+           "%%xf : f32[1,2,3,3] = DequantizeLinear(%%x, %%xs, %%xz) @dqx\n"
+           "%%wf : f32[2,2,1,1] = DequantizeLinear{axis=0}(%s, %%ws, %%wz) @dqw\n"
+           "%%bf : f32[2] = DequantizeLinear{axis=0}(%%bq, %%bs) @dqb\n"
+           "%%c : f32[1,2,3,3] = Conv{kernel_shape=ints[1,1]}(%%xf, %%wf, %%bf) @conv\n"
+           "%s"
+           "%%q : u8[1,2,3,3] = QuantizeLinear(%%a, %%ys, %%yz) @q\n"
+           "output %%q\n",
+           wz, bscale, wq, act);
+  return buf;
+}
+
+static const char *k_relu = "%a : f32[1,2,3,3] = Relu(%c) @act\n";
+static const char *k_clip = "%a : f32[1,2,3,3] = Clip(%c, %lo, %hi) @act\n";
+static const char *k_none = "%a : f32[1,2,3,3] = Identity(%c) @act\n";
+
+static void test_conv_relu_fuses(void **state) {
+  (void)state;
+  Graph *g = lowered(conv_text("0, 0", "0.25, 0.125", k_relu, "%wq"));
+  assert_int_equal(count_op(g, OP_QIntConv), 1);
+  assert_int_equal(count_op(g, OP_Conv) + count_op(g, OP_QuantizeLinear) + count_op(g, OP_Relu) +
+                       count_op(g, OP_DequantizeLinear),
+                   0);
+  const Node *n = first_op(g, OP_QIntConv);
+  assert_string_equal(n->in[0]->name, "x");        /* reads the uint8 input directly */
+  assert_true(g->outputs[0] == n->out[0]);
+  assert_int_equal(n->out[0]->dt, DT_U8);
+  assert_int_equal(ir_attr_int(n, "lo", -1), 10);  /* Relu: Q(0) = zero point */
+  assert_int_equal(ir_attr_int(n, "hi", -1), 255);
+  assert_int_equal(ir_attr_int(n, "x_zero_point", -1), 3);
+  assert_int_equal(ir_attr_int(n, "y_zero_point", -1), 10);
+  /* bias' = b - zx * sum W[c]: 7 - 3 * (1 - 2), -9 - 3 * (3 + 4) */
+  const int32_t *b = n->in[2]->konst->data;
+  assert_int_equal(b[0], 10);
+  assert_int_equal(b[1], -30);
+  /* multipliers (sx * sw[c]) / sy */
+  const float *m = n->in[3]->konst->data;
+  assert_true(m[0] == (0.5f * 0.5f) / 0.25f);
+  assert_true(m[1] == (0.5f * 0.25f) / 0.25f);
+  /* the weight panel: row c holds k = 0..3 in bytes 0..3 (k >= 2 zero) */
+  const uint32_t *w = n->in[1]->konst->data;
+  assert_int_equal(n->in[1]->dt, DT_I32);
+  assert_int_equal(w[0], (uint32_t)1 | ((uint32_t)(uint8_t)-2 << 8));
+  assert_int_equal(w[1], (uint32_t)3 | ((uint32_t)4 << 8));
+  ir_graph_free(g);
+}
+
+static void test_clip_bounds(void **state) {
+  (void)state;
+  Graph *g = lowered(conv_text("0, 0", "0.25, 0.125", k_clip, "%wq"));
+  const Node *n = first_op(g, OP_QIntConv);
+  assert_non_null(n);
+  /* Q(-1) = -4 + 10 = 6, Q(2) = 8 + 10 = 18 */
+  assert_int_equal(ir_attr_int(n, "lo", -1), 6);
+  assert_int_equal(ir_attr_int(n, "hi", -1), 18);
+  ir_graph_free(g);
+}
+
+/* Groups that must stay float: each keeps its Conv and its Q. */
+static void expect_float(const char *text) {
+  Graph *g = lowered(text);
+  assert_int_equal(count_op(g, OP_QIntConv), 0);
+  assert_int_equal(count_op(g, OP_Conv), 1);
+  assert_int_equal(count_op(g, OP_QuantizeLinear), 1);
+  ir_graph_free(g);
+}
+
+static void test_not_fused(void **state) {
+  (void)state;
+  expect_float(conv_text("0, 1", "0.25, 0.125", k_relu, "%wq"));   /* weight zero point */
+  expect_float(conv_text("0, 0", "0.25, 0.25", k_relu, "%wq"));    /* bias scale != sx * sw */
+  expect_float(conv_text("0, 0", "0.25, 0.125", k_relu, "%wi"));   /* weight not constant */
+  expect_float(conv_text("0, 0", "0.25, 0.125", k_none, "%wq"));   /* an op between Conv and Q */
+}
+
+static const char *k_shared =
+    "graph g opset 19\n"
+    "input %x : u8[1,2,2,2]\n"
+    "const %s : f32[] = [0.5]\n"
+    "const %z : u8[] = [3]\n"
+    "const %wq : i8[2,2,1,1] = [1, 2, 3, 4]\n"
+    "const %ws : f32[] = [0.5]\n"
+    "%xf : f32[1,2,2,2] = DequantizeLinear(%x, %s, %z) @dqx\n"
+    "%wf : f32[2,2,1,1] = DequantizeLinear(%wq, %ws) @dqw\n"
+    "%c : f32[1,2,2,2] = Conv{kernel_shape=ints[1,1]}(%xf, %wf) @conv\n"
+    "%q : u8[1,2,2,2] = QuantizeLinear(%c, %s, %z) @q\n"
+    "output %q\n"
+    "output %c\n";
+
+static void test_shared_output_not_fused(void **state) {
+  (void)state;
+  Graph *g = lowered(k_shared);  /* %c is also a graph output */
+  assert_int_equal(count_op(g, OP_QIntConv), 0);
+  assert_int_equal(count_op(g, OP_Conv), 1);
+  ir_graph_free(g);
+}
+
+/* MaxPool between DQ and Q: on uint8 when the parameters agree. */
+static char *pool_text(const char *qscale) {
+  static char buf[1024];
+  snprintf(buf, sizeof buf,
+           "graph g opset 19\n"
+           "input %%x : u8[1,1,4,4]\n"
+           "const %%s : f32[] = [0.5]\n"
+           "const %%t : f32[] = [%s]\n"
+           "const %%z : u8[] = [3]\n"
+           "%%xf : f32[1,1,4,4] = DequantizeLinear(%%x, %%s, %%z) @dq\n"
+           "%%p : f32[1,1,2,2] = MaxPool{kernel_shape=ints[2,2], strides=ints[2,2]}(%%xf) @pool\n"
+           "%%q : u8[1,1,2,2] = QuantizeLinear(%%p, %%t, %%z) @q\n"
+           "output %%q\n",
+           qscale);
+  return buf;
+}
+
+static void test_maxpool(void **state) {
+  (void)state;
+  Graph *g = lowered(pool_text("0.5"));
+  const Node *p = first_op(g, OP_MaxPool);
+  assert_non_null(p);
+  assert_int_equal(p->in[0]->dt, DT_U8);
+  assert_int_equal(p->out[0]->dt, DT_U8);
+  assert_int_equal(count_op(g, OP_QuantizeLinear) + count_op(g, OP_DequantizeLinear), 0);
+  ir_graph_free(g);
+  g = lowered(pool_text("0.25"));  /* Q rescales: stays float */
+  assert_int_equal(first_op(g, OP_MaxPool)->out[0]->dt, DT_F32);
+  assert_int_equal(count_op(g, OP_QuantizeLinear), 1);
+  ir_graph_free(g);
+}
+
+static const char *k_concat_add =
+    "graph g opset 19\n"
+    "input %a : u8[1,2,2,2]\n"
+    "input %b : u8[1,2,2,2]\n"
+    "const %sa : f32[] = [0.5]\n"
+    "const %za : u8[] = [3]\n"
+    "const %sb : f32[] = [0.25]\n"
+    "const %zb : u8[] = [7]\n"
+    "const %sy : f32[] = [0.5]\n"
+    "const %zy : u8[] = [3]\n"
+    "%af : f32[1,2,2,2] = DequantizeLinear(%a, %sa, %za) @dqa\n"
+    "%bf : f32[1,2,2,2] = DequantizeLinear(%b, %sb, %zb) @dqb\n"
+    "%c : f32[1,4,2,2] = Concat{axis=1}(%af, %bf) @cat\n"
+    "%cq : u8[1,4,2,2] = QuantizeLinear(%c, %sy, %zy) @qc\n"
+    "%s : f32[1,2,2,2] = Add(%af, %bf) @add\n"
+    "%r : f32[1,2,2,2] = Relu(%s) @relu\n"
+    "%sq : u8[1,2,2,2] = QuantizeLinear(%r, %sy, %zy) @qs\n"
+    "output %cq\n"
+    "output %sq\n";
+
+static void test_concat_and_add(void **state) {
+  (void)state;
+  Graph *g = lowered(k_concat_add);
+  assert_int_equal(count_op(g, OP_QuantizeLinear) + count_op(g, OP_DequantizeLinear), 0);
+  /* Concat: %a has the output's parameters, %b goes through a table */
+  assert_int_equal(count_op(g, OP_QIntLut), 1);
+  const Node *lut = first_op(g, OP_QIntLut);
+  assert_string_equal(lut->in[0]->name, "b");
+  const uint8_t *t = lut->in[1]->konst->data;
+  for (int v = 0; v < 256; v++) {
+    float want = rintf((float)(v - 7) * 0.25f / 0.5f) + 3.0f;
+    want = want < 0 ? 0 : want > 255 ? 255 : want;
+    assert_int_equal(t[v], (int)want);
+  }
+  const Node *cat = first_op(g, OP_Concat);
+  assert_int_equal(cat->out[0]->dt, DT_U8);
+  assert_string_equal(cat->in[0]->name, "a");
+  /* Add + Relu: QIntAdd clamped at Q(0) = 3 */
+  const Node *add = first_op(g, OP_QIntAdd);
+  assert_non_null(add);
+  assert_int_equal(ir_attr_int(add, "lo", -1), 3);
+  assert_true(ir_attr_float(add, "b_ratio", 0) == 0.25f / 0.5f);
+  ir_graph_free(g);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_conv_relu_fuses),
+      cmocka_unit_test(test_clip_bounds),
+      cmocka_unit_test(test_not_fused),
+      cmocka_unit_test(test_shared_output_not_fused),
+      cmocka_unit_test(test_maxpool),
+      cmocka_unit_test(test_concat_and_add),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
