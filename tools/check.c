@@ -573,11 +573,13 @@ static bool compare(const char *label, const Value *v, const Tensor *exp, const 
       atol = fmax(atol, 1e-6 * fabs(tensor_get_f64(exp, i)));
   /* --precision bf16/fp16 without --rtol/--atol: products round their
    * operands to 8 (bf16) or 11 (fp16) significant bits, so an element's error
-   * scales with the output's magnitude, not its own: rtol 2^-6 (bf16) or 2^-9
-   * (fp16) of the element plus as much of the largest expected magnitude */
+   * scales with the output's magnitude, not its own: rtol 2^-5 (bf16) or 2^-8
+   * (fp16) of the element plus as much of the largest expected magnitude
+   * (BERT-base's 12 layers in bf16 end 2% of the output's scale off, as
+   * ONNX Runtime does with the same operands rounded: docs/precision.md) */
   double rtol = o->rtol;
   if (is_float && o->precision > 0 && !o->tol_set) {
-    rtol = o->precision == 1 ? 1.0 / 64 : 1.0 / 512;
+    rtol = o->precision == 1 ? 1.0 / 32 : 1.0 / 256;
     for (int64_t i = 0; i < exp->numel; i++)
       atol = fmax(atol, rtol * fabs(tensor_get_f64(exp, i)));
   }
