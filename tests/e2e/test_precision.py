@@ -15,7 +15,8 @@ each element plus 1/32 of the output's largest magnitude):
   - guard mode (ONNXC_CHECK_GUARD=1: red zones around every buffer, the
     bfloat16 scratch included) on MobileNetV2 and BERT-tiny;
   - `--precision f32` writes the same sources as no flag; a bad value is
-    refused with a message naming the choices.
+    refused with a message naming the choices, and fp16 (no kernels yet)
+    with one saying so.
 
 Usage: test_precision.py --onnxc BIN --corpus DIR
 """
@@ -90,6 +91,8 @@ def main():
         expect("onnxc_bkr(" in src and "onnxc_ukr(" not in src, "--precision bf16 writes the bfloat16 kernels")
         rc, text = run([onnxc, model, "-o", os.path.join(tmp, "x.so"), "--precision", "int8"])
         expect(rc == 2 and "f32, bf16 or fp16" in text, "a bad --precision is refused", text)
+        rc, text = run([onnxc, model, "-o", os.path.join(tmp, "x.so"), "--precision", "fp16"])
+        expect(rc == 2 and "not implemented" in text, "--precision fp16 is refused, not ignored", text)
 
     print(f"{len(failures)} failed")
     sys.exit(1 if failures else 0)
