@@ -13,8 +13,8 @@ library and against the case's reference outputs (ONNX Runtime, graph
 optimizations off), the relative error over elements above 1e-3 of the
 output's largest magnitude (near-zero elements make any relative error
 large). Then time both libraries in alternating blocks (bench/run.py's
-measure: 50 ms pause and one untimed run before each block) on one thread
-and report median and minimum latencies and the ratio float32 / P. The
+measure: 50 ms pause and one untimed run before each block), both built
+with --threads N (default 1), and report median and minimum latencies and the ratio float32 / P. The
 machine may be shared: the load average is printed before and after.
 
 For scale, the same errors of ONNX Runtime running the model with every
@@ -83,8 +83,8 @@ def run_model(args, name):
     out = {"name": name, "outputs": [], "compile_s": {}}
     for prec in ("f32", args.precision):
         extra = [] if prec == "f32" else ["--precision", prec]
-        c = bench.compile_model(args.onnxc, case_dir, os.path.join(args.work, name, prec), name, None, env,
-                                extra)
+        c = bench.compile_model(args.onnxc, case_dir, os.path.join(args.work, name, f"{prec}_t{args.threads}"),
+                                name, args.threads if args.threads > 1 else None, env, extra)
         if not c["ok"]:
             raise SystemExit(f"{name} {prec}: {c['error']}")
         out["compile_s"][prec] = c["wall_s"]
@@ -113,6 +113,7 @@ def main(argv):
     ap.add_argument("--precision", default="bf16", choices=["bf16", "fp16"])
     ap.add_argument("--corpus", default="build/corpus")
     ap.add_argument("--work", default="build/precision")
+    ap.add_argument("--threads", type=int, default=1, help="onnxc --threads for both libraries (default 1)")
     ap.add_argument("--repeat", type=int, default=20)
     ap.add_argument("--warmup", type=int, default=3)
     ap.add_argument("--rounds", type=int, default=4)
@@ -126,7 +127,8 @@ def main(argv):
            f"| {P} max abs err vs ORT | f32 max abs err vs ORT | ORT, operands rounded to {P}: max abs err |",
            "|---|---|---|---|---|---|---|---|"]
     speed = [f"| model | f32 median ms | {P} median ms | f32 / {P} (median) | f32 min ms | {P} min ms "
-             f"| f32 / {P} (min) | runs each | arena f32 / {P} MB |", "|---|---|---|---|---|---|---|---|---|"]
+             f"| f32 / {P} (min) | runs each | arena f32 / {P} MB | .so f32 / {P} MB |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
     for name in args.models:
         r = run_model(args, name)
         for o in r["outputs"]:
@@ -136,10 +138,11 @@ def main(argv):
         med, mn = r["median_ms"], r["min_ms"]
         speed.append(f"| {name} | {med['f32']:.2f} | {med[P]:.2f} | {med['f32'] / med[P]:.2f}x | {mn['f32']:.2f} "
                      f"| {mn[P]:.2f} | {mn['f32'] / mn[P]:.2f}x | {r['runs']['f32']} "
-                     f"| {r['arena_bytes']['f32'] / 1e6:.1f} / {r['arena_bytes'][P] / 1e6:.1f} |")
+                     f"| {r['arena_bytes']['f32'] / 1e6:.1f} / {r['arena_bytes'][P] / 1e6:.1f} "
+                     f"| {r['so_bytes']['f32'] / 1e6:.1f} / {r['so_bytes'][P] / 1e6:.1f} |")
         print(acc[-len(r["outputs"]):], speed[-1], flush=True)
     lines += ["Accuracy (relative errors over elements above 1e-3 of the output's largest magnitude):", ""]
-    lines += acc + ["", "Speed (one thread, alternating blocks):", ""] + speed
+    lines += acc + ["", f"Speed (--threads {args.threads}, alternating blocks):", ""] + speed
     lines += ["", f"load average after: {os.getloadavg()}"]
     text = "\n".join(lines) + "\n"
     print(text)

@@ -400,6 +400,8 @@ void gk_emit_setup_items(EmitC *e, const Prod *p, const Window *win, int64_t ns,
  * rows of A another packs too. Else row blocks of at most GEMM_MC rows x
  * column blocks of gk_par_ncw. */
 ParSplit gk_par_split(const Prod *p) {
+  if (p->lp)
+    return bk_par_split(p);
   ParSplit s;
   int64_t M = p->m, N = p->n;
   s.ncw = gk_par_ncw(M, N, p->threads);
@@ -425,6 +427,10 @@ int64_t gk_par_per(const Prod *p) {
 void gk_emit_core_par(EmitC *e, const Prod *p, const Window *win, int64_t batch,
                           const char *const *setup, bool shared, int64_t nsetup,
                           void (*setup_item)(EmitC *, const Prod *, const Window *, int64_t)) {
+  if (p->lp) {
+    bk_emit_core_par(e, p, win, batch, setup, shared, nsetup, setup_item);
+    return;
+  }
   int64_t M = p->m, N = p->n, K = p->k;
   ParSplit sp = gk_par_split(p);
   int64_t ncw = sp.ncw, nib = sp.nib, njb = sp.njb;

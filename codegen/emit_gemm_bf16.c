@@ -42,18 +42,48 @@ int gk_lp(const Node *n) {
   return 1;
 }
 
+/* How bk_emit_core_par cuts one matrix into items: A packed (a conv's
+ * weight): column blocks of all rows, each packing its part of B once; B
+ * packed and A not: row blocks (multiples of 16 rows, at most GEMM_MC) of
+ * all columns, at least 4 per thread where the rows allow, each packing its
+ * rows of A once; else row blocks of GEMM_MC x column blocks. */
+ParSplit bk_par_split(const Prod *p) {
+  ParSplit s;
+  int64_t M = p->m, N = p->n;
+  s.ncw = gk_par_ncw(M, N, p->threads);
+  s.nib = (M + GEMM_MC - 1) / GEMM_MC;
+  s.njb = (N + s.ncw - 1) / s.ncw;
+  s.all_rows = p->a.src == SRC_PACKED;
+  if (s.all_rows) {
+    s.nib = 1;
+  } else if (p->b.src == SRC_PACKED) {
+    int64_t want = 4 * (int64_t)p->threads, most = (M + BK_MR - 1) / BK_MR;
+    s.nib = s.nib > want ? s.nib : want < most ? want : most;
+    s.ncw = up(N, BK_NR);
+    s.njb = 1;
+  }
+  return s;
+}
+
 void bk_layout(Prod *p, const Window *win) {
   int64_t kcp = up(min64(p->k, GEMM_KC), BK_KQ), off = 0;
   p->off_b = p->off_a = p->off_pix = p->off_img = -1;
-  p->par = false; /* one thread: the parallel split cuts rows by 24 (gk_par_split) */
+  p->par = threads_worth(p->threads, ec_cost_ns((double)p->m * p->n * p->k, 0));
   p->slot = 0;
+  /* --threads: one thread's packing buffers (an item's columns and at most
+   * GEMM_MC rows), then the next thread's */
+  int64_t ncol = p->par ? min64(p->n, bk_par_split(p).ncw) : min64(p->n, GEMM_NC);
   if (p->b.src != SRC_PACKED) {
     p->off_b = off;
-    off += up(kcp * up(min64(p->n, GEMM_NC), BK_NR) * 2, 64);
+    off += up(kcp * up(ncol, BK_NR) * 2, 64);
   }
   if (p->a.src != SRC_PACKED) {
     p->off_a = off;
     off += up(up(min64(p->m, GEMM_MC), BK_MR) * kcp * 2, 64);
+  }
+  if (p->par) {
+    p->slot = off;
+    off *= p->threads;
   }
   if (p->b.src == SRC_IM2COL) {
     p->off_pix = off;
@@ -215,6 +245,66 @@ void bk_emit_core(EmitC *e, const Prod *p, const Window *win) {
   ec_line(e, "}"); /* ic */
   ec_line(e, "}"); /* pc */
   ec_line(e, "}"); /* jc */
+  ec_line(e, "onnxc_lp_end(amx);");
+  ec_line(e, "}");
+}
+
+/* The product as items claimed by every thread (--threads), with
+ * gk_emit_core_par's arguments: `batch` matrices, `setup` lines per item
+ * (pa/pb/py of matrix it / items per matrix), `shared`: the function runs on
+ * every thread, whose first nsetup items run setup_item. */
+void bk_emit_core_par(EmitC *e, const Prod *p, const Window *win, int64_t batch, const char *const *setup,
+                      bool shared, int64_t nsetup,
+                      void (*setup_item)(EmitC *, const Prod *, const Window *, int64_t)) {
+  int64_t M = p->m, N = p->n, K = p->k;
+  ParSplit sp = bk_par_split(p);
+  ec_line(e, "{");
+  ec_line(e, "long own = 0, it;");
+  if (p->off_b >= 0)
+    ec_line(e, "unsigned short *bb = (unsigned short *)(S + %lld + (long)onnxc_th * %lld);", LL(p->off_b),
+            LL(p->slot));
+  if (p->off_a >= 0)
+    ec_line(e, "unsigned short *ab = (unsigned short *)(S + %lld + (long)onnxc_th * %lld);", LL(p->off_a),
+            LL(p->slot));
+  ec_line(e, "const int amx = onnxc_lp_begin(); /* bfloat16 operands, float32 sums */");
+  ec_line(e, "(void)own;");
+  if (shared)
+    ec_line(e, "while ((it = onnxc_nt > 1 ? onnxc_claim() : own++) < %lld) {",
+            LL(nsetup + batch * sp.nib * sp.njb));
+  else
+    ec_line(e, "while ((it = own++) < %lld) {", LL(batch * sp.nib * sp.njb));
+  if (shared && nsetup > 0)
+    gk_emit_setup_items(e, p, win, nsetup, setup_item);
+  for (int i = 0; setup && setup[i]; i++)
+    ec_line(e, "%s", setup[i]);
+  if (sp.all_rows) {
+    ec_line(e, "const long jc = it %% %lld * %lld;", LL(sp.njb), LL(sp.ncw));
+  } else {
+    ec_line(e, "const long rb = %lld;", LL(up((M + sp.nib - 1) / sp.nib, BK_MR)));
+    ec_line(e, "const long ic = it %% %lld / %lld * rb, jc = it %% %lld * %lld;", LL(sp.nib * sp.njb),
+            LL(sp.njb), LL(sp.njb), LL(sp.ncw));
+    ec_line(e, "if (ic >= %lld)", LL(M));
+    ec_line(e, "  continue;");
+  }
+  ec_line(e, "const long nc = %lld - jc < %lld ? %lld - jc : %lld;", LL(N), LL(sp.ncw), LL(N), LL(sp.ncw));
+  ec_line(e, "for (long pc = 0; pc < %lld; pc += %d) {", LL(K), GEMM_KC);
+  ec_line(e, "const long kc = %lld - pc < %d ? %lld - pc : %d;", LL(K), GEMM_KC, LL(K), GEMM_KC);
+  ec_line(e, "const long kcp = (kc + 31) / 32 * 32;");
+  if (p->b.src != SRC_PACKED)
+    bk_pack_b(e, p, win);
+  if (sp.all_rows) {
+    ec_line(e, "for (long ic = 0; ic < %lld; ic += %d) {", LL(M), GEMM_MC);
+    ec_line(e, "const long mc = %lld - ic < %d ? %lld - ic : %d;", LL(M), GEMM_MC, LL(M), GEMM_MC);
+  } else {
+    ec_line(e, "const long mc = %lld - ic < rb ? %lld - ic : rb;", LL(M), LL(M));
+  }
+  if (p->a.src != SRC_PACKED)
+    bk_pack_a(e, p);
+  bk_tiles(e, p);
+  if (sp.all_rows)
+    ec_line(e, "}"); /* ic */
+  ec_line(e, "}"); /* pc */
+  ec_line(e, "}"); /* items */
   ec_line(e, "onnxc_lp_end(amx);");
   ec_line(e, "}");
 }

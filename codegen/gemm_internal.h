@@ -110,14 +110,18 @@ bool gk_conv_prod(const Node *n, int threads, Prod *p, Window *w);
 
 /* ---- --precision bf16 (emit_gemm_bf16.c, docs/precision.md) ------------------------
  * gk_lp: the product's reduced type (1 bf16) from the node's onnxc.precision,
- * 0 for float32. With p->lp set, gk_layout, gk_declare_scratch and
- * gk_emit_core hand over to bk_layout, bk_declare_scratch and bk_emit_core
- * (one thread, static extents), and the packed weights come from
+ * 0 for float32. With p->lp set, gk_layout, gk_declare_scratch,
+ * gk_emit_core, gk_emit_core_par and gk_par_split hand over to their bk_
+ * counterparts (static extents only), and the packed weights come from
  * bk_weight_data. */
 int gk_lp(const Node *n);
 void bk_layout(Prod *p, const Window *win);
 void bk_declare_scratch(EmitC *e, const Prod *p);
 void bk_emit_core(EmitC *e, const Prod *p, const Window *win);
+ParSplit bk_par_split(const Prod *p);
+void bk_emit_core_par(EmitC *e, const Prod *p, const Window *win, int64_t batch, const char *const *setup,
+                      bool shared, int64_t nsetup,
+                      void (*setup_item)(EmitC *, const Prod *, const Window *, int64_t));
 int64_t bk_weight_numel(const Prod *p, const Node *n, const Value *v);
 const Tensor *bk_weight_data(const Prod *p, const Node *n, const Value *v, Arena *a);
 

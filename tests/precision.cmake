@@ -13,3 +13,12 @@ add_test(NAME e2e.precision_bf16
   COMMAND ${ONNXC_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/e2e/test_precision.py
           --onnxc $<TARGET_FILE:onnxc> --corpus ${CMAKE_BINARY_DIR}/corpus)
 set_tests_properties(e2e.precision_bf16 PROPERTIES LABELS e2e TIMEOUT 900)
+
+# Random whole models (tests/diff/gen_model.py) compiled with --precision bf16
+# in guard mode, judged at check's bf16 tolerance; about 40% of the seeds
+# have a product large enough for the packed kernel.
+add_test(NAME diff.random_bf16
+  COMMAND ${CMAKE_COMMAND} -E env ONNXC_CHECK_GUARD=1
+          ${ONNXC_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/diff/run_diff.py --onnxc $<TARGET_FILE:onnxc>
+          --seeds 0:60 --configs O2:bf16 -j 2 --timeout 120)
+set_tests_properties(diff.random_bf16 PROPERTIES LABELS e2e TIMEOUT 600)

@@ -13,7 +13,9 @@ each element plus 1/32 of the output's largest magnitude):
     BERT-tiny, and (when the host has AVX512-BF16) --cpu cooperlake: the
     AVX512-BF16 conversions with the portable product;
   - guard mode (ONNXC_CHECK_GUARD=1: red zones around every buffer, the
-    bfloat16 scratch included) on MobileNetV2 and BERT-tiny;
+    bfloat16 scratch included) on MobileNetV2 and BERT-tiny, and with
+    --threads 2 (each thread's bfloat16 packing buffers) on the conv, the
+    MatMul and MobileNetV2;
   - `--precision f32` writes the same sources as no flag; a bad value is
     refused with a message naming the choices, and fp16 (no kernels yet)
     with one saying so.
@@ -76,6 +78,9 @@ def main():
     for m in ("mobilenetv2", "bert_tiny"):
         rc, text = run([onnxc, "check", "--precision", "bf16", case[m]], {"ONNXC_CHECK_GUARD": "1"})
         expect(rc == 0, f"{m}: bf16 in guard mode", text)
+    for m in ("conv3x3_64_56", "matmul_128_768_3072", "mobilenetv2"):
+        rc, text = run([onnxc, "check", "--precision", "bf16", "--threads", "2", case[m]], {"ONNXC_CHECK_GUARD": "1"})
+        expect(rc == 0, f"{m}: bf16 with --threads 2 (products split over the pool), guard mode", text)
 
     with tempfile.TemporaryDirectory() as tmp:
         model = os.path.join(case["conv3x3_64_56"], "model.onnx")
