@@ -27,20 +27,7 @@
 #define BK_NR 32 /* columns of a panel and of the tile */
 #define BK_KQ 32 /* depth of one chunk (one AMX A tile row) */
 
-int gk_lp(const Node *n) {
-  if (ir_attr_int(n, "onnxc.precision", 0) != 1 || n->n_in < 2 || !n->in[1])
-    return 0;
-  /* a non-finite weight keeps float32: its packed words could read as NaN
-   * floats, which the C form of the weights does not keep bit for bit */
-  const Value *w = n->in[1];
-  if (w->kind == VK_CONST && w->konst && w->dt == DT_F32) {
-    const float *d = w->konst->data;
-    for (int64_t i = 0; i < w->konst->numel; i++)
-      if (!isfinite(d[i]))
-        return 0;
-  }
-  return 1;
-}
+int gk_lp(const Node *n) { return ir_attr_int(n, "onnxc.precision", 0) == 1; }
 
 /* How bk_emit_core_par cuts one matrix into items: A packed (a conv's
  * weight): column blocks of all rows, each packing its part of B once; B

@@ -206,6 +206,25 @@ static void test_lowp_unmarked_stays_f32(void **state) {
   ir_graph_free(g);
 }
 
+/* A weight holding an infinity keeps the float32 product (its bfloat16
+ * pairs could read as NaN floats in the C form of the weights). */
+static void test_lowp_nonfinite_weight_stays_f32(void **state) {
+  (void)state;
+  Graph *g = pu_graph();
+  Value *w = pu_weight(g, "w", 300, 70);
+  iota(w);
+  ((float *)w->konst->data)[1234] = INFINITY;
+  Value *y = pu_op2(g, OP_MatMul, "y", pu_input(g, "x", 64, 300), w);
+  ir_output_add(g, y);
+  Plan p;
+  plan_of(g, &p);
+  assert_int_equal(ir_attr_int(y->producer, "onnxc.precision", 0), 0);
+  assert_int_equal(p.scratch_size[y->producer->id], 72 * 256 * 4);
+  assert_int_equal(gemm_weight_numel(&p, w, 1), 96 * 300);
+  assert_false(gemm_lp_used(g, &p, 1));
+  ir_graph_free(g);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_lowp_bf16_rounds_to_nearest_even),
@@ -213,6 +232,7 @@ int main(void) {
       cmocka_unit_test(test_lowp_matmul_weight_in_pair_panels),
       cmocka_unit_test(test_lowp_conv_weight_in_row_chunks),
       cmocka_unit_test(test_lowp_unmarked_stays_f32),
+      cmocka_unit_test(test_lowp_nonfinite_weight_stays_f32),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
