@@ -173,15 +173,21 @@ static void bk_tiles(EmitC *e, const Prod *p) {
   else
     ec_line(e, "const unsigned short *b = bb + jr * kcp;");
   ec_line(e, "const long cols = nc - jr < 32 ? nc - jr : 32;");
-  ec_line(e, "for (long ir = 0; ir < mc; ir += 16) {");
+  /* two 16-row panels at once where there are 32 full rows (the kernel's
+   * four C tiles share each B tile load), else one */
+  ec_line(e, "for (long ir = 0, step = 16; ir < mc; ir += step) {");
+  ec_line(e, "step = mc - ir >= 32 && cols == 32 ? 32 : 16;");
   if (p->a.src == SRC_PACKED)
     ec_line(e, "const unsigned short *a = (const unsigned short *)%s + (ic + ir) * %lld + pc * 16;", p->a.ptr,
             LL(Kp));
   else
     ec_line(e, "const unsigned short *a = ab + ir * kcp;");
-  ec_line(e, "const long rows = mc - ir < 16 ? mc - ir : 16;");
+  ec_line(e, "const long rows = mc - ir < step ? mc - ir : step;");
   ec_line(e, "float *c = %s + (ic + ir) * %lld + jc + jr;", p->y, LL(p->ldy));
-  ec_line(e, "if (rows == 16 && cols == 32) {");
+  ec_line(e, "if (step == 32) {");
+  ec_line(e, "onnxc_bkr2(amx, kcp, a, %s, b, c, %lld, pc > 0);",
+          p->a.src == SRC_PACKED ? arena_printf(e->g->arena, "%lld", LL(16 * Kp)) : "16 * kcp", LL(p->ldy));
+  ec_line(e, "} else if (rows == 16 && cols == 32) {");
   ec_line(e, "onnxc_bkr(amx, kcp, a, b, c, %lld, pc > 0);", LL(p->ldy));
   ec_line(e, "} else {");
   ec_line(e, "float t[16 * 32];");
@@ -407,13 +413,13 @@ static const char *const prelude[] = {
     "#if defined(__AMX_BF16__) && defined(__AMX_TILE__) && defined(__x86_64__) && defined(__linux__)\n"
     "#include <immintrin.h>\n"
     "/* Asks Linux for the AMX tile state (arch_prctl ARCH_REQ_XCOMP_PERM,\n"
-    " * XFEATURE_XTILEDATA) and configures tiles 0-4 as 16 rows of 64 bytes:\n"
+    " * XFEATURE_XTILEDATA) and configures tiles 0-7 as 16 rows of 64 bytes:\n"
     " * 1 when the tiles are ready, else 0 (then the portable kernel runs). */\n"
     "static int onnxc_lp_begin(void) {\n"
     "  static const unsigned char cfg[64] = {1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,\n"
-    "                                        64, 0, 64, 0, 64, 0, 64, 0, 64, 0, 0, 0, 0, 0, 0, 0,\n"
+    "                                        64, 0, 64, 0, 64, 0, 64, 0, 64, 0, 64, 0, 64, 0, 64, 0,\n"
     "                                        0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,\n"
-    "                                        16, 16, 16, 16, 16, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};\n"
+    "                                        16, 16, 16, 16, 16, 16, 16, 16, 0, 0, 0, 0, 0, 0, 0, 0};\n"
     "  long r;\n"
     "  __asm__ volatile(\"syscall\" : \"=a\"(r) : \"a\"(158L), \"D\"(0x1023L), \"S\"(18L) : \"rcx\", \"r11\", \"memory\");\n"
     "  if (r != 0)\n"
@@ -442,14 +448,50 @@ static const char *const prelude[] = {
     "    _tile_zero(1);\n"
     "  }\n"
     "  for (q = 0; q < kcp; q += 32) {\n"
-    "    _tile_loadd(2, a + q * 16, 64);\n"
-    "    _tile_loadd(3, b + q * 32, 128);\n"
-    "    _tile_loadd(4, b + q * 32 + 32, 128);\n"
-    "    _tile_dpbf16ps(0, 2, 3);\n"
-    "    _tile_dpbf16ps(1, 2, 4);\n"
+    "    _tile_loadd(4, a + q * 16, 64);\n"
+    "    _tile_loadd(6, b + q * 32, 128);\n"
+    "    _tile_loadd(7, b + q * 32 + 32, 128);\n"
+    "    _tile_dpbf16ps(0, 4, 6);\n"
+    "    _tile_dpbf16ps(1, 4, 7);\n"
     "  }\n"
     "  _tile_stored(0, c, ldc * 4);\n"
     "  _tile_stored(1, c + 16, ldc * 4);\n"
+    "}\n"
+    ,
+    "/* 32 x 32: rows 16-31 from the next panel, at a + a2 */\n"
+    "static void onnxc_bkr2(int amx, long kcp, const unsigned short *a, long a2, const unsigned short *b,\n"
+    "                       float *c, long ldc, int acc) {\n"
+    "  long q;\n"
+    "  if (!amx) {\n"
+    "    onnxc_bkr_c(kcp, a, b, c, ldc, acc);\n"
+    "    onnxc_bkr_c(kcp, a + a2, b, c + 16 * ldc, ldc, acc);\n"
+    "    return;\n"
+    "  }\n"
+    "  if (acc) {\n"
+    "    _tile_loadd(0, c, ldc * 4);\n"
+    "    _tile_loadd(1, c + 16, ldc * 4);\n"
+    "    _tile_loadd(2, c + 16 * ldc, ldc * 4);\n"
+    "    _tile_loadd(3, c + 16 * ldc + 16, ldc * 4);\n"
+    "  } else {\n"
+    "    _tile_zero(0);\n"
+    "    _tile_zero(1);\n"
+    "    _tile_zero(2);\n"
+    "    _tile_zero(3);\n"
+    "  }\n"
+    "  for (q = 0; q < kcp; q += 32) {\n"
+    "    _tile_loadd(4, a + q * 16, 64);\n"
+    "    _tile_loadd(5, a + a2 + q * 16, 64);\n"
+    "    _tile_loadd(6, b + q * 32, 128);\n"
+    "    _tile_loadd(7, b + q * 32 + 32, 128);\n"
+    "    _tile_dpbf16ps(0, 4, 6);\n"
+    "    _tile_dpbf16ps(1, 4, 7);\n"
+    "    _tile_dpbf16ps(2, 5, 6);\n"
+    "    _tile_dpbf16ps(3, 5, 7);\n"
+    "  }\n"
+    "  _tile_stored(0, c, ldc * 4);\n"
+    "  _tile_stored(1, c + 16, ldc * 4);\n"
+    "  _tile_stored(2, c + 16 * ldc, ldc * 4);\n"
+    "  _tile_stored(3, c + 16 * ldc + 16, ldc * 4);\n"
     "}\n"
     "#else\n"
     "static int onnxc_lp_begin(void) { return 0; }\n"
@@ -462,6 +504,12 @@ static const char *const prelude[] = {
     "                      long ldc, int acc) {\n"
     "  (void)amx;\n"
     "  onnxc_bkr_c(kcp, a, b, c, ldc, acc);\n"
+    "}\n"
+    "static void onnxc_bkr2(int amx, long kcp, const unsigned short *a, long a2, const unsigned short *b,\n"
+    "                       float *c, long ldc, int acc) {\n"
+    "  (void)amx;\n"
+    "  onnxc_bkr_c(kcp, a, b, c, ldc, acc);\n"
+    "  onnxc_bkr_c(kcp, a + a2, b, c + 16 * ldc, ldc, acc);\n"
     "}\n"
     "#endif\n\n",
     NULL};

@@ -144,7 +144,8 @@ static void test_lowp_matmul_weight_in_pair_panels(void **state) {
   arena_free(a);
   char *c = cu_generate(g, &p, NULL);
   assert_non_null(strstr(c, "onnxc_bkr(amx, kcp, a, b, c, 70, pc > 0);"));
-  assert_non_null(strstr(c, "_tile_dpbf16ps(0, 2, 3);"));
+  assert_non_null(strstr(c, "_tile_dpbf16ps(0, 4, 6);"));
+  assert_non_null(strstr(c, "onnxc_bkr2(amx, kcp, a, 16 * kcp, b, c, 70, pc > 0);")); /* 32 rows at once */
   assert_null(strstr(c, "onnxc_ukr("));
   free(c);
   ir_graph_free(g);
