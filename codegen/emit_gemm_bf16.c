@@ -14,16 +14,18 @@
  * are converted while they are packed, so values between nodes stay
  * float32 and the epilogues (bias, residual, activation, fused chains) run
  * on the float32 result as they do for float32 products.
- * The micro-kernel computes a 16 x 32 tile: with AMX-BF16 (Linux x86-64,
- * permission asked once per product) two 16 x 16 float32 tiles += one A tile
- * x two B tiles per 32 k; without it (or when the kernel refuses AMX) a
- * portable loop over the same bfloat16 operands, whose products are exact
+ * The micro-kernels compute a 32 x 32 tile (two A panels; onnxc_bkr2) where
+ * 32 full rows remain, else 16 x 32 (onnxc_bkr): with AMX-BF16 (Linux
+ * x86-64, permission asked once per product) 16 x 16 float32 C tiles += A
+ * tiles x two B tiles per 32 k; without it (or when the kernel refuses AMX)
+ * a portable loop over the same bfloat16 operands, whose products are exact
  * in float32 but whose sums run in another order (not bit-identical).
+ * With --threads, bk_emit_core_par splits the product as bk_par_split says.
  */
 #include "gemm_internal.h"
 #include "lowp.h"
 
-#define BK_MR 16 /* rows of a panel and of the micro-kernel's tile */
+#define BK_MR 16 /* rows of a panel and of the smaller micro-kernel's tile */
 #define BK_NR 32 /* columns of a panel and of the tile */
 #define BK_KQ 32 /* depth of one chunk (one AMX A tile row) */
 
