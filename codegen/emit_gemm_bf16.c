@@ -18,8 +18,9 @@
  * 32 full rows remain, else 16 x 32 (onnxc_bkr): with AMX-BF16 (Linux
  * x86-64, permission asked once per product) 16 x 16 float32 C tiles += A
  * tiles x two B tiles per 32 k; without it (or when the kernel refuses AMX)
- * a portable loop over the same bfloat16 operands, whose products are exact
- * in float32 but whose sums run in another order (not bit-identical).
+ * vdpbf16ps (AVX512-BF16) or a portable loop over the same bfloat16
+ * operands, whose products are exact in float32 but whose sums run in
+ * another order (not bit-identical).
  * With --threads, bk_emit_core_par splits the product as bk_par_split says.
  */
 #include "gemm_internal.h"

@@ -11,7 +11,7 @@ each element plus 1/32 of the output's largest magnitude):
     the bf16 build fails, so the reduced precision is in effect;
   - the portable kernels (--cpu generic: no AVX-512, no AMX) on the conv and
     BERT-tiny, and (when the host has AVX512-BF16) --cpu cooperlake: the
-    AVX512-BF16 conversions with the portable product;
+    vdpbf16ps kernel of CPUs without AMX;
   - guard mode (ONNXC_CHECK_GUARD=1: red zones around every buffer, the
     bfloat16 scratch included) on MobileNetV2 and BERT-tiny, and with
     --threads 2 (each thread's bfloat16 packing buffers) on the conv, the
@@ -71,9 +71,10 @@ def main():
     for m in ("conv3x3_64_56", "bert_tiny"):
         rc, text = run([onnxc, "check", "--precision", "bf16", "--cpu", "generic", case[m]])
         expect(rc == 0, f"{m}: bf16 on the portable kernels (--cpu generic)", text)
-    if "avx512_bf16" in open("/proc/cpuinfo").read():  # the conversions of AVX512-BF16 without AMX
-        rc, text = run([onnxc, "check", "--precision", "bf16", "--cpu", "cooperlake", case["conv3x3_64_56"]])
-        expect(rc == 0, "conv3x3_64_56: bf16 with AVX512-BF16 conversions, portable products", text)
+    if "avx512_bf16" in open("/proc/cpuinfo").read():  # AVX512-BF16 without AMX
+        for m in ("conv3x3_64_56", "bert_tiny"):
+            rc, text = run([onnxc, "check", "--precision", "bf16", "--cpu", "cooperlake", case[m]])
+            expect(rc == 0, f"{m}: bf16 on the vdpbf16ps kernel (--cpu cooperlake)", text)
 
     for m in ("mobilenetv2", "bert_tiny"):
         rc, text = run([onnxc, "check", "--precision", "bf16", case[m]], {"ONNXC_CHECK_GUARD": "1"})
