@@ -232,8 +232,10 @@ def run_worker(spec):
     per_thread_libs = spec["onnxc_threads"]
     onnxc = {}
     for t in (threads if per_thread_libs else [threads[0]]):
+        prec = spec.get("precision", "f32")
         c = compile_model(spec["onnxc"], case_dir, os.path.join(spec["work"], name, f"t{t}"),
-                          name, t if per_thread_libs else None, env)
+                          name, t if per_thread_libs else None, env,
+                          [] if prec == "f32" else ["--precision", prec])
         res.setdefault("compile", c)
         if not c["ok"]:
             res["compile"] = c
@@ -243,9 +245,13 @@ def run_worker(spec):
     if onnxc:
         try:
             x = 0.0
+            rtol, atol = meta["rtol"], meta["atol"]
+            if spec.get("precision", "f32") == "bf16":  # onnxc check's bf16 tolerance
+                rtol = 1 / 32
+                atol = max([atol] + [rtol * float(np.max(np.abs(a))) for _, a in refs if a.dtype.kind == "f" and a.size])
             for lib in onnxc.values():  # every thread count's library is checked
                 lib()
-                x = max(x, excess(lib.outputs, [a for _, a in refs], meta["rtol"], meta["atol"]))
+                x = max(x, excess(lib.outputs, [a for _, a in refs], rtol, atol))
             res["excess"] = x
             res["verdict"] = "yes" if x <= 1 else f"no ({x:.3g}x tolerance)"
         except RuntimeError as e:
@@ -361,6 +367,9 @@ def parse_args(argv):
                     help="directory for compiled libraries (default build/bench)")
     ap.add_argument("--cflags", default="-march=native",
                     help="ONNXC_CFLAGS for generated code (default -march=native; '' for none)")
+    ap.add_argument("--precision", default="f32", choices=["f32", "bf16"],
+                    help="onnxc --precision (default f32); bf16 outputs are judged at onnxc check's "
+                         "bf16 tolerance (docs/precision.md); bench/precision.py compares f32 and bf16")
     ap.add_argument("--no-micro", action="store_true", help="skip the GEMM/conv micro-benchmark")
     ap.add_argument("--micro-only", action="store_true", help="only the micro-benchmark")
     ap.add_argument("--timeout", type=float, default=1800, help="seconds per model (default 1800)")
@@ -423,7 +432,7 @@ def main(argv):
 
     spec = {"onnxc": args.onnxc, "work": os.path.abspath(args.work), "cflags": args.cflags,
             "warmup": args.warmup, "repeat": args.repeat, "budget": args.budget,
-            "onnxc_threads": onnxc_threads}
+            "onnxc_threads": onnxc_threads, "precision": args.precision}
     results = {"models": [], "micro": []}
     for group, names, threads in (("models", models, args.threads), ("micro", micro, [1])):
         for name in names:

@@ -42,6 +42,10 @@ bool gk_worth_packing(const Prod *p) { return p->m >= 4 && p->m * p->n * p->k >=
  * layout both the emitted code and the planned size (gemm_scratch_bytes)
  * come from. */
 void gk_layout(Prod *p, const Window *win) {
+  if (p->lp) {
+    bk_layout(p, win);
+    return;
+  }
   int64_t kc = min64(p->k, GEMM_KC), off = 0;
   p->off_b = p->off_a = p->off_pix = p->off_img = -1;
   p->par = threads_worth(p->threads, ec_cost_ns((double)p->m * p->n * p->k, 0));
@@ -362,6 +366,10 @@ static void emit_tiles(EmitC *e, const Prod *p) {
 
 /* The blocked product; expects bb/ab/pix/xp declared as the operands need. */
 void gk_emit_core(EmitC *e, const Prod *p, const Window *win) {
+  if (p->lp) {
+    bk_emit_core(e, p, win);
+    return;
+  }
   int64_t M = p->m, N = p->n, K = p->k;
   /* a B packed at compile time needs no column blocks: all of N at once, so
    * that each block of A is packed once (not once per column block) */
@@ -417,6 +425,8 @@ void gk_emit_setup_items(EmitC *e, const Prod *p, const Window *win, int64_t ns,
  * rows of A another packs too. Else row blocks of at most GEMM_MC rows x
  * column blocks of gk_par_ncw. */
 ParSplit gk_par_split(const Prod *p) {
+  if (p->lp)
+    return bk_par_split(p);
   ParSplit s;
   int64_t M = p->m, N = p->n;
   s.ncw = gk_par_ncw(M, N, p->threads);
@@ -442,6 +452,10 @@ int64_t gk_par_per(const Prod *p) {
 void gk_emit_core_par(EmitC *e, const Prod *p, const Window *win, int64_t batch,
                           const char *const *setup, bool shared, int64_t nsetup,
                           void (*setup_item)(EmitC *, const Prod *, const Window *, int64_t)) {
+  if (p->lp) {
+    bk_emit_core_par(e, p, win, batch, setup, shared, nsetup, setup_item);
+    return;
+  }
   int64_t M = p->m, N = p->n, K = p->k;
   ParSplit sp = gk_par_split(p);
   int64_t ncw = sp.ncw, nib = sp.nib, njb = sp.njb;
@@ -502,6 +516,10 @@ void gk_emit_core_par(EmitC *e, const Prod *p, const Window *win, int64_t batch,
 }
 
 void gk_declare_scratch(EmitC *e, const Prod *p) {
+  if (p->lp) {
+    bk_declare_scratch(e, p);
+    return;
+  }
   if (p->off_b >= 0)
     ec_line(e, "float *bb = (float *)(S + %lld);", LL(p->off_b));
   if (p->off_a >= 0)
@@ -546,6 +564,7 @@ static bool matmul_prod_permuted(const Node *n, int threads, Prod *p, int64_t *b
     return false;
   memset(p, 0, sizeof *p);
   p->threads = threads;
+  p->lp = gk_lp(n);
   p->m = ms.m;
   p->k = ms.k;
   p->n = ms.n;
@@ -674,6 +693,7 @@ static bool matmul_prod(const Node *n, int threads, Prod *p, int64_t *batch) {
     return matmul_prod_permuted(n, threads, p, batch);
   memset(p, 0, sizeof *p);
   p->threads = threads;
+  p->lp = gk_lp(n);
   p->m = as->rank >= 2 ? as->d[as->rank - 2] : 1;
   p->k = as->d[as->rank - 1];
   p->n = bs->d[bs->rank - 1];
@@ -822,6 +842,7 @@ static bool gemm_prod(const Node *n, int threads, Prod *p) {
   bool ta = ir_attr_int(n, "transA", 0) == 1, tb = ir_attr_int(n, "transB", 0) == 1;
   memset(p, 0, sizeof *p);
   p->threads = threads;
+  p->lp = gk_lp(n);
   p->m = ys->d[0];
   p->n = ys->d[1];
   p->k = as->d[ta ? 0 : 1];
@@ -924,7 +945,15 @@ int64_t gemm_scratch_bytes(const Node *n, int threads) {
 bool gemm_used(const Graph *g, const Plan *plan, int threads) {
   Prod p;
   for (const Node *n = g->first; n; n = n->next)
-    if (!(plan->elided && plan->elided[n->id]) && node_fast(plan, n, threads, &p))
+    if (!(plan->elided && plan->elided[n->id]) && node_fast(plan, n, threads, &p) && !p.lp)
+      return true;
+  return false;
+}
+
+bool gemm_lp_used(const Graph *g, const Plan *plan, int threads) {
+  Prod p;
+  for (const Node *n = g->first; n; n = n->next)
+    if (!(plan->elided && plan->elided[n->id]) && node_fast(plan, n, threads, &p) && p.lp)
       return true;
   return false;
 }
@@ -936,6 +965,8 @@ const Tensor *gemm_weight_data(const Plan *plan, const Value *v, Arena *a, int t
   Prod p;
   if (!node_fast(plan, n, threads, &p))
     return v->konst;
+  if (p.lp)
+    return bk_weight_data(&p, n, v, a);
   const float *src = v->konst->data;
   int64_t K = p.k;
   Tensor *t = arena_alloc(a, sizeof *t);
@@ -976,6 +1007,8 @@ int64_t gemm_weight_numel(const Plan *plan, const Value *v, int threads) {
   if (!gk_prepacked(v) || v->dt != DT_F32 || !node_fast(plan, v->uses[0], threads, &p))
     return 0;
   const Node *n = v->uses[0];
+  if (p.lp)
+    return bk_weight_numel(&p, n, v);
   if (n->op == OP_Conv && n->in[1] == v && p.a.src == SRC_PACKED)
     return ir_attr_int(n, "group", 1) * up(p.m, GEMM_MRP) * p.k;
   if ((n->op == OP_MatMul || n->op == OP_Gemm || p.trans) && n->in[1] == v && p.b.src == SRC_PACKED)

@@ -174,10 +174,11 @@ bool gk_conv_prod(const Node *n, int threads, Prod *p, Window *w) {
   const Shape *ws = &n->in[1]->shape;
   memset(p, 0, sizeof *p);
   p->threads = threads;
+  p->lp = gk_lp(n); /* bf16: the im2col product below, not the small-map or direct forms */
   p->m = ws->d[0];
   p->k = ws->d[1] * ws->d[2] * ws->d[3];
   p->n = w->oh * w->ow;
-  if (conv_small(n, p->m, p->n)) { /* Y^T = cols^T x W^T */
+  if (!p->lp && conv_small(n, p->m, p->n)) { /* Y^T = cols^T x W^T */
     int64_t rows = up(p->n, GEMM_MRP);
     p->trans = true;
     /* a 1x1 unpadded stride-1 conv's cols^T is the image read with row
@@ -199,7 +200,7 @@ bool gk_conv_prod(const Node *n, int threads, Prod *p, Window *w) {
     p->par = threads_worth(threads, ec_cost_ns((double)p->m * p->n * p->k, 0));
     return true;
   }
-  if (conv_direct(n, w)) { /* no packing: B read from the padded image */
+  if (!p->lp && conv_direct(n, w)) { /* no packing: B read from the padded image */
     int64_t hp = w->h + w->pt + w->pb, wp = w->w + w->pl + w->pr;
     p->direct = true;
     p->a.src = SRC_PACKED;
@@ -600,6 +601,8 @@ bool gemm_emit_conv(EmitC *e, const Node *n) {
   int64_t img = w.c * w.h * w.w, G = w.groups, cg = w.c / G, mg = p.m;
   /* a group's weights, input planes, output rows and bias */
   int64_t wstride = (p.a.src == SRC_PACKED ? up(mg, GEMM_MRP) : mg) * p.k;
+  if (p.lp && p.a.src == SRC_PACKED) /* 16-row panels of bfloat16 pairs, K to 32 (emit_gemm_bf16.c) */
+    wstride = up(mg, 16) * up(p.k, 32) / 2;
   int64_t xstride = cg * (p.b.src == SRC_IM2COL && w.padded ? hp * wp : w.h * w.w);
   char g0[96], g1[96], g2[96], g3[96], label[48] = "";
   snprintf(g0, sizeof g0, "const float *wg = X1 + grp * %lld;", LL(wstride));

@@ -61,6 +61,7 @@ typedef struct Prod {
   const char *m_rt;    /* rows known at run time (-D ranges): their C expression over the
                           kernel's dims; m is then the upper bound, which sizes the scratch */
   const char *n_rt, *k_rt, *ldy_rt; /* the same for columns, depth and Y's row stride */
+  int lp;              /* --precision bf16 (1): bfloat16 operands, float32 sums (emit_gemm_bf16.c) */
 } Prod;
 
 
@@ -105,5 +106,22 @@ bool gk_is_f32(const Node *n);
 bool gk_want_par(EmitC *e);
 /* Product plan of a Conv; false when the fast path does not apply (emit_gemm_conv.c). */
 bool gk_conv_prod(const Node *n, int threads, Prod *p, Window *w);
+
+/* ---- --precision bf16 (emit_gemm_bf16.c, docs/precision.md) ------------------------
+ * gk_lp: the product's reduced type (1 bf16) from the node's onnxc.precision,
+ * 0 for float32. With p->lp set, gk_layout, gk_declare_scratch,
+ * gk_emit_core, gk_emit_core_par and gk_par_split hand over to their bk_
+ * counterparts (static extents only), and the packed weights come from
+ * bk_weight_data. */
+int gk_lp(const Node *n);
+void bk_layout(Prod *p, const Window *win);
+void bk_declare_scratch(EmitC *e, const Prod *p);
+void bk_emit_core(EmitC *e, const Prod *p, const Window *win);
+ParSplit bk_par_split(const Prod *p);
+void bk_emit_core_par(EmitC *e, const Prod *p, const Window *win, int64_t batch, const char *const *setup,
+                      bool shared, int64_t nsetup,
+                      void (*setup_item)(EmitC *, const Prod *, const Window *, int64_t));
+int64_t bk_weight_numel(const Prod *p, const Node *n, const Value *v);
+const Tensor *bk_weight_data(const Prod *p, const Node *n, const Value *v, Arena *a);
 
 #endif

@@ -50,6 +50,7 @@ static bool run_schedule(Graph *g, Ctx *c, Diag *d) {
   return c->o->opt_level < 1 || pass_schedule(g, c->o->target, &c->model_order_bound, d);
 }
 static bool run_plan(Graph *g, Ctx *c, Diag *d) {
+  pass_mark_precision(g, c->o->precision);
   if (!pass_memplan_guarded(g, c->plan, c->o->target, c->o->guard ? PLAN_REDZONE : 0, d))
     return false;
   c->plan->model_order_bound_bytes =

@@ -78,7 +78,7 @@ Graph *driver_compile(const Options *o, Plan *plan, Diag *d) {
   codegen_target(&t, o->target, o->threads);
   PipelineOpts po = {.opt_level = o->opt_level, .pins = o->pins, .n_pins = o->n_pins,
                      .dump_after = o->dump_after, .dump_to = stderr, .verify = o->verify_ir, .target = &t,
-                     .shapes = o->shapes, .n_shapes = o->n_shapes, .guard = o->guard,
+                     .shapes = o->shapes, .n_shapes = o->n_shapes, .guard = o->guard, .precision = o->precision,
                      .progress = o->progress ? progress_pass : NULL, .progress_user = o->progress};
   if (!passes_run(g, &po, plan, d)) {
     ir_graph_free(g);

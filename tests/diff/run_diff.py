@@ -7,7 +7,10 @@ For every seed in A:B, gen_model.py makes a valid random model and its inputs,
 ONNX Runtime computes the reference outputs, and the model is written as an
 ONNX backend case (model.onnx, test_data_set_0/input_*.pb, output_*.pb) that
 `onnxc check` compiles and runs under each configuration (default: -O0, -O2,
-and -O3 --threads 2; rtol 1e-3, atol 1e-5). With --cuda-every K, every K-th
+and -O3 --threads 2; rtol 1e-3, atol 1e-5; a configuration with :bf16 adds
+--precision bf16 and is judged at `onnxc check`'s tolerance for it: rtol 1/32
+and atol 1/32 of the output's largest magnitude, docs/precision.md). With
+--cuda-every K, every K-th
 seed is also built for --target cuda and run on the CPU emulation of
 tests/cuda/emu. A model fails when any configuration does not match.
 
@@ -49,8 +52,14 @@ PASSING = ("ok", "ort-differs", "ill-conditioned")
 DEFAULT_CONFIGS = "O0,O2,O3:t2"
 
 
+def lowp(spec):
+    """The reduced precision a configuration asks for ('O2:bf16' -> 'bf16'), or None."""
+    return next((p for p in spec.split(":")[1:] if p in ("bf16", "fp16")), None)
+
+
 def parse_config(spec):
-    """'O3:t2' -> ['-O3', '--threads', '2']; 'cuda' -> the emulated CUDA target."""
+    """'O3:t2' -> ['-O3', '--threads', '2']; 'O2:bf16' -> ['-O2', '--precision', 'bf16'];
+    'cuda' -> the emulated CUDA target."""
     if spec == "cuda":
         return None
     parts = spec.split(":")
@@ -58,6 +67,8 @@ def parse_config(spec):
     for p in parts[1:]:
         if p.startswith("t"):
             args += ["--threads", p[1:]]
+        elif p in ("bf16", "fp16"):
+            args += ["--precision", p]
         else:
             raise SystemExit(f"bad config '{spec}'")
     return args
@@ -118,7 +129,8 @@ def check(onnxc, case_dir, spec, timeout=300):
     """(category, message) of one configuration on one case."""
     if spec == "cuda":
         return check_cuda(onnxc, case_dir, timeout)
-    cmd = [onnxc, "check"] + parse_config(spec) + case_args(case_dir) + ["--rtol", RTOL, "--atol", ATOL, case_dir]
+    tol = [] if lowp(spec) else ["--rtol", RTOL, "--atol", ATOL]  # lowp: check's scaled default
+    cmd = [onnxc, "check"] + parse_config(spec) + case_args(case_dir) + tol + [case_dir]
     try:
         p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL)
     except subprocess.TimeoutExpired:
@@ -254,7 +266,6 @@ def float64_referee(case, model, feeds, res, args):
     exact = [np.asarray(x) for x in exact]
     if any(x.shape != o.shape for x, o in zip(exact, ort)):
         return
-    rtol, atol = float(RTOL), float(ATOL)
     for c in bad:
         saved = case + "_outputs_" + c.replace(":", "_")
         cmd = [args.onnxc, "check", "--save-outputs", saved] + parse_config(c) + case_args(case) + [case]
@@ -271,6 +282,10 @@ def float64_referee(case, model, feeds, res, args):
                 continue
             x = x.astype(np.float64)
             fin = np.isfinite(x)
+            rtol, atol = float(RTOL), float(ATOL)
+            if lowp(c):  # the tolerance `onnxc check` takes for the precision
+                rtol = 1 / 32 if lowp(c) == "bf16" else 1 / 256
+                atol = max(float(ATOL), rtol * float(np.max(np.abs(x[fin]), initial=0.0)))
             same = np.array_equal(np.isnan(got), np.isnan(x)) and np.array_equal(got[~fin & ~np.isnan(x)], x[~fin & ~np.isnan(x)])
             e = float(np.max(np.abs(o[fin].astype(np.float64) - x[fin]), initial=0.0))
             ok = ok and same and bool(np.all(np.abs(got[fin].astype(np.float64) - x[fin])

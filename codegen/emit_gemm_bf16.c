@@ -1,0 +1,560 @@
+/* emit_gemm_bf16.c - the packed product of --precision bf16 (docs/precision.md).
+ *
+ * A Conv, Gemm or MatMul marked `onnxc.precision` = 1 (passes/precision.c)
+ * takes the same blocking as emit_gemm.c's float32 product (jc over N, pc
+ * over K by GEMM_KC, ic over M by GEMM_MC), with both operands packed as
+ * bfloat16 and every sum in float32:
+ *   left operand  (A, M x K): panels of 16 rows; per chunk of 32 k, the 16
+ *     rows' 32 values row by row (the AMX A tile: 16 rows of 64 bytes)
+ *   right operand (B, K x N): panels of 32 columns; per pair of k, the 32
+ *     columns' two values side by side (the VNNI layout of vdpbf16ps and of
+ *     the AMX B tile: 16 pairs x 16 columns per tile)
+ * K is padded with zeros to a multiple of 32 in each depth block. Weights
+ * are converted and packed at compile time (bk_weight_data); activations
+ * are converted while they are packed, so values between nodes stay
+ * float32 and the epilogues (bias, residual, activation, fused chains) run
+ * on the float32 result as they do for float32 products.
+ * The micro-kernels compute a 32 x 32 tile (two A panels; onnxc_bkr2) where
+ * 32 full rows remain, else 16 x 32 (onnxc_bkr): with AMX-BF16 (Linux
+ * x86-64, permission asked once per product) 16 x 16 float32 C tiles += A
+ * tiles x two B tiles per 32 k; without it (or when the kernel refuses AMX)
+ * vdpbf16ps (AVX512-BF16) or a portable loop over the same bfloat16
+ * operands, whose products are exact in float32 but whose sums run in
+ * another order (not bit-identical).
+ * With --threads, bk_emit_core_par splits the product as bk_par_split says.
+ */
+#include "gemm_internal.h"
+#include "lowp.h"
+
+#define BK_MR 16 /* rows of a panel and of the smaller micro-kernel's tile */
+#define BK_NR 32 /* columns of a panel and of the tile */
+#define BK_KQ 32 /* depth of one chunk (one AMX A tile row) */
+
+int gk_lp(const Node *n) { return ir_attr_int(n, "onnxc.precision", 0) == 1; }
+
+/* How bk_emit_core_par cuts one matrix into items: A packed (a conv's
+ * weight): column blocks of all rows, each packing its part of B once; B
+ * packed and A not: row blocks (multiples of 16 rows, at most GEMM_MC) of
+ * all columns, at least 4 per thread where the rows allow, each packing its
+ * rows of A once; else row blocks of GEMM_MC x column blocks. */
+ParSplit bk_par_split(const Prod *p) {
+  ParSplit s;
+  int64_t M = p->m, N = p->n;
+  s.ncw = gk_par_ncw(M, N, p->threads);
+  s.nib = (M + GEMM_MC - 1) / GEMM_MC;
+  s.njb = (N + s.ncw - 1) / s.ncw;
+  s.all_rows = p->a.src == SRC_PACKED;
+  if (s.all_rows) {
+    s.nib = 1;
+  } else if (p->b.src == SRC_PACKED) {
+    int64_t want = 4 * (int64_t)p->threads, most = (M + BK_MR - 1) / BK_MR;
+    s.nib = s.nib > want ? s.nib : want < most ? want : most;
+    s.ncw = up(N, BK_NR);
+    s.njb = 1;
+  }
+  return s;
+}
+
+void bk_layout(Prod *p, const Window *win) {
+  int64_t kcp = up(min64(p->k, GEMM_KC), BK_KQ), off = 0;
+  p->off_b = p->off_a = p->off_pix = p->off_img = -1;
+  p->par = threads_worth(p->threads, ec_cost_ns((double)p->m * p->n * p->k, 0));
+  p->slot = 0;
+  /* --threads: one thread's packing buffers (an item's columns and at most
+   * GEMM_MC rows), then the next thread's */
+  int64_t ncol = p->par ? min64(p->n, bk_par_split(p).ncw) : min64(p->n, GEMM_NC);
+  if (p->b.src != SRC_PACKED) {
+    p->off_b = off;
+    off += up(kcp * up(ncol, BK_NR) * 2, 64);
+  }
+  if (p->a.src != SRC_PACKED) {
+    p->off_a = off;
+    off += up(up(min64(p->m, GEMM_MC), BK_MR) * kcp * 2, 64);
+  }
+  if (p->par) {
+    p->slot = off;
+    off *= p->threads;
+  }
+  if (p->b.src == SRC_IM2COL) {
+    p->off_pix = off;
+    off += up(up(p->n, GEMM_NRP) * 4, 64);
+    if (win->padded) {
+      p->off_img = off;
+      off += up((win->c * (win->h + win->pt + win->pb) * (win->w + win->pl + win->pr) + 16) * 4, 64);
+    }
+  }
+  p->bytes = off;
+}
+
+void bk_declare_scratch(EmitC *e, const Prod *p) {
+  if (p->off_b >= 0)
+    ec_line(e, "unsigned short *bb = (unsigned short *)(S + %lld);", LL(p->off_b));
+  if (p->off_a >= 0)
+    ec_line(e, "unsigned short *ab = (unsigned short *)(S + %lld);", LL(p->off_a));
+}
+
+/* Packs B[pc.., jc..] (kc x nc) at bb: per panel of 32 columns, kcp / 2
+ * pairs of 64 values; rows past kc and columns past nc are 0. */
+static void bk_pack_b(EmitC *e, const Prod *p, const Window *win) {
+  const Operand *b = &p->b;
+  ec_line(e, "for (long q = 0; q < nc; q += 32) {");
+  ec_line(e, "const long w = nc - q < 32 ? nc - q : 32;");
+  ec_line(e, "unsigned short *d = bb + q * kcp;");
+  int64_t taps = 0, plane = 0, wp = 0;
+  if (b->src == SRC_IM2COL) {
+    wp = win->w + win->pl + win->pr;
+    plane = (win->h + win->pt + win->pb) * wp;
+    taps = win->kh * win->kw;
+    ec_line(e, "const int *px = pix + jc + q;");
+    ec_line(e, "const int run = w == 32 && px[31] - px[0] == %lld;", LL(31 * win->sw));
+  }
+  ec_line(e, "for (long kk = 0; kk < kcp; kk += 2) {");
+  ec_line(e, "float f[2][32];");
+  ec_line(e, "for (long h = 0; h < 2; h++) {");
+  ec_line(e, "float *fh = f[h];");
+  ec_line(e, "long x = 0;");
+  ec_line(e, "if (kk + h < kc) {");
+  if (b->src == SRC_ROWS) {
+    ec_line(e, "const float *s = %s + (pc + kk + h) * %lld + jc + q;", b->ptr, LL(b->ld));
+    ec_line(e, "for (; x < w; x++) fh[x] = s[x];");
+  } else if (b->src == SRC_TRANS) {
+    ec_line(e, "const float *s = %s + (jc + q) * %lld + pc + kk + h;", b->ptr, LL(b->ld));
+    ec_line(e, "for (; x < w; x++) fh[x] = s[x * %lld];", LL(b->ld));
+  } else { /* SRC_IM2COL: tap (c, kh, kw) of depth kg, the panel's pixels */
+    ec_line(e, "const long kg = pc + kk + h, t = kg %% %lld;", LL(taps));
+    ec_line(e, "const float *s = %s + kg / %lld * %lld + t / %lld * %lld + t %% %lld * %lld;", b->ptr,
+            LL(taps), LL(plane), LL(win->kw), LL(win->dh * wp), LL(win->kw), LL(win->dw));
+    ec_line(e, "if (run) {");
+    ec_line(e, "const float *s0 = s + px[0];");
+    ec_line(e, "for (; x < 32; x++) fh[x] = s0[x * %lld];", LL(win->sw));
+    ec_line(e, "} else {");
+    ec_line(e, "for (; x < w; x++) fh[x] = s[px[x]];");
+    ec_line(e, "}");
+  }
+  ec_line(e, "}");
+  ec_line(e, "for (; x < 32; x++) fh[x] = 0.0f;");
+  ec_line(e, "}");
+  ec_line(e, "onnxc_bf16_pair(d + kk * 32, f[0], f[1]);");
+  ec_line(e, "}");
+  ec_line(e, "}");
+}
+
+/* Packs A[ic.., pc..] (mc x kc) at ab: panels of 16 rows, per chunk of 32
+ * k the rows one after the other; rows past mc and k past kc are 0. */
+static void bk_pack_a(EmitC *e, const Prod *p) {
+  const Operand *a = &p->a;
+  ec_line(e, "for (long r0 = 0; r0 < mc; r0 += 16) {");
+  ec_line(e, "unsigned short *d = ab + r0 * kcp;");
+  ec_line(e, "for (long r = 0; r < 16; r++) {");
+  ec_line(e, "for (long c0 = 0; c0 < kcp; c0 += 32) {");
+  ec_line(e, "float f[32];");
+  ec_line(e, "long x = 0;");
+  ec_line(e, "if (r0 + r < mc) {");
+  ec_line(e, "const long nk = kc - c0 < 32 ? kc - c0 : 32;");
+  if (a->src == SRC_ROWS) {
+    ec_line(e, "const float *s = %s + (ic + r0 + r) * %lld + pc + c0;", a->ptr, LL(a->ld));
+    ec_line(e, "for (; x < nk; x++) f[x] = s[x];");
+  } else {
+    ec_line(e, "const float *s = %s + (pc + c0) * %lld + ic + r0 + r;", a->ptr, LL(a->ld));
+    ec_line(e, "for (; x < nk; x++) f[x] = s[x * %lld];", LL(a->ld));
+  }
+  ec_line(e, "}");
+  ec_line(e, "for (; x < 32; x++) f[x] = 0.0f;");
+  ec_line(e, "onnxc_bf16_row(d + c0 * 16 + r * 32, f);");
+  ec_line(e, "}");
+  ec_line(e, "}");
+  ec_line(e, "}");
+}
+
+/* The 16 x 32 tiles of one packed block. */
+static void bk_tiles(EmitC *e, const Prod *p) {
+  int64_t Kp = up(p->k, BK_KQ);
+  ec_line(e, "for (long jr = 0; jr < nc; jr += 32) {");
+  if (p->b.src == SRC_PACKED)
+    ec_line(e, "const unsigned short *b = (const unsigned short *)%s + (jc + jr) * %lld + pc * 32;", p->b.ptr,
+            LL(Kp));
+  else
+    ec_line(e, "const unsigned short *b = bb + jr * kcp;");
+  ec_line(e, "const long cols = nc - jr < 32 ? nc - jr : 32;");
+  /* two 16-row panels at once where there are 32 full rows (the kernel's
+   * four C tiles share each B tile load), else one */
+  ec_line(e, "for (long ir = 0, step = 16; ir < mc; ir += step) {");
+  ec_line(e, "step = mc - ir >= 32 && cols == 32 ? 32 : 16;");
+  if (p->a.src == SRC_PACKED)
+    ec_line(e, "const unsigned short *a = (const unsigned short *)%s + (ic + ir) * %lld + pc * 16;", p->a.ptr,
+            LL(Kp));
+  else
+    ec_line(e, "const unsigned short *a = ab + ir * kcp;");
+  ec_line(e, "const long rows = mc - ir < step ? mc - ir : step;");
+  ec_line(e, "float *c = %s + (ic + ir) * %lld + jc + jr;", p->y, LL(p->ldy));
+  ec_line(e, "if (step == 32) {");
+  ec_line(e, "onnxc_bkr2(amx, kcp, a, %s, b, c, %lld, pc > 0);",
+          p->a.src == SRC_PACKED ? arena_printf(e->g->arena, "%lld", LL(16 * Kp)) : "16 * kcp", LL(p->ldy));
+  ec_line(e, "} else if (rows == 16 && cols == 32) {");
+  ec_line(e, "onnxc_bkr(amx, kcp, a, b, c, %lld, pc > 0);", LL(p->ldy));
+  ec_line(e, "} else {");
+  ec_line(e, "float t[16 * 32];");
+  ec_line(e, "long r, x;");
+  ec_line(e, "if (pc > 0)");
+  ec_line(e, "  for (r = 0; r < rows; r++)");
+  ec_line(e, "    for (x = 0; x < cols; x++) t[r * 32 + x] = c[r * %lld + x];", LL(p->ldy));
+  ec_line(e, "onnxc_bkr(amx, kcp, a, b, t, 32, pc > 0);");
+  ec_line(e, "for (r = 0; r < rows; r++)");
+  ec_line(e, "  for (x = 0; x < cols; x++) c[r * %lld + x] = t[r * 32 + x];", LL(p->ldy));
+  ec_line(e, "}");
+  if (p->epi.len) { /* the whole epilogue, on the finished float32 tile */
+    ec_line(e, "if (pc + kc == %lld) {", LL(p->k));
+    ec_line(e, "for (long r = 0; r < rows; r++) {");
+    ec_line(e, "const long i = ic + ir + r;");
+    ec_line(e, "float *cr = c + r * %lld;", LL(p->ldy));
+    ec_line(e, "(void)i;");
+    ec_line(e, "for (long x = 0; x < cols; x++) {");
+    ec_line(e, "const long j = jc + jr + x;");
+    ec_line(e, "const float v = cr[x];");
+    ec_line(e, "(void)j;");
+    ec_line(e, "cr[x] = %s;", p->epi.s);
+    ec_line(e, "}");
+    ec_line(e, "}");
+    ec_line(e, "}");
+  }
+  ec_line(e, "}"); /* ir */
+  ec_line(e, "}"); /* jr */
+}
+
+void bk_emit_core(EmitC *e, const Prod *p, const Window *win) {
+  int64_t M = p->m, N = p->n, K = p->k;
+  int64_t NC = p->b.src == SRC_PACKED ? up(N, BK_NR) : GEMM_NC;
+  ec_line(e, "{");
+  ec_line(e, "const int amx = onnxc_lp_begin(); /* bfloat16 operands, float32 sums */");
+  ec_line(e, "for (long jc = 0; jc < %lld; jc += %lld) {", LL(N), LL(NC));
+  ec_line(e, "const long nc = %lld - jc < %lld ? %lld - jc : %lld;", LL(N), LL(NC), LL(N), LL(NC));
+  ec_line(e, "for (long pc = 0; pc < %lld; pc += %d) {", LL(K), GEMM_KC);
+  ec_line(e, "const long kc = %lld - pc < %d ? %lld - pc : %d;", LL(K), GEMM_KC, LL(K), GEMM_KC);
+  ec_line(e, "const long kcp = (kc + 31) / 32 * 32;");
+  if (p->b.src != SRC_PACKED)
+    bk_pack_b(e, p, win);
+  ec_line(e, "for (long ic = 0; ic < %lld; ic += %d) {", LL(M), GEMM_MC);
+  ec_line(e, "const long mc = %lld - ic < %d ? %lld - ic : %d;", LL(M), GEMM_MC, LL(M), GEMM_MC);
+  if (p->a.src != SRC_PACKED)
+    bk_pack_a(e, p);
+  bk_tiles(e, p);
+  ec_line(e, "}"); /* ic */
+  ec_line(e, "}"); /* pc */
+  ec_line(e, "}"); /* jc */
+  ec_line(e, "onnxc_lp_end(amx);");
+  ec_line(e, "}");
+}
+
+/* The product as items claimed by every thread (--threads), with
+ * gk_emit_core_par's arguments: `batch` matrices, `setup` lines per item
+ * (pa/pb/py of matrix it / items per matrix), `shared`: the function runs on
+ * every thread, whose first nsetup items run setup_item. */
+void bk_emit_core_par(EmitC *e, const Prod *p, const Window *win, int64_t batch, const char *const *setup,
+                      bool shared, int64_t nsetup,
+                      void (*setup_item)(EmitC *, const Prod *, const Window *, int64_t)) {
+  int64_t M = p->m, N = p->n, K = p->k;
+  ParSplit sp = bk_par_split(p);
+  ec_line(e, "{");
+  ec_line(e, "long own = 0, it;");
+  if (p->off_b >= 0)
+    ec_line(e, "unsigned short *bb = (unsigned short *)(S + %lld + (long)onnxc_th * %lld);", LL(p->off_b),
+            LL(p->slot));
+  if (p->off_a >= 0)
+    ec_line(e, "unsigned short *ab = (unsigned short *)(S + %lld + (long)onnxc_th * %lld);", LL(p->off_a),
+            LL(p->slot));
+  ec_line(e, "const int amx = onnxc_lp_begin(); /* bfloat16 operands, float32 sums */");
+  ec_line(e, "(void)own;");
+  if (shared)
+    ec_line(e, "while ((it = onnxc_nt > 1 ? onnxc_claim() : own++) < %lld) {",
+            LL(nsetup + batch * sp.nib * sp.njb));
+  else
+    ec_line(e, "while ((it = own++) < %lld) {", LL(batch * sp.nib * sp.njb));
+  if (shared && nsetup > 0)
+    gk_emit_setup_items(e, p, win, nsetup, setup_item);
+  for (int i = 0; setup && setup[i]; i++)
+    ec_line(e, "%s", setup[i]);
+  if (sp.all_rows) {
+    ec_line(e, "const long jc = it %% %lld * %lld;", LL(sp.njb), LL(sp.ncw));
+  } else {
+    ec_line(e, "const long rb = %lld;", LL(up((M + sp.nib - 1) / sp.nib, BK_MR)));
+    ec_line(e, "const long ic = it %% %lld / %lld * rb, jc = it %% %lld * %lld;", LL(sp.nib * sp.njb),
+            LL(sp.njb), LL(sp.njb), LL(sp.ncw));
+    ec_line(e, "if (ic >= %lld)", LL(M));
+    ec_line(e, "  continue;");
+  }
+  ec_line(e, "const long nc = %lld - jc < %lld ? %lld - jc : %lld;", LL(N), LL(sp.ncw), LL(N), LL(sp.ncw));
+  ec_line(e, "for (long pc = 0; pc < %lld; pc += %d) {", LL(K), GEMM_KC);
+  ec_line(e, "const long kc = %lld - pc < %d ? %lld - pc : %d;", LL(K), GEMM_KC, LL(K), GEMM_KC);
+  ec_line(e, "const long kcp = (kc + 31) / 32 * 32;");
+  if (p->b.src != SRC_PACKED)
+    bk_pack_b(e, p, win);
+  if (sp.all_rows) {
+    ec_line(e, "for (long ic = 0; ic < %lld; ic += %d) {", LL(M), GEMM_MC);
+    ec_line(e, "const long mc = %lld - ic < %d ? %lld - ic : %d;", LL(M), GEMM_MC, LL(M), GEMM_MC);
+  } else {
+    ec_line(e, "const long mc = %lld - ic < rb ? %lld - ic : rb;", LL(M), LL(M));
+  }
+  if (p->a.src != SRC_PACKED)
+    bk_pack_a(e, p);
+  bk_tiles(e, p);
+  if (sp.all_rows)
+    ec_line(e, "}"); /* ic */
+  ec_line(e, "}"); /* pc */
+  ec_line(e, "}"); /* items */
+  ec_line(e, "onnxc_lp_end(amx);");
+  ec_line(e, "}");
+}
+
+/* ---- weights packed at compile time ----------------------------------------------- */
+
+/* Elements (floats, two bfloat16 each) of the packed form of v for product p. */
+int64_t bk_weight_numel(const Prod *p, const Node *n, const Value *v) {
+  int64_t Kp = up(p->k, BK_KQ);
+  if (n->op == OP_Conv && n->in[1] == v && p->a.src == SRC_PACKED)
+    return ir_attr_int(n, "group", 1) * up(p->m, BK_MR) * Kp / 2;
+  if ((n->op == OP_MatMul || n->op == OP_Gemm) && n->in[1] == v && p->b.src == SRC_PACKED)
+    return up(p->n, BK_NR) * Kp / 2;
+  return 0;
+}
+
+const Tensor *bk_weight_data(const Prod *p, const Node *n, const Value *v, Arena *a) {
+  int64_t K = p->k, Kp = up(K, BK_KQ), total = 2 * bk_weight_numel(p, n, v);
+  if (total == 0)
+    return v->konst;
+  const float *src = v->konst->data;
+  uint16_t *d = arena_alloc(a, (size_t)total * sizeof(uint16_t));
+  memset(d, 0, (size_t)total * sizeof(uint16_t));
+  if (n->op == OP_Conv) {
+    /* A: group g, row i, depth k at g*rows*Kp + (i/16)*16*Kp + (k/32)*512 + (i%16)*32 + k%32 */
+    int64_t rows = up(p->m, BK_MR), G = ir_attr_int(n, "group", 1);
+    for (int64_t g = 0; g < G; g++)
+      for (int64_t i = 0; i < p->m; i++)
+        for (int64_t k = 0; k < K; k++)
+          d[g * rows * Kp + (i / BK_MR) * BK_MR * Kp + (k / BK_KQ) * BK_KQ * BK_MR + (i % BK_MR) * BK_KQ +
+            k % BK_KQ] = lowp_bf16(src[(g * p->m + i) * K + k]);
+  } else {
+    /* B: column j, depth k at (j/32)*32*Kp + (k/2)*64 + (j%32)*2 + k%2 */
+    bool tb = n->op == OP_Gemm && ir_attr_int(n, "transB", 0) == 1;
+    for (int64_t k = 0; k < K; k++)
+      for (int64_t j = 0; j < p->n; j++)
+        d[(j / BK_NR) * BK_NR * Kp + (k / 2) * 2 * BK_NR + (j % BK_NR) * 2 + k % 2] =
+            lowp_bf16(tb ? src[j * K + k] : src[k * p->n + j]);
+  }
+  Tensor *t = arena_alloc(a, sizeof *t);
+  memset(t, 0, sizeof *t);
+  t->dt = DT_F32; /* two bfloat16 per float32 word: the kernel's parameter keeps its type */
+  t->numel = total / 2;
+  t->nbytes = total * 2;
+  t->data = d;
+  t->shape = shape_make(1, &t->numel);
+  return t;
+}
+
+/* ---- the generated kernels -------------------------------------------------------- */
+
+static const char *const prelude[] = {
+    "/* --precision bf16 (docs/precision.md): operands packed as bfloat16\n"
+    " * (float32 rounded to nearest even, subnormals to zero, as VCVTNEPS2BF16),\n"
+    " * 16 x 32 float32 tiles += A (16 rows per 32 k) x B (pairs of k per column). */\n"
+    "#if defined(__AVX512BF16__) && defined(__AVX512F__)\n"
+    "#include <immintrin.h>\n"
+    "static void onnxc_bf16_row(unsigned short *d, const float *s) {\n"
+    "  _mm256_storeu_si256((__m256i *)d, (__m256i)_mm512_cvtneps_pbh(_mm512_loadu_ps(s)));\n"
+    "  _mm256_storeu_si256((__m256i *)(d + 16), (__m256i)_mm512_cvtneps_pbh(_mm512_loadu_ps(s + 16)));\n"
+    "}\n"
+    "static void onnxc_bf16_pair(unsigned short *d, const float *s0, const float *s1) {\n"
+    "  int h;\n"
+    "  for (h = 0; h < 32; h += 16) {\n"
+    "    const __m512i lo = _mm512_cvtepu16_epi32((__m256i)_mm512_cvtneps_pbh(_mm512_loadu_ps(s0 + h)));\n"
+    "    const __m512i hi = _mm512_cvtepu16_epi32((__m256i)_mm512_cvtneps_pbh(_mm512_loadu_ps(s1 + h)));\n"
+    "    _mm512_storeu_si512((void *)(d + 2 * h), _mm512_or_si512(lo, _mm512_slli_epi32(hi, 16)));\n"
+    "  }\n"
+    "}\n"
+    "#else\n"
+    "static unsigned short onnxc_bf16(float f) {\n"
+    "  union { float f; unsigned int u; } v;\n"
+    "  v.f = f;\n"
+    "  if ((v.u & 0x7f800000u) == 0) /* zero and subnormals: signed zero */\n"
+    "    return (unsigned short)((v.u >> 16) & 0x8000u);\n"
+    "  if ((v.u & 0x7fffffffu) > 0x7f800000u) /* NaN: quiet */\n"
+    "    return (unsigned short)((v.u >> 16) | 0x40u);\n"
+    "  return (unsigned short)((v.u + 0x7fffu + ((v.u >> 16) & 1u)) >> 16);\n"
+    "}\n"
+    "static void onnxc_bf16_row(unsigned short *d, const float *s) {\n"
+    "  int x;\n"
+    "  for (x = 0; x < 32; x++) d[x] = onnxc_bf16(s[x]);\n"
+    "}\n"
+    "static void onnxc_bf16_pair(unsigned short *d, const float *s0, const float *s1) {\n"
+    "  int x;\n"
+    "  for (x = 0; x < 32; x++) {\n"
+    "    d[2 * x] = onnxc_bf16(s0[x]);\n"
+    "    d[2 * x + 1] = onnxc_bf16(s1[x]);\n"
+    "  }\n"
+    "}\n"
+    "#endif\n",
+    "/* C (16 x 32, row stride ldc) (+)= A x B over kcp (a multiple of 32) k,\n"
+    " * summed in float32; what runs without AMX (or when Linux refuses it). */\n"
+    "#if defined(__AVX512BF16__) && defined(__AVX512F__)\n"
+    "/* vdpbf16ps: per 32-bit lane, c += a0 * b0 + a1 * b1 over a pair of k;\n"
+    " * 8 rows x 32 columns in 16 accumulators, twice */\n"
+    "#define ONNXC_BROW(i) x = (__m512bh)_mm512_set1_epi32((int)((unsigned int)ar[(i) * 32] | \\\n"
+    "  (unsigned int)ar[(i) * 32 + 1] << 16)); \\\n"
+    "  c##i##0 = _mm512_dpbf16_ps(c##i##0, x, b0); c##i##1 = _mm512_dpbf16_ps(c##i##1, x, b1)\n"
+    "#define ONNXC_BLD(i) c##i##0 = acc ? _mm512_loadu_ps(cr + (i) * ldc) : _mm512_setzero_ps(); \\\n"
+    "  c##i##1 = acc ? _mm512_loadu_ps(cr + (i) * ldc + 16) : _mm512_setzero_ps()\n"
+    "#define ONNXC_BST(i) _mm512_storeu_ps(cr + (i) * ldc, c##i##0); \\\n"
+    "  _mm512_storeu_ps(cr + (i) * ldc + 16, c##i##1)\n"
+    "static void onnxc_bkr_v(long kcp, const unsigned short *a, const unsigned short *b, float *c,\n"
+    "                        long ldc, int acc) {\n"
+    "  long h, k;\n"
+    "  for (h = 0; h < 16; h += 8) {\n"
+    "    float *cr = c + h * ldc;\n"
+    "    __m512 c00, c01, c10, c11, c20, c21, c30, c31, c40, c41, c50, c51, c60, c61, c70, c71;\n"
+    "    __m512bh x;\n"
+    "    ONNXC_BLD(0); ONNXC_BLD(1); ONNXC_BLD(2); ONNXC_BLD(3);\n"
+    "    ONNXC_BLD(4); ONNXC_BLD(5); ONNXC_BLD(6); ONNXC_BLD(7);\n"
+    "    for (k = 0; k < kcp; k += 2) {\n"
+    "      const unsigned short *ar = a + (k >> 5) * 512 + h * 32 + (k & 31);\n"
+    "      const __m512bh b0 = (__m512bh)_mm512_loadu_si512((const void *)(b + k * 32));\n"
+    "      const __m512bh b1 = (__m512bh)_mm512_loadu_si512((const void *)(b + k * 32 + 32));\n"
+    "      ONNXC_BROW(0); ONNXC_BROW(1); ONNXC_BROW(2); ONNXC_BROW(3);\n"
+    "      ONNXC_BROW(4); ONNXC_BROW(5); ONNXC_BROW(6); ONNXC_BROW(7);\n"
+    "    }\n"
+    "    ONNXC_BST(0); ONNXC_BST(1); ONNXC_BST(2); ONNXC_BST(3);\n"
+    "    ONNXC_BST(4); ONNXC_BST(5); ONNXC_BST(6); ONNXC_BST(7);\n"
+    "  }\n"
+    "}\n"
+    "#else\n"
+    "static float onnxc_f32b(unsigned short h) {\n"
+    "  union { unsigned int u; float f; } v;\n"
+    "  v.u = (unsigned int)h << 16;\n"
+    "  return v.f;\n"
+    "}\n"
+    "/* each k's 32 values of B and 16 of A converted once, then 512\n"
+    " * multiply-adds in float32 (exact products, k in order) */\n"
+    "static void onnxc_bkr_v(long kcp, const unsigned short *a, const unsigned short *b, float *c,\n"
+    "                        long ldc, int acc) {\n"
+    "  float t[16][32], bf[32], af[16];\n"
+    "  long i, j, k;\n"
+    "  for (i = 0; i < 16; i++)\n"
+    "    for (j = 0; j < 32; j++) t[i][j] = acc ? c[i * ldc + j] : 0.0f;\n"
+    "  for (k = 0; k < kcp; k++) {\n"
+    "    const unsigned short *bk = b + (k >> 1) * 64 + (k & 1);\n"
+    "    for (j = 0; j < 32; j++) bf[j] = onnxc_f32b(bk[j * 2]);\n"
+    "    for (i = 0; i < 16; i++) af[i] = onnxc_f32b(a[(k >> 5) * 512 + i * 32 + (k & 31)]);\n"
+    "    for (i = 0; i < 16; i++)\n"
+    "      for (j = 0; j < 32; j++) t[i][j] += af[i] * bf[j];\n"
+    "  }\n"
+    "  for (i = 0; i < 16; i++)\n"
+    "    for (j = 0; j < 32; j++) c[i * ldc + j] = t[i][j];\n"
+    "}\n"
+    "#endif\n"
+    ,
+    "#if defined(__AMX_BF16__) && defined(__AMX_TILE__) && defined(__x86_64__) && defined(__linux__)\n"
+    "#include <immintrin.h>\n"
+    "/* Asks Linux for the AMX tile state (arch_prctl ARCH_REQ_XCOMP_PERM,\n"
+    " * XFEATURE_XTILEDATA) and configures tiles 0-7 as 16 rows of 64 bytes:\n"
+    " * 1 when the tiles are ready, else 0 (then onnxc_bkr_v runs). */\n"
+    "static int onnxc_lp_begin(void) {\n"
+    "  static const unsigned char cfg[64] = {1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,\n"
+    "                                        64, 0, 64, 0, 64, 0, 64, 0, 64, 0, 64, 0, 64, 0, 64, 0,\n"
+    "                                        0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,\n"
+    "                                        16, 16, 16, 16, 16, 16, 16, 16, 0, 0, 0, 0, 0, 0, 0, 0};\n"
+    "  long r;\n"
+    "  __asm__ volatile(\"syscall\" : \"=a\"(r) : \"a\"(158L), \"D\"(0x1023L), \"S\"(18L) : \"rcx\", \"r11\", \"memory\");\n"
+    "  if (r != 0)\n"
+    "    return 0;\n"
+    "  _tile_loadconfig(cfg);\n"
+    "  return 1;\n"
+    "}\n"
+    "static void onnxc_lp_end(int amx) {\n"
+    "  (void)onnxc_bf16_row; /* packers a model may not need (weights packed at compile time) */\n"
+    "  (void)onnxc_bf16_pair;\n"
+    "  if (amx)\n"
+    "    _tile_release();\n"
+    "}\n"
+    "static void onnxc_bkr(int amx, long kcp, const unsigned short *a, const unsigned short *b, float *c,\n"
+    "                      long ldc, int acc) {\n"
+    "  long q;\n"
+    "  if (!amx) {\n"
+    "    onnxc_bkr_v(kcp, a, b, c, ldc, acc);\n"
+    "    return;\n"
+    "  }\n"
+    "  if (acc) {\n"
+    "    _tile_loadd(0, c, ldc * 4);\n"
+    "    _tile_loadd(1, c + 16, ldc * 4);\n"
+    "  } else {\n"
+    "    _tile_zero(0);\n"
+    "    _tile_zero(1);\n"
+    "  }\n"
+    "  for (q = 0; q < kcp; q += 32) {\n"
+    "    _tile_loadd(4, a + q * 16, 64);\n"
+    "    _tile_loadd(6, b + q * 32, 128);\n"
+    "    _tile_loadd(7, b + q * 32 + 32, 128);\n"
+    "    _tile_dpbf16ps(0, 4, 6);\n"
+    "    _tile_dpbf16ps(1, 4, 7);\n"
+    "  }\n"
+    "  _tile_stored(0, c, ldc * 4);\n"
+    "  _tile_stored(1, c + 16, ldc * 4);\n"
+    "}\n"
+    ,
+    "/* 32 x 32: rows 16-31 from the next panel, at a + a2 */\n"
+    "static void onnxc_bkr2(int amx, long kcp, const unsigned short *a, long a2, const unsigned short *b,\n"
+    "                       float *c, long ldc, int acc) {\n"
+    "  long q;\n"
+    "  if (!amx) {\n"
+    "    onnxc_bkr_v(kcp, a, b, c, ldc, acc);\n"
+    "    onnxc_bkr_v(kcp, a + a2, b, c + 16 * ldc, ldc, acc);\n"
+    "    return;\n"
+    "  }\n"
+    "  if (acc) {\n"
+    "    _tile_loadd(0, c, ldc * 4);\n"
+    "    _tile_loadd(1, c + 16, ldc * 4);\n"
+    "    _tile_loadd(2, c + 16 * ldc, ldc * 4);\n"
+    "    _tile_loadd(3, c + 16 * ldc + 16, ldc * 4);\n"
+    "  } else {\n"
+    "    _tile_zero(0);\n"
+    "    _tile_zero(1);\n"
+    "    _tile_zero(2);\n"
+    "    _tile_zero(3);\n"
+    "  }\n"
+    "  for (q = 0; q < kcp; q += 32) {\n"
+    "    _tile_loadd(4, a + q * 16, 64);\n"
+    "    _tile_loadd(5, a + a2 + q * 16, 64);\n"
+    "    _tile_loadd(6, b + q * 32, 128);\n"
+    "    _tile_loadd(7, b + q * 32 + 32, 128);\n"
+    "    _tile_dpbf16ps(0, 4, 6);\n"
+    "    _tile_dpbf16ps(1, 4, 7);\n"
+    "    _tile_dpbf16ps(2, 5, 6);\n"
+    "    _tile_dpbf16ps(3, 5, 7);\n"
+    "  }\n"
+    "  _tile_stored(0, c, ldc * 4);\n"
+    "  _tile_stored(1, c + 16, ldc * 4);\n"
+    "  _tile_stored(2, c + 16 * ldc, ldc * 4);\n"
+    "  _tile_stored(3, c + 16 * ldc + 16, ldc * 4);\n"
+    "}\n"
+    "#else\n"
+    "static int onnxc_lp_begin(void) { return 0; }\n"
+    "static void onnxc_lp_end(int amx) {\n"
+    "  (void)amx;\n"
+    "  (void)onnxc_bf16_row;\n"
+    "  (void)onnxc_bf16_pair;\n"
+    "}\n"
+    "static void onnxc_bkr(int amx, long kcp, const unsigned short *a, const unsigned short *b, float *c,\n"
+    "                      long ldc, int acc) {\n"
+    "  (void)amx;\n"
+    "  onnxc_bkr_v(kcp, a, b, c, ldc, acc);\n"
+    "}\n"
+    "static void onnxc_bkr2(int amx, long kcp, const unsigned short *a, long a2, const unsigned short *b,\n"
+    "                       float *c, long ldc, int acc) {\n"
+    "  (void)amx;\n"
+    "  onnxc_bkr_v(kcp, a, b, c, ldc, acc);\n"
+    "  onnxc_bkr_v(kcp, a + a2, b, c + 16 * ldc, ldc, acc);\n"
+    "}\n"
+    "#endif\n\n",
+    NULL};
+
+void gemm_write_prelude_lp(Buf *out) {
+  for (int i = 0; prelude[i]; i++)
+    buf_puts(out, prelude[i]);
+}

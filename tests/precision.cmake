@@ -1,0 +1,24 @@
+# --precision bf16 (docs/precision.md): the conversion and the bfloat16
+# packed product's plan (unit), and corpus models compiled in bf16 against
+# ONNX Runtime at `onnxc check`'s bf16 tolerance, on the host's kernels
+# (AMX when the machine has it) and on the portable ones (--cpu generic),
+# also in guard mode.
+add_executable(test_lowp ${CMAKE_CURRENT_LIST_DIR}/test_lowp.c)
+target_include_directories(test_lowp PRIVATE ${CMAKE_CURRENT_LIST_DIR})
+target_link_libraries(test_lowp PRIVATE onnxc_codegen onnxc_passes onnxc_ir cmocka m)
+add_test(NAME unit.lowp COMMAND test_lowp)
+set_tests_properties(unit.lowp PROPERTIES LABELS unit)
+
+add_test(NAME e2e.precision_bf16
+  COMMAND ${ONNXC_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/e2e/test_precision.py
+          --onnxc $<TARGET_FILE:onnxc> --corpus ${CMAKE_BINARY_DIR}/corpus)
+set_tests_properties(e2e.precision_bf16 PROPERTIES LABELS e2e TIMEOUT 900)
+
+# Random whole models (tests/diff/gen_model.py) compiled with --precision bf16
+# in guard mode, judged at check's bf16 tolerance; about 40% of the seeds
+# have a product large enough for the packed kernel.
+add_test(NAME diff.random_bf16
+  COMMAND ${CMAKE_COMMAND} -E env ONNXC_CHECK_GUARD=1
+          ${ONNXC_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/diff/run_diff.py --onnxc $<TARGET_FILE:onnxc>
+          --seeds 0:60 --configs O2:bf16 -j 2 --timeout 120)
+set_tests_properties(diff.random_bf16 PROPERTIES LABELS e2e TIMEOUT 600)

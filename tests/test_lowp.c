@@ -1,0 +1,239 @@
+/* test_lowp.c - --precision bf16 (docs/precision.md): the float32 -> bfloat16
+ * conversion (codegen/lowp.h) against an independent rounding in double,
+ * and the bfloat16 packed product's contract with the memory plan: scratch,
+ * the packed weights' layout, and the kernels it emits. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <math.h>
+
+#include <cmocka.h>
+
+#include "target_util.h"
+#include "codegen_util.h"
+#include "gemm.h"
+#include "lowp.h"
+#include "passes.h"
+#include "plan_util.h"
+
+static float from_bits(uint32_t u) {
+  float f;
+  memcpy(&f, &u, 4);
+  return f;
+}
+
+static uint32_t to_bits(float f) {
+  uint32_t u;
+  memcpy(&u, &f, 4);
+  return u;
+}
+
+/* The reference: the nearest value with an 8-bit significand (ties to the
+ * even significand), computed in double from frexp; float32 subnormals to
+ * a signed zero, overflow past the largest bfloat16 to infinity. */
+static double ref_bf16(float f) {
+  if (f == 0.0f || fabsf(f) < 0x1p-126f)
+    return signbit(f) ? -0.0 : 0.0;
+  if (isinf(f))
+    return f;
+  int e;
+  double m = frexp((double)f, &e);  /* |m| in [0.5, 1) */
+  double s = ldexp(m, 8);           /* 8 significant bits before the point */
+  double r = floor(s), frac = s - r;
+  if (frac > 0.5 || (frac == 0.5 && fmod(r, 2.0) != 0.0))
+    r += 1.0;
+  double v = ldexp(r, e - 8);
+  return fabs(v) > 0x1.FEp127 ? copysign(INFINITY, v) : v;
+}
+
+static void test_lowp_bf16_rounds_to_nearest_even(void **state) {
+  (void)state;
+  /* exact, halfway (to even, both directions), above halfway, below */
+  assert_true(lowp_bf16(1.0f) == 0x3f80);
+  assert_true(lowp_bf16(from_bits(0x3f808000u)) == 0x3f80); /* tie, even below */
+  assert_true(lowp_bf16(from_bits(0x3f818000u)) == 0x3f82); /* tie, even above */
+  assert_true(lowp_bf16(from_bits(0x3f808001u)) == 0x3f81);
+  assert_true(lowp_bf16(from_bits(0x3f807fffu)) == 0x3f80);
+  assert_true(lowp_bf16(-1.5f) == 0xbfc0);
+  /* a carry into the exponent: 1.99999 -> 2 */
+  assert_true(lowp_bf16(from_bits(0x3fffffffu)) == 0x4000);
+  /* 2^24 random patterns' neighbourhoods: the reference agrees on every finite value */
+  uint32_t x = 12345;
+  for (int i = 0; i < 1 << 20; i++) {
+    x = x * 1664525u + 1013904223u;
+    float f = from_bits(x);
+    if (isnan(f))
+      continue;
+    double want = ref_bf16(f), got = lowp_bf16_f32(lowp_bf16(f));
+    if (!(got == want && signbit(got) == signbit(want)))
+      fail_msg("0x%08x: got %a, want %a", x, got, want);
+  }
+}
+
+static void test_lowp_bf16_nan_overflow_subnormal(void **state) {
+  (void)state;
+  /* NaN stays NaN, quiet, sign kept, even when only low payload bits are set */
+  uint16_t n1 = lowp_bf16(from_bits(0x7f800001u)), n2 = lowp_bf16(from_bits(0xffc00000u));
+  assert_true(isnan(lowp_bf16_f32(n1)) && (n1 & 0x40) && !(n1 & 0x8000));
+  assert_true(isnan(lowp_bf16_f32(n2)) && (n2 & 0x8000));
+  /* infinities stay; the largest float rounds past the largest bfloat16 */
+  assert_true(lowp_bf16(INFINITY) == 0x7f80 && lowp_bf16(-INFINITY) == 0xff80);
+  assert_true(lowp_bf16(3.4028235e38f) == 0x7f80);
+  assert_true(lowp_bf16(-3.4028235e38f) == 0xff80);
+  assert_true(lowp_bf16(from_bits(0x7f7f7fffu)) == 0x7f7f); /* just below the tie: largest finite */
+  /* subnormals become a signed zero (as VCVTNEPS2BF16); the smallest normal stays */
+  assert_true(lowp_bf16(from_bits(0x00400000u)) == 0x0000);
+  assert_true(lowp_bf16(from_bits(0x807fffffu)) == 0x8000);
+  assert_true(lowp_bf16(from_bits(0x00800000u)) == 0x0080);
+  assert_true(lowp_bf16(-0.0f) == 0x8000);
+  /* bfloat16 -> float32 is exact: every non-NaN pattern round-trips */
+  for (uint32_t h = 0; h < 0x10000; h++) {
+    float f = lowp_bf16_f32((uint16_t)h);
+    if (isnan(f) || ((h & 0x7f80) == 0 && (h & 0x7f)))
+      continue; /* bfloat16 subnormals are float32 subnormals: flushed */
+    assert_true(lowp_bf16(f) == h);
+    assert_true(to_bits(f) == h << 16);
+  }
+}
+
+static void plan_of(Graph *g, Plan *p) {
+  assert_true(pu_infer(g));
+  pass_mark_precision(g, 1);
+  Diag d;
+  diag_init(&d, "t.onnx", stderr);
+  assert_true(pass_memplan(g, p, onnxc_test_target(), &d));
+  diag_free(&d);
+}
+
+static void iota(Value *w) {
+  float *f = w->konst->data;
+  for (int64_t i = 0; i < w->konst->numel; i++)
+    f[i] = (float)i;
+}
+
+/* [64,300] x W[300,70] in bf16: A's block as bfloat16 (64 rows x 256 deep),
+ * W in 32-column panels of k pairs, K padded to 320. */
+static void test_lowp_matmul_weight_in_pair_panels(void **state) {
+  (void)state;
+  Graph *g = pu_graph();
+  Value *w = pu_weight(g, "w", 300, 70);
+  iota(w);
+  Value *y = pu_op2(g, OP_MatMul, "y", pu_input(g, "x", 64, 300), w);
+  ir_output_add(g, y);
+  Plan p;
+  plan_of(g, &p);
+  assert_int_equal(ir_attr_int(y->producer, "onnxc.precision", 0), 1);
+  assert_int_equal(p.scratch_size[y->producer->id], 64 * 256 * 2);
+  assert_false(gemm_used(g, &p, 1)); /* no float32 kernel left to write */
+  assert_true(gemm_lp_used(g, &p, 1));
+  assert_int_equal(gemm_weight_numel(&p, w, 1), 96 * 320 / 2);
+  Arena *a = arena_new();
+  const Tensor *t = gemm_weight_data(&p, w, a, 1);
+  const uint16_t *pk = t->data;
+  assert_int_equal(t->nbytes, 96 * 320 * 2);
+  /* (k, j) at panel j / 32 (32 x 320 values), pair k / 2 (64 values), lane j % 32, half k % 2 */
+  for (int64_t k = 0; k < 320; k += 7)
+    for (int64_t j = 0; j < 96; j += 5) {
+      uint16_t want = k < 300 && j < 70 ? lowp_bf16((float)(k * 70 + j)) : 0;
+      assert_int_equal(pk[(j / 32) * 32 * 320 + (k / 2) * 64 + (j % 32) * 2 + k % 2], want);
+    }
+  arena_free(a);
+  char *c = cu_generate(g, &p, NULL);
+  assert_non_null(strstr(c, "onnxc_bkr(amx, kcp, a, b, c, 70, pc > 0);"));
+  assert_non_null(strstr(c, "_tile_dpbf16ps(0, 4, 6);"));
+  assert_non_null(strstr(c, "onnxc_bkr2(amx, kcp, a, 16 * kcp, b, c, 70, pc > 0);")); /* 32 rows at once */
+  assert_null(strstr(c, "onnxc_ukr("));
+  free(c);
+  ir_graph_free(g);
+}
+
+/* A stride-1 3x3 conv that float32 computes directly from its image goes
+ * through im2col in bf16: weights [40,5,3,3] as 16-row panels (48 rows) of
+ * 32-deep chunks (K 45 -> 64). */
+static void test_lowp_conv_weight_in_row_chunks(void **state) {
+  (void)state;
+  Graph *g = pu_graph();
+  int64_t xd[4] = {2, 5, 20, 30}, wd[4] = {40, 5, 3, 3};
+  Shape xs = shape_make(4, xd), ws = shape_make(4, wd);
+  Value *in[2] = {ir_input_add(g, "x", DT_F32, &xs),
+                  ir_const_new(g, "w", ir_tensor_new(g, DT_F32, &ws, NULL))};
+  iota(in[1]);
+  Node *conv = ir_node_new(g, OP_Conv, NULL, "conv", 2, in, 1);
+  int64_t pads[4] = {1, 0, 1, 2};
+  ir_attr_set_ints(conv, "pads", pads, 4);
+  ir_output_add(g, conv->out[0]);
+  Plan p;
+  plan_of(g, &p);
+  /* B block: 64 (45 to 32s) deep x 608 (600 pixels to 32s) bfloat16, pixel table, padded image */
+  int64_t want = (64 * 512 * 2 + 63) / 64 * 64 + (608 * 4 + 63) / 64 * 64 + ((5 * 22 * 32 + 16) * 4 + 63) / 64 * 64;
+  assert_int_equal(p.scratch_size[conv->id], want);
+  assert_int_equal(gemm_weight_numel(&p, in[1], 1), 48 * 64 / 2);
+  Arena *a = arena_new();
+  const uint16_t *pk = gemm_weight_data(&p, in[1], a, 1)->data;
+  /* (i, k) at panel i / 16 (16 x 64), chunk k / 32 (512), row i % 16 (32), k % 32 */
+  for (int64_t i = 0; i < 48; i++)
+    for (int64_t k = 0; k < 64; k++) {
+      uint16_t v = i < 40 && k < 45 ? lowp_bf16((float)(i * 45 + k)) : 0;
+      assert_int_equal(pk[(i / 16) * 16 * 64 + (k / 32) * 512 + (i % 16) * 32 + k % 32], v);
+    }
+  arena_free(a);
+  char *c = cu_generate(g, &p, NULL);
+  assert_null(strstr(c, "direct conv"));
+  assert_non_null(strstr(c, "onnxc_bf16_pair(d + kk * 32, f[0], f[1]);"));
+  free(c);
+  ir_graph_free(g);
+}
+
+/* Without the mark, the same product is the float32 one. */
+static void test_lowp_unmarked_stays_f32(void **state) {
+  (void)state;
+  Graph *g = pu_graph();
+  Value *w = pu_weight(g, "w", 300, 70);
+  Value *y = pu_op2(g, OP_MatMul, "y", pu_input(g, "x", 64, 300), w);
+  ir_output_add(g, y);
+  assert_true(pu_infer(g));
+  Plan p;
+  Diag d;
+  diag_init(&d, "t.onnx", stderr);
+  pass_mark_precision(g, 0);
+  assert_true(pass_memplan(g, &p, onnxc_test_target(), &d));
+  diag_free(&d);
+  assert_int_equal(p.scratch_size[y->producer->id], 72 * 256 * 4);
+  assert_false(gemm_lp_used(g, &p, 1));
+  ir_graph_free(g);
+}
+
+/* A weight holding an infinity keeps the float32 product (its bfloat16
+ * pairs could read as NaN floats in the C form of the weights). */
+static void test_lowp_nonfinite_weight_stays_f32(void **state) {
+  (void)state;
+  Graph *g = pu_graph();
+  Value *w = pu_weight(g, "w", 300, 70);
+  iota(w);
+  ((float *)w->konst->data)[1234] = INFINITY;
+  Value *y = pu_op2(g, OP_MatMul, "y", pu_input(g, "x", 64, 300), w);
+  ir_output_add(g, y);
+  Plan p;
+  plan_of(g, &p);
+  assert_int_equal(ir_attr_int(y->producer, "onnxc.precision", 0), 0);
+  assert_int_equal(p.scratch_size[y->producer->id], 72 * 256 * 4);
+  assert_int_equal(gemm_weight_numel(&p, w, 1), 96 * 300);
+  assert_false(gemm_lp_used(g, &p, 1));
+  ir_graph_free(g);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_lowp_bf16_rounds_to_nearest_even),
+      cmocka_unit_test(test_lowp_bf16_nan_overflow_subnormal),
+      cmocka_unit_test(test_lowp_matmul_weight_in_pair_panels),
+      cmocka_unit_test(test_lowp_conv_weight_in_row_chunks),
+      cmocka_unit_test(test_lowp_unmarked_stays_f32),
+      cmocka_unit_test(test_lowp_nonfinite_weight_stays_f32),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
