@@ -274,6 +274,94 @@ static void test_memplan_concat_copies_what_cannot_be_a_slice(void **state) {
   ir_graph_free(g);
 }
 
+/* Split of x (axis `axis`) into two equal halves; their values in out[]. */
+static void split2(Graph *g, const char *name, Value *x, int64_t axis, Value **out) {
+  Node *n = ir_node_new(g, OP_Split, NULL, name, 1, &x, 2);
+  ir_attr_set_int(n, "axis", axis);
+  out[0] = n->out[0];
+  out[1] = n->out[1];
+}
+
+/* A Split along the channels of batch 1: its outputs are views of the input
+ * at their byte offsets, the Split has no code, and the input's buffer lives
+ * until the last reader of either half. */
+static void test_memplan_split_outputs_are_views(void **state) {
+  (void)state;
+  Graph *g = pu_graph();
+  Value *x = pu_input(g, "x", 1, 16);
+  Value *a = pu_op2(g, OP_MatMul, "a", x, pu_weight(g, "w1", 16, 32));
+  Value *h[2];
+  split2(g, "sp", a, 1, h);
+  Value *p0 = pu_op2(g, OP_MatMul, "p0", h[0], pu_weight(g, "w2", 16, 8));
+  Value *p1 = pu_op2(g, OP_MatMul, "p1", h[1], pu_weight(g, "w3", 16, 8));
+  ir_output_add(g, pu_op2(g, OP_Add, "y", p0, p1));
+  Plan p;
+  plan_ok(g, &p, true);
+  assert_true(p.elided[node_named(g, "sp")->id]);
+  assert_int_equal(p.alias[h[0]->id], id_of(g, "a"));
+  assert_int_equal(p.alias[h[1]->id], id_of(g, "a"));
+  assert_int_equal(p.alias_offset[h[0]->id], 0);
+  assert_int_equal(p.alias_offset[h[1]->id], 16 * 4);
+  assert_int_equal(p.offset[h[1]->id], p.offset[id_of(g, "a")] + 64);
+  for (int i = 0; i < p.n_tensors; i++)
+    if (p.tensors[i].value_id == id_of(g, "a"))
+      assert_int_equal(p.tensors[i].last, 3);  /* p1's step */
+  char *c = cu_generate(g, &p, NULL);
+  assert_null(strstr(c, "_Split("));
+  assert_non_null(strstr(c, "(Split): a view of"));
+  free(c);
+  ir_graph_free(g);
+}
+
+/* Batch 2, or a half that is a graph output: the Split copies. */
+static void test_memplan_split_copies_what_cannot_be_a_view(void **state) {
+  (void)state;
+  Graph *g = pu_graph();
+  Value *x = pu_input(g, "x", 2, 16);
+  Value *a = pu_op2(g, OP_MatMul, "a", x, pu_weight(g, "w1", 16, 16));
+  Value *h[2], *k[2];
+  split2(g, "batch2", a, 1, h);
+  Value *b = pu_reshape(g, "b", a, 1, 32);
+  split2(g, "outs", b, 1, k);
+  ir_output_add(g, pu_op2(g, OP_Add, "y", h[0], h[1]));
+  ir_output_add(g, k[0]);
+  ir_output_add(g, pu_op1(g, OP_Relu, "r", k[1]));
+  Plan p;
+  plan_ok(g, &p, true);
+  assert_false(p.elided[node_named(g, "batch2")->id]);
+  assert_false(p.elided[node_named(g, "outs")->id]);
+  assert_int_equal(p.alias[h[0]->id], -1);
+  assert_int_equal(p.alias[k[1]->id], -1);
+  ir_graph_free(g);
+}
+
+/* Split halves concatenated back in order: the run covers a's buffer, which
+ * becomes one slice of the Concat's output; in the other order, a copy. */
+static void test_memplan_concat_of_split_run_is_one_slice(void **state) {
+  (void)state;
+  Graph *g = pu_graph();
+  Value *x = pu_input(g, "x", 1, 16);
+  Value *a = pu_op2(g, OP_MatMul, "a", x, pu_weight(g, "w1", 16, 32));
+  Value *b = pu_op2(g, OP_MatMul, "b", x, pu_weight(g, "w2", 16, 8));
+  Value *h[2];
+  split2(g, "sp", a, 1, h);
+  Value *in[3] = {b, h[0], h[1]};
+  Node *cat = ir_node_new(g, OP_Concat, NULL, "cat", 3, in, 1);
+  ir_attr_set_int(cat, "axis", 1);
+  Value *swapped = concat2(g, "swapped", h[1], h[0], 1);
+  ir_output_add(g, pu_op2(g, OP_MatMul, "y", cat->out[0], pu_weight(g, "w3", 40, 4)));
+  ir_output_add(g, pu_op2(g, OP_MatMul, "z", swapped, pu_weight(g, "w4", 32, 4)));
+  Plan p;
+  plan_ok(g, &p, true);
+  assert_true(p.elided[node_named(g, "cat")->id]);
+  assert_false(p.elided[node_named(g, "swapped")->id]);
+  assert_int_equal(p.alias[id_of(g, "a")], id_of(g, "cat"));
+  assert_int_equal(p.alias_offset[id_of(g, "a")], 8 * 4);
+  assert_int_equal(p.alias[h[1]->id], id_of(g, "cat"));
+  assert_int_equal(p.alias_offset[h[1]->id], 8 * 4 + 16 * 4);
+  ir_graph_free(g);
+}
+
 /* Four branches x -> big -> small joined by a Concat; the model runs all the
  * big MatMuls first, the scheduler one branch at a time. */
 static void test_memplan_schedule_lowers_branchy_peak(void **state) {
@@ -507,6 +595,9 @@ int main(void) {
       cmocka_unit_test(test_memplan_dropout_without_mask_is_a_view),
       cmocka_unit_test(test_memplan_concat_inputs_are_slices),
       cmocka_unit_test(test_memplan_concat_copies_what_cannot_be_a_slice),
+      cmocka_unit_test(test_memplan_split_outputs_are_views),
+      cmocka_unit_test(test_memplan_split_copies_what_cannot_be_a_view),
+      cmocka_unit_test(test_memplan_concat_of_split_run_is_one_slice),
       cmocka_unit_test(test_memplan_schedule_lowers_branchy_peak),
       cmocka_unit_test(test_memplan_schedule_keeps_chain_order),
       cmocka_unit_test(test_memplan_subgraph_reads_extend_lifetimes),
