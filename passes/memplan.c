@@ -22,6 +22,7 @@
  * the emitters see ordinary offsets and the arena simply grows.
  */
 #include "memplan_internal.h"
+#include "movement.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -315,6 +316,49 @@ static bool split_views(const Graph *g, const Node *n, Buffers *b, int *grp_last
   return true;
 }
 
+/* A Slice whose result is one contiguous byte range of its input (the axes
+ * before the sliced one keep one index, the sliced one has step 1, the axes
+ * after it are whole: channels at batch 1, rows of a matrix) is a view of
+ * the input's root at that range's offset, with no code. */
+static bool slice_view(const Graph *g, const Node *n, Buffers *b, int *grp_last, int s) {
+  const Value *x = n->in[0], *y = n->out[0];
+  if (n->op != OP_Slice || x->kind == VK_NONE || y->kind != VK_NODE || y->is_output || y->dt != x->dt ||
+      dtype_bits(x->dt) < 8 || x->dt == DT_STRING || !shape_is_static(&x->shape) ||
+      !shape_is_static(&y->shape) || value_bytes(y) <= 0)
+    return false;
+  SliceDim sd[IR_MAX_RANK];
+  Diag d;
+  diag_init(&d, "", NULL);
+  int known = mv_slice_params(n, &d, sd);
+  diag_free(&d);
+  if (known != MV_KNOWN)
+    return false;
+  int r = x->shape.rank, p = -1;
+  int64_t off = 0, stride = value_bytes(x);
+  for (int i = 0; i < r; i++) {
+    if (sd[i].count == -2)
+      sd[i] = (SliceDim){0, 1, x->shape.d[i]};
+    if (sd[i].count < 0 || sd[i].count != y->shape.d[i])
+      return false;
+    if (sd[i].count != x->shape.d[i])
+      p = i;
+  }
+  for (int i = 0; i < r; i++) {
+    stride /= x->shape.d[i];
+    if ((i < p && sd[i].count != 1) || (i == p && sd[i].step != 1))
+      return false;
+    off += sd[i].start * stride;
+  }
+  int64_t base;
+  int root = root_at(b, x->id, &base);
+  b->alias[y->id] = root;
+  b->alias_off[y->id] = base + off;
+  b->elided[n->id] = true;
+  if (in_arena(g, b, root) && last_use(b, y, s) > grp_last[root])
+    grp_last[root] = last_use(b, y, s);
+  return true;
+}
+
 /* Walks the schedule: aliases, roots and their group lifetimes. */
 static bool assign_roots(const Graph *g, Node *const *order, int n_nodes, bool slices,
                          const Target *t, Buffers *b, int *grp_first, int *grp_last, Diag *d) {
@@ -340,7 +384,7 @@ static bool assign_roots(const Graph *g, Node *const *order, int n_nodes, bool s
         continue;
       }
     }
-    if (split_views(g, n, b, grp_last, s))
+    if (split_views(g, n, b, grp_last, s) || slice_view(g, n, b, grp_last, s))
       continue;
     b->scratch[n->id] = t ? t->scratch_bytes(t, n) : 0;
     int r = inplace_root(g, n, b, grp_last, s);

@@ -362,6 +362,56 @@ static void test_memplan_concat_of_split_run_is_one_slice(void **state) {
   ir_graph_free(g);
 }
 
+static Value *i64_const(Graph *g, const char *name, int64_t v) {
+  int64_t len[1] = {1};
+  Shape s = shape_make(1, len);
+  Tensor *t = ir_tensor_new(g, DT_I64, &s, NULL);
+  tensor_set_i64(t, 0, v);
+  return ir_const_new(g, name, t);
+}
+
+/* Slice of x along one axis, [lo, hi) with step `step`. */
+static Value *slice1(Graph *g, const char *name, Value *x, int64_t axis, int64_t lo, int64_t hi, int64_t step) {
+  char nm[4][64];
+  const char *what[4] = {"starts", "ends", "axes", "steps"};
+  int64_t val[4] = {lo, hi, axis, step};
+  Value *in[5] = {x};
+  for (int i = 0; i < 4; i++) {
+    snprintf(nm[i], sizeof nm[i], "%s_%s", name, what[i]);
+    in[i + 1] = i64_const(g, nm[i], val[i]);
+  }
+  return ir_node_new(g, OP_Slice, NULL, name, 5, in, 1)->out[0];
+}
+
+/* A Slice that keeps one contiguous byte range (channels at batch 1, rows of
+ * a matrix) is a view at that range's offset; a strided one copies. */
+static void test_memplan_contiguous_slice_is_a_view(void **state) {
+  (void)state;
+  Graph *g = pu_graph();
+  Value *x = pu_input(g, "x", 1, 16);
+  Value *a = pu_op2(g, OP_MatMul, "a", x, pu_weight(g, "w1", 16, 32));
+  Value *ch = slice1(g, "ch", a, 1, 8, 24, 1);
+  Value *m = pu_reshape(g, "m", a, 4, 8);
+  Value *rows = slice1(g, "rows", m, 0, 1, 3, 1);
+  Value *odd = slice1(g, "odd", a, 1, 1, 32, 2);
+  Value *cols = slice1(g, "cols", m, 1, 0, 4, 1);
+  ir_output_add(g, pu_op2(g, OP_MatMul, "y", ch, pu_weight(g, "w2", 16, 4)));
+  ir_output_add(g, pu_op2(g, OP_MatMul, "z", rows, pu_weight(g, "w3", 8, 4)));
+  ir_output_add(g, pu_op1(g, OP_Relu, "u", odd));
+  ir_output_add(g, pu_op1(g, OP_Relu, "v", cols));
+  Plan p;
+  plan_ok(g, &p, true);
+  assert_true(p.elided[node_named(g, "ch")->id]);
+  assert_int_equal(p.alias[ch->id], id_of(g, "a"));
+  assert_int_equal(p.alias_offset[ch->id], 8 * 4);
+  assert_true(p.elided[node_named(g, "rows")->id]);
+  assert_int_equal(p.alias[rows->id], id_of(g, "a"));
+  assert_int_equal(p.alias_offset[rows->id], 8 * 4);
+  assert_false(p.elided[node_named(g, "odd")->id]);
+  assert_false(p.elided[node_named(g, "cols")->id]);
+  ir_graph_free(g);
+}
+
 /* Four branches x -> big -> small joined by a Concat; the model runs all the
  * big MatMuls first, the scheduler one branch at a time. */
 static void test_memplan_schedule_lowers_branchy_peak(void **state) {
@@ -598,6 +648,7 @@ int main(void) {
       cmocka_unit_test(test_memplan_split_outputs_are_views),
       cmocka_unit_test(test_memplan_split_copies_what_cannot_be_a_view),
       cmocka_unit_test(test_memplan_concat_of_split_run_is_one_slice),
+      cmocka_unit_test(test_memplan_contiguous_slice_is_a_view),
       cmocka_unit_test(test_memplan_schedule_lowers_branchy_peak),
       cmocka_unit_test(test_memplan_schedule_keeps_chain_order),
       cmocka_unit_test(test_memplan_subgraph_reads_extend_lifetimes),
