@@ -340,7 +340,7 @@ static bool slice_view(const Graph *g, const Node *n, Buffers *b, int *grp_last,
       sd[i] = (SliceDim){0, 1, x->shape.d[i]};
     if (sd[i].count < 0 || sd[i].count != y->shape.d[i])
       return false;
-    if (sd[i].count != x->shape.d[i])
+    if (sd[i].count != x->shape.d[i] || sd[i].start != 0 || sd[i].step != 1) /* (a reversal is not whole) */
       p = i;
   }
   for (int i = 0; i < r; i++) {

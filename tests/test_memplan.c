@@ -395,10 +395,12 @@ static void test_memplan_contiguous_slice_is_a_view(void **state) {
   Value *rows = slice1(g, "rows", m, 0, 1, 3, 1);
   Value *odd = slice1(g, "odd", a, 1, 1, 32, 2);
   Value *cols = slice1(g, "cols", m, 1, 0, 4, 1);
+  Value *rev = slice1(g, "rev", a, 1, -1, -100, -1); /* all of a, reversed */
   ir_output_add(g, pu_op2(g, OP_MatMul, "y", ch, pu_weight(g, "w2", 16, 4)));
   ir_output_add(g, pu_op2(g, OP_MatMul, "z", rows, pu_weight(g, "w3", 8, 4)));
   ir_output_add(g, pu_op1(g, OP_Relu, "u", odd));
   ir_output_add(g, pu_op1(g, OP_Relu, "v", cols));
+  ir_output_add(g, pu_op1(g, OP_Relu, "w", rev));
   Plan p;
   plan_ok(g, &p, true);
   assert_true(p.elided[node_named(g, "ch")->id]);
@@ -409,6 +411,7 @@ static void test_memplan_contiguous_slice_is_a_view(void **state) {
   assert_int_equal(p.alias_offset[rows->id], 8 * 4);
   assert_false(p.elided[node_named(g, "odd")->id]);
   assert_false(p.elided[node_named(g, "cols")->id]);
+  assert_false(p.elided[node_named(g, "rev")->id]);
   ir_graph_free(g);
 }
 
