@@ -673,7 +673,7 @@ static void check_coverage(const Graph *g, const Plan *plan, Diag *d) {
         diag_error(d, n, "memory plan: '%s' is used at step %d outside its buffer's lifetime [%d, %d]",
                    v->name, step[n->id], t->first, t->last);
       else if (plan->offset[v->id] != t->offset + (r != v->id && plan->alias_offset ? plan->alias_offset[v->id] : 0) ||
-               plan->offset[v->id] + value_bytes(v) > t->offset + t->size)
+               plan->offset[v->id] + value_bytes(v) > t->offset + value_bytes(root))
         diag_error(d, n, "memory plan: '%s' is not inside its root's buffer", v->name);
     }
   free(step);

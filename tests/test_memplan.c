@@ -556,6 +556,25 @@ static void test_memplan_validate_reports_broken_plans(void **state) {
   ir_graph_free(g);
 }
 
+/* A view placed past its root's bytes (though inside the buffer's 64-byte
+ * rounding) is reported: a wrong Split or Slice offset. */
+static void test_memplan_validate_reports_view_past_its_root(void **state) {
+  (void)state;
+  Graph *g = pu_graph();
+  Value *x = pu_input(g, "x", 1, 16);
+  Value *a = pu_op2(g, OP_MatMul, "a", x, pu_weight(g, "w1", 16, 24)); /* 96 bytes */
+  Value *h[2];
+  split2(g, "sp", a, 1, h);
+  ir_output_add(g, pu_op2(g, OP_Add, "y", h[0], h[1]));
+  Plan p;
+  plan_ok(g, &p, true);
+  assert_int_equal(p.alias_offset[h[1]->id], 48);
+  p.alias_offset[h[1]->id] += 16;
+  p.offset[h[1]->id] += 16;
+  expect_invalid(g, &p, "not inside its root's buffer");
+  ir_graph_free(g);
+}
+
 /* The size the planner must handle quickly (timed by bench_memplan). */
 static void test_memplan_5000_tensors_validate(void **state) {
   (void)state;
@@ -652,6 +671,7 @@ int main(void) {
       cmocka_unit_test(test_memplan_split_copies_what_cannot_be_a_view),
       cmocka_unit_test(test_memplan_concat_of_split_run_is_one_slice),
       cmocka_unit_test(test_memplan_contiguous_slice_is_a_view),
+      cmocka_unit_test(test_memplan_validate_reports_view_past_its_root),
       cmocka_unit_test(test_memplan_schedule_lowers_branchy_peak),
       cmocka_unit_test(test_memplan_schedule_keeps_chain_order),
       cmocka_unit_test(test_memplan_subgraph_reads_extend_lifetimes),
