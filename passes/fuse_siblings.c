@@ -15,9 +15,9 @@
  *   with different activations stay in separate groups (only identical
  *   epilogues merge; the kernels apply one epilogue to every channel).
  *   Batch > 1 is left alone (a channel range is then strided per image).
- *   A sibling whose only reader is a channel Concat at batch 1 is already
- *   stored in its slice of the Concat; it joins only when every sibling of the
- *   group feeds that Concat as a run of consecutive inputs (the channels are
+ *   A sibling that a channel Concat at batch 1 reads is already stored in its
+ *   slice of the Concat; it joins only when every sibling of the group feeds
+ *   that Concat, and nothing else, as a run of consecutive inputs (the channels are
  *   then ordered as the Concat reads them and the merged output becomes one
  *   slice of it), since otherwise the Concat would have to copy it.
  * invalidates: schedule positions.
@@ -92,23 +92,27 @@ static bool siblings(const Node *a, const Node *b) {
   return same_attrs(a, b);
 }
 
-/* The Concat along the channels of batch 1 that is the only reader of n's
- * result, reading it once, with its input position in *pos; NULL if none. */
-static const Node *concat_reader(const Node *n, int *pos) {
+/* A Concat along the channels of batch 1 that reads n's result once (the
+ * planner stores the result in its slice), with the input position in *pos;
+ * NULL if none. *only: that Concat is the result's only reader. */
+static const Node *concat_reader(const Node *n, int *pos, bool *only) {
   const Value *y = n->out[0];
-  if (y->n_uses != 1 || y->uses[0]->op != OP_Concat)
-    return NULL;
-  const Node *c = y->uses[0];
-  int axis;
-  if (!shape_axis(ir_attr_int(c, "axis", 0), c->out[0]->shape.rank, &axis) || axis != 1)
-    return NULL;
-  int found = 0;
-  for (int k = 0; k < c->n_in; k++)
-    if (c->in[k] == y) {
-      *pos = k;
-      found++;
+  for (int u = 0; u < y->n_uses; u++) {
+    const Node *c = y->uses[u];
+    int axis, found = 0;
+    if (c->op != OP_Concat || !shape_axis(ir_attr_int(c, "axis", 0), c->out[0]->shape.rank, &axis) || axis != 1)
+      continue;
+    for (int k = 0; k < c->n_in; k++)
+      if (c->in[k] == y) {
+        *pos = k;
+        found++;
+      }
+    if (found == 1) {
+      *only = y->n_uses == 1;
+      return c;
     }
-  return found == 1 ? c : NULL;
+  }
+  return NULL;
 }
 
 /* Keeps the siblings that can merge without costing a Concat its in-place
@@ -118,8 +122,9 @@ static int filter_concat(Node **sib, int ns) {
   const Node *cat[MAX_SIBS];
   bool one_cat = true;
   for (int i = 0; i < ns; i++) {
-    cat[i] = concat_reader(sib[i], &pos[i]);
-    one_cat &= cat[i] && cat[i] == cat[0];
+    bool only = false;
+    cat[i] = concat_reader(sib[i], &pos[i], &only);
+    one_cat &= cat[i] && cat[i] == cat[0] && only;
   }
   if (one_cat) { /* every sibling into one Concat: a run of its inputs? */
     for (int i = 1; i < ns; i++) /* sort by position (few siblings) */
