@@ -22,6 +22,7 @@
  * the emitters see ordinary offsets and the arena simply grows.
  */
 #include "memplan_internal.h"
+#include "movement.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -211,8 +212,11 @@ void memplan_buffers_free(Buffers *b) {
  * bytes [off_k, off_k + size_k) of the output. An input that is a whole arena
  * buffer of its own (and not a repeat) becomes that slice: its producers write
  * straight into the output's buffer, which now lives from the earliest of
- * them. The Concat needs no code when every input moved; otherwise it copies
- * the rest (and copies the moved ones onto themselves, harmlessly). */
+ * them. So does a run of consecutive inputs that are views of one arena buffer
+ * at offsets 0, size_k, ... covering it exactly (the outputs of a Split, or of
+ * sibling convs merged into one, concatenated back in order). The Concat
+ * needs no code when every input moved; otherwise it copies the rest (and
+ * copies the moved ones onto themselves, harmlessly). */
 static void concat_slices(const Graph *g, const Node *n, Buffers *b, int *grp_first, int *grp_last) {
   const Value *y = n->out[0];
   int axis;
@@ -224,15 +228,37 @@ static void concat_slices(const Graph *g, const Node *n, Buffers *b, int *grp_fi
       return;
   int64_t base;
   int R = root_at(b, y->id, &base), roots[4096];
+  bool in_run[4096]; /* a later input of a run: stored with the run's first */
   for (int k = 0; k < n->n_in; k++) {
     int64_t off = 0;
+    in_run[k] = false;
     roots[k] = n->in[k]->kind == VK_NODE ? root_at(b, n->in[k]->id, &off) : -1;
-    if (roots[k] < 0 || off != 0 || !in_arena(g, b, roots[k]) || roots[k] == R ||
-        n->in[k]->dt != y->dt || value_bytes(g->values[roots[k]]) != value_bytes(n->in[k]))
+    if (roots[k] < 0 || off != 0 || !in_arena(g, b, roots[k]) || roots[k] == R || n->in[k]->dt != y->dt) {
       roots[k] = -1;
-    for (int j = 0; j < k && roots[k] >= 0; j++)
-      if (roots[j] == roots[k])
+      continue;
+    }
+    int64_t whole = value_bytes(g->values[roots[k]]), have = value_bytes(n->in[k]);
+    int j = k + 1;
+    for (; j < n->n_in && have < whole && n->in[j]->kind == VK_NODE && n->in[j]->dt == y->dt; j++) {
+      int64_t o;
+      if (root_at(b, n->in[j]->id, &o) != roots[k] || o != have)
+        break;
+      have += value_bytes(n->in[j]);
+    }
+    if (have != whole) {
+      roots[k] = -1;
+      continue;
+    }
+    for (int i = 0; i < k && roots[k] >= 0; i++)
+      if (roots[i] == roots[k])
         roots[k] = -1;
+    if (roots[k] < 0)
+      continue;
+    for (int i = k + 1; i < j; i++) {
+      in_run[i] = true;
+      roots[i] = -1;
+    }
+    k = j - 1;
   }
   bool all = true;
   int64_t off = 0;
@@ -247,10 +273,90 @@ static void concat_slices(const Graph *g, const Node *n, Buffers *b, int *grp_fi
         grp_last[R] = grp_last[r] > grp_last[R] ? grp_last[r] : grp_last[R];
       }
     }
-    all &= r >= 0;
+    all &= r >= 0 || in_run[k];
     off += value_bytes(n->in[k]);
   }
   b->elided[n->id] = all && off == value_bytes(y);
+}
+
+/* Split along an axis with only extent-1 dims before it (channels at batch
+ * 1): output k is the bytes [off_k, off_k + size_k) of the input, so each
+ * output becomes a view of the input's root at that offset and the Split
+ * needs no code. Not when an output is a graph output (the Split copies into
+ * the caller's arrays), omitted, or of sub-byte or string type. */
+static bool split_views(const Graph *g, const Node *n, Buffers *b, int *grp_last, int s) {
+  const Value *x = n->in[0];
+  int axis;
+  if (n->op != OP_Split || x->kind == VK_NONE || dtype_bits(x->dt) < 8 || x->dt == DT_STRING ||
+      !shape_is_static(&x->shape) || !shape_axis(ir_attr_int(n, "axis", 0), x->shape.rank, &axis))
+    return false;
+  for (int i = 0; i < axis; i++)
+    if (x->shape.d[i] != 1)
+      return false;
+  int64_t total = 0;
+  for (int k = 0; k < n->n_out; k++) {
+    const Value *y = n->out[k];
+    if (y->kind != VK_NODE || y->is_output || y->dt != x->dt || !shape_is_static(&y->shape))
+      return false;
+    total += value_bytes(y);
+  }
+  if (total != value_bytes(x))
+    return false;
+  int64_t base, off = 0;
+  int r = root_at(b, x->id, &base);
+  for (int k = 0; k < n->n_out; k++) {
+    const Value *y = n->out[k];
+    b->alias[y->id] = r;
+    b->alias_off[y->id] = base + off;
+    off += value_bytes(y);
+    if (in_arena(g, b, r) && last_use(b, y, s) > grp_last[r])
+      grp_last[r] = last_use(b, y, s);
+  }
+  b->elided[n->id] = true;
+  return true;
+}
+
+/* A Slice whose result is one contiguous byte range of its input (the axes
+ * before the sliced one keep one index, the sliced one has step 1, the axes
+ * after it are whole: channels at batch 1, rows of a matrix) is a view of
+ * the input's root at that range's offset, with no code. */
+static bool slice_view(const Graph *g, const Node *n, Buffers *b, int *grp_last, int s) {
+  const Value *x = n->in[0], *y = n->out[0];
+  if (n->op != OP_Slice || x->kind == VK_NONE || y->kind != VK_NODE || y->is_output || y->dt != x->dt ||
+      dtype_bits(x->dt) < 8 || x->dt == DT_STRING || !shape_is_static(&x->shape) ||
+      !shape_is_static(&y->shape) || value_bytes(y) <= 0)
+    return false;
+  SliceDim sd[IR_MAX_RANK];
+  Diag d;
+  diag_init(&d, "", NULL);
+  int known = mv_slice_params(n, &d, sd);
+  diag_free(&d);
+  if (known != MV_KNOWN)
+    return false;
+  int r = x->shape.rank, p = -1;
+  int64_t off = 0, stride = value_bytes(x);
+  for (int i = 0; i < r; i++) {
+    if (sd[i].count == -2)
+      sd[i] = (SliceDim){0, 1, x->shape.d[i]};
+    if (sd[i].count < 0 || sd[i].count != y->shape.d[i])
+      return false;
+    if (sd[i].count != x->shape.d[i] || sd[i].start != 0 || sd[i].step != 1) /* (a reversal is not whole) */
+      p = i;
+  }
+  for (int i = 0; i < r; i++) {
+    stride /= x->shape.d[i];
+    if ((i < p && sd[i].count != 1) || (i == p && sd[i].step != 1))
+      return false;
+    off += sd[i].start * stride;
+  }
+  int64_t base;
+  int root = root_at(b, x->id, &base);
+  b->alias[y->id] = root;
+  b->alias_off[y->id] = base + off;
+  b->elided[n->id] = true;
+  if (in_arena(g, b, root) && last_use(b, y, s) > grp_last[root])
+    grp_last[root] = last_use(b, y, s);
+  return true;
 }
 
 /* Walks the schedule: aliases, roots and their group lifetimes. */
@@ -278,6 +384,8 @@ static bool assign_roots(const Graph *g, Node *const *order, int n_nodes, bool s
         continue;
       }
     }
+    if (split_views(g, n, b, grp_last, s) || slice_view(g, n, b, grp_last, s))
+      continue;
     b->scratch[n->id] = t ? t->scratch_bytes(t, n) : 0;
     int r = inplace_root(g, n, b, grp_last, s);
     for (int i = 0; i < n->n_out; i++) {
@@ -565,7 +673,7 @@ static void check_coverage(const Graph *g, const Plan *plan, Diag *d) {
         diag_error(d, n, "memory plan: '%s' is used at step %d outside its buffer's lifetime [%d, %d]",
                    v->name, step[n->id], t->first, t->last);
       else if (plan->offset[v->id] != t->offset + (r != v->id && plan->alias_offset ? plan->alias_offset[v->id] : 0) ||
-               plan->offset[v->id] + value_bytes(v) > t->offset + t->size)
+               plan->offset[v->id] + value_bytes(v) > t->offset + value_bytes(root))
         diag_error(d, n, "memory plan: '%s' is not inside its root's buffer", v->name);
     }
   free(step);

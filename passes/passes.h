@@ -88,6 +88,7 @@ bool pass_simplify(Graph *g, Diag *d);        /* algebraic identities (simplify.
 bool pass_fuse_quant(Graph *g, Diag *d);      /* QDQ groups -> uint8 integer kernels (fuse_quant.c) */
 bool pass_fuse_bn(Graph *g, Diag *d);         /* BN, Mul, Add... folded into Conv/Gemm */
 bool pass_fuse_layout(Graph *g, Diag *d);      /* Transposes around batched MatMuls read/written in place */
+bool pass_fuse_siblings(Graph *g, Diag *d);    /* sibling Convs on one input as one Conv and a Split */
 bool pass_fuse_norm(Graph *g, Diag *d);        /* LayerNorm written as primitives into LayerNormalization */
 /* elementwise chains into FusedElementwise kernels; with `epilogue`, a float32
  * chain of a Conv/Gemm/MatMul output and constant scalars into that node's stores */

@@ -43,6 +43,7 @@ static bool run_fuse_ew(Graph *g, Ctx *c, Diag *d) { return c->o->opt_level < 1 
 static bool run_fuse_layout(Graph *g, Ctx *c, Diag *d) {
   return !fusing(g, c) || !c->o->target->strided_matmul || pass_fuse_layout(g, d);
 }
+static bool run_fuse_siblings(Graph *g, Ctx *c, Diag *d) { return !fusing(g, c) || pass_fuse_siblings(g, d); }
 static bool run_cse(Graph *g, Ctx *c, Diag *d) { return c->o->opt_level < 1 || pass_cse(g, d); }
 static bool run_dce(Graph *g, Ctx *c, Diag *d) { (void)c; return pass_dce(g, d); }
 static bool run_static(Graph *g, Ctx *c, Diag *d) { (void)c; return pass_require_static(g, d); }
@@ -80,6 +81,7 @@ static const Step steps[] = {
     {"fuse-epilogue", run_fuse_epi, true},
     {"fuse-elementwise", run_fuse_ew, true},
     {"fuse-layout", run_fuse_layout, true},
+    {"fuse-siblings", run_fuse_siblings, true},
     {"dce", run_dce, true},
     {"require-static", run_static, true},
     {"schedule", run_schedule, true},
@@ -88,7 +90,7 @@ static const Step steps[] = {
 
 const char *const passes_names[] = {"check-ops", "topo-order", "canonicalize", "pin-dims", "lower-control",
                                     "infer", "lower-gradient", "fuse-quant",
-                                    "simplify", "fuse-bn", "cse", "fuse-norm", "fuse-epilogue", "fuse-elementwise", "fuse-layout", "dce", "require-static", "schedule",
+                                    "simplify", "fuse-bn", "cse", "fuse-norm", "fuse-epilogue", "fuse-elementwise", "fuse-layout", "fuse-siblings", "dce", "require-static", "schedule",
                                     "memplan", NULL};
 
 bool passes_run(Graph *g, const PipelineOpts *o, Plan *plan, Diag *d) {

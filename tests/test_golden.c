@@ -34,6 +34,7 @@ static bool run_pass(const char *name, Graph *g, Diag *d) {
   if (strcmp(name, "cse") == 0) return pass_cse(g, d);
   if (strcmp(name, "fuse-norm") == 0) return pass_fuse_norm(g, d);
   if (strcmp(name, "fuse-layout") == 0) return pass_fuse_layout(g, d);
+  if (strcmp(name, "fuse-siblings") == 0) return pass_fuse_siblings(g, d);
   if (strcmp(name, "fuse-elementwise") == 0) return pass_fuse_elementwise(g, true, d);
   if (strcmp(name, "dce") == 0) return pass_dce(g, d);
   if (strcmp(name, "require-static") == 0) return pass_require_static(g, d);

@@ -274,6 +274,147 @@ static void test_memplan_concat_copies_what_cannot_be_a_slice(void **state) {
   ir_graph_free(g);
 }
 
+/* Split of x (axis `axis`) into two equal halves; their values in out[]. */
+static void split2(Graph *g, const char *name, Value *x, int64_t axis, Value **out) {
+  Node *n = ir_node_new(g, OP_Split, NULL, name, 1, &x, 2);
+  ir_attr_set_int(n, "axis", axis);
+  out[0] = n->out[0];
+  out[1] = n->out[1];
+}
+
+/* A Split along the channels of batch 1: its outputs are views of the input
+ * at their byte offsets, the Split has no code, and the input's buffer lives
+ * until the last reader of either half. */
+static void test_memplan_split_outputs_are_views(void **state) {
+  (void)state;
+  Graph *g = pu_graph();
+  Value *x = pu_input(g, "x", 1, 16);
+  Value *a = pu_op2(g, OP_MatMul, "a", x, pu_weight(g, "w1", 16, 32));
+  Value *h[2];
+  split2(g, "sp", a, 1, h);
+  Value *p0 = pu_op2(g, OP_MatMul, "p0", h[0], pu_weight(g, "w2", 16, 8));
+  Value *p1 = pu_op2(g, OP_MatMul, "p1", h[1], pu_weight(g, "w3", 16, 8));
+  ir_output_add(g, pu_op2(g, OP_Add, "y", p0, p1));
+  Plan p;
+  plan_ok(g, &p, true);
+  assert_true(p.elided[node_named(g, "sp")->id]);
+  assert_int_equal(p.alias[h[0]->id], id_of(g, "a"));
+  assert_int_equal(p.alias[h[1]->id], id_of(g, "a"));
+  assert_int_equal(p.alias_offset[h[0]->id], 0);
+  assert_int_equal(p.alias_offset[h[1]->id], 16 * 4);
+  assert_int_equal(p.offset[h[1]->id], p.offset[id_of(g, "a")] + 64);
+  for (int i = 0; i < p.n_tensors; i++)
+    if (p.tensors[i].value_id == id_of(g, "a"))
+      assert_int_equal(p.tensors[i].last, 3);  /* p1's step */
+  char *c = cu_generate(g, &p, NULL);
+  assert_null(strstr(c, "_Split("));
+  assert_non_null(strstr(c, "(Split): a view of"));
+  free(c);
+  ir_graph_free(g);
+}
+
+/* Batch 2, or a half that is a graph output: the Split copies. */
+static void test_memplan_split_copies_what_cannot_be_a_view(void **state) {
+  (void)state;
+  Graph *g = pu_graph();
+  Value *x = pu_input(g, "x", 2, 16);
+  Value *a = pu_op2(g, OP_MatMul, "a", x, pu_weight(g, "w1", 16, 16));
+  Value *h[2], *k[2];
+  split2(g, "batch2", a, 1, h);
+  Value *b = pu_reshape(g, "b", a, 1, 32);
+  split2(g, "outs", b, 1, k);
+  ir_output_add(g, pu_op2(g, OP_Add, "y", h[0], h[1]));
+  ir_output_add(g, k[0]);
+  ir_output_add(g, pu_op1(g, OP_Relu, "r", k[1]));
+  Plan p;
+  plan_ok(g, &p, true);
+  assert_false(p.elided[node_named(g, "batch2")->id]);
+  assert_false(p.elided[node_named(g, "outs")->id]);
+  assert_int_equal(p.alias[h[0]->id], -1);
+  assert_int_equal(p.alias[k[1]->id], -1);
+  ir_graph_free(g);
+}
+
+/* Split halves concatenated back in order: the run covers a's buffer, which
+ * becomes one slice of the Concat's output; in the other order, a copy. */
+static void test_memplan_concat_of_split_run_is_one_slice(void **state) {
+  (void)state;
+  Graph *g = pu_graph();
+  Value *x = pu_input(g, "x", 1, 16);
+  Value *a = pu_op2(g, OP_MatMul, "a", x, pu_weight(g, "w1", 16, 32));
+  Value *b = pu_op2(g, OP_MatMul, "b", x, pu_weight(g, "w2", 16, 8));
+  Value *h[2];
+  split2(g, "sp", a, 1, h);
+  Value *in[3] = {b, h[0], h[1]};
+  Node *cat = ir_node_new(g, OP_Concat, NULL, "cat", 3, in, 1);
+  ir_attr_set_int(cat, "axis", 1);
+  Value *swapped = concat2(g, "swapped", h[1], h[0], 1);
+  ir_output_add(g, pu_op2(g, OP_MatMul, "y", cat->out[0], pu_weight(g, "w3", 40, 4)));
+  ir_output_add(g, pu_op2(g, OP_MatMul, "z", swapped, pu_weight(g, "w4", 32, 4)));
+  Plan p;
+  plan_ok(g, &p, true);
+  assert_true(p.elided[node_named(g, "cat")->id]);
+  assert_false(p.elided[node_named(g, "swapped")->id]);
+  assert_int_equal(p.alias[id_of(g, "a")], id_of(g, "cat"));
+  assert_int_equal(p.alias_offset[id_of(g, "a")], 8 * 4);
+  assert_int_equal(p.alias[h[1]->id], id_of(g, "cat"));
+  assert_int_equal(p.alias_offset[h[1]->id], 8 * 4 + 16 * 4);
+  ir_graph_free(g);
+}
+
+static Value *i64_const(Graph *g, const char *name, int64_t v) {
+  int64_t len[1] = {1};
+  Shape s = shape_make(1, len);
+  Tensor *t = ir_tensor_new(g, DT_I64, &s, NULL);
+  tensor_set_i64(t, 0, v);
+  return ir_const_new(g, name, t);
+}
+
+/* Slice of x along one axis, [lo, hi) with step `step`. */
+static Value *slice1(Graph *g, const char *name, Value *x, int64_t axis, int64_t lo, int64_t hi, int64_t step) {
+  char nm[4][64];
+  const char *what[4] = {"starts", "ends", "axes", "steps"};
+  int64_t val[4] = {lo, hi, axis, step};
+  Value *in[5] = {x};
+  for (int i = 0; i < 4; i++) {
+    snprintf(nm[i], sizeof nm[i], "%s_%s", name, what[i]);
+    in[i + 1] = i64_const(g, nm[i], val[i]);
+  }
+  return ir_node_new(g, OP_Slice, NULL, name, 5, in, 1)->out[0];
+}
+
+/* A Slice that keeps one contiguous byte range (channels at batch 1, rows of
+ * a matrix) is a view at that range's offset; a strided one copies. */
+static void test_memplan_contiguous_slice_is_a_view(void **state) {
+  (void)state;
+  Graph *g = pu_graph();
+  Value *x = pu_input(g, "x", 1, 16);
+  Value *a = pu_op2(g, OP_MatMul, "a", x, pu_weight(g, "w1", 16, 32));
+  Value *ch = slice1(g, "ch", a, 1, 8, 24, 1);
+  Value *m = pu_reshape(g, "m", a, 4, 8);
+  Value *rows = slice1(g, "rows", m, 0, 1, 3, 1);
+  Value *odd = slice1(g, "odd", a, 1, 1, 32, 2);
+  Value *cols = slice1(g, "cols", m, 1, 0, 4, 1);
+  Value *rev = slice1(g, "rev", a, 1, -1, -100, -1); /* all of a, reversed */
+  ir_output_add(g, pu_op2(g, OP_MatMul, "y", ch, pu_weight(g, "w2", 16, 4)));
+  ir_output_add(g, pu_op2(g, OP_MatMul, "z", rows, pu_weight(g, "w3", 8, 4)));
+  ir_output_add(g, pu_op1(g, OP_Relu, "u", odd));
+  ir_output_add(g, pu_op1(g, OP_Relu, "v", cols));
+  ir_output_add(g, pu_op1(g, OP_Relu, "w", rev));
+  Plan p;
+  plan_ok(g, &p, true);
+  assert_true(p.elided[node_named(g, "ch")->id]);
+  assert_int_equal(p.alias[ch->id], id_of(g, "a"));
+  assert_int_equal(p.alias_offset[ch->id], 8 * 4);
+  assert_true(p.elided[node_named(g, "rows")->id]);
+  assert_int_equal(p.alias[rows->id], id_of(g, "a"));
+  assert_int_equal(p.alias_offset[rows->id], 8 * 4);
+  assert_false(p.elided[node_named(g, "odd")->id]);
+  assert_false(p.elided[node_named(g, "cols")->id]);
+  assert_false(p.elided[node_named(g, "rev")->id]);
+  ir_graph_free(g);
+}
+
 /* Four branches x -> big -> small joined by a Concat; the model runs all the
  * big MatMuls first, the scheduler one branch at a time. */
 static void test_memplan_schedule_lowers_branchy_peak(void **state) {
@@ -415,6 +556,25 @@ static void test_memplan_validate_reports_broken_plans(void **state) {
   ir_graph_free(g);
 }
 
+/* A view placed past its root's bytes (though inside the buffer's 64-byte
+ * rounding) is reported: a wrong Split or Slice offset. */
+static void test_memplan_validate_reports_view_past_its_root(void **state) {
+  (void)state;
+  Graph *g = pu_graph();
+  Value *x = pu_input(g, "x", 1, 16);
+  Value *a = pu_op2(g, OP_MatMul, "a", x, pu_weight(g, "w1", 16, 24)); /* 96 bytes */
+  Value *h[2];
+  split2(g, "sp", a, 1, h);
+  ir_output_add(g, pu_op2(g, OP_Add, "y", h[0], h[1]));
+  Plan p;
+  plan_ok(g, &p, true);
+  assert_int_equal(p.alias_offset[h[1]->id], 48);
+  p.alias_offset[h[1]->id] += 16;
+  p.offset[h[1]->id] += 16;
+  expect_invalid(g, &p, "not inside its root's buffer");
+  ir_graph_free(g);
+}
+
 /* The size the planner must handle quickly (timed by bench_memplan). */
 static void test_memplan_5000_tensors_validate(void **state) {
   (void)state;
@@ -507,6 +667,11 @@ int main(void) {
       cmocka_unit_test(test_memplan_dropout_without_mask_is_a_view),
       cmocka_unit_test(test_memplan_concat_inputs_are_slices),
       cmocka_unit_test(test_memplan_concat_copies_what_cannot_be_a_slice),
+      cmocka_unit_test(test_memplan_split_outputs_are_views),
+      cmocka_unit_test(test_memplan_split_copies_what_cannot_be_a_view),
+      cmocka_unit_test(test_memplan_concat_of_split_run_is_one_slice),
+      cmocka_unit_test(test_memplan_contiguous_slice_is_a_view),
+      cmocka_unit_test(test_memplan_validate_reports_view_past_its_root),
       cmocka_unit_test(test_memplan_schedule_lowers_branchy_peak),
       cmocka_unit_test(test_memplan_schedule_keeps_chain_order),
       cmocka_unit_test(test_memplan_subgraph_reads_extend_lifetimes),

@@ -323,7 +323,60 @@ def op_split(b, x):
     parts = [hi - lo for lo, hi in zip([0] + cuts, cuts + [d])]
     shapes = [x.shape[:axis] + (p,) + x.shape[axis + 1:] for p in parts]
     outs = b.node("Split", [x, b.const(np.array(parts, np.int64), "split")], shapes, bounded=x.bounded, axis=axis)
-    return outs[int(r.integers(0, len(outs)))]
+    if r.random() < 0.5:
+        return outs[int(r.integers(0, len(outs)))]
+    # every part read: each through an activation or as it is, joined again
+    # in order or reversed (parts that are views of x; a run that is one slice)
+    parts = [p if r.random() < 0.4 else op_unary(b, p, str(r.choice(["Relu", "Sigmoid", "Neg"]))) for p in outs]
+    if r.random() < 0.3:
+        parts = parts[::-1]
+    shape = x.shape[:axis] + (sum(p.shape[axis] for p in parts),) + x.shape[axis + 1:]
+    return b.one("Concat", parts, shape, bounded=all(p.bounded for p in parts), axis=axis)
+
+
+def op_siblings(b, x):
+    """Inception: two to four convs of one kernel and stride on x, each with
+    its own BatchNormalization and activation (the same one most of the time),
+    joined by a channel Concat: as they are (in order or reversed), each
+    through a 3x3 conv but the first (Inception's reduce convs), or each
+    through an activation."""
+    r = b.rng
+    n, c, h, w = x.shape
+    k = int(r.choice([1, 1, 1, 3]))
+    s = int(r.choice([1, 1, 2]))
+    oh, ow = conv_out(h, k, s, 1, k // 2, k // 2), conv_out(w, k, s, 1, k // 2, k // 2)
+    if oh < 1 or ow < 1:
+        raise Reject("no sibling convs fit")
+    same_act = r.random() < 0.7
+    act0 = str(r.choice(["Relu", "Relu", "LeakyRelu", "Clip", "Sigmoid", "none"]))
+    ys = []
+    for _ in range(int(r.integers(2, 5))):
+        cout = int(r.choice([1, 2, 3, 4, 8, 16, 32]))
+        if cout * oh * ow * n > 1 << 16:
+            raise Reject("sibling convs too large")
+        ins = [x, b.weight((cout, c, k, k), c * k * k)]
+        if r.random() < 0.6:
+            ins.append(b.const(r.uniform(-0.5, 0.5, size=cout).astype(np.float32), "bias"))
+        y = b.one("Conv", ins, (n, cout, oh, ow), kernel_shape=[k, k], strides=[s, s], pads=[k // 2] * 4)
+        if r.random() < 0.4:
+            y = op_bn(b, y)
+        act = act0 if same_act else str(r.choice(["Relu", "LeakyRelu", "Clip", "Sigmoid", "none"]))
+        if act != "none":
+            y = op_unary(b, y, act)
+        ys.append(y)
+    mode = r.random()
+    if mode < 0.4:
+        parts = ys if r.random() < 0.7 else ys[::-1]
+    elif mode < 0.7:
+        parts = [ys[0]]
+        for y in ys[1:]:
+            co = int(r.choice([1, 2, 4, 8]))
+            parts.append(b.one("Conv", [y, b.weight((co, y.shape[1], 3, 3), y.shape[1] * 9)], (n, co, oh, ow),
+                               kernel_shape=[3, 3], pads=[1, 1, 1, 1]))
+    else:
+        parts = [op_unary(b, y, str(r.choice(["Relu", "Neg", "Tanh"]))) for y in ys]
+    shape = (n, sum(p.shape[1] for p in parts), oh, ow)
+    return b.one("Concat", parts, shape, bounded=all(p.bounded for p in parts), axis=1)
 
 
 def op_slice(b, x):
@@ -964,7 +1017,7 @@ def op_int64(b):
 
 OPS4 = {  # profile cnn weights
     op_conv_block: 8, op_conv: 4, op_bn: 3, op_pool: 3, op_unary: 8, op_binary: 4, op_residual: 2, op_se: 1, op_concat_c: 1.5,
-    op_split: 1, op_slice: 1, op_resize: 1, op_global_pool: 0.5, op_reduce: 0.5, op_softmax: 0.3,
+    op_split: 1, op_siblings: 3, op_slice: 1, op_resize: 1, op_global_pool: 0.5, op_reduce: 0.5, op_softmax: 0.3,
     op_transpose: 0.3, op_gather: 0.3, op_unsqueeze: 0.3, op_squeeze: 0.2, op_reshape: 0.3, op_cast: 0.5,
 }
 OPS2 = {
