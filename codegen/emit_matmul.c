@@ -136,16 +136,11 @@ static void a_elem(const Product *p, const char *i, const char *k, char *buf, si
  * (stored [N,K]), each summed in DOT_LANES interleaved partial sums: an
  * explicit reassociation that compilers vectorize without -ffast-math, with
  * each loaded stretch of a B row serving all rows. */
-static void emit_dot_tile(EmitC *e, const Product *p, int rows) {
+/* The body of column j's loop: `rows` rows of A' from i0 against row j of B
+ * (`epi`: the epilogue of acc), up to the loop's closing brace. */
+static void emit_dot_body(EmitC *e, const Product *p, int rows, const char *epi) {
   const char *T = dtype_ctype(p->t), *CT = ctype(p->t), *L = ld(p->t);
   char a_el[512], idx[32];
-  Buf epi;
-  buf_init(&epi);
-  epilogue(p, "acc", "j", &epi);
-  if (p->par_cost > 0) /* --threads: chunks of columns, when the cost pays */
-    ec_open_items(e, "j", p->n, p->par_cost);
-  else
-    ec_line(e, "for (long j = 0; j < %lld; j++) {", LL(p->n));
   ec_line(e, "const %s *br = %s + j * %lld;", T, p->b, LL(p->b_js));
   for (int r = 0; r < rows; r++)
     ec_line(e, "%s part%d[%d] = {0};", CT, r, DOT_LANES);
@@ -168,9 +163,20 @@ static void emit_dot_tile(EmitC *e, const Product *p, int rows) {
     ec_line(e, "for (long u = 0; u < %d; u++) acc += part%d[u];", DOT_LANES, r);
     ec_line(e, "for (long kk = k; kk < %lld; kk++) acc += %s(%s) * %s(br[kk]);", LL(p->k), L, a_el,
             L);
-    ec_line(e, "%s[i * %lld + j] = %s;", p->y, LL(p->y_rs), epi.s);
+    ec_line(e, "%s[i * %lld + j] = %s;", p->y, LL(p->y_rs), epi);
     ec_line(e, "}");
   }
+}
+
+static void emit_dot_tile(EmitC *e, const Product *p, int rows) {
+  Buf epi;
+  buf_init(&epi);
+  epilogue(p, "acc", "j", &epi);
+  if (p->par_cost > 0) /* --threads: chunks of columns, when the cost pays */
+    ec_open_items(e, "j", p->n, p->par_cost);
+  else
+    ec_line(e, "for (long j = 0; j < %lld; j++) {", LL(p->n));
+  emit_dot_body(e, p, rows, epi.s);
   ec_line(e, "}");
   buf_free(&epi);
 }
@@ -218,22 +224,7 @@ static void emit_dot_cols(EmitC *e, const Product *p) {
   }
   ec_line(e, "} else {");
   ec_line(e, "for (long j = j0; j < %lld; j++) {", LL(p->n));
-  ec_line(e, "const %s *br = %s + j * %lld;", T, p->b, LL(p->b_js));
-  ec_line(e, "%s part0[%d] = {0};", CT, DOT_LANES);
-  ec_line(e, "long k = 0;");
-  ec_line(e, "for (; k + %d <= %lld; k += %d) {", DOT_LANES, LL(p->k), DOT_LANES);
-  ec_line(e, "for (long u = 0; u < %d; u++) {", DOT_LANES);
-  ec_line(e, "const %s b = %s(br[k + u]);", CT, L);
-  a_elem(p, "i0", "k + u", a_el, sizeof a_el);
-  ec_line(e, "part0[u] += %s(%s) * b;", L, a_el);
-  ec_line(e, "}");
-  ec_line(e, "}");
-  a_elem(p, "i", "kk", a_el, sizeof a_el);
-  ec_line(e, "const long i = i0;");
-  ec_line(e, "%s acc = 0;", CT);
-  ec_line(e, "for (long u = 0; u < %d; u++) acc += part0[u];", DOT_LANES);
-  ec_line(e, "for (long kk = k; kk < %lld; kk++) acc += %s(%s) * %s(br[kk]);", LL(p->k), L, a_el, L);
-  ec_line(e, "%s[i * %lld + j] = %s;", p->y, LL(p->y_rs), epi.s);
+  emit_dot_body(e, p, 1, epi.s);
   ec_line(e, "}");
   ec_line(e, "}");
   ec_line(e, "}");
