@@ -13,8 +13,10 @@ text, so each path gets every variant:
   LeakyRelu, Clip, Clip min only, Clip max only} x residual {none, Add(r, y),
   Add(y, r), Sum(y, r)} (residual on the paths where it fuses)
 
-One model per path holds all its variants as independent branches over shared
-inputs (one compile per path and configuration); each branch's result is its
+One model per path holds all its variants as independent branches, each on its
+own input (branches on one input would be sibling convs, which fuse-siblings
+merges), sharing the residual and run-time weights (one compile per path and
+configuration); each branch's result is its
 own graph output, named after the variant. Branches alternate between two
 placements: "arena" (the conv's input, the residual and the result are
 intermediates: x = Neg(x_in), r = r_in + k, result read by a Neg) and "output"
@@ -273,9 +275,6 @@ def build(root, path, seed):
             xs = [path["batch"], path["c"], path["h"], path["w"]]
         else:
             xs = list(path["a"])
-        feeds["x_in"] = rnd(rng, *xs)
-        ins.append(helper.make_tensor_value_info("x_in", F, xs))
-        nodes.append(helper.make_node("Neg", ["x_in"], ["x_a"], name="x_neg"))
         ys = out_shape(path)
         if path["residual"]:
             feeds["r_in"] = rnd(rng, *ys)
@@ -297,7 +296,14 @@ def build(root, path, seed):
             # activation, residual) meets both over the paths
             place = PLACEMENTS[(i + ACTS.index(act) // 3) % 2]
             tag = f"v{i:02d}_{bias}_{act}_{res}_{place}"
-            x = "x_a" if place == "arena" else "x_in"
+            # each branch reads its own input: branches on one input would be
+            # sibling convs, which fuse-siblings merges into one product
+            x = f"x_in{i}"
+            feeds[x] = rnd(rng, *xs)
+            ins.append(helper.make_tensor_value_info(x, F, xs))
+            if place == "arena":
+                nodes.append(helper.make_node("Neg", [x], [f"x_a{i}"], name=f"x_neg{i}"))
+                x = f"x_a{i}"
             expect.update(branch(path, rng, tag, bias, act, res, place, nodes, inits, outs, x,
                                  "r_in", wshared))
             kernels[f"{tag}_k"] = tag
