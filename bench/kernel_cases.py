@@ -295,6 +295,9 @@ def build(root):
     c(matmul_case(root, rng, "par_mm_const", (1, 130, 300), (300, 1100), act="Relu"))
     c(matmul_case(root, rng, "par_mm_batched", (3, 200, 90), (3, 90, 260), const_b=False))
     c(gemm_case(root, rng, "par_gemm_tb", 200, 150, 260, tb=1, cshape=(150,)))
+    # a weight over 1 MB: column blocks of all rows, A packed again per block
+    # (rows not a multiple of MR, columns not of the 128/256-wide blocks)
+    c(matmul_case(root, rng, "par_mm_big_weight", (1, 131, 520), (520, 1000), act="Relu"))
     # the splits of docs/threads.md: small maps in channel blocks x pixel parts,
     # row blocks of all columns (rows not a multiple of MR), matrix-vector columns
     c(conv_case(root, rng, "par_small_map_parts", 1, 576, 14, 14, 96, (1, 1), residual="right"))

@@ -433,6 +433,16 @@ ParSplit gk_par_split(const Prod *p) {
   s.nib = (M + GEMM_MC - 1) / GEMM_MC;
   s.njb = (N + s.ncw - 1) / s.ncw;
   s.all_rows = p->a.src == SRC_PACKED && s.njb >= 4 * p->threads;
+  /* a weight too large for a core's L2 (BERT-base's 2.4-9.4 MB): column
+   * blocks of all rows, so that each panel of it is read from memory by one
+   * thread once; every item packs the rows of A again (a few percent) */
+  bool big_b = p->b.src == SRC_PACKED && p->a.src != SRC_PACKED && !p->m_rt && p->k * N * 4 >= (1 << 20) &&
+               (N + 127) / 128 >= 2 * p->threads;
+  if (big_b) {
+    s.ncw = (N + 255) / 256 >= 4 * p->threads ? 256 : 128;
+    s.njb = (N + s.ncw - 1) / s.ncw;
+    s.all_rows = true;
+  }
   if (s.all_rows) {
     s.nib = 1;
   } else if (p->b.src == SRC_PACKED && p->a.src != SRC_PACKED) {
