@@ -256,6 +256,16 @@ def build(root):
                 bias=False))
     c(conv_case(root, rng, "small_conv_dil_s2", 1, 10, 9, 11, 32, (3, 3), dilations=[2, 1],
                 strides=[1, 2], pads=[2, 1, 2, 1], act="LeakyRelu"))
+    # stride-1 windows, M a multiple of 32, maps over 256 pixels: the direct conv
+    # computed transposed (pixel rows x 32-channel panels of W^T), tiles across
+    # output rows and past the map's end, DTR_BLOCK items on the pool
+    c(conv_case(root, rng, "dtr_conv3x3_res", 1, 10, 19, 23, 64, (3, 3), pads=[1, 1, 1, 1],
+                residual="left", act="Relu"))
+    c(conv_case(root, rng, "dtr_conv5x5_batch2", 2, 3, 20, 17, 32, (5, 5), pads=[2, 2, 2, 2],
+                bias=False))
+    c(conv_case(root, rng, "dtr_conv3x3_nopad", 1, 16, 17, 30, 96, (3, 3), act="LeakyRelu"))
+    c(conv_case(root, rng, "dtr_conv3x3_dil", 1, 7, 25, 21, 32, (3, 3), dilations=[2, 2],
+                pads=[2, 1, 2, 3], residual="right", act="Clip"))
     # 2-D pools: border columns by the general code, the interior in chunks of 64
     c(pool_case(root, rng, "maxpool_s2_wide", "MaxPool", 1, 3, 9, 150, (3, 3), strides=[2, 2],
                 pads=[1, 1, 1, 1]))

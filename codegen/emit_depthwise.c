@@ -129,7 +129,7 @@ static void emit_taps(EmitC *e, const Dw *d, const char *base, int64_t pitch, co
     for (int64_t j = 0; j < g->k[1]; j++) {
       int64_t plane = d->ph > 1 || d->pw > 1 ? ((i % d->ph) * d->pw + j % d->pw) * d->plane : 0;
       int64_t off = plane + (i / d->ph) * g->dil[0] * pitch + (j / d->pw) * g->dil[1];
-      ec_line(e, "acc += w%lld * %s[%s + %lld];", LL(i * g->k[1] + j), base, at, LL(off));
+      ec_line(e, "acc = ONNXC_FMAF(w%lld, %s[%s + %lld], acc);", LL(i * g->k[1] + j), base, at, LL(off));
     }
 }
 

@@ -992,10 +992,10 @@ const Tensor *gemm_weight_data(const Plan *plan, const Value *v, Arena *a, int t
               src[(g * p.m + i) * K + k];
     t->numel = G * rows * K;
     t->data = d;
-  } else if ((n->op == OP_MatMul || n->op == OP_Gemm || p.trans) && n->in[1] == v &&
+  } else if ((n->op == OP_MatMul || n->op == OP_Gemm || p.trans || p.dtr) && n->in[1] == v &&
              p.b.src == SRC_PACKED) {
     /* B panels: (j / 32) * 32K + k * 32 + j % 32 (a small-map conv: of W^T) */
-    bool tb = (n->op == OP_Gemm && ir_attr_int(n, "transB", 0) == 1) || p.trans;
+    bool tb = (n->op == OP_Gemm && ir_attr_int(n, "transB", 0) == 1) || p.trans || p.dtr;
     int64_t cols = up(p.n, GEMM_NRP);
     float *d = arena_alloc(a, (size_t)(cols * K) * sizeof(float));
     for (int64_t k = 0; k < K; k++)
@@ -1021,7 +1021,7 @@ int64_t gemm_weight_numel(const Plan *plan, const Value *v, int threads) {
     return bk_weight_numel(&p, n, v);
   if (n->op == OP_Conv && n->in[1] == v && p.a.src == SRC_PACKED)
     return ir_attr_int(n, "group", 1) * up(p.m, GEMM_MRP) * p.k;
-  if ((n->op == OP_MatMul || n->op == OP_Gemm || p.trans) && n->in[1] == v && p.b.src == SRC_PACKED)
+  if ((n->op == OP_MatMul || n->op == OP_Gemm || p.trans || p.dtr) && n->in[1] == v && p.b.src == SRC_PACKED)
     return up(p.n, GEMM_NRP) * p.k;
   return 0;
 }

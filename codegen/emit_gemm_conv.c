@@ -203,6 +203,20 @@ bool gk_conv_prod(const Node *n, int threads, Prod *p, Window *w) {
   if (!p->lp && conv_direct(n, w)) { /* no packing: B read from the padded image */
     int64_t hp = w->h + w->pt + w->pb, wp = w->w + w->pl + w->pr;
     p->direct = true;
+    if (p->m % GEMM_NRP == 0) {
+      /* transposed (emit_conv_direct_t): the weights as W^T column panels */
+      p->dtr = true;
+      p->n = p->m;
+      p->m = w->oh * w->ow;
+      p->a.src = SRC_IM2COL;
+      p->b.src = SRC_PACKED;
+      p->b.ptr = "X1";
+      p->off_a = p->off_b = p->off_pix = -1;
+      p->off_img = 0;
+      p->bytes = up((w->c * hp * wp + 32) * 4, 64);
+      p->par = threads_worth(threads, ec_cost_ns((double)p->m * p->n * p->k, 0));
+      return true;
+    }
     p->a.src = SRC_PACKED;
     p->a.ptr = "X1";
     p->off_a = p->off_b = p->off_pix = -1;
@@ -580,6 +594,98 @@ static bool emit_conv_direct(EmitC *e, const Node *n, const Prod *p, const Windo
   return true;
 }
 
+/* Pixels of one parallel item of a transposed direct conv (a multiple of
+ * every ISA's ONNXC_DMR: 12, 6, 4). */
+#define DTR_BLOCK 96
+
+/* The direct conv computed transposed (p->dtr): the same sums as
+ * emit_conv_direct, in the same order, with the pixels as the tile's rows
+ * (ONNXC_DMR of them, broadcast from the padded image through koff) and 32
+ * output channels as its columns (a panel of W^T, read as vectors). A tile
+ * of DMR x 32 reuses each broadcast over 32 channels and each weight load
+ * over DMR pixels (the weights-as-rows tile loads 32 pixels per k, mostly
+ * across cache lines); then its real pixels are stored, channel by channel,
+ * with the bias, residual and activation. */
+static bool emit_conv_direct_t(EmitC *e, const Node *n, const Prod *p, const Window *w) {
+  int64_t hp = w->h + w->pt + w->pb, wp = w->w + w->pl + w->pr, taps = w->kh * w->kw;
+  int64_t M = p->n, K = p->k, N = p->m, nw = (w->oh - 1) * wp + w->ow;
+  int64_t batch = n->in[0]->shape.d[0], items = (nw + DTR_BLOCK - 1) / DTR_BLOCK;
+  int64_t ns = min64(w->c, 8);
+  bool shared = p->par && batch == 1 && gk_want_par(e);
+  ec_line(e, "/* direct conv, transposed: [%lld x %lld] x W^T, %lld output rows %lld wide (%lld used) */",
+          LL(nw), LL(K), LL(w->oh), LL(wp), LL(w->ow));
+  Buf tab;
+  buf_init(&tab);
+  for (int64_t k = 0; k < K; k++) {
+    int64_t t = k % taps;
+    buf_printf(&tab, "%s%lld", k ? (k % 16 ? ", " : ",\n  ") : "",
+               LL(k / taps * hp * wp + t / w->kw * w->dh * wp + t % w->kw * w->dw));
+  }
+  ec_line(e, "static const int koff[%lld] = {", LL(K));
+  ec_line(e, "  %s};", tab.s);
+  buf_free(&tab);
+  ec_line(e, "const float *xp = (const float *)S;");
+  Buf epi, base;
+  buf_init(&epi);
+  buf_init(&base);
+  buf_printf(&base, "v%s", ir_has_input(n, 2) ? " + X2[i]" : "");
+  if (ir_has_input(n, 3))
+    buf_printf(&base, " + rn[i * %lld + j]", LL(N));
+  gemm_act_expr(n, base.s, &epi);
+  ec_line(e, "long own = 0, it;");
+  ec_line(e, "(void)own;");
+  if (shared) {
+    ec_line(e, "const float *xn = X0;");
+    ec_line(e, "float *yn = Y0;");
+    if (ir_has_input(n, 3))
+      ec_line(e, "const float *rn = X3;");
+    ec_line(e, "while ((it = onnxc_nt > 1 ? onnxc_claim() : own++) < %lld) {", LL(ns + items));
+    gk_emit_setup_items(e, p, w, ns, direct_setup_item);
+  } else {
+    ec_line(e, "for (long nb = 0; nb < %lld; nb++) {", LL(batch));
+    ec_line(e, "const float *xn = X0 + nb * %lld;", LL(w->c * w->h * w->w));
+    ec_line(e, "float *yn = Y0 + nb * %lld;", LL(M * N));
+    if (ir_has_input(n, 3))
+      ec_line(e, "const float *rn = X3 + nb * %lld;", LL(M * N));
+    ec_line(e, "for (it = 0; it < %lld; it++) {", LL(ns));
+    direct_setup_item(e, p, w, ns);
+    ec_line(e, "}");
+    ec_line(e, "for (it = 0; it < %lld; it++) {", LL(items));
+  }
+  ec_line(e, "const long qe = it * %d + %d < %lld ? it * %d + %d : %lld;", DTR_BLOCK, DTR_BLOCK, LL(nw),
+          DTR_BLOCK, DTR_BLOCK, LL(nw));
+  ec_line(e, "for (long q0 = it * %d; q0 < qe; q0 += ONNXC_DMR) {", DTR_BLOCK);
+  ec_line(e, "const long rows = qe - q0 < ONNXC_DMR ? qe - q0 : ONNXC_DMR;");
+  /* the tile's real pixels: their rows in t and places in Y */
+  ec_line(e, "long px[ONNXC_DMR], tx[ONNXC_DMR], nr = 0;");
+  ec_line(e, "for (long x = 0; x < rows; x++) {");
+  ec_line(e, "const long q = q0 + x, ox = q %% %lld;", LL(wp));
+  ec_line(e, "if (ox < %lld) {", LL(w->ow));
+  ec_line(e, "px[nr] = q / %lld * %lld + ox;", LL(wp), LL(w->ow));
+  ec_line(e, "tx[nr++] = x * 32;");
+  ec_line(e, "}");
+  ec_line(e, "}");
+  ec_line(e, "for (long jr = 0; jr < %lld; jr += 32) {", LL(M));
+  ec_line(e, "float t[ONNXC_DMR * 32];");
+  ec_line(e, "onnxc_ukr_dt(%lld, xp + q0, koff, X1 + jr * %lld, t);", LL(K), LL(K));
+  ec_line(e, "for (long c = 0; c < 32; c++) {");
+  ec_line(e, "const long i = jr + c;");
+  ec_line(e, "for (long x = 0; x < nr; x++) {");
+  ec_line(e, "const long j = px[x];");
+  ec_line(e, "const float v = t[tx[x] + c];");
+  ec_line(e, "yn[i * %lld + j] = %s;", LL(N), epi.s);
+  ec_line(e, "}");
+  ec_line(e, "}");
+  ec_line(e, "}"); /* jr */
+  ec_line(e, "}"); /* q0 */
+  ec_line(e, "}"); /* items */
+  if (!shared)
+    ec_line(e, "}"); /* nb */
+  buf_free(&epi);
+  buf_free(&base);
+  return true;
+}
+
 bool gemm_emit_conv(EmitC *e, const Node *n) {
   Prod p;
   Window w;
@@ -587,6 +693,8 @@ bool gemm_emit_conv(EmitC *e, const Node *n) {
     return false;
   if (p.trans)
     return emit_conv_small(e, n, &p, &w);
+  if (p.dtr)
+    return emit_conv_direct_t(e, n, &p, &w);
   if (p.direct)
     return emit_conv_direct(e, n, &p, &w);
   /* a residual fused by passes/fuse_epilogue.c: input 3, rn at the image's */

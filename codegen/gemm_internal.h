@@ -57,6 +57,8 @@ typedef struct Prod {
   bool trans_x;        /* then, 1x1 stride 1 unpadded: cols^T read straight from the image,
                           only the rows of the last partial tile packed (at off_a) */
   bool direct;         /* a stride-1 conv read straight from its padded image (emit_conv_direct) */
+  bool dtr;            /* then, computed transposed: tiles of pixel rows x 32 output channels,
+                          the weights packed as W^T column panels (emit_conv_direct_t) */
   int threads;         /* threads the kernel is built for (gk_layout sizes per thread) */
   const char *m_rt;    /* rows known at run time (-D ranges): their C expression over the
                           kernel's dims; m is then the upper bound, which sizes the scratch */

@@ -94,6 +94,16 @@
 #define ONNXC_NODE_FN_W ONNXC_NODE_FN
 #endif
 
+/* a * b + c in one rounding where the target has a fused multiply-add
+ * instruction (x86 FMA3, Arm with FMA): gcc and clang compile ISO C without
+ * contracting a * b + c, so kernels that want the instruction (depthwise
+ * convs) say so; elsewhere two roundings. */
+#if (defined(__GNUC__) || defined(__clang__)) && (defined(__FMA__) || defined(__ARM_FEATURE_FMA))
+#define ONNXC_FMAF(a, b, c) __builtin_fmaf((a), (b), (c))
+#else
+#define ONNXC_FMAF(a, b, c) ((a) * (b) + (c))
+#endif
+
 /* The model's description, returned by NAME_info() (docs/abi.md, "The model
  * description"): constant data in NAME.c, so it also works on firmware.
  * Bindings (python/onnxc) read it instead of parsing NAME.h. Fields are only
