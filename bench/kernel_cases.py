@@ -266,6 +266,14 @@ def build(root):
     c(conv_case(root, rng, "dtr_conv3x3_nopad", 1, 16, 17, 30, 96, (3, 3), act="LeakyRelu"))
     c(conv_case(root, rng, "dtr_conv3x3_dil", 1, 7, 25, 21, 32, (3, 3), dilations=[2, 2],
                 pads=[2, 1, 2, 3], residual="right", act="Clip"))
+    # stride 2: the same from the padded image's four phase planes
+    c(conv_case(root, rng, "dtr_conv3x3_s2_res", 1, 12, 41, 37, 64, (3, 3), strides=[2, 2],
+                pads=[1, 1, 1, 1], residual="left", act="Relu"))
+    c(conv_case(root, rng, "dtr_conv7x7_s2", 1, 3, 40, 45, 32, (7, 7), strides=[2, 2],
+                pads=[3, 3, 3, 3], bias=False))
+    c(conv_case(root, rng, "dtr_conv1x1_s2_batch2", 2, 24, 37, 35, 64, (1, 1), strides=[2, 2]))
+    c(conv_case(root, rng, "dtr_conv3x3_s2_asym", 1, 5, 34, 39, 32, (3, 3), strides=[2, 2],
+                pads=[0, 1, 2, 0], act="Clip"))
     # 2-D pools: border columns by the general code, the interior in chunks of 64
     c(pool_case(root, rng, "maxpool_s2_wide", "MaxPool", 1, 3, 9, 150, (3, 3), strides=[2, 2],
                 pads=[1, 1, 1, 1]))

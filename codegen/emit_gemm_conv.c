@@ -86,6 +86,23 @@ static bool conv_direct(const Node *n, const Window *w) {
   return w->groups == 1 && w->sh == 1 && w->sw == 1 && w->kh * w->kw > 1 && gk_prepacked(n->in[1]);
 }
 
+/* The direct conv computed transposed (emit_conv_direct_t): one group, weights
+ * packed at compile time as W^T panels of 32 output channels (M a multiple of
+ * 32, K = C * taps at least 128), a window (not 1x1); stride 1 (read from the
+ * padded image), or stride 2 in both dims without dilation (read from the
+ * padded image's four phase planes, so each tap is again a run at stride 1). */
+static bool conv_direct_t(const Node *n, const Window *w, int64_t m) {
+  /* a shallow product (K = C * taps below 128: an RGB stem's 27) stores as
+   * much as it computes, which the transposed tile does element by element;
+   * a 1x1 at stride 2 would copy all four phases to read one */
+  if (w->groups != 1 || m % GEMM_NRP != 0 || !gk_prepacked(n->in[1]) || w->c * w->kh * w->kw < 128 ||
+      w->kh * w->kw < 2)
+    return false;
+  if (w->sh == 1 && w->sw == 1)
+    return true;
+  return w->sh == 2 && w->sw == 2 && w->dh == 1 && w->dw == 1;
+}
+
 /* ---- -D ranges: the output map known at run time ---------------------------------- */
 
 /* 1x1, stride 1, unpadded: the image is the product's right operand as it is. */
@@ -200,23 +217,23 @@ bool gk_conv_prod(const Node *n, int threads, Prod *p, Window *w) {
     p->par = threads_worth(threads, ec_cost_ns((double)p->m * p->n * p->k, 0));
     return true;
   }
+  if (!p->lp && conv_direct_t(n, w, p->m)) { /* transposed, from the padded image's phases */
+    int64_t ph = w->sh, hq = (w->h + w->pt + w->pb + ph - 1) / ph, wq = (w->w + w->pl + w->pr + ph - 1) / ph;
+    p->direct = p->dtr = true;
+    p->n = p->m;
+    p->m = w->oh * w->ow;
+    p->a.src = SRC_IM2COL;
+    p->b.src = SRC_PACKED;
+    p->b.ptr = "X1";
+    p->off_a = p->off_b = p->off_pix = -1;
+    p->off_img = 0;
+    p->bytes = up((w->c * ph * ph * hq * wq + 32) * 4, 64);
+    p->par = threads_worth(threads, ec_cost_ns((double)p->m * p->n * p->k, 0));
+    return true;
+  }
   if (!p->lp && conv_direct(n, w)) { /* no packing: B read from the padded image */
     int64_t hp = w->h + w->pt + w->pb, wp = w->w + w->pl + w->pr;
     p->direct = true;
-    if (p->m % GEMM_NRP == 0) {
-      /* transposed (emit_conv_direct_t): the weights as W^T column panels */
-      p->dtr = true;
-      p->n = p->m;
-      p->m = w->oh * w->ow;
-      p->a.src = SRC_IM2COL;
-      p->b.src = SRC_PACKED;
-      p->b.ptr = "X1";
-      p->off_a = p->off_b = p->off_pix = -1;
-      p->off_img = 0;
-      p->bytes = up((w->c * hp * wp + 32) * 4, 64);
-      p->par = threads_worth(threads, ec_cost_ns((double)p->m * p->n * p->k, 0));
-      return true;
-    }
     p->a.src = SRC_PACKED;
     p->a.ptr = "X1";
     p->off_a = p->off_b = p->off_pix = -1;
@@ -594,6 +611,39 @@ static bool emit_conv_direct(EmitC *e, const Node *n, const Prod *p, const Windo
   return true;
 }
 
+/* Set-up item `it` of ns for a stride-2 transposed direct conv: its share of
+ * the input channels as the four phase planes of the zero-padded image,
+ * P[a][b][r][c] = xpad[2r + a][2c + b] (hq x wq each, a channel's four
+ * together), zeroed and then filled; the last item zeroes the 32 floats
+ * after the last channel (read past the end by the last tile). */
+static void dtr_phase_item(EmitC *e, const Prod *p, const Window *w, int64_t ns) {
+  int64_t hq = (w->h + w->pt + w->pb + 1) / 2, wq = (w->w + w->pl + w->pr + 1) / 2, pl = hq * wq;
+  ec_line(e, "float *xw = (float *)(S + %lld);", LL(p->off_img));
+  ec_line(e, "if (it == %lld)", LL(ns - 1));
+  ec_line(e, "  for (long q = 0; q < 32; q++) xw[%lld + q] = 0;", LL(w->c * 4 * pl));
+  ec_line(e, "for (long ch = it * %lld / %lld; ch < (it + 1) * %lld / %lld; ch++) {", LL(w->c), LL(ns),
+          LL(w->c), LL(ns));
+  ec_line(e, "float *d = xw + ch * %lld;", LL(4 * pl));
+  ec_line(e, "const float *s = xn + ch * %lld;", LL(w->h * w->w));
+  ec_line(e, "for (long q = 0; q < %lld; q++) d[q] = 0;", LL(4 * pl));
+  ec_line(e, "for (long r = 0; r < %lld; r++) {", LL(w->h));
+  ec_line(e, "const long pr = r + %lld;", LL(w->pt));
+  ec_line(e, "float *dr = d + pr %% 2 * %lld + pr / 2 * %lld;", LL(2 * pl), LL(wq));
+  /* phase b holds padded columns 2c + b: input column 2c + b - pl */
+  for (int64_t b = 0; b < 2; b++) {
+    int64_t top = w->w - 1 + w->pl - b, lo = (w->pl - b + 1) / 2, hi = top < 0 ? 0 : top / 2 + 1;
+    if (lo < 0)
+      lo = 0;
+    if (hi > wq)
+      hi = wq;
+    if (hi > lo)
+      ec_line(e, "for (long x = %lld; x < %lld; x++) dr[%lld + x] = s[r * %lld + 2 * x + %lld];", LL(lo), LL(hi),
+              LL(b * pl), LL(w->w), LL(b - w->pl));
+  }
+  ec_line(e, "}");
+  ec_line(e, "}");
+}
+
 /* Pixels of one parallel item of a transposed direct conv (a multiple of
  * every ISA's ONNXC_DMR: 12, 6, 4). */
 #define DTR_BLOCK 96
@@ -607,19 +657,21 @@ static bool emit_conv_direct(EmitC *e, const Node *n, const Prod *p, const Windo
  * across cache lines); then its real pixels are stored, channel by channel,
  * with the bias, residual and activation. */
 static bool emit_conv_direct_t(EmitC *e, const Node *n, const Prod *p, const Window *w) {
-  int64_t hp = w->h + w->pt + w->pb, wp = w->w + w->pl + w->pr, taps = w->kh * w->kw;
+  /* stride s: s x s phase planes of hq x wq (s = 1: the padded image) */
+  int64_t s = w->sh, hq = (w->h + w->pt + w->pb + s - 1) / s, wp = (w->w + w->pl + w->pr + s - 1) / s;
+  int64_t taps = w->kh * w->kw;
   int64_t M = p->n, K = p->k, N = p->m, nw = (w->oh - 1) * wp + w->ow;
   int64_t batch = n->in[0]->shape.d[0], items = (nw + DTR_BLOCK - 1) / DTR_BLOCK;
   int64_t ns = min64(w->c, 8);
   bool shared = p->par && batch == 1 && gk_want_par(e);
-  ec_line(e, "/* direct conv, transposed: [%lld x %lld] x W^T, %lld output rows %lld wide (%lld used) */",
-          LL(nw), LL(K), LL(w->oh), LL(wp), LL(w->ow));
+  ec_line(e, "/* direct conv, transposed: [%lld x %lld] x W^T, %lld output rows %lld wide (%lld used)%s */",
+          LL(nw), LL(K), LL(w->oh), LL(wp), LL(w->ow), s > 1 ? ", read from 2x2 phase planes" : "");
   Buf tab;
   buf_init(&tab);
   for (int64_t k = 0; k < K; k++) {
-    int64_t t = k % taps;
-    buf_printf(&tab, "%s%lld", k ? (k % 16 ? ", " : ",\n  ") : "",
-               LL(k / taps * hp * wp + t / w->kw * w->dh * wp + t % w->kw * w->dw));
+    int64_t t = k % taps, i = t / w->kw * w->dh, j = t % w->kw * w->dw;
+    int64_t off = k / taps * s * s * hq * wp + (i % s * s + j % s) * hq * wp + i / s * wp + j / s;
+    buf_printf(&tab, "%s%lld", k ? (k % 16 ? ", " : ",\n  ") : "", LL(off));
   }
   ec_line(e, "static const int koff[%lld] = {", LL(K));
   ec_line(e, "  %s};", tab.s);
@@ -640,7 +692,7 @@ static bool emit_conv_direct_t(EmitC *e, const Node *n, const Prod *p, const Win
     if (ir_has_input(n, 3))
       ec_line(e, "const float *rn = X3;");
     ec_line(e, "while ((it = onnxc_nt > 1 ? onnxc_claim() : own++) < %lld) {", LL(ns + items));
-    gk_emit_setup_items(e, p, w, ns, direct_setup_item);
+    gk_emit_setup_items(e, p, w, ns, s > 1 ? dtr_phase_item : direct_setup_item);
   } else {
     ec_line(e, "for (long nb = 0; nb < %lld; nb++) {", LL(batch));
     ec_line(e, "const float *xn = X0 + nb * %lld;", LL(w->c * w->h * w->w));
@@ -648,7 +700,10 @@ static bool emit_conv_direct_t(EmitC *e, const Node *n, const Prod *p, const Win
     if (ir_has_input(n, 3))
       ec_line(e, "const float *rn = X3 + nb * %lld;", LL(M * N));
     ec_line(e, "for (it = 0; it < %lld; it++) {", LL(ns));
-    direct_setup_item(e, p, w, ns);
+    if (s > 1)
+      dtr_phase_item(e, p, w, ns);
+    else
+      direct_setup_item(e, p, w, ns);
     ec_line(e, "}");
     ec_line(e, "for (it = 0; it < %lld; it++) {", LL(items));
   }
