@@ -99,11 +99,16 @@ static void test_conv_relu_fuses(void **state) {
   const float *m = n->in[3]->konst->data;
   assert_true(m[0] == (0.5f * 0.5f) / 0.25f);
   assert_true(m[1] == (0.5f * 0.25f) / 0.25f);
-  /* the weight panel: row c holds k = 0..3 in bytes 0..3 (k >= 2 zero) */
+  /* the weight block (16 channels x 64 k): channel c's k = 0..3 in word 16 c, bytes 0..3
+   * (k >= 2 zero), the channels past 2 zero */
   const uint32_t *w = n->in[1]->konst->data;
   assert_int_equal(n->in[1]->dt, DT_I32);
+  assert_int_equal(n->in[1]->konst->numel, 256);
   assert_int_equal(w[0], (uint32_t)1 | ((uint32_t)(uint8_t)-2 << 8));
-  assert_int_equal(w[1], (uint32_t)3 | ((uint32_t)4 << 8));
+  assert_int_equal(w[16], (uint32_t)3 | ((uint32_t)4 << 8));
+  for (int i = 0; i < 256; i++)
+    if (i != 0 && i != 16)
+      assert_int_equal(w[i], 0);
   ir_graph_free(g);
 }
 
