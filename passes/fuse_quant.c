@@ -23,7 +23,7 @@
  *   y = sat(rne(clamp(float(acc) * m)) + zy), m = (sx * sw[c]) / sy in float.
  *   A Relu or Clip before Q narrows the clamp to [Q(lo), Q(hi)], which is
  *   exact since Q is monotonic. Add: fma(a, sa / sy, fma(b, sb / sy, fixed))
- *   with fixed = zy - (za * (sa / sy) + zb * (sb / sy)), rounded and
+ *   with fixed = zy - fma(sa / sy, za, (sb / sy) * zb), rounded and
  *   clamped (MLAS's QLinearAdd); GlobalAveragePool: m = sx / (sy * HW) on
  *   sum x - zx * HW; table entries sat(rne(float(x - zx) * sx / sy) + zy).
  */
@@ -363,10 +363,13 @@ static bool fuse_add(Graph *g, Node *op, bool *done) {
   Node *nn = ir_node_insert(g, chain[n_chain - 1], OP_QIntAdd, "QIntAdd", op->name, 2, in, 1);
   nn->domain = "onnxc";
   float ra = a.s / y.s, rb = b.s / y.s;
-  float ta = ra * (float)a.z, tb = rb * (float)b.z;
+  /* ORT's x86 build contracts ra * za + rb * zb into one fma (its AVX2 QLinearAdd
+   * kernel's fixed part): one rounding fewer than two products and a sum, which
+   * moved one element of random seed 74 by a quantum */
+  float tb = rb * (float)b.z;
   set_float(nn, "a_ratio", ra);
   set_float(nn, "b_ratio", rb);
-  set_float(nn, "fixed", (float)y.z - (ta + tb));
+  set_float(nn, "fixed", (float)y.z - fmaf(ra, (float)a.z, tb));
   ir_attr_set_int(nn, "lo", lo);
   ir_attr_set_int(nn, "hi", hi);
   replace_group(op, chain, n_chain, nn);
