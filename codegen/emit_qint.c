@@ -410,9 +410,10 @@ static void emit_conv_gemm(EmitC *e, const Node *n, const QConv *q) {
   int64_t P = q->oh * q->ow, zx = ir_attr_int(n, "x_zero_point", 0);
   int64_t Pp = (P + QT_NP - 1) / QT_NP * QT_NP;
   bool direct = direct_1x1(q), res = ir_has_input(n, 4);
-  /* G groups of 4 k packed (whole weight blocks, the k past K zero); ncb items of QT_CB
+  /* Gp groups of 4 k per tile (whole weight blocks); G of them packed, the rest (k past
+   * K4) meet zero weights only, so whatever bytes they hold add 0; ncb items of QT_CB
    * channels, nch weight blocks along k */
-  int64_t G = q->kp / 4, ncb = (q->cout + QT_CB - 1) / QT_CB, nt = Pp / QT_NP, nch = q->kp / QT_KC;
+  int64_t G = q->k4 / 4, Gp = q->kp / 4, ncb = (q->cout + QT_CB - 1) / QT_CB, nt = Pp / QT_NP, nch = q->kp / QT_KC;
   /* the larger operand outside: read once from memory, the smaller one reused from cache */
   bool w_outer = q->cout > Pp;
   /* --threads (batch 1): items 0..ns-1 pack groups of k, the others each a
@@ -519,7 +520,7 @@ static void emit_conv_gemm(EmitC *e, const Node *n, const QConv *q) {
 interleave:
   /* tile-major: tile t's K/4 rows of 128 bytes are contiguous */
   ec_line(e, "for (long t = 0; t < %lld; t++) {", LL(Pp / QT_NP));
-  ec_line(e, "uint8_t *bt = B + (t * %lld + g) * %d;", LL(G), QT_NP * 4);
+  ec_line(e, "uint8_t *bt = B + (t * %lld + g) * %d;", LL(Gp), QT_NP * 4);
   ec_line(e, "const long np = %lld - t * %d < %d ? %lld - t * %d : %d;", LL(P), QT_NP, QT_NP, LL(P),
           QT_NP, QT_NP);
   ec_line(e, "onnxc_qinterleave(r[0] + t * %d, r[1] + t * %d, r[2] + t * %d, r[3] + t * %d, np, bt);",
