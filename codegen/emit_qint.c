@@ -28,18 +28,24 @@
 
 static const char *const prelude[] = {
     "/* int8 kernels (emit_qint.c): requantization and the u8 x s8 micro-kernel. */\n"
-    "static inline float onnxc_qround(float v) { /* half to even for |v| < 2^22 */\n"
+    "/* (a model uses some of these helpers: the others are no warning) */\n"
+    "#if defined(__GNUC__)\n"
+    "#define ONNXC_QFN static inline __attribute__((unused))\n"
+    "#else\n"
+    "#define ONNXC_QFN static inline\n"
+    "#endif\n"
+    "ONNXC_QFN float onnxc_qround(float v) { /* half to even for |v| < 2^22 */\n"
     "  v = v + 12582912.0f;\n"
     "  return v - 12582912.0f;\n"
     "}\n"
-    "static inline uint8_t onnxc_qstore(int32_t acc, float m, float lo, float hi, int32_t zy) {\n"
+    "ONNXC_QFN uint8_t onnxc_qstore(int32_t acc, float m, float lo, float hi, int32_t zy) {\n"
     "  float f = (float)acc * m;\n"
     "  f = f < lo ? lo : f;\n"
     "  f = f > hi ? hi : f;\n"
     "  return (uint8_t)((int32_t)onnxc_qround(f) + zy);\n"
     "}\n"
     "/* y[i] = requant(acc[i]) for i < n (lo, hi: the clamp minus zy) */\n"
-    "static inline void onnxc_qrow(const int32_t *acc, long n, float m, float lo, float hi, int32_t zy,\n"
+    "ONNXC_QFN void onnxc_qrow(const int32_t *acc, long n, float m, float lo, float hi, int32_t zy,\n"
     "                       uint8_t *y) {\n"
     "  long i = 0;\n"
     "#if defined(__AVX512F__)\n"
@@ -57,7 +63,7 @@ static const char *const prelude[] = {
     "}\n"
     "/* MLAS's QLinearAdd: y[i] = sat(rne(clamp(fma(a[i], c[0], fma(b[i], c[1], c[2])), c[3], c[4])))\n"
     " * (c: ratio of a, ratio of b, the folded zero points, the clamp); y may be a or b. */\n"
-    "static inline void onnxc_qaddrow(const uint8_t *a, const uint8_t *b, long n, const float *c,\n"
+    "ONNXC_QFN void onnxc_qaddrow(const uint8_t *a, const uint8_t *b, long n, const float *c,\n"
     "                                 uint8_t *y) {\n"
     "  long i = 0;\n"
     "#if defined(__AVX512F__)\n"
@@ -84,7 +90,7 @@ static const char *const prelude[] = {
     " * of kernel row 0, rs the bytes to the next kernel row; vpermb gathers each\n"
     " * pixel's taps of a kernel row into one 32-bit lane (idx), vpdpbusd multiplies them\n"
     " * by that row's weights w4[kh] (4 int8, 0 past the kernel width). */\n"
-    "static inline void onnxc_qdw_row(const uint8_t *r, long rs, int kh_n, const int32_t *w4, long n,\n"
+    "ONNXC_QFN void onnxc_qdw_row(const uint8_t *r, long rs, int kh_n, const int32_t *w4, long n,\n"
     "                                 long s, __m512i idx, int32_t bias, float m, float lo, float hi,\n"
     "                                 int32_t zy, uint8_t *y) {\n"
     "  const __m512 vm = _mm512_set1_ps(m), vl = _mm512_set1_ps(lo), vh = _mm512_set1_ps(hi);\n"
@@ -102,7 +108,7 @@ static const char *const prelude[] = {
     "}\n"
     "#endif\n"
     "/* sum_k x[k] w[k], u8 x s8 in exact int32 */\n"
-    "static inline int32_t onnxc_qdot(const uint8_t *x, const int8_t *w, long n) {\n"
+    "ONNXC_QFN int32_t onnxc_qdot(const uint8_t *x, const int8_t *w, long n) {\n"
     "  int32_t acc = 0;\n"
     "  long k = 0;\n"
     "#if defined(__AVX512F__) && defined(__AVX512VNNI__)\n"
@@ -116,7 +122,7 @@ static const char *const prelude[] = {
     "  return acc;\n"
     "}\n"
     "/* 4 rows r[0..3] of n (a multiple of 16) bytes -> n x 4 bytes, pixel-major */\n"
-    "static inline void onnxc_qinterleave(const uint8_t *r0, const uint8_t *r1, const uint8_t *r2,\n"
+    "ONNXC_QFN void onnxc_qinterleave(const uint8_t *r0, const uint8_t *r1, const uint8_t *r2,\n"
     "                              const uint8_t *r3, long n, uint8_t *out) {\n"
     "  long p = 0;\n"
     "#if defined(__SSE2__)\n"
@@ -148,7 +154,7 @@ static const char *const prelude[] = {
     " * swapped (rc: its constants). */\n"
     "#if defined(__AVX512F__) && defined(__AVX512VNNI__)\n"
     "/* the residual add of 16 lanes (m: those to load): q the conv's requantized bytes as int32 */\n"
-    "static inline __m512i onnxc_qadd16(__m512i q, const uint8_t *r, __mmask16 m, const float *c, int ca) {\n"
+    "ONNXC_QFN __m512i onnxc_qadd16(__m512i q, const uint8_t *r, __mmask16 m, const float *c, int ca) {\n"
     "#if defined(__AVX512BW__) && defined(__AVX512VL__)\n"
     "  const __m128i rv = _mm_maskz_loadu_epi8(m, r);\n"
     "#else\n"
@@ -183,7 +189,7 @@ static const char *const prelude[] = {
     "               q1 = onnxc_qadd16(q1, res + (i) * ldy + 16, m1, rc, ca); } \\\n"
     "    _mm512_mask_cvtepi32_storeu_epi8(y + (i) * ldy, m0, q0); \\\n"
     "    _mm512_mask_cvtepi32_storeu_epi8(y + (i) * ldy + 16, m1, q1); }\n"
-    "static inline void onnxc_qtile(long k4, const int32_t *w, const uint8_t *b, long ldb, const int32_t *bias,\n"
+    "ONNXC_QFN void onnxc_qtile(long k4, const int32_t *w, const uint8_t *b, long ldb, const int32_t *bias,\n"
     "                        const float *mult, int nr, uint8_t *y, long ldy, int np, float lo,\n"
     "                        float hi, int32_t zy, const uint8_t *res, const float *rc, int ca) {\n"
     "  __m512i c00 = _mm512_setzero_si512(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00,\n"
@@ -205,7 +211,7 @@ static const char *const prelude[] = {
     "  ONNXC_QPUT(4); ONNXC_QPUT(5); ONNXC_QPUT(6); ONNXC_QPUT(7);\n"
     "}\n"
     "#else\n"
-    "static inline void onnxc_qtile(long k4, const int32_t *w, const uint8_t *b, long ldb, const int32_t *bias,\n"
+    "ONNXC_QFN void onnxc_qtile(long k4, const int32_t *w, const uint8_t *b, long ldb, const int32_t *bias,\n"
     "                        const float *mult, int nr, uint8_t *y, long ldy, int np, float lo,\n"
     "                        float hi, int32_t zy, const uint8_t *res, const float *rc, int ca) {\n"
     "  int32_t acc[8][32];\n"
@@ -239,7 +245,7 @@ static const char *const prelude[] = {
     "/* Asks Linux for the AMX tile state (arch_prctl ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA)\n"
     " * and configures tiles 0-7 as 16 rows of 64 bytes: 1 when the tiles are ready, else 0\n"
     " * (then the vpdpbusd kernel runs). */\n"
-    "static int onnxc_qamx_begin(void) {\n"
+    "ONNXC_QFN int onnxc_qamx_begin(void) {\n"
     "  static const unsigned char cfg[64] = {1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,\n"
     "                                        64, 0, 64, 0, 64, 0, 64, 0, 64, 0, 64, 0, 64, 0, 64, 0,\n"
     "                                        0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,\n"
@@ -251,7 +257,7 @@ static const char *const prelude[] = {
     "  _tile_loadconfig(cfg);\n"
     "  return 1;\n"
     "}\n"
-    "static void onnxc_qamx_end(int amx) {\n"
+    "ONNXC_QFN void onnxc_qamx_end(int amx) {\n"
     "  if (amx)\n"
     "    _tile_release();\n"
     "}\n"
@@ -259,7 +265,7 @@ static const char *const prelude[] = {
     " * channels' block nch * 256 words on) x 32 pixels, nch chunks of 64 k: AMX tdpbsud\n"
     " * (s8 weights x u8 columns, exact int32 sums), C tiles 0-3 (16 channels x 16 pixels),\n"
     " * A tiles 4-5 (the weight blocks), B tiles 6-7 (16 groups of 4 k x 16 pixels of b). */\n"
-    "static void onnxc_qtile_amx(long nch, const int32_t *w, const uint8_t *b, const int32_t *bias,\n"
+    "ONNXC_QFN void onnxc_qtile_amx(long nch, const int32_t *w, const uint8_t *b, const int32_t *bias,\n"
     "                            const float *mult, int nr, uint8_t *y, long ldy, int np, float lo,\n"
     "                            float hi, int32_t zy, const uint8_t *res, const float *rc, int ca) {\n"
     "  int32_t t[32 * 32];\n"
@@ -417,11 +423,12 @@ static void emit_conv_gemm(EmitC *e, const Node *n, const QConv *q) {
   /* the larger operand outside: read once from memory, the smaller one reused from cache */
   bool w_outer = q->cout > Pp;
   /* --threads (batch 1): items 0..ns-1 pack groups of k, the others each a
-   * block of 8 channels (w_outer) or a tile of pixels, after the packing */
+   * run of blocks of 32 channels (w_outer) or of tiles of pixels, after the
+   * packing (runs: as few claims as keep the threads finishing together) */
   double macs = (double)q->cout * (double)P * (double)q->kdim;
   bool par = q->batch == 1 && ec_par_worth(e, ec_cost_ns(macs / 4, 0));
   int64_t ns = par ? (G < 4 * ec_threads(e) ? G : 4 * ec_threads(e)) : 1;
-  int64_t ni = w_outer ? ncb : nt;
+  int64_t ni = w_outer ? ncb : nt, nci = par ? ec_par_chunks(e, ni, ec_cost_ns(macs / 4, 0)) : ni;
   if (par)
     ec_set_parallel(e);
   clamp_consts(e, n);
@@ -445,7 +452,7 @@ static void emit_conv_gemm(EmitC *e, const Node *n, const QConv *q) {
   ec_line(e, "long own = 0, it;");
   ec_line(e, "(void)own;");
   ec_line(e, "while ((it = %s) < %lld) {", par ? "onnxc_nt > 1 ? onnxc_claim() : own++" : "own++",
-          LL(ns + ni));
+          LL(ns + nci));
   ec_line(e, "if (it < %lld) {", LL(ns));
   ec_line(e, "for (long g = it * %lld / %lld; g < (it + 1) * %lld / %lld; g++) {", LL(G), LL(ns), LL(G),
           LL(ns));
@@ -535,7 +542,9 @@ interleave:
   ec_line(e, "}");
   if (par)
     ec_line(e, "onnxc_ready_wait(onnxc_nt, %lld);", LL(ns));
-  ec_line(e, "const long item = it - %lld;", LL(ns));
+  ec_line(e, "const long run = it - %lld;", LL(ns));
+  ec_line(e, "for (long item = run * %lld / %lld; item < (run + 1) * %lld / %lld; item++) {", LL(ni), LL(nci),
+          LL(ni), LL(nci));
   if (w_outer) {
     ec_line(e, "const long c0 = item * %d;", QT_CB);
     ec_line(e, "for (long p0 = 0; p0 < %lld; p0 += %d) {", LL(P), QT_NP);
@@ -563,7 +572,8 @@ interleave:
           LL(q->k4 / 4), LL(nch * 256), LL(q->kp), QT_NP * 4, LL(q->cout), QT_MR, LL(q->cout), QT_MR,
           LL(P), LL(P), arena_printf(e->g->arena, rs, LL(P)), rcs, ca);
   ec_line(e, "}");
-  ec_line(e, "}");  /* items */
+  ec_line(e, "}");  /* items of the run */
+  ec_line(e, "}");  /* claims */
   ec_line(e, "}");  /* nb */
   ec_line(e, "#if defined(ONNXC_QAMX)");
   ec_line(e, "onnxc_qamx_end(amx);");
@@ -586,9 +596,14 @@ static void emit_depthwise(EmitC *e, const Node *n, const QConv *q) {
   ec_line(e, "for (long i = 0; i < %lld; i++) pl[i] = %lld;", LL(ph * pw + 64), LL(zx));
   ec_line(e, "long own = 0, it;");
   ec_line(e, "(void)own;");
-  ec_line(e, "while ((it = %s) < %lld) {", par ? "onnxc_nt > 1 ? onnxc_claim() : own++" : "own++",
-          LL(q->batch * q->cout));
-  ec_line(e, "const long nb = it / %lld, c = it %% %lld;", LL(q->cout), LL(q->cout));
+  /* runs of channels: one claim for a channel of a 7 x 7 map cost more than its taps */
+  int64_t nplanes = q->batch * q->cout,
+          nrun = par ? ec_par_chunks(e, nplanes, ec_cost(COST_DW_TAP, (double)(nplanes * q->oh * q->ow * taps)))
+                     : nplanes;
+  ec_line(e, "while ((it = %s) < %lld)", par ? "onnxc_nt > 1 ? onnxc_claim() : own++" : "own++", LL(nrun));
+  ec_line(e, "for (long ic = it * %lld / %lld; ic < (it + 1) * %lld / %lld; ic++) {", LL(nplanes), LL(nrun),
+          LL(nplanes), LL(nrun));
+  ec_line(e, "const long nb = ic / %lld, c = ic %% %lld;", LL(q->cout), LL(q->cout));
   ec_line(e, "const uint8_t *x = X0 + (nb * %lld + c) * %lld;", LL(q->cin), LL(q->h * q->w));
   ec_line(e, "uint8_t *y = Y0 + (nb * %lld + c) * %lld;", LL(q->cout), LL(q->oh * q->ow));
   ec_line(e, "const int8_t *w = X1 + c * %lld;", LL(taps));
