@@ -712,18 +712,10 @@ bool emitc_QIntConv(EmitC *e, const Node *n) {
 bool emitc_QIntAdd(EmitC *e, const Node *n) {
   int64_t numel;
   shape_numel(&n->out[0]->shape, &numel);
-  ec_line(e, "const float lo = %lld.0f, hi = %lld.0f;", LL(ir_attr_int(n, "lo", 0)),
-          LL(ir_attr_int(n, "hi", 255)));
-  ec_line(e, "const float ra = %.9ef, rb = %.9ef, fixed = %.9ef;",
+  ec_line(e, "static const float c[5] = {%.9ef, %.9ef, %.9ef, %lld.0f, %lld.0f};",
           (double)ir_attr_float(n, "a_ratio", 1), (double)ir_attr_float(n, "b_ratio", 1),
-          (double)ir_attr_float(n, "fixed", 0));
-  ec_flat_for(e, "i", numel);
-  ec_line(e, "float f = fmaf((float)X1[i], rb, fixed);");
-  ec_line(e, "f = fmaf((float)X0[i], ra, f);");
-  ec_line(e, "f = f < lo ? lo : f;");
-  ec_line(e, "f = f > hi ? hi : f;");
-  ec_line(e, "Y0[i] = (uint8_t)(int32_t)onnxc_qround(f);");
-  ec_line(e, "}");
+          (double)ir_attr_float(n, "fixed", 0), LL(ir_attr_int(n, "lo", 0)), LL(ir_attr_int(n, "hi", 255)));
+  ec_line(e, "onnxc_qaddrow(X0, X1, %lld, c, Y0);", LL(numel));
   return true;
 }
 
