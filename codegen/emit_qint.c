@@ -3,15 +3,18 @@
  * QIntGlobalAvgPool, QIntLut.
  *
  * QIntConv mode 0 (a conv as a GEMM): the uint8 columns (im2col, padding
- * with the input's zero point) are interleaved into [K/4][P][4] so that 4
- * consecutive k of a pixel form one 32-bit lane; per tile of 32 pixels,
- * the micro-kernel (onnxc_qtile, in the prelude) multiplies 8 weight rows
- * (int32 panels of 4 int8, packed at compile time) by the tile:
- * AVX-512 VNNI vpdpbusd (u8 x s8, exact int32 sums of 4 products) when the
- * target has it, else portable C with the same int32 arithmetic (AVX2 and
- * Cortex-M compilers vectorize it as they can: no int16 saturation anywhere).
+ * with the input's zero point) are interleaved, per tile of 32 pixels, into
+ * rows of 32 pixels x 4 consecutive k (one 32-bit lane per pixel; K rounded
+ * up to 64 per tile). The weights are int32 blocks of 16 channels x 64 k
+ * (fuse_quant.c). Micro-kernels, all with exact int32 sums and the same bytes:
+ * AMX (onnxc_qtile_amx: tdpbsud, 32 channels x 32 pixels, where the target
+ * has AMX-INT8 and Linux grants the tiles), AVX-512 VNNI (onnxc_qtile:
+ * vpdpbusd, 8 channels x 32 pixels), else portable C (AVX2 and Cortex-M
+ * compilers vectorize it as they can: no int16 saturation anywhere).
  * The requantization is fused into the store: float(acc + b) * m clamped,
- * rounded half to even, + zero point; every path gives the same bytes.
+ * rounded half to even, + zero point; with a fifth input (a residual Add
+ * folded by fuse_quant.c), then MLAS's QLinearAdd of that byte and the
+ * residual's, in registers.
  * Mode 1 (X W^T, Gemm/MatMul): one int32 dot product per output.
  * Mode 2 (depthwise): per channel, a copy of the plane padded with the zero
  * point, then rows of int32 accumulators.
@@ -411,7 +414,8 @@ static void clamp_consts(EmitC *e, const Node *n) {
  * its pixels (the last tile zero-padded). Each
  * group of 4 k is first gathered as 4 plain rows of P bytes (im2col, the
  * padding the input's zero point; a 1x1 stride-1 conv reads the input planes),
- * then interleaved. Then per tile of 32 pixels, the weight panels. */
+ * then interleaved. Then per tile of 32 pixels, the weight blocks (or per
+ * block of 32 channels, the tiles, when the weights are the larger operand). */
 static void emit_conv_gemm(EmitC *e, const Node *n, const QConv *q) {
   int64_t P = q->oh * q->ow, zx = ir_attr_int(n, "x_zero_point", 0);
   int64_t Pp = (P + QT_NP - 1) / QT_NP * QT_NP;
