@@ -3,15 +3,18 @@
  * QIntGlobalAvgPool, QIntLut.
  *
  * QIntConv mode 0 (a conv as a GEMM): the uint8 columns (im2col, padding
- * with the input's zero point) are interleaved into [K/4][P][4] so that 4
- * consecutive k of a pixel form one 32-bit lane; per tile of 32 pixels,
- * the micro-kernel (onnxc_qtile, in the prelude) multiplies 8 weight rows
- * (int32 panels of 4 int8, packed at compile time) by the tile:
- * AVX-512 VNNI vpdpbusd (u8 x s8, exact int32 sums of 4 products) when the
- * target has it, else portable C with the same int32 arithmetic (AVX2 and
- * Cortex-M compilers vectorize it as they can: no int16 saturation anywhere).
+ * with the input's zero point) are interleaved, per tile of 32 pixels, into
+ * rows of 32 pixels x 4 consecutive k (one 32-bit lane per pixel; K rounded
+ * up to 64 per tile). The weights are int32 blocks of 16 channels x 64 k
+ * (fuse_quant.c). Micro-kernels, all with exact int32 sums and the same bytes:
+ * AMX (onnxc_qtile_amx: tdpbsud, 32 channels x 32 pixels, where the target
+ * has AMX-INT8 and Linux grants the tiles), AVX-512 VNNI (onnxc_qtile:
+ * vpdpbusd, 8 channels x 32 pixels), else portable C (AVX2 and Cortex-M
+ * compilers vectorize it as they can: no int16 saturation anywhere).
  * The requantization is fused into the store: float(acc + b) * m clamped,
- * rounded half to even, + zero point; every path gives the same bytes.
+ * rounded half to even, + zero point; with a fifth input (a residual Add
+ * folded by fuse_quant.c), then MLAS's QLinearAdd of that byte and the
+ * residual's, in registers.
  * Mode 1 (X W^T, Gemm/MatMul): one int32 dot product per output.
  * Mode 2 (depthwise): per channel, a copy of the plane padded with the zero
  * point, then rows of int32 accumulators.
@@ -22,22 +25,30 @@
 
 #define LL(x) ((long long)(x))
 #define QT_NP 32 /* pixels per tile of the conv GEMM */
-#define QT_MR 8  /* weight rows per micro-kernel call (fuse_quant.c's panels) */
+#define QT_MR 8  /* weight rows per call of the vpdpbusd / portable micro-kernel */
+#define QT_CB 32 /* channels per call of the AMX micro-kernel, per item on the pool */
+#define QT_KC 64 /* k per weight block (fuse_quant.c's layout: 16 channels x 64 k) */
 
 static const char *const prelude[] = {
     "/* int8 kernels (emit_qint.c): requantization and the u8 x s8 micro-kernel. */\n"
-    "static inline float onnxc_qround(float v) { /* half to even for |v| < 2^22 */\n"
+    "/* (a model uses some of these helpers: the others are no warning) */\n"
+    "#if defined(__GNUC__)\n"
+    "#define ONNXC_QFN static inline __attribute__((unused))\n"
+    "#else\n"
+    "#define ONNXC_QFN static inline\n"
+    "#endif\n"
+    "ONNXC_QFN float onnxc_qround(float v) { /* half to even for |v| < 2^22 */\n"
     "  v = v + 12582912.0f;\n"
     "  return v - 12582912.0f;\n"
     "}\n"
-    "static inline uint8_t onnxc_qstore(int32_t acc, float m, float lo, float hi, int32_t zy) {\n"
+    "ONNXC_QFN uint8_t onnxc_qstore(int32_t acc, float m, float lo, float hi, int32_t zy) {\n"
     "  float f = (float)acc * m;\n"
     "  f = f < lo ? lo : f;\n"
     "  f = f > hi ? hi : f;\n"
     "  return (uint8_t)((int32_t)onnxc_qround(f) + zy);\n"
     "}\n"
     "/* y[i] = requant(acc[i]) for i < n (lo, hi: the clamp minus zy) */\n"
-    "static inline void onnxc_qrow(const int32_t *acc, long n, float m, float lo, float hi, int32_t zy,\n"
+    "ONNXC_QFN void onnxc_qrow(const int32_t *acc, long n, float m, float lo, float hi, int32_t zy,\n"
     "                       uint8_t *y) {\n"
     "  long i = 0;\n"
     "#if defined(__AVX512F__)\n"
@@ -52,13 +63,37 @@ static const char *const prelude[] = {
     "#endif\n"
     "  for (; i < n; i++)\n"
     "    y[i] = onnxc_qstore(acc[i], m, lo, hi, zy);\n"
+    "}\n"
+    "/* MLAS's QLinearAdd: y[i] = sat(rne(clamp(fma(a[i], c[0], fma(b[i], c[1], c[2])), c[3], c[4])))\n"
+    " * (c: ratio of a, ratio of b, the folded zero points, the clamp); y may be a or b. */\n"
+    "ONNXC_QFN void onnxc_qaddrow(const uint8_t *a, const uint8_t *b, long n, const float *c,\n"
+    "                                 uint8_t *y) {\n"
+    "  long i = 0;\n"
+    "#if defined(__AVX512F__)\n"
+    "  const __m512 va = _mm512_set1_ps(c[0]), vb = _mm512_set1_ps(c[1]), vf = _mm512_set1_ps(c[2]);\n"
+    "  const __m512 vl = _mm512_set1_ps(c[3]), vh = _mm512_set1_ps(c[4]);\n"
+    "  for (; i + 16 <= n; i += 16) {\n"
+    "    const __m512 fa = _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)(a + i))));\n"
+    "    const __m512 fb = _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)(b + i))));\n"
+    "    __m512 f = _mm512_fmadd_ps(fa, va, _mm512_fmadd_ps(fb, vb, vf));\n"
+    "    f = _mm512_min_ps(_mm512_max_ps(f, vl), vh);\n"
+    "    _mm_storeu_si128((__m128i *)(y + i), _mm512_cvtepi32_epi8(_mm512_cvtps_epi32(f)));\n"
+    "  }\n"
+    "#endif\n"
+    "  for (; i < n; i++) {\n"
+    "    float f = fmaf((float)b[i], c[1], c[2]);\n"
+    "    f = fmaf((float)a[i], c[0], f);\n"
+    "    f = f < c[3] ? c[3] : f;\n"
+    "    f = f > c[4] ? c[4] : f;\n"
+    "    y[i] = (uint8_t)(int32_t)onnxc_qround(f);\n"
+    "  }\n"
     "}\n",
     "#if defined(__AVX512F__) && defined(__AVX512VNNI__) && defined(__AVX512VBMI__)\n"
     "/* One output row of a depthwise conv (kernel width <= 4): r is the padded input row\n"
     " * of kernel row 0, rs the bytes to the next kernel row; vpermb gathers each\n"
     " * pixel's taps of a kernel row into one 32-bit lane (idx), vpdpbusd multiplies them\n"
     " * by that row's weights w4[kh] (4 int8, 0 past the kernel width). */\n"
-    "static inline void onnxc_qdw_row(const uint8_t *r, long rs, int kh_n, const int32_t *w4, long n,\n"
+    "ONNXC_QFN void onnxc_qdw_row(const uint8_t *r, long rs, int kh_n, const int32_t *w4, long n,\n"
     "                                 long s, __m512i idx, int32_t bias, float m, float lo, float hi,\n"
     "                                 int32_t zy, uint8_t *y) {\n"
     "  const __m512 vm = _mm512_set1_ps(m), vl = _mm512_set1_ps(lo), vh = _mm512_set1_ps(hi);\n"
@@ -76,7 +111,7 @@ static const char *const prelude[] = {
     "}\n"
     "#endif\n"
     "/* sum_k x[k] w[k], u8 x s8 in exact int32 */\n"
-    "static inline int32_t onnxc_qdot(const uint8_t *x, const int8_t *w, long n) {\n"
+    "ONNXC_QFN int32_t onnxc_qdot(const uint8_t *x, const int8_t *w, long n) {\n"
     "  int32_t acc = 0;\n"
     "  long k = 0;\n"
     "#if defined(__AVX512F__) && defined(__AVX512VNNI__)\n"
@@ -90,7 +125,7 @@ static const char *const prelude[] = {
     "  return acc;\n"
     "}\n"
     "/* 4 rows r[0..3] of n (a multiple of 16) bytes -> n x 4 bytes, pixel-major */\n"
-    "static inline void onnxc_qinterleave(const uint8_t *r0, const uint8_t *r1, const uint8_t *r2,\n"
+    "ONNXC_QFN void onnxc_qinterleave(const uint8_t *r0, const uint8_t *r1, const uint8_t *r2,\n"
     "                              const uint8_t *r3, long n, uint8_t *out) {\n"
     "  long p = 0;\n"
     "#if defined(__SSE2__)\n"
@@ -115,7 +150,29 @@ static const char *const prelude[] = {
     "  }\n"
     "}\n",
     "/* Y[i][p] = requant(sum_k W[i][k] B[k][p] + bias[i]) for i < nr (<= 8), p < np (<= 32):\n"
-    " * w: a panel, k4 x 8 int32 of 4 int8; b: k4 rows (ldb bytes apart) of 32 pixels x 4 uint8. */\n"
+    " * w: 8 rows of a weight block (fuse_quant.c: per 64 k, 16 rows of 16 int32 of 4 int8; the\n"
+    " * next 64 k 256 words on), k4 groups of 4 k; b: k4 rows (ldb bytes apart) of 32 pixels x 4 uint8.\n"
+    " * With res (a residual QLinearAdd folded into the store; rows ldy apart like Y): Y[i][p] =\n"
+    " * onnxc_qaddrow's value of (that requantized byte, res[i][p]), in that order when ca, else\n"
+    " * swapped (rc: its constants). */\n"
+    "#if defined(__AVX512F__) && defined(__AVX512VNNI__)\n"
+    "/* the residual add of 16 lanes (m: those to load): q the conv's requantized bytes as int32 */\n"
+    "ONNXC_QFN __m512i onnxc_qadd16(__m512i q, const uint8_t *r, __mmask16 m, const float *c, int ca) {\n"
+    "#if defined(__AVX512BW__) && defined(__AVX512VL__)\n"
+    "  const __m128i rv = _mm_maskz_loadu_epi8(m, r);\n"
+    "#else\n"
+    "  uint8_t t[16];\n"
+    "  for (int j = 0; j < 16; j++)\n"
+    "    t[j] = (m >> j) & 1u ? r[j] : 0;\n"
+    "  const __m128i rv = _mm_loadu_si128((const __m128i *)t);\n"
+    "#endif\n"
+    "  const __m512 fq = _mm512_cvtepi32_ps(q), fr = _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(rv));\n"
+    "  __m512 f = _mm512_fmadd_ps(ca ? fq : fr, _mm512_set1_ps(c[0]),\n"
+    "                             _mm512_fmadd_ps(ca ? fr : fq, _mm512_set1_ps(c[1]), _mm512_set1_ps(c[2])));\n"
+    "  f = _mm512_min_ps(_mm512_max_ps(f, _mm512_set1_ps(c[3])), _mm512_set1_ps(c[4]));\n"
+    "  return _mm512_cvtps_epi32(f);\n"
+    "}\n"
+    "#endif\n",
     "#if defined(__AVX512F__) && defined(__AVX512VNNI__)\n"
     "/* (gcc 12 copies the accumulators of the intrinsic around the loop: asm there) */\n"
     "#if defined(__GNUC__) && !defined(__clang__)\n"
@@ -123,25 +180,31 @@ static const char *const prelude[] = {
     "#else\n"
     "#define ONNXC_DPBUSD(c, b, w) c = _mm512_dpbusd_epi32(c, b, w)\n"
     "#endif\n"
-    "#define ONNXC_QROW(i) { const __m512i wv = _mm512_set1_epi32(w[i]); \\\n"
+    "#define ONNXC_QROW(i) { const __m512i wv = _mm512_set1_epi32(w[j + 16 * (i)]); \\\n"
     "    ONNXC_DPBUSD(c##i##0, b0, wv); ONNXC_DPBUSD(c##i##1, b1, wv); }\n"
     "#define ONNXC_QPUT(i) if ((i) < nr) { \\\n"
     "    const __m512i bi = _mm512_set1_epi32(bias[i]); const __m512 mi = _mm512_set1_ps(mult[i]); \\\n"
     "    __m512 f0 = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_add_epi32(c##i##0, bi)), mi); \\\n"
     "    __m512 f1 = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_add_epi32(c##i##1, bi)), mi); \\\n"
     "    f0 = _mm512_min_ps(_mm512_max_ps(f0, vl), vh); f1 = _mm512_min_ps(_mm512_max_ps(f1, vl), vh); \\\n"
-    "    _mm512_mask_cvtepi32_storeu_epi8(y + (i) * ldy, m0, _mm512_add_epi32(_mm512_cvtps_epi32(f0), vz)); \\\n"
-    "    _mm512_mask_cvtepi32_storeu_epi8(y + (i) * ldy + 16, m1, _mm512_add_epi32(_mm512_cvtps_epi32(f1), vz)); }\n"
-    "static inline void onnxc_qtile(long k4, const int32_t *w, const uint8_t *b, long ldb, const int32_t *bias,\n"
+    "    __m512i q0 = _mm512_add_epi32(_mm512_cvtps_epi32(f0), vz), q1 = _mm512_add_epi32(_mm512_cvtps_epi32(f1), vz); \\\n"
+    "    if (res) { q0 = onnxc_qadd16(q0, res + (i) * ldy, m0, rc, ca); \\\n"
+    "               q1 = onnxc_qadd16(q1, res + (i) * ldy + 16, m1, rc, ca); } \\\n"
+    "    _mm512_mask_cvtepi32_storeu_epi8(y + (i) * ldy, m0, q0); \\\n"
+    "    _mm512_mask_cvtepi32_storeu_epi8(y + (i) * ldy + 16, m1, q1); }\n"
+    "ONNXC_QFN void onnxc_qtile(long k4, const int32_t *w, const uint8_t *b, long ldb, const int32_t *bias,\n"
     "                        const float *mult, int nr, uint8_t *y, long ldy, int np, float lo,\n"
-    "                        float hi, int32_t zy) {\n"
+    "                        float hi, int32_t zy, const uint8_t *res, const float *rc, int ca) {\n"
     "  __m512i c00 = _mm512_setzero_si512(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00,\n"
     "          c30 = c00, c31 = c00, c40 = c00, c41 = c00, c50 = c00, c51 = c00, c60 = c00,\n"
     "          c61 = c00, c70 = c00, c71 = c00;\n"
-    "  for (long k = 0; k < k4; k++, w += 8, b += ldb) {\n"
-    "    const __m512i b0 = _mm512_loadu_si512(b), b1 = _mm512_loadu_si512(b + 64);\n"
-    "    ONNXC_QROW(0); ONNXC_QROW(1); ONNXC_QROW(2); ONNXC_QROW(3);\n"
-    "    ONNXC_QROW(4); ONNXC_QROW(5); ONNXC_QROW(6); ONNXC_QROW(7);\n"
+    "  for (long k = 0; k < k4; k += 16, w += 256) {\n"
+    "    const long jn = k4 - k < 16 ? k4 - k : 16;\n"
+    "    for (long j = 0; j < jn; j++, b += ldb) {\n"
+    "      const __m512i b0 = _mm512_loadu_si512(b), b1 = _mm512_loadu_si512(b + 64);\n"
+    "      ONNXC_QROW(0); ONNXC_QROW(1); ONNXC_QROW(2); ONNXC_QROW(3);\n"
+    "      ONNXC_QROW(4); ONNXC_QROW(5); ONNXC_QROW(6); ONNXC_QROW(7);\n"
+    "    }\n"
     "  }\n"
     "  const __m512 vl = _mm512_set1_ps(lo), vh = _mm512_set1_ps(hi);\n"
     "  const __m512i vz = _mm512_set1_epi32(zy);\n"
@@ -151,16 +214,16 @@ static const char *const prelude[] = {
     "  ONNXC_QPUT(4); ONNXC_QPUT(5); ONNXC_QPUT(6); ONNXC_QPUT(7);\n"
     "}\n"
     "#else\n"
-    "static inline void onnxc_qtile(long k4, const int32_t *w, const uint8_t *b, long ldb, const int32_t *bias,\n"
+    "ONNXC_QFN void onnxc_qtile(long k4, const int32_t *w, const uint8_t *b, long ldb, const int32_t *bias,\n"
     "                        const float *mult, int nr, uint8_t *y, long ldy, int np, float lo,\n"
-    "                        float hi, int32_t zy) {\n"
+    "                        float hi, int32_t zy, const uint8_t *res, const float *rc, int ca) {\n"
     "  int32_t acc[8][32];\n"
     "  for (int i = 0; i < 8; i++)\n"
     "    for (int p = 0; p < 32; p++)\n"
     "      acc[i][p] = 0;\n"
-    "  for (long k = 0; k < k4; k++, w += 8, b += ldb)\n"
+    "  for (long k = 0; k < k4; k++, b += ldb)\n"
     "    for (int i = 0; i < 8; i++) {\n"
-    "      const uint32_t wv = (uint32_t)w[i];\n"
+    "      const uint32_t wv = (uint32_t)w[(k >> 4) * 256 + 16 * i + (k & 15)];\n"
     "      const int32_t w0 = (int32_t)(int8_t)(uint8_t)(wv & 0xffu);\n"
     "      const int32_t w1 = (int32_t)(int8_t)(uint8_t)((wv >> 8) & 0xffu);\n"
     "      const int32_t w2 = (int32_t)(int8_t)(uint8_t)((wv >> 16) & 0xffu);\n"
@@ -173,6 +236,89 @@ static const char *const prelude[] = {
     "    for (int p = 0; p < np; p++)\n"
     "      acc[i][p] += bias[i];\n"
     "    onnxc_qrow(acc[i], np, mult[i], lo, hi, zy, y + i * ldy);\n"
+    "    if (res)\n"
+    "      onnxc_qaddrow(ca ? y + i * ldy : res + i * ldy, ca ? res + i * ldy : y + i * ldy, np, rc,\n"
+    "                    y + i * ldy);\n"
+    "  }\n"
+    "}\n"
+    "#endif\n",
+    "#if defined(__AMX_INT8__) && defined(__AMX_TILE__) && defined(__AVX512F__) && defined(__AVX512VNNI__) && \\\n"
+    "    defined(__x86_64__) && defined(__linux__)\n"
+    "#define ONNXC_QAMX 1\n"
+    "/* Asks Linux for the AMX tile state (arch_prctl ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA)\n"
+    " * and configures tiles 0-7 as 16 rows of 64 bytes: 1 when the tiles are ready, else 0\n"
+    " * (then the vpdpbusd kernel runs). */\n"
+    "ONNXC_QFN int onnxc_qamx_begin(void) {\n"
+    "  static const unsigned char cfg[64] = {1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,\n"
+    "                                        64, 0, 64, 0, 64, 0, 64, 0, 64, 0, 64, 0, 64, 0, 64, 0,\n"
+    "                                        0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,\n"
+    "                                        16, 16, 16, 16, 16, 16, 16, 16, 0, 0, 0, 0, 0, 0, 0, 0};\n"
+    "  long r;\n"
+    "  __asm__ volatile(\"syscall\" : \"=a\"(r) : \"a\"(158L), \"D\"(0x1023L), \"S\"(18L) : \"rcx\", \"r11\", \"memory\");\n"
+    "  if (r != 0)\n"
+    "    return 0;\n"
+    "  _tile_loadconfig(cfg);\n"
+    "  return 1;\n"
+    "}\n"
+    "ONNXC_QFN void onnxc_qamx_end(int amx) {\n"
+    "  if (amx)\n"
+    "    _tile_release();\n"
+    "}\n"
+    "/* As onnxc_qtile for nr <= 32 channels (w: their first weight block; the next 16\n"
+    " * channels' block nch * 256 words on) x 32 pixels, nch chunks of 64 k: AMX tdpbsud\n"
+    " * (s8 weights x u8 columns, exact int32 sums), C tiles 0-3 (16 channels x 16 pixels),\n"
+    " * A tiles 4-5 (the weight blocks), B tiles 6-7 (16 groups of 4 k x 16 pixels of b). */\n"
+    "ONNXC_QFN void onnxc_qtile_amx(long nch, const int32_t *w, const uint8_t *b, const int32_t *bias,\n"
+    "                            const float *mult, int nr, uint8_t *y, long ldy, int np, float lo,\n"
+    "                            float hi, int32_t zy, const uint8_t *res, const float *rc, int ca) {\n"
+    "  int32_t t[32 * 32];\n"
+    "  _tile_zero(0);\n"
+    "  _tile_zero(1);\n"
+    "  if (nr > 16) {\n"
+    "    const int32_t *w2 = w + nch * 256;\n"
+    "    _tile_zero(2);\n"
+    "    _tile_zero(3);\n"
+    "    for (long q = 0; q < nch; q++) {\n"
+    "      _tile_loadd(6, b + q * 2048, 128);\n"
+    "      _tile_loadd(7, b + q * 2048 + 64, 128);\n"
+    "      _tile_loadd(4, w + q * 256, 64);\n"
+    "      _tile_loadd(5, w2 + q * 256, 64);\n"
+    "      _tile_dpbsud(0, 4, 6);\n"
+    "      _tile_dpbsud(1, 4, 7);\n"
+    "      _tile_dpbsud(2, 5, 6);\n"
+    "      _tile_dpbsud(3, 5, 7);\n"
+    "    }\n"
+    "    _tile_stored(2, t + 512, 128);\n"
+    "    _tile_stored(3, t + 528, 128);\n"
+    "  } else {\n"
+    "    for (long q = 0; q < nch; q++) {\n"
+    "      _tile_loadd(6, b + q * 2048, 128);\n"
+    "      _tile_loadd(7, b + q * 2048 + 64, 128);\n"
+    "      _tile_loadd(4, w + q * 256, 64);\n"
+    "      _tile_dpbsud(0, 4, 6);\n"
+    "      _tile_dpbsud(1, 4, 7);\n"
+    "    }\n"
+    "  }\n"
+    "  _tile_stored(0, t, 128);\n"
+    "  _tile_stored(1, t + 16, 128);\n"
+    "  const __m512 vl = _mm512_set1_ps(lo), vh = _mm512_set1_ps(hi);\n"
+    "  const __m512i vz = _mm512_set1_epi32(zy);\n"
+    "  const __mmask16 m0 = (__mmask16)(np >= 16 ? 0xffff : (1u << np) - 1u);\n"
+    "  const __mmask16 m1 = (__mmask16)(np >= 32 ? 0xffff : np <= 16 ? 0 : (1u << (np - 16)) - 1u);\n"
+    "  for (int i = 0; i < nr; i++) {\n"
+    "    const __m512i bi = _mm512_set1_epi32(bias[i]);\n"
+    "    const __m512 mi = _mm512_set1_ps(mult[i]);\n"
+    "    __m512 f0 = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_add_epi32(_mm512_loadu_si512(t + 32 * i), bi)), mi);\n"
+    "    __m512 f1 = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_add_epi32(_mm512_loadu_si512(t + 32 * i + 16), bi)), mi);\n"
+    "    f0 = _mm512_min_ps(_mm512_max_ps(f0, vl), vh);\n"
+    "    f1 = _mm512_min_ps(_mm512_max_ps(f1, vl), vh);\n"
+    "    __m512i q0 = _mm512_add_epi32(_mm512_cvtps_epi32(f0), vz), q1 = _mm512_add_epi32(_mm512_cvtps_epi32(f1), vz);\n"
+    "    if (res) {\n"
+    "      q0 = onnxc_qadd16(q0, res + i * ldy, m0, rc, ca);\n"
+    "      q1 = onnxc_qadd16(q1, res + i * ldy + 16, m1, rc, ca);\n"
+    "    }\n"
+    "    _mm512_mask_cvtepi32_storeu_epi8(y + i * ldy, m0, q0);\n"
+    "    _mm512_mask_cvtepi32_storeu_epi8(y + i * ldy + 16, m1, q1);\n"
     "  }\n"
     "}\n"
     "#endif\n",
@@ -195,7 +341,7 @@ void qint_write_prelude(Buf *out) {
 /* ---- QIntConv ----------------------------------------------------------------- */
 
 typedef struct QConv {
-  int64_t cin, h, w, cout, oh, ow, k[2], s[2], dil[2], pb[2], kdim, k4, batch;
+  int64_t cin, h, w, cout, oh, ow, k[2], s[2], dil[2], pb[2], kdim, k4, kp, batch;
 } QConv;
 
 static void qconv_geometry(const Node *n, QConv *q) {
@@ -210,6 +356,7 @@ static void qconv_geometry(const Node *n, QConv *q) {
   q->ow = y->d[3];
   q->kdim = ir_attr_int(n, "kdim", 0);
   q->k4 = (q->kdim + 3) / 4 * 4;
+  q->kp = (q->kdim + QT_KC - 1) / QT_KC * QT_KC;  /* the columns' depth: whole weight blocks */
 }
 
 static bool direct_1x1(const QConv *q) {
@@ -252,7 +399,7 @@ int64_t qint_scratch_bytes(const Node *n, int threads) {
   }
   /* the interleaved columns, plus 4 im2col rows per thread unless the input is read directly */
   int64_t pp = (q.oh * q.ow + QT_NP - 1) / QT_NP * QT_NP;
-  return q.k4 * pp + (direct_1x1(&q) ? 0 : th * 4 * pp);
+  return q.kp * pp + (direct_1x1(&q) ? 0 : th * 4 * pp);
 }
 
 static void clamp_consts(EmitC *e, const Node *n) {
@@ -267,34 +414,49 @@ static void clamp_consts(EmitC *e, const Node *n) {
  * its pixels (the last tile zero-padded). Each
  * group of 4 k is first gathered as 4 plain rows of P bytes (im2col, the
  * padding the input's zero point; a 1x1 stride-1 conv reads the input planes),
- * then interleaved. Then per tile of 32 pixels, the weight panels. */
+ * then interleaved. Then per tile of 32 pixels, the weight blocks (or per
+ * block of 32 channels, the tiles, when the weights are the larger operand). */
 static void emit_conv_gemm(EmitC *e, const Node *n, const QConv *q) {
   int64_t P = q->oh * q->ow, zx = ir_attr_int(n, "x_zero_point", 0);
   int64_t Pp = (P + QT_NP - 1) / QT_NP * QT_NP;
-  bool direct = direct_1x1(q);
-  int64_t G = q->k4 / 4, ncb = (q->cout + QT_MR - 1) / QT_MR, nt = Pp / QT_NP;
+  bool direct = direct_1x1(q), res = ir_has_input(n, 4);
+  /* Gp groups of 4 k per tile (whole weight blocks); G of them packed, the rest (k past
+   * K4) meet zero weights only, so whatever bytes they hold add 0; ncb items of QT_CB
+   * channels, nch weight blocks along k */
+  int64_t G = q->k4 / 4, Gp = q->kp / 4, ncb = (q->cout + QT_CB - 1) / QT_CB, nt = Pp / QT_NP, nch = q->kp / QT_KC;
   /* the larger operand outside: read once from memory, the smaller one reused from cache */
-  bool w_outer = ncb * QT_MR * q->k4 > Pp * q->k4;
+  bool w_outer = q->cout > Pp;
   /* --threads (batch 1): items 0..ns-1 pack groups of k, the others each a
-   * block of 8 channels (w_outer) or a tile of pixels, after the packing */
+   * run of blocks of 32 channels (w_outer) or of tiles of pixels, after the
+   * packing (runs: as few claims as keep the threads finishing together) */
   double macs = (double)q->cout * (double)P * (double)q->kdim;
   bool par = q->batch == 1 && ec_par_worth(e, ec_cost_ns(macs / 4, 0));
   int64_t ns = par ? (G < 4 * ec_threads(e) ? G : 4 * ec_threads(e)) : 1;
-  int64_t ni = w_outer ? ncb : nt;
+  int64_t ni = w_outer ? ncb : nt, nci = par ? ec_par_chunks(e, ni, ec_cost_ns(macs / 4, 0)) : ni;
   if (par)
     ec_set_parallel(e);
   clamp_consts(e, n);
+  ec_line(e, "#if defined(ONNXC_QAMX)");
+  ec_line(e, "const int amx = onnxc_qamx_begin();");
+  ec_line(e, "#endif");
+  if (res)  /* a residual QLinearAdd folded into the store (fuse_quant.c) */
+    ec_line(e, "static const float rc[5] = {%.9ef, %.9ef, %.9ef, %lld.0f, %lld.0f};",
+            (double)ir_attr_float(n, "res_a_ratio", 1), (double)ir_attr_float(n, "res_b_ratio", 1),
+            (double)ir_attr_float(n, "res_fixed", 0), LL(ir_attr_int(n, "res_lo", 0)),
+            LL(ir_attr_int(n, "res_hi", 255)));
   ec_line(e, "uint8_t *B = S;");
   if (!direct)
-    ec_line(e, "uint8_t *restrict rows = S + %lld + %s * %lld;", LL(q->k4 * Pp), par ? "onnxc_th" : "0",
+    ec_line(e, "uint8_t *restrict rows = S + %lld + %s * %lld;", LL(q->kp * Pp), par ? "onnxc_th" : "0",
             LL(4 * Pp));
   ec_line(e, "for (long nb = 0; nb < %lld; nb++) {", LL(q->batch));
   ec_line(e, "const uint8_t *x = X0 + nb * %lld;", LL(q->cin * q->h * q->w));
   ec_line(e, "uint8_t *y = Y0 + nb * %lld;", LL(q->cout * P));
+  if (res)
+    ec_line(e, "const uint8_t *res = X4 + nb * %lld;", LL(q->cout * P));
   ec_line(e, "long own = 0, it;");
   ec_line(e, "(void)own;");
   ec_line(e, "while ((it = %s) < %lld) {", par ? "onnxc_nt > 1 ? onnxc_claim() : own++" : "own++",
-          LL(ns + ni));
+          LL(ns + nci));
   ec_line(e, "if (it < %lld) {", LL(ns));
   ec_line(e, "for (long g = it * %lld / %lld; g < (it + 1) * %lld / %lld; g++) {", LL(G), LL(ns), LL(G),
           LL(ns));
@@ -369,7 +531,7 @@ static void emit_conv_gemm(EmitC *e, const Node *n, const QConv *q) {
 interleave:
   /* tile-major: tile t's K/4 rows of 128 bytes are contiguous */
   ec_line(e, "for (long t = 0; t < %lld; t++) {", LL(Pp / QT_NP));
-  ec_line(e, "uint8_t *bt = B + (t * %lld + g) * %d;", LL(q->k4 / 4), QT_NP * 4);
+  ec_line(e, "uint8_t *bt = B + (t * %lld + g) * %d;", LL(Gp), QT_NP * 4);
   ec_line(e, "const long np = %lld - t * %d < %d ? %lld - t * %d : %d;", LL(P), QT_NP, QT_NP, LL(P),
           QT_NP, QT_NP);
   ec_line(e, "onnxc_qinterleave(r[0] + t * %d, r[1] + t * %d, r[2] + t * %d, r[3] + t * %d, np, bt);",
@@ -384,22 +546,42 @@ interleave:
   ec_line(e, "}");
   if (par)
     ec_line(e, "onnxc_ready_wait(onnxc_nt, %lld);", LL(ns));
-  ec_line(e, "const long item = it - %lld;", LL(ns));
+  ec_line(e, "const long run = it - %lld;", LL(ns));
+  ec_line(e, "for (long item = run * %lld / %lld; item < (run + 1) * %lld / %lld; item++) {", LL(ni), LL(nci),
+          LL(ni), LL(nci));
   if (w_outer) {
-    ec_line(e, "const long c0 = item * %d;", QT_MR);
+    ec_line(e, "const long c0 = item * %d;", QT_CB);
     ec_line(e, "for (long p0 = 0; p0 < %lld; p0 += %d) {", LL(P), QT_NP);
   } else {
     ec_line(e, "const long p0 = item * %d;", QT_NP);
-    ec_line(e, "for (long c0 = 0; c0 < %lld; c0 += %d) {", LL(q->cout), QT_MR);
+    ec_line(e, "for (long c0 = 0; c0 < %lld; c0 += %d) {", LL(q->cout), QT_CB);
   }
   ec_line(e, "const int np = (int)(%lld - p0 < %d ? %lld - p0 : %d);", LL(P), QT_NP, LL(P), QT_NP);
-  ec_line(e, "onnxc_qtile(%lld, X1 + c0 * %lld, B + p0 * %lld, %d, X2 + c0, X3 + c0, "
-             "(int)(%lld - c0 < %d ? %lld - c0 : %d), y + c0 * %lld + p0, %lld, np, lo, hi, zy);",
-          LL(q->k4 / 4), LL(q->k4 / 4), LL(q->k4), QT_NP * 4, LL(q->cout), QT_MR, LL(q->cout), QT_MR,
-          LL(P), LL(P));
+  const char *rs = res ? "res + c * %lld + p0" : "(const uint8_t *)0";
+  const char *rcs = res ? "rc" : "(const float *)0";
+  int ca = res ? (int)ir_attr_int(n, "res_conv_a", 1) : 0;
+  ec_line(e, "#if defined(ONNXC_QAMX)");
+  ec_line(e, "if (amx) {");
+  ec_line(e, "const long c = c0;");
+  ec_line(e, "onnxc_qtile_amx(%lld, X1 + c / 16 * %lld, B + p0 * %lld, X2 + c, X3 + c, "
+             "(int)(%lld - c < %d ? %lld - c : %d), y + c * %lld + p0, %lld, np, lo, hi, zy, %s, %s, %d);",
+          LL(nch), LL(nch * 256), LL(q->kp), LL(q->cout), QT_CB, LL(q->cout), QT_CB, LL(P), LL(P),
+          arena_printf(e->g->arena, rs, LL(P)), rcs, ca);
+  ec_line(e, "continue;");
   ec_line(e, "}");
-  ec_line(e, "}");  /* items */
+  ec_line(e, "#endif");
+  ec_line(e, "for (long c = c0; c < c0 + %d && c < %lld; c += %d)", QT_CB, LL(q->cout), QT_MR);
+  ec_line(e, "  onnxc_qtile(%lld, X1 + c / 16 * %lld + c %% 16 * 16, B + p0 * %lld, %d, X2 + c, X3 + c, "
+             "(int)(%lld - c < %d ? %lld - c : %d), y + c * %lld + p0, %lld, np, lo, hi, zy, %s, %s, %d);",
+          LL(q->k4 / 4), LL(nch * 256), LL(q->kp), QT_NP * 4, LL(q->cout), QT_MR, LL(q->cout), QT_MR,
+          LL(P), LL(P), arena_printf(e->g->arena, rs, LL(P)), rcs, ca);
+  ec_line(e, "}");
+  ec_line(e, "}");  /* items of the run */
+  ec_line(e, "}");  /* claims */
   ec_line(e, "}");  /* nb */
+  ec_line(e, "#if defined(ONNXC_QAMX)");
+  ec_line(e, "onnxc_qamx_end(amx);");
+  ec_line(e, "#endif");
 }
 
 static void emit_depthwise(EmitC *e, const Node *n, const QConv *q) {
@@ -418,9 +600,14 @@ static void emit_depthwise(EmitC *e, const Node *n, const QConv *q) {
   ec_line(e, "for (long i = 0; i < %lld; i++) pl[i] = %lld;", LL(ph * pw + 64), LL(zx));
   ec_line(e, "long own = 0, it;");
   ec_line(e, "(void)own;");
-  ec_line(e, "while ((it = %s) < %lld) {", par ? "onnxc_nt > 1 ? onnxc_claim() : own++" : "own++",
-          LL(q->batch * q->cout));
-  ec_line(e, "const long nb = it / %lld, c = it %% %lld;", LL(q->cout), LL(q->cout));
+  /* runs of channels: one claim for a channel of a 7 x 7 map cost more than its taps */
+  int64_t nplanes = q->batch * q->cout,
+          nrun = par ? ec_par_chunks(e, nplanes, ec_cost(COST_DW_TAP, (double)(nplanes * q->oh * q->ow * taps)))
+                     : nplanes;
+  ec_line(e, "while ((it = %s) < %lld)", par ? "onnxc_nt > 1 ? onnxc_claim() : own++" : "own++", LL(nrun));
+  ec_line(e, "for (long ic = it * %lld / %lld; ic < (it + 1) * %lld / %lld; ic++) {", LL(nplanes), LL(nrun),
+          LL(nplanes), LL(nrun));
+  ec_line(e, "const long nb = ic / %lld, c = ic %% %lld;", LL(q->cout), LL(q->cout));
   ec_line(e, "const uint8_t *x = X0 + (nb * %lld + c) * %lld;", LL(q->cin), LL(q->h * q->w));
   ec_line(e, "uint8_t *y = Y0 + (nb * %lld + c) * %lld;", LL(q->cout), LL(q->oh * q->ow));
   ec_line(e, "const int8_t *w = X1 + c * %lld;", LL(taps));
@@ -529,18 +716,10 @@ bool emitc_QIntConv(EmitC *e, const Node *n) {
 bool emitc_QIntAdd(EmitC *e, const Node *n) {
   int64_t numel;
   shape_numel(&n->out[0]->shape, &numel);
-  ec_line(e, "const float lo = %lld.0f, hi = %lld.0f;", LL(ir_attr_int(n, "lo", 0)),
-          LL(ir_attr_int(n, "hi", 255)));
-  ec_line(e, "const float ra = %.9ef, rb = %.9ef, fixed = %.9ef;",
+  ec_line(e, "static const float c[5] = {%.9ef, %.9ef, %.9ef, %lld.0f, %lld.0f};",
           (double)ir_attr_float(n, "a_ratio", 1), (double)ir_attr_float(n, "b_ratio", 1),
-          (double)ir_attr_float(n, "fixed", 0));
-  ec_flat_for(e, "i", numel);
-  ec_line(e, "float f = fmaf((float)X1[i], rb, fixed);");
-  ec_line(e, "f = fmaf((float)X0[i], ra, f);");
-  ec_line(e, "f = f < lo ? lo : f;");
-  ec_line(e, "f = f > hi ? hi : f;");
-  ec_line(e, "Y0[i] = (uint8_t)(int32_t)onnxc_qround(f);");
-  ec_line(e, "}");
+          (double)ir_attr_float(n, "fixed", 0), LL(ir_attr_int(n, "lo", 0)), LL(ir_attr_int(n, "hi", 255)));
+  ec_line(e, "onnxc_qaddrow(X0, X1, %lld, c, Y0);", LL(numel));
   return true;
 }
 

@@ -4,8 +4,8 @@
  *   DequantizeLinear of a constant weight is still a node (not folded).
  * provides: each group below becomes uint8 data flow:
  *   DQ(x) [, DQ(W), DQ(b)] -> Conv | Gemm | MatMul [-> Relu | Clip] -> Q
- *       => QIntConv(x, W', b', mult){mode: 0 conv GEMM (W' int32 panels
- *          [C/8][K/4][8] of 4 int8 along k), 1 X W^T (W' int8 [C, K]),
+ *       => QIntConv(x, W', b', mult){mode: 0 conv GEMM (W' int32 blocks
+ *          [C/16][K/64][16][16] of 4 int8 along k), 1 X W^T (W' int8 [C, K]),
  *          2 depthwise (W' int8 [C, taps])}
  *   DQ(a), DQ(b) -> Add [-> Relu | Clip] -> Q      => QIntAdd(a, b)
  *   DQ(x) -> GlobalAveragePool -> Q               => QIntGlobalAvgPool(x)
@@ -23,7 +23,7 @@
  *   y = sat(rne(clamp(float(acc) * m)) + zy), m = (sx * sw[c]) / sy in float.
  *   A Relu or Clip before Q narrows the clamp to [Q(lo), Q(hi)], which is
  *   exact since Q is monotonic. Add: fma(a, sa / sy, fma(b, sb / sy, fixed))
- *   with fixed = zy - (za * (sa / sy) + zb * (sb / sy)), rounded and
+ *   with fixed = zy - fma(sa / sy, za, (sb / sy) * zb), rounded and
  *   clamped (MLAS's QLinearAdd); GlobalAveragePool: m = sx / (sy * HW) on
  *   sum x - zx * HW; table entries sat(rne(float(x - zx) * sx / sy) + zy).
  */
@@ -32,7 +32,11 @@
 #include <math.h>
 #include <string.h>
 
-#define QINT_MR 8   /* weight rows per panel: codegen/emit_qint.c's micro-kernel */
+/* The conv GEMM's weight layout (codegen/emit_qint.c): blocks of 16 output
+ * channels x 64 k (the AMX A tile: 16 rows of 64 bytes; the VNNI kernel
+ * reads 8 of its rows, 4 k per int32 word). */
+#define QINT_CB 16
+#define QINT_KC 64
 
 typedef struct QParam {
   Value *v;      /* the quantized value (input of the DQ; output of the Q) */
@@ -286,11 +290,11 @@ static bool fuse_linear(Graph *g, Node *op, bool *done, Diag *d) {
     if (b < INT32_MIN || b > INT32_MAX)
       return true;
   }
-  /* W': depthwise and gemm keep [C, K]; the conv GEMM's panels are
-   * [C/MR][K4][MR][4] (rows past C and k past K zero) */
-  int64_t K4 = round_up(wi.K, 4), Cp = round_up(wi.C, QINT_MR);
+  /* W': depthwise and gemm keep [C, K]; the conv GEMM's blocks are
+   * [C/16][K/64][16 channels][64 k] (rows past C and k past K zero) */
+  int64_t nch = round_up(wi.K, QINT_KC) / QINT_KC, Cp = round_up(wi.C, QINT_CB);
   bool panels = !depthwise && !gemm;
-  int64_t wdims[2] = {panels ? Cp : wi.C, panels ? K4 / 4 : wi.K};
+  int64_t wdims[2] = {panels ? Cp / QINT_CB * nch : wi.C, panels ? QINT_CB * QINT_KC / 4 : wi.K};
   Value *wv = new_const(g, arena_printf(g->arena, "%s_qw", op->name), panels ? DT_I32 : DT_I8,
                         2, wdims, d);
   Value *bv = new_const(g, arena_printf(g->arena, "%s_qb", op->name), DT_I32, 1, &wi.C, d);
@@ -309,8 +313,8 @@ static bool fuse_linear(Graph *g, Node *op, bool *done, Diag *d) {
       if (!panels)
         wp[c * wi.K + k] = (int8_t)w;
       else
-        wq[((c / QINT_MR) * (K4 / 4) + k / 4) * QINT_MR + c % QINT_MR] |= ((uint32_t)w & 0xffu)
-                                                                           << (8 * (k % 4));
+        wq[((c / QINT_CB) * nch + k / QINT_KC) * (QINT_CB * QINT_KC / 4) + (c % QINT_CB) * (QINT_KC / 4) +
+           (k % QINT_KC) / 4] |= ((uint32_t)w & 0xffu) << (8 * (k % 4));
     }
     bp[c] = (int32_t)((bias ? tensor_get_i64(bias, c) : 0) - (int64_t)x.z * sum);
     float m = x.s * scale_at(wi.ws, c);
@@ -359,10 +363,13 @@ static bool fuse_add(Graph *g, Node *op, bool *done) {
   Node *nn = ir_node_insert(g, chain[n_chain - 1], OP_QIntAdd, "QIntAdd", op->name, 2, in, 1);
   nn->domain = "onnxc";
   float ra = a.s / y.s, rb = b.s / y.s;
-  float ta = ra * (float)a.z, tb = rb * (float)b.z;
+  /* ORT's x86 build contracts ra * za + rb * zb into one fma (its AVX2 QLinearAdd
+   * kernel's fixed part): one rounding fewer than two products and a sum, which
+   * moved one element of random seed 74 by a quantum */
+  float tb = rb * (float)b.z;
   set_float(nn, "a_ratio", ra);
   set_float(nn, "b_ratio", rb);
-  set_float(nn, "fixed", (float)y.z - (ta + tb));
+  set_float(nn, "fixed", (float)y.z - fmaf(ra, (float)a.z, tb));
   ir_attr_set_int(nn, "lo", lo);
   ir_attr_set_int(nn, "hi", hi);
   replace_group(op, chain, n_chain, nn);
@@ -456,6 +463,61 @@ static bool fuse_concat(Graph *g, Node *op, bool *done, Diag *d) {
   return true;
 }
 
+/* A QIntAdd one of whose operands is a conv GEMM's output that nothing else
+ * reads: the add moves into that QIntConv's store (a fifth input, the other
+ * operand; res_* attributes, the QIntAdd's constants), computed exactly as
+ * QIntAdd computes it from the conv's requantized byte, so the results do not
+ * change. Of two such convs, the later one in node order takes it (the other
+ * operand must exist when the conv runs). pos: each node's place in the list. */
+/* The only reader of v other than nodes whose outputs nobody reads (the DQs
+ * that the groups above left for dce), when v is no graph output; else NULL. */
+static Node *sole_live_user(const Value *v) {
+  Node *u = NULL;
+  if (v->is_output)
+    return NULL;
+  for (int i = 0; i < v->n_uses; i++) {
+    Node *n = v->uses[i];
+    bool dead = n->op == OP_DequantizeLinear && n->out[0]->n_uses == 0 && !n->out[0]->is_output;
+    if (dead)
+      continue;
+    if (u && u != n)
+      return NULL;
+    u = n;
+  }
+  return u;
+}
+
+static void fuse_residual(Node *add, const int64_t *pos) {
+  Node *best = NULL;
+  int bj = 0;
+  for (int j = 0; j < 2; j++) {
+    Value *v = add->in[j], *o = add->in[1 - j];
+    if (v->kind != VK_NODE || v == o)
+      continue;
+    Node *c = v->producer;
+    if (c->op != OP_QIntConv || ir_attr_int(c, "mode", 0) != 0 || c->n_in != 4 || sole_live_user(v) != add ||
+        !shape_is_static(&v->shape))
+      continue;
+    if (o->kind == VK_NODE && pos[o->producer->id] > pos[c->id])
+      continue;
+    if (!best || pos[c->id] > pos[best->id]) {
+      best = c;
+      bj = j;
+    }
+  }
+  if (!best)
+    return;
+  ir_node_add_input(best, add->in[1 - bj]);
+  set_float(best, "res_a_ratio", ir_attr_float(add, "a_ratio", 1));
+  set_float(best, "res_b_ratio", ir_attr_float(add, "b_ratio", 1));
+  set_float(best, "res_fixed", ir_attr_float(add, "fixed", 0));
+  ir_attr_set_int(best, "res_lo", ir_attr_int(add, "lo", 0));
+  ir_attr_set_int(best, "res_hi", ir_attr_int(add, "hi", 255));
+  ir_attr_set_int(best, "res_conv_a", bj == 0);
+  ir_value_replace(add->out[0], best->out[0]);
+  ir_node_remove(add);
+}
+
 bool pass_fuse_quant(Graph *g, Diag *d) {
   Node *next;
   for (Node *n = g->first; n; n = next) {
@@ -492,6 +554,19 @@ bool pass_fuse_quant(Graph *g, Diag *d) {
     if (done)  /* the nodes after n may have gone: rescan (groups are few) */
       next = g->first;
   }
+  int64_t nid = 0, i = 0;
+  for (Node *n = g->first; n; n = n->next)
+    nid = n->id >= nid ? n->id + 1 : nid;
+  int64_t *pos = arena_alloc(g->arena, (size_t)(nid > 0 ? nid : 1) * sizeof *pos);
+  if (!pos)
+    return diag_error(d, NULL, "out of memory");
+  for (Node *n = g->first; n; n = n->next)
+    pos[n->id] = i++;
+  for (Node *n = g->first; n; n = next) {
+    next = n->next;
+    if (n->op == OP_QIntAdd)
+      fuse_residual(n, pos);
+  }
   return true;
 }
 
@@ -514,6 +589,8 @@ bool infer_QIntConv(Node *n, Diag *d) {
     return diag_error(d, n, "internal: malformed QIntConv");
   n->out[0]->dt = DT_U8;
   n->out[0]->shape = shape_make(r, ys);
+  if (ir_has_input(n, 4) && (!u8_in(n, 4, d) || !shape_equal(&n->in[4]->shape, &n->out[0]->shape)))
+    return diag_error(d, n, "internal: QIntConv residual must be uint8 of the output's shape");
   return true;
 }
 

@@ -99,11 +99,16 @@ static void test_conv_relu_fuses(void **state) {
   const float *m = n->in[3]->konst->data;
   assert_true(m[0] == (0.5f * 0.5f) / 0.25f);
   assert_true(m[1] == (0.5f * 0.25f) / 0.25f);
-  /* the weight panel: row c holds k = 0..3 in bytes 0..3 (k >= 2 zero) */
+  /* the weight block (16 channels x 64 k): channel c's k = 0..3 in word 16 c, bytes 0..3
+   * (k >= 2 zero), the channels past 2 zero */
   const uint32_t *w = n->in[1]->konst->data;
   assert_int_equal(n->in[1]->dt, DT_I32);
+  assert_int_equal(n->in[1]->konst->numel, 256);
   assert_int_equal(w[0], (uint32_t)1 | ((uint32_t)(uint8_t)-2 << 8));
-  assert_int_equal(w[1], (uint32_t)3 | ((uint32_t)4 << 8));
+  assert_int_equal(w[16], (uint32_t)3 | ((uint32_t)4 << 8));
+  for (int i = 0; i < 256; i++)
+    if (i != 0 && i != 16)
+      assert_int_equal(w[i], 0);
   ir_graph_free(g);
 }
 
@@ -234,10 +239,96 @@ static void test_concat_and_add(void **state) {
   ir_graph_free(g);
 }
 
+/* The Add's folded zero points as ORT's x86 QLinearAdd kernel has them:
+ * zy - fma(ra, za, rb * zb), one rounding fewer than zy - (ra * za + rb * zb);
+ * these parameters (random seed 74) tell the two apart. */
+static const char *k_add_fixed =
+    "graph g opset 19\n"
+    "input %a : u8[1,2,2,2]\n"
+    "input %b : u8[1,2,2,2]\n"
+    "const %sa : f32[] = [0.0058111805]\n"
+    "const %za : u8[] = [123]\n"
+    "const %sb : f32[] = [0.007438673]\n"
+    "const %zb : u8[] = [97]\n"
+    "const %sy : f32[] = [0.012332678]\n"
+    "const %zy : u8[] = [157]\n"
+    "%af : f32[1,2,2,2] = DequantizeLinear(%a, %sa, %za) @dqa\n"
+    "%bf : f32[1,2,2,2] = DequantizeLinear(%b, %sb, %zb) @dqb\n"
+    "%s : f32[1,2,2,2] = Add(%af, %bf) @add\n"
+    "%sq : u8[1,2,2,2] = QuantizeLinear(%s, %sy, %zy) @qs\n"
+    "output %sq\n";
+
+static void test_add_fixed(void **state) {
+  (void)state;
+  Graph *g = lowered(k_add_fixed);
+  const Node *add = first_op(g, OP_QIntAdd);
+  assert_non_null(add);
+  volatile float sa = 0.0058111805f, sb = 0.007438673f, sy = 0.012332678f;
+  float ra = sa / sy, rb = sb / sy;
+  volatile float pa = ra * 123.0f, pb = rb * 97.0f;
+  float want = 157.0f - fmaf(ra, 123.0f, pb), two_step = 157.0f - (pa + pb);
+  assert_true(want != two_step); /* the case tells the formulas apart */
+  assert_true(ir_attr_float(add, "fixed", 0) == want);
+  ir_graph_free(g);
+}
+
+/* A conv whose requantized output only an Add reads: the Add goes into the
+ * conv's store (a fifth input, the other operand), operand order kept. */
+static const char *k_residual =
+    "graph g opset 19\n"
+    "input %x : u8[1,2,3,3]\n"
+    "input %r : u8[1,2,3,3]\n"
+    "const %xs : f32[] = [0.5]\n"
+    "const %xz : u8[] = [3]\n"
+    "const %wq : i8[2,2,1,1] = [1, -2, 3, 4]\n"
+    "const %ws : f32[] = [0.25]\n"
+    "const %cs : f32[] = [0.25]\n"
+    "const %cz : u8[] = [10]\n"
+    "const %rs : f32[] = [0.125]\n"
+    "const %rz : u8[] = [7]\n"
+    "const %ys : f32[] = [0.375]\n"
+    "const %yz : u8[] = [100]\n"
+    "%xf : f32[1,2,3,3] = DequantizeLinear(%x, %xs, %xz) @dqx\n"
+    "%wf : f32[2,2,1,1] = DequantizeLinear(%wq, %ws) @dqw\n"
+    "%c : f32[1,2,3,3] = Conv{kernel_shape=ints[1,1]}(%xf, %wf) @conv\n"
+    "%cq : u8[1,2,3,3] = QuantizeLinear(%c, %cs, %cz) @qc\n"
+    "%cf : f32[1,2,3,3] = DequantizeLinear(%cq, %cs, %cz) @dqc\n"
+    "%rf : f32[1,2,3,3] = DequantizeLinear(%r, %rs, %rz) @dqr\n"
+    "%s : f32[1,2,3,3] = Add(%rf, %cf) @add\n"
+    "%sq : u8[1,2,3,3] = QuantizeLinear(%s, %ys, %yz) @qs\n"
+    "output %sq\n";
+
+static void test_residual_into_conv(void **state) {
+  (void)state;
+  Graph *g = lowered(k_residual);
+  assert_int_equal(count_op(g, OP_QIntAdd), 0);
+  const Node *n = first_op(g, OP_QIntConv);
+  assert_non_null(n);
+  assert_int_equal(n->n_in, 5);
+  assert_string_equal(n->in[4]->name, "r");
+  assert_true(g->outputs[0] == n->out[0]);
+  assert_int_equal(ir_attr_int(n, "res_conv_a", -1), 0); /* the conv is the Add's second operand */
+  assert_true(ir_attr_float(n, "res_a_ratio", 0) == 0.125f / 0.375f);
+  assert_true(ir_attr_float(n, "res_b_ratio", 0) == 0.25f / 0.375f);
+  assert_int_equal(ir_attr_int(n, "y_zero_point", -1), 10); /* the conv's own requantization */
+  ir_graph_free(g);
+  /* the conv's output also read elsewhere: the Add stays */
+  char text[4096];
+  snprintf(text, sizeof text, "%s", k_residual);
+  char *o = strstr(text, "output %sq");
+  snprintf(o, sizeof text - (size_t)(o - text), "output %%sq\noutput %%cq\n");
+  g = lowered(text);
+  assert_int_equal(count_op(g, OP_QIntAdd), 1);
+  assert_int_equal(first_op(g, OP_QIntConv)->n_in, 4);
+  ir_graph_free(g);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_conv_relu_fuses),
       cmocka_unit_test(test_clip_bounds),
+      cmocka_unit_test(test_add_fixed),
+      cmocka_unit_test(test_residual_into_conv),
       cmocka_unit_test(test_not_fused),
       cmocka_unit_test(test_shared_output_not_fused),
       cmocka_unit_test(test_maxpool),

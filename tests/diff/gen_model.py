@@ -924,6 +924,10 @@ def q_conv(b, qv, cout=None, depthwise=False, keep=False):
 
 
 def q_add(b, qv, other):
+    """Either operand first (a conv's output as Add's first or second input: onnxc folds
+    the Add into that conv's store, the operands' order kept)."""
+    if b.rng.random() < 0.5:
+        qv, other = other, qv
     return q_out(b, b.one("Add", [q_dq(b, qv), q_dq(b, other)], qv.v.shape), float(max(qv.s, other.s)) * 1.5,
                  b.rng.random() < 0.3)
 
@@ -984,7 +988,11 @@ def build_qdq(rng):
             elif kind == "dw":
                 y = q_conv(b, cur, depthwise=True)
             elif kind == "add":
-                y = q_add(b, cur, q_conv(b, cur, cur.v.shape[1], keep=True) if rng.random() < 0.7 else cur)
+                u = rng.random()
+                # a conv and the block's input (ResNet's identity block), two convs of one input
+                # (its downsampling block: the Add goes into the later one), or the input twice
+                first = q_conv(b, cur, cur.v.shape[1], keep=True) if u < 0.8 else cur
+                y = q_add(b, first, q_conv(b, cur, cur.v.shape[1], keep=True) if 0.5 <= u < 0.8 else cur)
             elif kind == "pool":
                 y = q_maxpool(b, cur)
             else:
