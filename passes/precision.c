@@ -2,7 +2,8 @@
  *
  * Marks the products the reduced type applies to: every Conv, Gemm and
  * MatMul whose operands and result are float32 (and whose constant weight,
- * if any, is finite) gets the int attribute `onnxc.precision` (1 bf16). The packed-GEMM emitters
+ * if any, is finite) gets the int attribute `onnxc.precision` (1 bf16, 2
+ * fp16). The packed-GEMM emitters
  * (codegen/emit_gemm*.c) read it when they plan a product, so the scratch
  * the planner asks for and the code emitted agree; a product that keeps
  * another kernel (run-time extents, small maps, matrix-vector) stays float32.
@@ -21,8 +22,10 @@ static bool all_f32(const Node *n) {
 }
 
 /* A constant weight holding an infinity or NaN keeps float32: packed as
- * bfloat16 pairs, its words could read as NaN floats, which the C form of
- * the weights does not keep bit for bit (codegen/weights.c). */
+ * bfloat16 (or float16) pairs, its words could read as NaN floats, which the
+ * C form of the weights does not keep bit for bit (codegen/weights.c). A
+ * finite float16 weight past 65504 becomes an infinity in the high half of a
+ * word, whose float exponent (0xf8) is not all ones: no NaN word. */
 static bool finite_weight(const Node *n) {
   const Value *w = n->in[1];
   if (w->kind != VK_CONST || !w->konst)
