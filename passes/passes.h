@@ -108,6 +108,11 @@ bool pass_memplan(Graph *g, Plan *plan, const Target *target, Diag *d);
  * read it (before memplan, which sizes their scratch). 0: no change.
  * passes/precision.c, docs/precision.md. */
 void pass_mark_precision(Graph *g, int precision);
+/* A float16 model's Conv, Gemm and MatMul on the float32 kernels: Casts
+ * around, constants widened at compile time, float16 operands in the packed
+ * panels (onnxc.precision = 2); a Relu/Clip that alone reads the result moves
+ * before the rounding. passes/precision.c, docs/precision.md. */
+bool pass_f16_products(Graph *g, Diag *d);
 /* The same plan with `redzone` bytes (a multiple of PLAN_ALIGN) fenced off
  * before and after every buffer, for guard mode (Plan.redzone, docs/guard.md);
  * redzone 0 is pass_memplan. */
