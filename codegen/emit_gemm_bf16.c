@@ -208,10 +208,6 @@ static void bk_tiles(EmitC *e, const Prod *p) {
   else
     ec_line(e, "const unsigned short *b = bb + jr * kcp;");
   ec_line(e, "const long cols = nc - jr < 32 ? nc - jr : 32;");
-  if (p->lp == 2) { /* fp16: the B panel widened to float32 once, read by every row tile */
-    ec_line(e, "float bw[%d * 32];", GEMM_KC);
-    ec_line(e, "onnxc_hpanel(bw, b, kcp);");
-  }
   /* two 16-row panels at once where there are 32 full rows (the kernel's
    * four C tiles share each B tile load), else one */
   ec_line(e, "for (long ir = 0, step = 16; ir < mc; ir += step) {");
@@ -224,19 +220,17 @@ static void bk_tiles(EmitC *e, const Prod *p) {
   ec_line(e, "const long rows = mc - ir < step ? mc - ir : step;");
   ec_line(e, "float *c = %s + (ic + ir) * %lld + jc + jr;", p->y, LL(p->ldy));
   ec_line(e, "if (step == 32) {");
-  ec_line(e, "%s(amx, kcp, a, %s, %s, c, %lld, pc > 0);", kn(p, "onnxc_bkr2", "onnxc_hkr2"),
-          p->a.src == SRC_PACKED ? arena_printf(e->g->arena, "%lld", LL(16 * Kp)) : "16 * kcp", kn(p, "b", "bw"),
-          LL(p->ldy));
+  ec_line(e, "%s(amx, kcp, a, %s, b, c, %lld, pc > 0);", kn(p, "onnxc_bkr2", "onnxc_hkr2"),
+          p->a.src == SRC_PACKED ? arena_printf(e->g->arena, "%lld", LL(16 * Kp)) : "16 * kcp", LL(p->ldy));
   ec_line(e, "} else if (rows == 16 && cols == 32) {");
-  ec_line(e, "%s(amx, kcp, a, %s, c, %lld, pc > 0);", kn(p, "onnxc_bkr", "onnxc_hkr"), kn(p, "b", "bw"),
-          LL(p->ldy));
+  ec_line(e, "%s(amx, kcp, a, b, c, %lld, pc > 0);", kn(p, "onnxc_bkr", "onnxc_hkr"), LL(p->ldy));
   ec_line(e, "} else {");
   ec_line(e, "float t[16 * 32];");
   ec_line(e, "long r, x;");
   ec_line(e, "if (pc > 0)");
   ec_line(e, "  for (r = 0; r < rows; r++)");
   ec_line(e, "    for (x = 0; x < cols; x++) t[r * 32 + x] = c[r * %lld + x];", LL(p->ldy));
-  ec_line(e, "%s(amx, kcp, a, %s, t, 32, pc > 0);", kn(p, "onnxc_bkr", "onnxc_hkr"), kn(p, "b", "bw"));
+  ec_line(e, "%s(amx, kcp, a, b, t, 32, pc > 0);", kn(p, "onnxc_bkr", "onnxc_hkr"));
   ec_line(e, "for (r = 0; r < rows; r++)");
   ec_line(e, "  for (x = 0; x < cols; x++) c[r * %lld + x] = t[r * 32 + x];", LL(p->ldy));
   ec_line(e, "}");
@@ -670,20 +664,6 @@ static const char *const prelude_h[] = {
     "  onnxc_f16_16(d, s);\n"
     "  onnxc_f16_16(d + 16, s + 16);\n"
     "}\n"
-    "/* a B panel (kcp x 32 halves) widened to float32 (exact) */\n"
-    "#if defined(__AVX512F__)\n"
-    "static void onnxc_hpanel(float *d, const unsigned short *s, long kcp) {\n"
-    "  long x;\n"
-    "  for (x = 0; x < kcp * 32; x += 16)\n"
-    "    _mm512_storeu_ps(d + x, _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(s + x))));\n"
-    "}\n"
-    "#elif defined(__F16C__)\n"
-    "static void onnxc_hpanel(float *d, const unsigned short *s, long kcp) {\n"
-    "  long x;\n"
-    "  for (x = 0; x < kcp * 32; x += 8)\n"
-    "    _mm256_storeu_ps(d + x, _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(s + x))));\n"
-    "}\n"
-    "#endif\n"
     "static void onnxc_hp_end(int amx) {\n"
     "  (void)amx;\n"
     "  (void)onnxc_f16_32; /* packers a model may not need (weights packed at compile time) */\n"
@@ -698,8 +678,8 @@ static const char *const prelude_h[] = {
     "#define ONNXC_HST(i) _mm512_storeu_ps(cr + (i) * ldc, c##i##0); \\\n"
     "  _mm512_storeu_ps(cr + (i) * ldc + 16, c##i##1)\n"
     "/* the A panel widened once (vcvtph2ps), then 8 rows x 32 columns in 16\n"
-    " * accumulators, twice, over B widened by onnxc_hpanel */\n"
-    "static void onnxc_hkr(int amx, long kcp, const unsigned short *a, const float *b, float *c,\n"
+    " * accumulators, twice, B widened in registers */\n"
+    "static void onnxc_hkr(int amx, long kcp, const unsigned short *a, const unsigned short *b, float *c,\n"
     "                      long ldc, int acc) {\n"
     "  float af[256 * 16];\n"
     "  long h, k;\n"
@@ -709,12 +689,13 @@ static const char *const prelude_h[] = {
     "  for (h = 0; h < 16; h += 8) {\n"
     "    float *cr = c + h * ldc;\n"
     "    const float *ar = af + h;\n"
-    "    const float *bk = b;\n"
+    "    const unsigned short *bk = b;\n"
     "    __m512 c00, c01, c10, c11, c20, c21, c30, c31, c40, c41, c50, c51, c60, c61, c70, c71, x;\n"
     "    ONNXC_HLD(0); ONNXC_HLD(1); ONNXC_HLD(2); ONNXC_HLD(3);\n"
     "    ONNXC_HLD(4); ONNXC_HLD(5); ONNXC_HLD(6); ONNXC_HLD(7);\n"
     "    for (k = 0; k < kcp; k++) {\n"
-    "      const __m512 b0 = _mm512_loadu_ps(bk), b1 = _mm512_loadu_ps(bk + 16);\n"
+    "      const __m512 b0 = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)bk));\n"
+    "      const __m512 b1 = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(bk + 16)));\n"
     "      ONNXC_HROW(0); ONNXC_HROW(1); ONNXC_HROW(2); ONNXC_HROW(3);\n"
     "      ONNXC_HROW(4); ONNXC_HROW(5); ONNXC_HROW(6); ONNXC_HROW(7);\n"
     "      ar += 16;\n"
@@ -755,22 +736,18 @@ static const char *const prelude_h[] = {
     "  int x;\n"
     "  for (x = 0; x < n; x++) d[x] = onnxc_f32h(s[x]);\n"
     "}\n"
-    "static void onnxc_hpanel(float *d, const unsigned short *s, long kcp) {\n"
-    "  long x;\n"
-    "  for (x = 0; x < kcp * 32; x++) d[x] = onnxc_f32h(s[x]);\n"
-    "}\n"
     "#endif\n"
-    "/* each k's 16 values of A widened once, then 512 multiply-adds in\n"
-    " * float32 */\n"
-    "static void onnxc_hkr(int amx, long kcp, const unsigned short *a, const float *b, float *c,\n"
+    "/* each k's 32 values of B and 16 of A widened once, then 512\n"
+    " * multiply-adds in float32 */\n"
+    "static void onnxc_hkr(int amx, long kcp, const unsigned short *a, const unsigned short *b, float *c,\n"
     "                      long ldc, int acc) {\n"
-    "  float t[16][32], af[16];\n"
+    "  float t[16][32], bf[32], af[16];\n"
     "  long i, j, k;\n"
     "  (void)amx;\n"
     "  for (i = 0; i < 16; i++)\n"
     "    for (j = 0; j < 32; j++) t[i][j] = acc ? c[i * ldc + j] : 0.0f;\n"
     "  for (k = 0; k < kcp; k++) {\n"
-    "    const float *bf = b + k * 32;\n"
+    "    onnxc_h2f(bf, b + k * 32, 32);\n"
     "    onnxc_h2f(af, a + k * 16, 16);\n"
     "    for (i = 0; i < 16; i++)\n"
     "      for (j = 0; j < 32; j++) t[i][j] += af[i] * bf[j];\n"
@@ -780,7 +757,7 @@ static const char *const prelude_h[] = {
     "}\n"
     "#endif\n"
     "/* 32 x 32: rows 16-31 from the next panel, at a + a2 */\n"
-    "static void onnxc_hkr2(int amx, long kcp, const unsigned short *a, long a2, const float *b,\n"
+    "static void onnxc_hkr2(int amx, long kcp, const unsigned short *a, long a2, const unsigned short *b,\n"
     "                       float *c, long ldc, int acc) {\n"
     "  onnxc_hkr(amx, kcp, a, b, c, ldc, acc);\n"
     "  onnxc_hkr(amx, kcp, a + a2, b, c + 16 * ldc, ldc, acc);\n"
