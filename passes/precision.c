@@ -60,7 +60,9 @@ void pass_mark_precision(Graph *g, int precision) {
  * keeps every float16, so clamping the float32 value at float16 bounds and
  * rounding gives what rounding and clamping gives); there it fuses into the
  * product's epilogue. The Casts are elementwise kernels: a Cast pair between
- * two products rounds the float32 result to float16 and widens it back. */
+ * two products rounds the float32 result to float16 and widens it back.
+ * Softmax and LayerNormalization (one output) take their float32 kernels
+ * between the same Casts. */
 
 static bool all_f16(const Node *n) {
   for (int i = 0; i < n->n_in; i++)
@@ -114,6 +116,26 @@ static bool commutes_with_rounding(const Node *a) {
 
 bool pass_f16_products(Graph *g, Diag *d) {
   for (Node *n = g->first; n; n = n->next) {
+    /* Softmax and LayerNormalization: their float32 kernels between the
+     * same Casts (each computes in float32 and rounds its result once, as
+     * their float16 loops do, which use libm's scalar exp and do not
+     * vectorize) */
+    if ((n->op == OP_Softmax || n->op == OP_LayerNormalization) && all_f16(n)) {
+      for (int i = 0; i < n->n_in; i++)
+        if (ir_has_input(n, i) && !widen_input(g, n, i, d))
+          return false;
+      Value *y = n->out[0];
+      y->dt = DT_F32;
+      Node *c = ir_node_insert(g, n->next, OP_Cast, "Cast", arena_printf(g->arena, "%s_f16_out", n->name), 1,
+                               &y, 1);
+      ir_attr_set_int(c, "to", 10); /* FLOAT16 */
+      c->out[0]->dt = DT_F16;
+      c->out[0]->shape = y->shape;
+      ir_value_replace(y, c->out[0]);
+      ir_node_set_input(c, 0, y);
+      n = c;
+      continue;
+    }
     if ((n->op != OP_Conv && n->op != OP_Gemm && n->op != OP_MatMul) || !all_f16(n))
       continue;
     for (int i = 0; i < n->n_in; i++)

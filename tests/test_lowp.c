@@ -442,6 +442,36 @@ static void test_lowp_f16_model_products(void **state) {
   ir_graph_free(g);
 }
 
+/* A float16 Softmax takes the float32 kernel between Casts; a float16
+ * Softmax with a float32 input (not a float16 node) is left alone. */
+static void test_lowp_f16_model_softmax(void **state) {
+  (void)state;
+  Graph *g = pu_graph();
+  int64_t xd[2] = {4, 128};
+  Shape xs = shape_make(2, xd);
+  Value *x = ir_input_add(g, "x", DT_F16, &xs);
+  Value *y = pu_op1(g, OP_Softmax, "y", x);
+  Value *x32 = pu_input(g, "x32", 4, 128);
+  Value *z = pu_op1(g, OP_Softmax, "z", x32);
+  ir_output_add(g, y);
+  ir_output_add(g, z);
+  assert_true(pu_infer(g));
+  Node *sm = y->producer, *sm32 = z->producer;
+  Diag d;
+  diag_init(&d, "t.onnx", stderr);
+  assert_true(pass_f16_products(g, &d));
+  assert_true(ir_verify(g, true, &d));
+  diag_free(&d);
+  assert_int_equal(sm->in[0]->producer->op, OP_Cast);
+  assert_int_equal(sm->in[0]->dt, DT_F32);
+  assert_int_equal(sm->out[0]->dt, DT_F32);
+  Node *out = sm->out[0]->uses[0];
+  assert_int_equal(out->op, OP_Cast);
+  assert_true(g->outputs[0] == out->out[0] && out->out[0]->dt == DT_F16);
+  assert_true(sm32->in[0] == x32 && g->outputs[1] == z && z->producer == sm32);
+  ir_graph_free(g);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_lowp_bf16_rounds_to_nearest_even),
@@ -455,6 +485,7 @@ int main(void) {
       cmocka_unit_test(test_lowp_f16_matmul_weight_panels),
       cmocka_unit_test(test_lowp_f16_conv_weight_panels),
       cmocka_unit_test(test_lowp_f16_model_products),
+      cmocka_unit_test(test_lowp_f16_model_softmax),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
