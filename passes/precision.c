@@ -163,7 +163,8 @@ bool pass_f16_products(Graph *g, Diag *d) {
     ir_node_set_input(c, 0, r);
     if (n->in[1]->kind == VK_CONST && finite_weight(n))
       ir_attr_set_int(n, "onnxc.precision", 2);
-    n = c;
+    /* on from n: a moved Relu may come after other products (it and the
+     * Casts are float32 on one side now, so they are passed over) */
   }
   return true;
 }
