@@ -442,6 +442,38 @@ static void test_lowp_f16_model_products(void **state) {
   ir_graph_free(g);
 }
 
+/* Two float16 MatMuls, then the Relu of the first: both products are
+ * rewritten (the pass goes on past the moved Relu's product). */
+static void test_lowp_f16_model_relu_after_other_product(void **state) {
+  (void)state;
+  Graph *g = pu_graph();
+  int64_t xd[2] = {64, 96}, wd[2] = {96, 80};
+  Shape xs = shape_make(2, xd), ws = shape_make(2, wd);
+  Value *x = ir_input_add(g, "x", DT_F16, &xs);
+  Value *w1 = ir_const_new(g, "w1", ir_tensor_new(g, DT_F16, &ws, NULL));
+  Value *w2 = ir_const_new(g, "w2", ir_tensor_new(g, DT_F16, &ws, NULL));
+  Value *y1 = pu_op2(g, OP_MatMul, "y1", x, w1);
+  Value *y2 = pu_op2(g, OP_MatMul, "y2", x, w2);
+  Value *r = pu_op1(g, OP_Relu, "r", y1);
+  ir_output_add(g, r);
+  ir_output_add(g, y2);
+  assert_true(pu_infer(g));
+  Node *m1 = y1->producer, *m2 = y2->producer;
+  Diag d;
+  diag_init(&d, "t.onnx", stderr);
+  assert_true(pass_f16_products(g, &d));
+  assert_true(ir_verify(g, true, &d));
+  diag_free(&d);
+  assert_int_equal(m1->out[0]->dt, DT_F32);
+  assert_int_equal(m2->out[0]->dt, DT_F32);
+  assert_int_equal(ir_attr_int(m1, "onnxc.precision", 0), 2);
+  assert_int_equal(ir_attr_int(m2, "onnxc.precision", 0), 2);
+  assert_int_equal(m1->out[0]->uses[0]->op, OP_Relu);
+  assert_true(g->outputs[0]->dt == DT_F16 && g->outputs[0]->producer->op == OP_Cast);
+  assert_true(g->outputs[1]->dt == DT_F16 && g->outputs[1]->producer->op == OP_Cast);
+  ir_graph_free(g);
+}
+
 /* A float16 Softmax takes the float32 kernel between Casts; a float16
  * Softmax with a float32 input (not a float16 node) is left alone. */
 static void test_lowp_f16_model_softmax(void **state) {
@@ -486,6 +518,7 @@ int main(void) {
       cmocka_unit_test(test_lowp_f16_conv_weight_panels),
       cmocka_unit_test(test_lowp_f16_model_products),
       cmocka_unit_test(test_lowp_f16_model_softmax),
+      cmocka_unit_test(test_lowp_f16_model_relu_after_other_product),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
