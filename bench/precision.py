@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
-"""Accuracy and speed of --precision bf16 against float32, one command.
+"""Accuracy and speed of --precision bf16 or fp16 against float32, one command.
 
 Usage:
   python3 bench/precision.py --onnxc build/bin/onnxc [--models NAME ...]
-                             [--precision bf16] [--repeat N] [--markdown FILE]
+                             [--precision bf16|fp16] [--repeat N] [--markdown FILE]
 
 For each corpus model (models/corpus/make_corpus.py, built into --corpus on
 first use): compile it twice with onnxc, float32 and --precision P; run both

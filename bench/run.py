@@ -246,8 +246,8 @@ def run_worker(spec):
         try:
             x = 0.0
             rtol, atol = meta["rtol"], meta["atol"]
-            if spec.get("precision", "f32") == "bf16":  # onnxc check's bf16 tolerance
-                rtol = 1 / 32
+            if spec.get("precision", "f32") in ("bf16", "fp16"):  # onnxc check's tolerance for it
+                rtol = 1 / 32 if spec["precision"] == "bf16" else 1 / 256
                 atol = max([atol] + [rtol * float(np.max(np.abs(a))) for _, a in refs if a.dtype.kind == "f" and a.size])
             for lib in onnxc.values():  # every thread count's library is checked
                 lib()
@@ -367,9 +367,10 @@ def parse_args(argv):
                     help="directory for compiled libraries (default build/bench)")
     ap.add_argument("--cflags", default="-march=native",
                     help="ONNXC_CFLAGS for generated code (default -march=native; '' for none)")
-    ap.add_argument("--precision", default="f32", choices=["f32", "bf16"],
-                    help="onnxc --precision (default f32); bf16 outputs are judged at onnxc check's "
-                         "bf16 tolerance (docs/precision.md); bench/precision.py compares f32 and bf16")
+    ap.add_argument("--precision", default="f32", choices=["f32", "bf16", "fp16"],
+                    help="onnxc --precision (default f32); bf16/fp16 outputs are judged at onnxc check's "
+                         "tolerance for them (docs/precision.md); bench/precision.py compares f32 and "
+                         "bf16 or fp16")
     ap.add_argument("--no-micro", action="store_true", help="skip the GEMM/conv micro-benchmark")
     ap.add_argument("--micro-only", action="store_true", help="only the micro-benchmark")
     ap.add_argument("--timeout", type=float, default=1800, help="seconds per model (default 1800)")

@@ -963,12 +963,13 @@ bool gemm_used(const Graph *g, const Plan *plan, int threads) {
   return false;
 }
 
-bool gemm_lp_used(const Graph *g, const Plan *plan, int threads) {
+int gemm_lp_used(const Graph *g, const Plan *plan, int threads) {
   Prod p;
+  int which = 0;
   for (const Node *n = g->first; n; n = n->next)
     if (!(plan->elided && plan->elided[n->id]) && node_fast(plan, n, threads, &p) && p.lp)
-      return true;
-  return false;
+      which |= p.lp; /* 1 bf16, 2 fp16 */
+  return which;
 }
 
 const Tensor *gemm_weight_data(const Plan *plan, const Value *v, Arena *a, int threads) {

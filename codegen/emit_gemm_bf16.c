@@ -30,7 +30,13 @@
 #define BK_NR 32 /* columns of a panel and of the tile */
 #define BK_KQ 32 /* depth of one chunk (one AMX A tile row) */
 
-int gk_lp(const Node *n) { return ir_attr_int(n, "onnxc.precision", 0) == 1; }
+int gk_lp(const Node *n) {
+  int64_t v = ir_attr_int(n, "onnxc.precision", 0);
+  return v == 1 || v == 2 ? (int)v : 0;
+}
+
+/* The generated function of the product's type: bf16 (1) or fp16 (2) */
+static const char *kn(const Prod *p, const char *bf16, const char *fp16) { return p->lp == 2 ? fp16 : bf16; }
 
 /* How bk_emit_core_par cuts one matrix into items: A packed (a conv's
  * weight): column blocks of all rows, each packing its part of B once; B
@@ -108,9 +114,10 @@ static void bk_pack_b(EmitC *e, const Prod *p, const Window *win) {
     ec_line(e, "const int *px = pix + jc + q;");
     ec_line(e, "const int run = w == 32 && px[31] - px[0] == %lld;", LL(31 * win->sw));
   }
-  ec_line(e, "for (long kk = 0; kk < kcp; kk += 2) {");
+  /* bf16: pairs of k (two rows of 32 values), fp16: one k at a time */
+  ec_line(e, "for (long kk = 0; kk < kcp; kk += %d) {", p->lp == 2 ? 1 : 2);
   ec_line(e, "float f[2][32];");
-  ec_line(e, "for (long h = 0; h < 2; h++) {");
+  ec_line(e, "for (long h = 0; h < %d; h++) {", p->lp == 2 ? 1 : 2);
   ec_line(e, "float *fh = f[h];");
   ec_line(e, "long x = 0;");
   ec_line(e, "if (kk + h < kc) {");
@@ -134,7 +141,10 @@ static void bk_pack_b(EmitC *e, const Prod *p, const Window *win) {
   ec_line(e, "}");
   ec_line(e, "for (; x < 32; x++) fh[x] = 0.0f;");
   ec_line(e, "}");
-  ec_line(e, "onnxc_bf16_pair(d + kk * 32, f[0], f[1]);");
+  if (p->lp == 2)
+    ec_line(e, "onnxc_f16_32(d + kk * 32, f[0]);");
+  else
+    ec_line(e, "onnxc_bf16_pair(d + kk * 32, f[0], f[1]);");
   ec_line(e, "}");
   ec_line(e, "}");
 }
@@ -143,6 +153,28 @@ static void bk_pack_b(EmitC *e, const Prod *p, const Window *win) {
  * k the rows one after the other; rows past mc and k past kc are 0. */
 static void bk_pack_a(EmitC *e, const Prod *p) {
   const Operand *a = &p->a;
+  if (p->lp == 2) { /* fp16: per k, the panel's 16 rows side by side */
+    ec_line(e, "for (long r0 = 0; r0 < mc; r0 += 16) {");
+    ec_line(e, "unsigned short *d = ab + r0 * kcp;");
+    ec_line(e, "const long nr = mc - r0 < 16 ? mc - r0 : 16;");
+    ec_line(e, "for (long kk = 0; kk < kcp; kk++) {");
+    ec_line(e, "float f[16];");
+    ec_line(e, "long r = 0;");
+    ec_line(e, "if (kk < kc) {");
+    if (a->src == SRC_ROWS) {
+      ec_line(e, "const float *s = %s + (ic + r0) * %lld + pc + kk;", a->ptr, LL(a->ld));
+      ec_line(e, "for (; r < nr; r++) f[r] = s[r * %lld];", LL(a->ld));
+    } else {
+      ec_line(e, "const float *s = %s + (pc + kk) * %lld + ic + r0;", a->ptr, LL(a->ld));
+      ec_line(e, "for (; r < nr; r++) f[r] = s[r];");
+    }
+    ec_line(e, "}");
+    ec_line(e, "for (; r < 16; r++) f[r] = 0.0f;");
+    ec_line(e, "onnxc_f16_16(d + kk * 16, f);");
+    ec_line(e, "}");
+    ec_line(e, "}");
+    return;
+  }
   ec_line(e, "for (long r0 = 0; r0 < mc; r0 += 16) {");
   ec_line(e, "unsigned short *d = ab + r0 * kcp;");
   ec_line(e, "for (long r = 0; r < 16; r++) {");
@@ -188,17 +220,17 @@ static void bk_tiles(EmitC *e, const Prod *p) {
   ec_line(e, "const long rows = mc - ir < step ? mc - ir : step;");
   ec_line(e, "float *c = %s + (ic + ir) * %lld + jc + jr;", p->y, LL(p->ldy));
   ec_line(e, "if (step == 32) {");
-  ec_line(e, "onnxc_bkr2(amx, kcp, a, %s, b, c, %lld, pc > 0);",
+  ec_line(e, "%s(amx, kcp, a, %s, b, c, %lld, pc > 0);", kn(p, "onnxc_bkr2", "onnxc_hkr2"),
           p->a.src == SRC_PACKED ? arena_printf(e->g->arena, "%lld", LL(16 * Kp)) : "16 * kcp", LL(p->ldy));
   ec_line(e, "} else if (rows == 16 && cols == 32) {");
-  ec_line(e, "onnxc_bkr(amx, kcp, a, b, c, %lld, pc > 0);", LL(p->ldy));
+  ec_line(e, "%s(amx, kcp, a, b, c, %lld, pc > 0);", kn(p, "onnxc_bkr", "onnxc_hkr"), LL(p->ldy));
   ec_line(e, "} else {");
   ec_line(e, "float t[16 * 32];");
   ec_line(e, "long r, x;");
   ec_line(e, "if (pc > 0)");
   ec_line(e, "  for (r = 0; r < rows; r++)");
   ec_line(e, "    for (x = 0; x < cols; x++) t[r * 32 + x] = c[r * %lld + x];", LL(p->ldy));
-  ec_line(e, "onnxc_bkr(amx, kcp, a, b, t, 32, pc > 0);");
+  ec_line(e, "%s(amx, kcp, a, b, t, 32, pc > 0);", kn(p, "onnxc_bkr", "onnxc_hkr"));
   ec_line(e, "for (r = 0; r < rows; r++)");
   ec_line(e, "  for (x = 0; x < cols; x++) c[r * %lld + x] = t[r * 32 + x];", LL(p->ldy));
   ec_line(e, "}");
@@ -225,7 +257,10 @@ void bk_emit_core(EmitC *e, const Prod *p, const Window *win) {
   int64_t M = p->m, N = p->n, K = p->k;
   int64_t NC = p->b.src == SRC_PACKED ? up(N, BK_NR) : GEMM_NC;
   ec_line(e, "{");
-  ec_line(e, "const int amx = onnxc_lp_begin(); /* bfloat16 operands, float32 sums */");
+  if (p->lp == 2)
+    ec_line(e, "const int amx = 0; /* float16 operands, float32 sums */");
+  else
+    ec_line(e, "const int amx = onnxc_lp_begin(); /* bfloat16 operands, float32 sums */");
   ec_line(e, "for (long jc = 0; jc < %lld; jc += %lld) {", LL(N), LL(NC));
   ec_line(e, "const long nc = %lld - jc < %lld ? %lld - jc : %lld;", LL(N), LL(NC), LL(N), LL(NC));
   ec_line(e, "for (long pc = 0; pc < %lld; pc += %d) {", LL(K), GEMM_KC);
@@ -241,7 +276,7 @@ void bk_emit_core(EmitC *e, const Prod *p, const Window *win) {
   ec_line(e, "}"); /* ic */
   ec_line(e, "}"); /* pc */
   ec_line(e, "}"); /* jc */
-  ec_line(e, "onnxc_lp_end(amx);");
+  ec_line(e, "%s(amx);", kn(p, "onnxc_lp_end", "onnxc_hp_end"));
   ec_line(e, "}");
 }
 
@@ -262,7 +297,10 @@ void bk_emit_core_par(EmitC *e, const Prod *p, const Window *win, int64_t batch,
   if (p->off_a >= 0)
     ec_line(e, "unsigned short *ab = (unsigned short *)(S + %lld + (long)onnxc_th * %lld);", LL(p->off_a),
             LL(p->slot));
-  ec_line(e, "const int amx = onnxc_lp_begin(); /* bfloat16 operands, float32 sums */");
+  if (p->lp == 2)
+    ec_line(e, "const int amx = 0; /* float16 operands, float32 sums */");
+  else
+    ec_line(e, "const int amx = onnxc_lp_begin(); /* bfloat16 operands, float32 sums */");
   ec_line(e, "(void)own;");
   if (shared)
     ec_line(e, "while ((it = onnxc_nt > 1 ? onnxc_claim() : own++) < %lld) {",
@@ -301,7 +339,7 @@ void bk_emit_core_par(EmitC *e, const Prod *p, const Window *win, int64_t batch,
     ec_line(e, "}"); /* ic */
   ec_line(e, "}"); /* pc */
   ec_line(e, "}"); /* items */
-  ec_line(e, "onnxc_lp_end(amx);");
+  ec_line(e, "%s(amx);", kn(p, "onnxc_lp_end", "onnxc_hp_end"));
   ec_line(e, "}");
 }
 
@@ -324,7 +362,21 @@ const Tensor *bk_weight_data(const Prod *p, const Node *n, const Value *v, Arena
   const float *src = v->konst->data;
   uint16_t *d = arena_alloc(a, (size_t)total * sizeof(uint16_t));
   memset(d, 0, (size_t)total * sizeof(uint16_t));
-  if (n->op == OP_Conv) {
+  if (p->lp == 2 && n->op == OP_Conv) {
+    /* fp16 A: group g, row i, depth k at g*rows*Kp + (i/16)*16*Kp + k*16 + i%16 */
+    int64_t rows = up(p->m, BK_MR), G = ir_attr_int(n, "group", 1);
+    for (int64_t g = 0; g < G; g++)
+      for (int64_t i = 0; i < p->m; i++)
+        for (int64_t k = 0; k < K; k++)
+          d[g * rows * Kp + (i / BK_MR) * BK_MR * Kp + k * BK_MR + i % BK_MR] =
+              lowp_f16(src[(g * p->m + i) * K + k]);
+  } else if (p->lp == 2) {
+    /* fp16 B: column j, depth k at (j/32)*32*Kp + k*32 + j%32 */
+    bool tb = n->op == OP_Gemm && ir_attr_int(n, "transB", 0) == 1;
+    for (int64_t k = 0; k < K; k++)
+      for (int64_t j = 0; j < p->n; j++)
+        d[(j / BK_NR) * BK_NR * Kp + k * BK_NR + j % BK_NR] = lowp_f16(tb ? src[j * K + k] : src[k * p->n + j]);
+  } else if (n->op == OP_Conv) {
     /* A: group g, row i, depth k at g*rows*Kp + (i/16)*16*Kp + (k/32)*512 + (i%16)*32 + k%32 */
     int64_t rows = up(p->m, BK_MR), G = ir_attr_int(n, "group", 1);
     for (int64_t g = 0; g < G; g++)
@@ -554,7 +606,167 @@ static const char *const prelude[] = {
     "#endif\n\n",
     NULL};
 
-void gemm_write_prelude_lp(Buf *out) {
-  for (int i = 0; prelude[i]; i++)
+/* --precision fp16 and float16 models. No x86 instruction multiplies
+ * float16 with float32 sums short of AMX-FP16 (not on the machines this was
+ * built on; AVX512-FP16 sums in float16), so each half is widened to float32
+ * (exact) and the products, exact in float32, are summed in k order with
+ * float32 FMA: every path gives the same bits. */
+static const char *const prelude_h[] = {
+    "/* --precision fp16 (docs/precision.md): operands packed as IEEE half\n"
+    " * (float32 rounded to nearest even, as VCVTPS2PH), 16 x 32 float32 tiles\n"
+    " * += A (per k, 16 rows) x B (per k, 32 columns): halves widened to float32\n"
+    " * (exact), products (exact) summed in k order on every path. */\n"
+    "#if defined(__AVX512F__) || defined(__F16C__)\n"
+    "#include <immintrin.h>\n"
+    "#endif\n"
+    "#if defined(__AVX512F__)\n"
+    "static void onnxc_f16_16(unsigned short *d, const float *s) {\n"
+    "  _mm256_storeu_si256((__m256i *)d, _mm512_cvtps_ph(_mm512_loadu_ps(s), _MM_FROUND_TO_NEAREST_INT));\n"
+    "}\n"
+    "#elif defined(__F16C__)\n"
+    "static void onnxc_f16_16(unsigned short *d, const float *s) {\n"
+    "  _mm_storeu_si128((__m128i *)d, _mm256_cvtps_ph(_mm256_loadu_ps(s), _MM_FROUND_TO_NEAREST_INT));\n"
+    "  _mm_storeu_si128((__m128i *)(d + 8), _mm256_cvtps_ph(_mm256_loadu_ps(s + 8), _MM_FROUND_TO_NEAREST_INT));\n"
+    "}\n"
+    "#else\n"
+    "/* float32 -> half, to nearest even; overflow to infinity; NaN quiet */\n"
+    "static unsigned short onnxc_f16(float f) {\n"
+    "  union { float f; unsigned int u; } v;\n"
+    "  unsigned int a, e, m, sh, q, rem, hw;\n"
+    "  unsigned short sign;\n"
+    "  v.f = f;\n"
+    "  sign = (unsigned short)((v.u >> 16) & 0x8000u);\n"
+    "  a = v.u & 0x7fffffffu;\n"
+    "  if (a > 0x7f800000u)\n"
+    "    return (unsigned short)(sign | 0x7e00u | ((a >> 13) & 0x3ffu));\n"
+    "  if (a >= 0x477ff000u)\n"
+    "    return (unsigned short)(sign | 0x7c00u);\n"
+    "  if (a >= 0x38800000u)\n"
+    "    return (unsigned short)(sign | ((a - (112u << 23) + 0xfffu + ((a >> 13) & 1u)) >> 13));\n"
+    "  if (a < 0x33000000u)\n"
+    "    return sign;\n"
+    "  e = a >> 23;\n"
+    "  m = (a & 0x7fffffu) | 0x800000u;\n"
+    "  sh = 126u - e;\n"
+    "  q = m >> sh;\n"
+    "  rem = m & ((1u << sh) - 1u);\n"
+    "  hw = 1u << (sh - 1u);\n"
+    "  if (rem > hw || (rem == hw && (q & 1u)))\n"
+    "    q++;\n"
+    "  return (unsigned short)(sign | q);\n"
+    "}\n"
+    "static void onnxc_f16_16(unsigned short *d, const float *s) {\n"
+    "  int x;\n"
+    "  for (x = 0; x < 16; x++) d[x] = onnxc_f16(s[x]);\n"
+    "}\n"
+    "#endif\n"
+    "static void onnxc_f16_32(unsigned short *d, const float *s) {\n"
+    "  onnxc_f16_16(d, s);\n"
+    "  onnxc_f16_16(d + 16, s + 16);\n"
+    "}\n"
+    "static void onnxc_hp_end(int amx) {\n"
+    "  (void)amx;\n"
+    "  (void)onnxc_f16_32; /* packers a model may not need (weights packed at compile time) */\n"
+    "}\n",
+    "/* C (16 x 32, row stride ldc) (+)= A x B over kcp k: c = c + a * b in\n"
+    " * k order (each product exact, so FMA or not, the same sums) */\n"
+    "#if defined(__AVX512F__)\n"
+    "#define ONNXC_HROW(i) x = _mm512_set1_ps(ar[i]); \\\n"
+    "  c##i##0 = _mm512_fmadd_ps(x, b0, c##i##0); c##i##1 = _mm512_fmadd_ps(x, b1, c##i##1)\n"
+    "#define ONNXC_HLD(i) c##i##0 = acc ? _mm512_loadu_ps(cr + (i) * ldc) : _mm512_setzero_ps(); \\\n"
+    "  c##i##1 = acc ? _mm512_loadu_ps(cr + (i) * ldc + 16) : _mm512_setzero_ps()\n"
+    "#define ONNXC_HST(i) _mm512_storeu_ps(cr + (i) * ldc, c##i##0); \\\n"
+    "  _mm512_storeu_ps(cr + (i) * ldc + 16, c##i##1)\n"
+    "/* the A panel widened once (vcvtph2ps), then 8 rows x 32 columns in 16\n"
+    " * accumulators, twice, B widened in registers */\n"
+    "static void onnxc_hkr(int amx, long kcp, const unsigned short *a, const unsigned short *b, float *c,\n"
+    "                      long ldc, int acc) {\n"
+    "  float af[256 * 16];\n"
+    "  long h, k;\n"
+    "  (void)amx;\n"
+    "  for (k = 0; k < kcp; k++)\n"
+    "    _mm512_storeu_ps(af + k * 16, _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(a + k * 16))));\n"
+    "  for (h = 0; h < 16; h += 8) {\n"
+    "    float *cr = c + h * ldc;\n"
+    "    const float *ar = af + h;\n"
+    "    const unsigned short *bk = b;\n"
+    "    __m512 c00, c01, c10, c11, c20, c21, c30, c31, c40, c41, c50, c51, c60, c61, c70, c71, x;\n"
+    "    ONNXC_HLD(0); ONNXC_HLD(1); ONNXC_HLD(2); ONNXC_HLD(3);\n"
+    "    ONNXC_HLD(4); ONNXC_HLD(5); ONNXC_HLD(6); ONNXC_HLD(7);\n"
+    "    for (k = 0; k < kcp; k++) {\n"
+    "      const __m512 b0 = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)bk));\n"
+    "      const __m512 b1 = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(bk + 16)));\n"
+    "      ONNXC_HROW(0); ONNXC_HROW(1); ONNXC_HROW(2); ONNXC_HROW(3);\n"
+    "      ONNXC_HROW(4); ONNXC_HROW(5); ONNXC_HROW(6); ONNXC_HROW(7);\n"
+    "      ar += 16;\n"
+    "      bk += 32;\n"
+    "    }\n"
+    "    ONNXC_HST(0); ONNXC_HST(1); ONNXC_HST(2); ONNXC_HST(3);\n"
+    "    ONNXC_HST(4); ONNXC_HST(5); ONNXC_HST(6); ONNXC_HST(7);\n"
+    "  }\n"
+    "}\n"
+    "#else\n"
+    "#if defined(__F16C__)\n"
+    "static void onnxc_h2f(float *d, const unsigned short *s, int n) {\n"
+    "  int x;\n"
+    "  for (x = 0; x < n; x += 8) _mm256_storeu_ps(d + x, _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(s + x))));\n"
+    "}\n"
+    "#else\n"
+    "/* half -> float32, exact (NaN quiet, as VCVTPH2PS) */\n"
+    "static float onnxc_f32h(unsigned short h) {\n"
+    "  union { unsigned int u; float f; } v;\n"
+    "  unsigned int sign = (unsigned int)(h & 0x8000u) << 16, e = (h >> 10) & 0x1fu, m = h & 0x3ffu;\n"
+    "  if (e == 0x1fu) {\n"
+    "    v.u = sign | 0x7f800000u | (m << 13) | (m ? 0x400000u : 0u);\n"
+    "  } else if (e) {\n"
+    "    v.u = sign | ((e + 112u) << 23) | (m << 13);\n"
+    "  } else if (m) {\n"
+    "    e = 113u;\n"
+    "    while (!(m & 0x400u)) {\n"
+    "      m <<= 1;\n"
+    "      e--;\n"
+    "    }\n"
+    "    v.u = sign | (e << 23) | ((m & 0x3ffu) << 13);\n"
+    "  } else {\n"
+    "    v.u = sign;\n"
+    "  }\n"
+    "  return v.f;\n"
+    "}\n"
+    "static void onnxc_h2f(float *d, const unsigned short *s, int n) {\n"
+    "  int x;\n"
+    "  for (x = 0; x < n; x++) d[x] = onnxc_f32h(s[x]);\n"
+    "}\n"
+    "#endif\n"
+    "/* each k's 32 values of B and 16 of A widened once, then 512\n"
+    " * multiply-adds in float32 */\n"
+    "static void onnxc_hkr(int amx, long kcp, const unsigned short *a, const unsigned short *b, float *c,\n"
+    "                      long ldc, int acc) {\n"
+    "  float t[16][32], bf[32], af[16];\n"
+    "  long i, j, k;\n"
+    "  (void)amx;\n"
+    "  for (i = 0; i < 16; i++)\n"
+    "    for (j = 0; j < 32; j++) t[i][j] = acc ? c[i * ldc + j] : 0.0f;\n"
+    "  for (k = 0; k < kcp; k++) {\n"
+    "    onnxc_h2f(bf, b + k * 32, 32);\n"
+    "    onnxc_h2f(af, a + k * 16, 16);\n"
+    "    for (i = 0; i < 16; i++)\n"
+    "      for (j = 0; j < 32; j++) t[i][j] += af[i] * bf[j];\n"
+    "  }\n"
+    "  for (i = 0; i < 16; i++)\n"
+    "    for (j = 0; j < 32; j++) c[i * ldc + j] = t[i][j];\n"
+    "}\n"
+    "#endif\n"
+    "/* 32 x 32: rows 16-31 from the next panel, at a + a2 */\n"
+    "static void onnxc_hkr2(int amx, long kcp, const unsigned short *a, long a2, const unsigned short *b,\n"
+    "                       float *c, long ldc, int acc) {\n"
+    "  onnxc_hkr(amx, kcp, a, b, c, ldc, acc);\n"
+    "  onnxc_hkr(amx, kcp, a + a2, b, c + 16 * ldc, ldc, acc);\n"
+    "}\n\n",
+    NULL};
+
+void gemm_write_prelude_lp(Buf *out, int which) {
+  for (int i = 0; (which & 1) && prelude[i]; i++)
     buf_puts(out, prelude[i]);
+  for (int i = 0; (which & 2) && prelude_h[i]; i++)
+    buf_puts(out, prelude_h[i]);
 }

@@ -386,6 +386,12 @@ bool emitc_Cast(EmitC *e, const Node *n) {
     emit_copy(e, "Y0", "X0", storage_of(n->out[0]));
     return true;
   }
+  /* float16 <-> float32 (the Casts around a float16 model's products,
+   * passes/precision.c): onnxc_rt.h's conversions of whole vectors */
+  if ((from == DT_F16 && to == DT_F32) || (from == DT_F32 && to == DT_F16)) {
+    ec_line(e, "%s(Y0, X0, %lld);", from == DT_F16 ? "onnxc_f16_to_f32_n" : "onnxc_f32_to_f16_n", (long long)count);
+    return true;
+  }
   /* saturate (opset 19) only changes float8 and e8m0 results; round_mode (24) only e8m0's. */
   int sat = n->g->opset >= 19 ? ir_attr_int(n, "saturate", 1) != 0 : 1;
   const char *round_mode = ir_attr_str(n, "round_mode", "up");

@@ -33,10 +33,11 @@
  * gemm_used says some node takes the fast path. */
 void gemm_write_prelude(Buf *out);
 bool gemm_used(const Graph *g, const Plan *plan, int threads);
-/* --precision bf16: the bfloat16 kernels (emit_gemm_bf16.c), after
- * gemm_write_prelude, when gemm_lp_used says a node takes them. */
-void gemm_write_prelude_lp(Buf *out);
-bool gemm_lp_used(const Graph *g, const Plan *plan, int threads);
+/* --precision bf16|fp16: the bfloat16 (which & 1) and float16 (which & 2)
+ * kernels (emit_gemm_bf16.c), after gemm_write_prelude; gemm_lp_used says
+ * which some node takes (0: none). */
+void gemm_write_prelude_lp(Buf *out, int which);
+int gemm_lp_used(const Graph *g, const Plan *plan, int threads);
 
 /* The tensor the weights file holds for constant v: its packed form when the
  * one node reading it packs it at compile time, else v->konst. */

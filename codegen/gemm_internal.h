@@ -63,7 +63,8 @@ typedef struct Prod {
   const char *m_rt;    /* rows known at run time (-D ranges): their C expression over the
                           kernel's dims; m is then the upper bound, which sizes the scratch */
   const char *n_rt, *k_rt, *ldy_rt; /* the same for columns, depth and Y's row stride */
-  int lp;              /* --precision bf16 (1): bfloat16 operands, float32 sums (emit_gemm_bf16.c) */
+  int lp;              /* --precision bf16 (1) or fp16 (2): bfloat16 / float16 operands, float32
+                          sums (emit_gemm_bf16.c) */
 } Prod;
 
 
@@ -110,7 +111,7 @@ bool gk_want_par(EmitC *e);
 bool gk_conv_prod(const Node *n, int threads, Prod *p, Window *w);
 
 /* ---- --precision bf16 (emit_gemm_bf16.c, docs/precision.md) ------------------------
- * gk_lp: the product's reduced type (1 bf16) from the node's onnxc.precision,
+ * gk_lp: the product's reduced type (1 bf16, 2 fp16) from the node's onnxc.precision,
  * 0 for float32. With p->lp set, gk_layout, gk_declare_scratch,
  * gk_emit_core, gk_emit_core_par and gk_par_split hand over to their bk_
  * counterparts (static extents only), and the packed weights come from

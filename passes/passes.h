@@ -48,7 +48,7 @@ typedef struct PipelineOpts {
   const InputShape *shapes;    /* --shape NAME=...: applied by pin-dims before the -D pins */
   int n_shapes;
   bool guard;                  /* plan red zones around every buffer (docs/guard.md) */
-  int precision;               /* 1 bf16: Conv/Gemm/MatMul products in that type (pass_mark_precision) */
+  int precision;               /* 1 bf16, 2 fp16: Conv/Gemm/MatMul products in that type (pass_mark_precision) */
   /* called before each pass (its name, index and the count), when set */
   void (*progress)(void *user, const char *pass, int index, int count);
   void *progress_user;
@@ -103,11 +103,16 @@ bool pass_require_static(Graph *g, Diag *d);  /* codegen needs static shapes */
 bool pass_schedule(Graph *g, const Target *t, int64_t *model_order_bound, Diag *d);
 /* Kernel scratch is sized by the target's hook; a NULL target plans tensors only. */
 bool pass_memplan(Graph *g, Plan *plan, const Target *target, Diag *d);
-/* --precision bf16 (1): marks each float32 Conv, Gemm and MatMul (with a
+/* --precision bf16 (1) or fp16 (2): marks each float32 Conv, Gemm and MatMul (with a
  * finite weight) `onnxc.precision` = precision; the packed-GEMM emitters
  * read it (before memplan, which sizes their scratch). 0: no change.
  * passes/precision.c, docs/precision.md. */
 void pass_mark_precision(Graph *g, int precision);
+/* A float16 model's Conv, Gemm and MatMul on the float32 kernels: Casts
+ * around, constants widened at compile time, float16 operands in the packed
+ * panels (onnxc.precision = 2); a Relu/Clip that alone reads the result moves
+ * before the rounding. passes/precision.c, docs/precision.md. */
+bool pass_f16_products(Graph *g, Diag *d);
 /* The same plan with `redzone` bytes (a multiple of PLAN_ALIGN) fenced off
  * before and after every buffer, for guard mode (Plan.redzone, docs/guard.md);
  * redzone 0 is pass_memplan. */

@@ -22,3 +22,22 @@ add_test(NAME diff.random_bf16
           ${ONNXC_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/diff/run_diff.py --onnxc $<TARGET_FILE:onnxc>
           --seeds 0:60 --configs O2:bf16 -j 2 --timeout 120)
 set_tests_properties(diff.random_bf16 PROPERTIES LABELS e2e TIMEOUT 600)
+
+# --precision fp16: corpus models against ONNX Runtime at check's fp16
+# tolerance, the AVX-512, F16C and portable kernels bit for bit, guard mode,
+# threads, the sources under three -march settings; random whole models in
+# guard mode; float16 models (corpus models converted) against ONNX
+# Runtime's float16 execution.
+add_test(NAME e2e.precision_fp16
+  COMMAND ${ONNXC_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/e2e/test_precision_fp16.py
+          --onnxc $<TARGET_FILE:onnxc> --corpus ${CMAKE_BINARY_DIR}/corpus)
+set_tests_properties(e2e.precision_fp16 PROPERTIES LABELS e2e TIMEOUT 900)
+add_test(NAME diff.random_fp16
+  COMMAND ${CMAKE_COMMAND} -E env ONNXC_CHECK_GUARD=1
+          ${ONNXC_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/diff/run_diff.py --onnxc $<TARGET_FILE:onnxc>
+          --seeds 0:60 --configs O2:fp16 -j 2 --timeout 120)
+set_tests_properties(diff.random_fp16 PROPERTIES LABELS e2e TIMEOUT 600)
+add_test(NAME e2e.float16_models
+  COMMAND ${ONNXC_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/e2e/test_float16_models.py
+          --onnxc $<TARGET_FILE:onnxc> --corpus ${CMAKE_BINARY_DIR}/corpus)
+set_tests_properties(e2e.float16_models PROPERTIES LABELS e2e TIMEOUT 900)

@@ -1,7 +1,8 @@
-/* test_lowp.c - --precision bf16 (docs/precision.md): the float32 -> bfloat16
- * conversion (codegen/lowp.h) against an independent rounding in double,
- * and the bfloat16 packed product's contract with the memory plan: scratch,
- * the packed weights' layout, and the kernels it emits. */
+/* test_lowp.c - --precision bf16|fp16 (docs/precision.md): the float32 ->
+ * bfloat16 and float32 -> float16 conversions (codegen/lowp.h) against an
+ * independent rounding in double, and the packed products' contract with the
+ * memory plan: scratch, the packed weights' layout, and the kernels they
+ * emit; a float16 model's products rewritten onto the float32 kernels. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -226,6 +227,283 @@ static void test_lowp_nonfinite_weight_stays_f32(void **state) {
   ir_graph_free(g);
 }
 
+
+/* The reference: the nearest float16 in double: 11 significant bits for
+ * normal values, a fixed quantum of 2^-24 below 2^-14 (subnormals), ties to
+ * the even neighbour, infinity from 65520 up. */
+static double ref_f16(float f) {
+  if (isinf(f))
+    return f;
+  double x = fabs((double)f), q;
+  if (x < 0x1p-14) {
+    q = 0x1p-24;
+  } else {
+    int e;
+    frexp(x, &e); /* x in [2^(e-1), 2^e) */
+    q = ldexp(1.0, e - 11);
+  }
+  double s = x / q, r = floor(s), frac = s - r;
+  if (frac > 0.5 || (frac == 0.5 && fmod(r, 2.0) != 0.0))
+    r += 1.0;
+  double v = r * q;
+  if (v > 65504.0)
+    v = INFINITY;
+  return signbit(f) ? -v : v;
+}
+
+static void test_lowp_f16_rounds_to_nearest_even(void **state) {
+  (void)state;
+  assert_true(lowp_f16(1.0f) == 0x3c00);
+  assert_true(lowp_f16(-2.0f) == 0xc000);
+  /* 1 + 2^-11 is halfway between 1 and 1 + 2^-10: to even (1); 1 + 3 * 2^-11 to 1 + 2^-9 */
+  assert_true(lowp_f16(1.0f + 0x1p-11f) == 0x3c00);
+  assert_true(lowp_f16(1.0f + 3 * 0x1p-11f) == 0x3c02);
+  assert_true(lowp_f16(from_bits(0x3f801001u)) == 0x3c01); /* just above the tie */
+  assert_true(lowp_f16(from_bits(0x3f800fffu)) == 0x3c00); /* just below */
+  /* a carry into the exponent: 2 - 2^-12 -> 2 */
+  assert_true(lowp_f16(2.0f - 0x1p-12f) == 0x4000);
+  /* random patterns over the whole float range: the reference agrees */
+  uint32_t x = 987654321u;
+  for (int i = 0; i < 1 << 20; i++) {
+    x = x * 1664525u + 1013904223u;
+    /* half the draws near float16's range, where all the cases are */
+    uint32_t u = (i & 1) ? x : (x & 0x807fffffu) | ((uint32_t)(100 + (x >> 23) % 48) << 23);
+    float f = from_bits(u);
+    if (isnan(f))
+      continue;
+    double want = ref_f16(f), got = lowp_f16_f32(lowp_f16(f));
+    if (!(got == want && signbit(got) == signbit(want)))
+      fail_msg("0x%08x: got %a, want %a", u, got, want);
+  }
+}
+
+static void test_lowp_f16_subnormal_overflow_nan(void **state) {
+  (void)state;
+  /* subnormals: the smallest (2^-24), the largest, ties at half the smallest
+   * (2^-25 -> 0, to even) and at 3 * 2^-25 (-> 2 * 2^-24, to even) */
+  assert_true(lowp_f16(0x1p-24f) == 0x0001);
+  assert_true(lowp_f16(0x1p-14f - 0x1p-24f) == 0x03ff);
+  assert_true(lowp_f16(0x1p-25f) == 0x0000);
+  assert_true(lowp_f16(-0x1p-25f) == 0x8000);
+  assert_true(lowp_f16(0x1.000002p-25f) == 0x0001); /* just above half the smallest */
+  assert_true(lowp_f16(3 * 0x1p-25f) == 0x0002);
+  assert_true(lowp_f16(5 * 0x1p-25f) == 0x0002);
+  assert_true(lowp_f16(0x1p-14f) == 0x0400);         /* the smallest normal */
+  assert_true(lowp_f16(0x1p-14f - 0x1p-25f) == 0x0400); /* a tie that carries into it (0x3ff is odd) */
+  assert_true(lowp_f16(from_bits(0x00000001u)) == 0x0000 && lowp_f16(from_bits(0x80400000u)) == 0x8000);
+  assert_true(lowp_f16(-0.0f) == 0x8000);
+  /* overflow: 65504 is the largest; 65519.99 rounds down, 65520 (the tie, 0x3ff odd) up to infinity */
+  assert_true(lowp_f16(65504.0f) == 0x7bff);
+  assert_true(lowp_f16(65519.996f) == 0x7bff);
+  assert_true(lowp_f16(65520.0f) == 0x7c00);
+  assert_true(lowp_f16(-1e10f) == 0xfc00);
+  assert_true(lowp_f16(3.4028235e38f) == 0x7c00);
+  assert_true(lowp_f16(INFINITY) == 0x7c00 && lowp_f16(-INFINITY) == 0xfc00);
+  /* NaN stays NaN, quiet, sign kept, even with only low payload bits */
+  uint16_t n1 = lowp_f16(from_bits(0x7f800001u)), n2 = lowp_f16(from_bits(0xffc00000u));
+  assert_true((n1 & 0x7c00) == 0x7c00 && (n1 & 0x200) && !(n1 & 0x8000));
+  assert_true((n2 & 0x7c00) == 0x7c00 && (n2 & 0x3ff) && (n2 & 0x8000));
+  assert_true(isnan(lowp_f16_f32(n1)) && isnan(lowp_f16_f32(n2)));
+  /* float16 -> float32 is exact: every non-NaN pattern round-trips, subnormals included */
+  for (uint32_t h = 0; h < 0x10000; h++) {
+    float f = lowp_f16_f32((uint16_t)h);
+    if (isnan(f)) {
+      assert_true((h & 0x7c00) == 0x7c00 && (h & 0x3ff));
+      continue;
+    }
+    assert_true(lowp_f16(f) == h);
+    assert_true(ref_f16(f) == (double)f);
+  }
+}
+
+/* [64,300] x W[300,70] in fp16: A's block as float16 (64 rows x 256 deep),
+ * W in 32-column panels, k-major (32 values per k), K padded to 320. */
+static void test_lowp_f16_matmul_weight_panels(void **state) {
+  (void)state;
+  Graph *g = pu_graph();
+  Value *w = pu_weight(g, "w", 300, 70);
+  float *wf = w->konst->data;
+  for (int64_t i = 0; i < w->konst->numel; i++)
+    wf[i] = (float)i * 0.37f; /* values that round */
+  Value *y = pu_op2(g, OP_MatMul, "y", pu_input(g, "x", 64, 300), w);
+  ir_output_add(g, y);
+  assert_true(pu_infer(g));
+  pass_mark_precision(g, 2);
+  Plan p;
+  Diag d;
+  diag_init(&d, "t.onnx", stderr);
+  assert_true(pass_memplan(g, &p, onnxc_test_target(), &d));
+  diag_free(&d);
+  assert_int_equal(ir_attr_int(y->producer, "onnxc.precision", 0), 2);
+  assert_int_equal(p.scratch_size[y->producer->id], 64 * 256 * 2);
+  assert_false(gemm_used(g, &p, 1));
+  assert_int_equal(gemm_lp_used(g, &p, 1), 2);
+  assert_int_equal(gemm_weight_numel(&p, w, 1), 96 * 320 / 2);
+  Arena *a = arena_new();
+  const Tensor *t = gemm_weight_data(&p, w, a, 1);
+  const uint16_t *pk = t->data;
+  assert_int_equal(t->nbytes, 96 * 320 * 2);
+  /* (k, j) at panel j / 32 (32 x 320 values), k * 32, lane j % 32 */
+  for (int64_t k = 0; k < 320; k++)
+    for (int64_t j = 0; j < 96; j += 3) {
+      uint16_t want = k < 300 && j < 70 ? lowp_f16(wf[k * 70 + j]) : 0;
+      assert_int_equal(pk[(j / 32) * 32 * 320 + k * 32 + j % 32], want);
+    }
+  arena_free(a);
+  char *c = cu_generate(g, &p, NULL);
+  assert_non_null(strstr(c, "onnxc_hkr(amx, kcp, a, b, c, 70, pc > 0);"));
+  assert_non_null(strstr(c, "onnxc_hkr2(amx, kcp, a, 16 * kcp, b, c, 70, pc > 0);"));
+  assert_non_null(strstr(c, "onnxc_f16_16(d + kk * 16, f);")); /* A packed per k, 16 rows */
+  assert_null(strstr(c, "onnxc_bkr("));
+  assert_null(strstr(c, "onnxc_ukr("));
+  free(c);
+  ir_graph_free(g);
+}
+
+/* A conv's weight [40,5,3,3] in fp16: 16-row panels (48 rows), per k the 16
+ * rows' values, K 45 -> 64. */
+static void test_lowp_f16_conv_weight_panels(void **state) {
+  (void)state;
+  Graph *g = pu_graph();
+  int64_t xd[4] = {1, 5, 20, 30}, wd[4] = {40, 5, 3, 3};
+  Shape xs = shape_make(4, xd), ws = shape_make(4, wd);
+  Value *in[2] = {ir_input_add(g, "x", DT_F32, &xs),
+                  ir_const_new(g, "w", ir_tensor_new(g, DT_F32, &ws, NULL))};
+  float *wf = in[1]->konst->data;
+  for (int64_t i = 0; i < in[1]->konst->numel; i++)
+    wf[i] = (float)i / 3.0f;
+  Node *conv = ir_node_new(g, OP_Conv, NULL, "conv", 2, in, 1);
+  int64_t pads[4] = {1, 1, 1, 1};
+  ir_attr_set_ints(conv, "pads", pads, 4);
+  ir_output_add(g, conv->out[0]);
+  assert_true(pu_infer(g));
+  pass_mark_precision(g, 2);
+  Plan p;
+  Diag d;
+  diag_init(&d, "t.onnx", stderr);
+  assert_true(pass_memplan(g, &p, onnxc_test_target(), &d));
+  diag_free(&d);
+  assert_int_equal(gemm_weight_numel(&p, in[1], 1), 48 * 64 / 2);
+  Arena *a = arena_new();
+  const uint16_t *pk = gemm_weight_data(&p, in[1], a, 1)->data;
+  for (int64_t i = 0; i < 48; i++)
+    for (int64_t k = 0; k < 64; k++) {
+      uint16_t v = i < 40 && k < 45 ? lowp_f16(wf[i * 45 + k]) : 0;
+      assert_int_equal(pk[(i / 16) * 16 * 64 + k * 16 + i % 16], v);
+    }
+  arena_free(a);
+  char *c = cu_generate(g, &p, NULL);
+  assert_non_null(strstr(c, "onnxc_f16_32(d + kk * 32, f[0]);")); /* B packed per k, 32 columns */
+  assert_non_null(strstr(c, "onnxc_hkr("));
+  free(c);
+  ir_graph_free(g);
+}
+
+/* A float16 model's Conv + Relu: Cast in, the product and the Relu in
+ * float32 with the weight widened exactly and the mark 2, Cast out. */
+static void test_lowp_f16_model_products(void **state) {
+  (void)state;
+  Graph *g = pu_graph();
+  int64_t xd[4] = {1, 8, 10, 10}, wd[4] = {16, 8, 3, 3};
+  Shape xs = shape_make(4, xd), ws = shape_make(4, wd);
+  Value *in[2] = {ir_input_add(g, "x", DT_F16, &xs),
+                  ir_const_new(g, "w", ir_tensor_new(g, DT_F16, &ws, NULL))};
+  uint16_t *wh = in[1]->konst->data;
+  for (int64_t i = 0; i < in[1]->konst->numel; i++)
+    wh[i] = (uint16_t)(0x3000 + i * 7); /* halves from 0.125 up, odd bits */
+  Node *conv = ir_node_new(g, OP_Conv, NULL, "conv", 2, in, 1);
+  Value *r = pu_op1(g, OP_Relu, "r", conv->out[0]);
+  ir_output_add(g, r);
+  assert_true(pu_infer(g));
+  Diag d;
+  diag_init(&d, "t.onnx", stderr);
+  assert_true(pass_f16_products(g, &d));
+  assert_true(ir_verify(g, true, &d));
+  diag_free(&d);
+  /* Cast -> Conv -> Relu -> Cast */
+  assert_int_equal(conv->in[0]->producer->op, OP_Cast);
+  assert_int_equal(conv->in[0]->dt, DT_F32);
+  assert_int_equal(conv->in[1]->dt, DT_F32);
+  assert_int_equal(conv->out[0]->dt, DT_F32);
+  assert_int_equal(ir_attr_int(conv, "onnxc.precision", 0), 2);
+  const float *wf = conv->in[1]->konst->data;
+  for (int64_t i = 0; i < conv->in[1]->konst->numel; i++)
+    assert_true(lowp_f16(wf[i]) == wh[i] && wf[i] == lowp_f16_f32(wh[i]));
+  Node *relu = conv->out[0]->uses[0];
+  assert_int_equal(relu->op, OP_Relu);
+  assert_int_equal(relu->out[0]->dt, DT_F32);
+  Node *out = relu->out[0]->uses[0];
+  assert_int_equal(out->op, OP_Cast);
+  assert_int_equal(ir_attr_int(out, "to", 0), 10);
+  assert_true(g->outputs[0] == out->out[0] && out->out[0]->dt == DT_F16);
+  /* --precision bf16 leaves the float16 model's products in float16 */
+  pass_mark_precision(g, 1);
+  assert_int_equal(ir_attr_int(conv, "onnxc.precision", 0), 2);
+  ir_graph_free(g);
+}
+
+/* Two float16 MatMuls, then the Relu of the first: both products are
+ * rewritten (the pass goes on past the moved Relu's product). */
+static void test_lowp_f16_model_relu_after_other_product(void **state) {
+  (void)state;
+  Graph *g = pu_graph();
+  int64_t xd[2] = {64, 96}, wd[2] = {96, 80};
+  Shape xs = shape_make(2, xd), ws = shape_make(2, wd);
+  Value *x = ir_input_add(g, "x", DT_F16, &xs);
+  Value *w1 = ir_const_new(g, "w1", ir_tensor_new(g, DT_F16, &ws, NULL));
+  Value *w2 = ir_const_new(g, "w2", ir_tensor_new(g, DT_F16, &ws, NULL));
+  Value *y1 = pu_op2(g, OP_MatMul, "y1", x, w1);
+  Value *y2 = pu_op2(g, OP_MatMul, "y2", x, w2);
+  Value *r = pu_op1(g, OP_Relu, "r", y1);
+  ir_output_add(g, r);
+  ir_output_add(g, y2);
+  assert_true(pu_infer(g));
+  Node *m1 = y1->producer, *m2 = y2->producer;
+  Diag d;
+  diag_init(&d, "t.onnx", stderr);
+  assert_true(pass_f16_products(g, &d));
+  assert_true(ir_verify(g, true, &d));
+  diag_free(&d);
+  assert_int_equal(m1->out[0]->dt, DT_F32);
+  assert_int_equal(m2->out[0]->dt, DT_F32);
+  assert_int_equal(ir_attr_int(m1, "onnxc.precision", 0), 2);
+  assert_int_equal(ir_attr_int(m2, "onnxc.precision", 0), 2);
+  assert_int_equal(m1->out[0]->uses[0]->op, OP_Relu);
+  assert_true(g->outputs[0]->dt == DT_F16 && g->outputs[0]->producer->op == OP_Cast);
+  assert_true(g->outputs[1]->dt == DT_F16 && g->outputs[1]->producer->op == OP_Cast);
+  ir_graph_free(g);
+}
+
+/* A float16 Softmax takes the float32 kernel between Casts; a float16
+ * Softmax with a float32 input (not a float16 node) is left alone. */
+static void test_lowp_f16_model_softmax(void **state) {
+  (void)state;
+  Graph *g = pu_graph();
+  int64_t xd[2] = {4, 128};
+  Shape xs = shape_make(2, xd);
+  Value *x = ir_input_add(g, "x", DT_F16, &xs);
+  Value *y = pu_op1(g, OP_Softmax, "y", x);
+  Value *x32 = pu_input(g, "x32", 4, 128);
+  Value *z = pu_op1(g, OP_Softmax, "z", x32);
+  ir_output_add(g, y);
+  ir_output_add(g, z);
+  assert_true(pu_infer(g));
+  Node *sm = y->producer, *sm32 = z->producer;
+  Diag d;
+  diag_init(&d, "t.onnx", stderr);
+  assert_true(pass_f16_products(g, &d));
+  assert_true(ir_verify(g, true, &d));
+  diag_free(&d);
+  assert_int_equal(sm->in[0]->producer->op, OP_Cast);
+  assert_int_equal(sm->in[0]->dt, DT_F32);
+  assert_int_equal(sm->out[0]->dt, DT_F32);
+  Node *out = sm->out[0]->uses[0];
+  assert_int_equal(out->op, OP_Cast);
+  assert_true(g->outputs[0] == out->out[0] && out->out[0]->dt == DT_F16);
+  assert_true(sm32->in[0] == x32 && g->outputs[1] == z && z->producer == sm32);
+  ir_graph_free(g);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_lowp_bf16_rounds_to_nearest_even),
@@ -234,6 +512,13 @@ int main(void) {
       cmocka_unit_test(test_lowp_conv_weight_in_row_chunks),
       cmocka_unit_test(test_lowp_unmarked_stays_f32),
       cmocka_unit_test(test_lowp_nonfinite_weight_stays_f32),
+      cmocka_unit_test(test_lowp_f16_rounds_to_nearest_even),
+      cmocka_unit_test(test_lowp_f16_subnormal_overflow_nan),
+      cmocka_unit_test(test_lowp_f16_matmul_weight_panels),
+      cmocka_unit_test(test_lowp_f16_conv_weight_panels),
+      cmocka_unit_test(test_lowp_f16_model_products),
+      cmocka_unit_test(test_lowp_f16_model_softmax),
+      cmocka_unit_test(test_lowp_f16_model_relu_after_other_product),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -60,9 +60,9 @@ static void usage(FILE *f) {
           "                         .a for TRIPLE, e.g. thumbv7em-none-eabihf (docs/clang.md)\n"
           "  --threads N            generated code splits its large kernels over N\n"
           "                         threads (pthreads; default 1: no threads)\n"
-          "  --precision f32|bf16   Conv, Gemm and MatMul products with bfloat16\n"
-          "                         operands and float32 sums; f32 (default) as written\n"
-          "                         (fp16: not implemented yet; docs/precision.md)\n"
+          "  --precision f32|bf16|fp16  Conv, Gemm and MatMul products with bfloat16 or\n"
+          "                         float16 operands and float32 sums; f32 (default) as\n"
+          "                         written (docs/precision.md)\n"
           "  --guard                fence every arena buffer with red zones that the\n"
           "                         generated code checks after each node (docs/guard.md)\n"
           "  --check-numerics[=nan] generated code tests each node's float outputs for\n"
@@ -239,8 +239,8 @@ static int parse(int argc, char **argv, Options *o, bool check, const char **pos
         o->precision = 0;
       else if (strcmp(next, "bf16") == 0)
         o->precision = 1;
-      else if (strcmp(next, "fp16") == 0) /* the contract's spelling; no kernels yet (docs/precision.md) */
-        return bad_usage("%s", "--precision fp16 is not implemented yet (f32 and bf16 are)");
+      else if (strcmp(next, "fp16") == 0)
+        o->precision = 2;
       else
         return bad_usage("--precision takes f32, bf16 or fp16, not '%s'", next);
     } else if (strcmp(a, "--profile") == 0) {
@@ -365,7 +365,7 @@ int main(int argc, char **argv) {
   if (o.triple && (strcmp(o.target, "c") != 0 || check || o.profiling || o.footprint))
     return bad_usage("%s", "--triple cross-builds the C target's .o, .a or sources");
   if (o.precision && strcmp(o.target, "c") != 0)
-    return bad_usage("%s", "--precision bf16 is for the C target");
+    return bad_usage("%s", "--precision bf16|fp16 is for the C target");
   if (o.guard && strcmp(o.target, "c") != 0)
     return bad_usage("%s", "--guard is for the C target");
   if (o.profile && strcmp(o.target, "c") != 0)

@@ -46,7 +46,7 @@ typedef struct Options {
   int64_t string_bytes;        /* --string-bytes (0: the default; docs/strings.md) */
   int threads;                 /* --threads N (0, 1: single-threaded code; docs/abi.md) */
   bool guard;                  /* --guard: red zones checked after every node (docs/guard.md) */
-  int precision;               /* --precision: 0 f32, 1 bf16 (PipelineOpts.precision, docs/precision.md) */
+  int precision;               /* --precision: 0 f32, 1 bf16, 2 fp16 (PipelineOpts.precision, docs/precision.md) */
   bool tol_set;                /* check: --rtol or --atol given (else precision-scaled defaults) */
   int check_numerics;          /* --check-numerics[=nan]: 1 NaN and Inf, 2 NaN only (docs/numerics.md) */
   bool quiet;                  /* -q: no progress line */

@@ -650,7 +650,7 @@ bool codegen_c(const Graph *g, const Plan *plan, const CodegenOpts *o, const cha
     if (qint_used(g))
       qint_write_prelude(&c);
     if (gemm_lp_used(g, plan, o->threads))
-      gemm_write_prelude_lp(&c);
+      gemm_write_prelude_lp(&c, gemm_lp_used(g, plan, o->threads));
     if (string_used(g)) {
       string_write_prelude(&c);
       buf_puts(&c, strs.s ? strs.s : "");
