@@ -23,6 +23,7 @@ typedef struct CodegenOpts {
   int threads;              /* --threads: > 1 splits large kernels over a pool (0, 1: none) */
   int check_numerics;       /* --check-numerics: 0 off, 1 NaN and Inf, 2 NaN only (docs/numerics.md) */
   bool profile;             /* --profile: timing hooks, NAME_run_profiled (docs/profile.md) */
+  bool no_batch;            /* CUDA: launch every kernel alone (-O0), no launch batching (docs/cuda.md) */
   void (*progress)(void *user, long done, long total); /* after each node emitted, when set */
   void *progress_user;
 } CodegenOpts;
