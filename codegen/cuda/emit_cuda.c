@@ -294,7 +294,8 @@ static void emit_elided(CudaGen *cu, Arena *a, const Node *n, Buf *run) {
 #define BATCH_PARAMS 32 /* pointer parameters of a batch, status included */
 
 /* A kernel whose launch is held for batching (emit_node). */
-typedef struct Batched {
+typedef struct Batched Batched;
+struct Batched {
   const Node *n;
   const char *fn, *params; /* name, parameter list (status last) */
   char *src;               /* its kernel text */
@@ -302,7 +303,14 @@ typedef struct Batched {
   int n_args;
   int64_t grid;
   int block;
-} Batched;
+};
+
+/* The kernels held so far and where their text goes when written. */
+typedef struct Held {
+  Batched *k;
+  int n;
+  Buf *src, *run, *notes; /* notes: the comments of views met while holding */
+} Held;
 
 static bool batchable(const CudaGen *cu, const Node *n, const CudaKernel *k, int r, int n_dims) {
   if (r != 1 || n_dims || k->shmem || k->rgrid[0] || k->rgrid[1] || k->rgrid[2] || k->grid[1] != 1 ||
@@ -475,8 +483,11 @@ static void write_batch(CudaGen *cu, Arena *a, Batched *b, int nb, Buf *src, Buf
 }
 
 /* Writes the held kernels, batched where they may be: runs of consecutive
- * independent kernels of one block size. */
-static void flush_held(CudaGen *cu, Arena *a, Batched *held, int *n_held, Buf *src, Buf *run) {
+ * independent kernels of one block size; then the views' comments. */
+static void flush_held(CudaGen *cu, Arena *a, Held *hd) {
+  Batched *held = hd->k;
+  int *n_held = &hd->n;
+  Buf *src = hd->src, *run = hd->run;
   int i = 0;
   while (i < *n_held) {
     int j = i + 1, params = held[i].n_args + 1;
@@ -494,9 +505,15 @@ static void flush_held(CudaGen *cu, Arena *a, Batched *held, int *n_held, Buf *s
     i = j;
   }
   *n_held = 0;
+  buf_puts(run, hd->notes->s);
+  hd->notes->len = 0;
+  hd->notes->s[0] = 0;
 }
 
-static bool emit_node(CudaGen *cu, Arena *a, const Node *n, int step, Buf *cu_src, Buf *run, Batched *bl) {
+/* Emits n's kernel into cu_src and its launch into run; with hd (launch
+ * batching), a small kernel is held in hd instead, and any other launch
+ * first writes those held (flush_held), so launches keep the schedule's order. */
+static bool emit_node(CudaGen *cu, Arena *a, const Node *n, int step, Buf *cu_src, Buf *run, Held *hd) {
   if (!check_types(cu, n))
     return false;
   const Plan *p = cu->cg.plan;
@@ -535,15 +552,21 @@ static bool emit_node(CudaGen *cu, Arena *a, const Node *n, int step, Buf *cu_sr
       cu->n_ranged_fallback++;
   }
   cu->n_parallel += r;
-  if (bl && batchable(cu, n, &k, r, n_dims)) { /* held: the caller may batch its launch */
+  if (hd && batchable(cu, n, &k, r, n_dims)) { /* held: its launch may join a batch */
+    Batched *bl = &hd->k[hd->n++];
     bl->n = n;
     bl->fn = fn;
     bl->params = k.params;
     bl->grid = k.grid[0];
     bl->block = k.block[0];
     bl->args = launch_args(cu, a, n, &bl->n_args);
+    bl->src = arena_strdup(a, cu_src->s);
+    cu_src->len = 0;
+    cu_src->s[0] = 0;
     return true;
   }
+  if (hd) /* the held kernels launch first, in their order */
+    flush_held(cu, a, hd);
   int kid = cu->n_kernels++;
   cu->kname[kid] = fn;
   buf_puts(run, "  /* '");
@@ -1030,39 +1053,25 @@ bool codegen_cuda(const Graph *g, const Plan *plan, const CodegenOpts *o, const 
     string_write_prelude(&src);
   }
   int step = 0;
-  Batched *held = arena_alloc(a, (size_t)(g->n_nodes + 1) * sizeof *held);
-  int n_held = 0;
-  Buf ksrc, krun, notes;
+  Buf notes;
   buf_init(&notes);
   buf_puts(&notes, "");
+  Held hd = {arena_alloc(a, (size_t)(g->n_nodes + 1) * sizeof(Batched)), 0, &src, &run, &notes};
   for (const Node *n = g->first; ok && n; n = n->next) {
+    Buf ksrc, krun;
     buf_init(&ksrc);
     buf_init(&krun);
     buf_puts(&ksrc, "");
     buf_puts(&krun, "");
-    Batched bl;
-    memset(&bl, 0, sizeof bl);
-    ok = emit_node(&cu, a, n, step++, &ksrc, &krun, cu.batch ? &bl : NULL);
-    if (ok && bl.n) { /* held; views between held kernels only add comments */
-      bl.src = arena_strdup(a, ksrc.s);
-      held[n_held++] = bl;
-    } else if (ok && plan->elided && plan->elided[n->id] && n_held) {
-      buf_puts(&notes, krun.s);
-    } else if (ok) {
-      flush_held(&cu, a, held, &n_held, &src, &run);
-      buf_puts(&run, notes.s);
-      notes.len = 0;
-      notes.s[0] = 0;
-      buf_puts(&src, ksrc.s);
-      buf_puts(&run, krun.s);
-    }
+    ok = emit_node(&cu, a, n, step++, &ksrc, &krun, cu.batch ? &hd : NULL);
+    /* a view's comment waits with the held kernels (it launches nothing) */
+    buf_puts(&src, ksrc.s);
+    buf_puts(hd.n ? &notes : &run, krun.s);
     buf_free(&ksrc);
     buf_free(&krun);
   }
-  if (ok) {
-    flush_held(&cu, a, held, &n_held, &src, &run);
-    buf_puts(&run, notes.s);
-  }
+  if (ok)
+    flush_held(&cu, a, &hd);
   buf_free(&notes);
   if (ok) {
     emit_output_copies(&cu, a, &run);
