@@ -11,7 +11,8 @@
  *     ...
  * The input is parsed, the passes run in order with the verifier after each,
  * and the printed result must equal the expected text (re-printed, so spacing
- * in the file does not matter). Run with UPDATE_GOLDEN=1 to rewrite expectations.
+ * in the file does not matter; graph attributes, such as fused bodies, as
+ * `subgraph NAME ... end` blocks, ir_print_blocks). Run with UPDATE_GOLDEN=1 to rewrite expectations.
  */
 #include <dirent.h>
 #include <stdlib.h>
