@@ -757,8 +757,15 @@ static Node *sib_merge(Graph *g, Node *a, Node *b, const SibOperand *ops, int n_
   }
   rewrite_record_fused(f, a);
   rewrite_record_fused(f, b);
-  for (int o = 0; o < n_out; o++)
+  for (int o = 0; o < n_out; o++) {
+    bool named = outs[o]->is_output; /* ir_value_replace gives a graph output's name */
     ir_value_replace(outs[o], f->out[o]);
+    if (!named) { /* each output keeps the name of the value it stands for */
+      const char *t = f->out[o]->name;
+      f->out[o]->name = outs[o]->name;
+      outs[o]->name = t;
+    }
+  }
   ir_node_remove(a);
   ir_node_remove(b);
   return f;
