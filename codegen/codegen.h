@@ -23,6 +23,7 @@ typedef struct CodegenOpts {
   int threads;              /* --threads: > 1 splits large kernels over a pool (0, 1: none) */
   int check_numerics;       /* --check-numerics: 0 off, 1 NaN and Inf, 2 NaN only (docs/numerics.md) */
   bool profile;             /* --profile: timing hooks, NAME_run_profiled (docs/profile.md) */
+  bool no_batch;            /* CUDA: launch every kernel alone (-O0), no launch batching (docs/cuda.md) */
   void (*progress)(void *user, long done, long total); /* after each node emitted, when set */
   void *progress_user;
 } CodegenOpts;
@@ -223,12 +224,15 @@ const char *ec_ew_store_str(char *buf, size_t n, DType compute, DType to, const 
 
 /* ---- kernel description of a fused elementwise node (kernel_desc.c) ----------
  * One description, printed by both targets: the iteration space is the fused
- * node's output shape; operand k is loaded (through its broadcast index map,
- * the target's business) into the variable `a<k>` of kd_operand_type of its
- * element type; each body node is one statement `const T t<s> = expr;` of its
- * row's template; the last one is the stored result. */
+ * node's output shape (every output has it); operand k is loaded (through its
+ * broadcast index map, the target's business) into the variable `a<k>` of
+ * kd_operand_type of its element type; each body node is one statement
+ * `const T t<s> = expr;` of its row's template; the body's outputs (one per
+ * node output: several for sibling chains merged by fuse-elementwise) are
+ * stored at the same index. */
 #define KD_MAX_STEPS 32
 #define KD_MAX_OPERANDS 16
+#define KD_MAX_OUTPUTS 8
 typedef struct KdStep {
   const Node *n;             /* the body node: op, attributes, output type */
   DType compute;             /* ec_ew_compute_type(n) */
@@ -241,6 +245,8 @@ typedef struct Kdesc {
   const Graph *body;
   int n_steps;
   KdStep step[KD_MAX_STEPS];
+  int n_out;                 /* body outputs: the stored values */
+  int out_step[KD_MAX_OUTPUTS]; /* the step whose result output o stores */
 } Kdesc;
 /* Reads n's body into k. False after a diag error (a malformed body). */
 bool kd_build(const Node *n, Kdesc *k, Diag *d);
@@ -250,8 +256,12 @@ DType kd_operand_type(DType t);
  * `<indent>const T t<s> = expr;\n`, and the last step's expression, stored as
  * the output's element type, to result. fast_c: float32 Exp, Erf, Tanh and
  * Sigmoid through onnxc_rt.h's vectorizable versions (the C target), else
- * <math.h>. False after a diag error. */
+ * <math.h>. False after a diag error (also for a body of several outputs). */
 bool kd_emit(const Kdesc *k, bool fast_c, const char *indent, Buf *stmts, Buf *result, Diag *d);
+/* The same for any number of outputs: results[o] (k->n_out buffers) receives
+ * the expression output o stores, converted to its element type; a step that
+ * is stored and read by no later step has no statement of its own. */
+bool kd_emit_outputs(const Kdesc *k, bool fast_c, const char *indent, Buf *stmts, Buf *results, Diag *d);
 /* The epilogue a Conv, Gemm or MatMul p took from fusion (attributes
  * "epilogue", "epilogue_input", "epilogue_consts"; passes/fuse_elementwise.c)
  * as one float expression of x, the value before it (parenthesized by the

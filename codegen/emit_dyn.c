@@ -295,6 +295,8 @@ static bool fused_row(Dx *x, const Node *n, bool prologue, const Shape *ys) {
 static bool k_fused(Dx *x, const Node *n) {
   if (ir_attr(n, "onnxc.views"))
     return diag_error(x->e->d, n, "run-time extents: a fused kernel reading strided views");
+  if (n->n_out != 1) /* fuse-elementwise merges siblings at static extents only */
+    return diag_error(x->e->d, n, "run-time extents: a fused kernel of several outputs");
   const Shape *ys = &n->out[0]->shape;
   int r = ys->rank;
   EmitC *e = x->e;

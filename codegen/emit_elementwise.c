@@ -372,24 +372,29 @@ static bool emit_body(EmitC *e, const Node *n, const Nest *ns, DType compute) {
   return ok;
 }
 
-/* The fused kernel's body (kernel_desc.c): its steps, then the store. */
+/* The fused kernel's body (kernel_desc.c): its steps, then the stores (one
+ * per output; sibling chains merged by fuse-elementwise have several, all
+ * of the iteration space's shape, so at the same index). */
 static bool emit_fused_body(EmitC *e, const Kdesc *kd, const Nest *ns) {
-  Buf st, res, idx;
+  Buf st, idx, res[KD_MAX_OUTPUTS];
   buf_init(&st);
-  buf_init(&res);
   buf_init(&idx);
   buf_puts(&st, "");
-  buf_puts(&res, "");
-  bool ok = kd_emit(kd, true, "", &st, &res, e->d);
-  if (ok)
-    ec_lines(e, st.s);
+  for (int o = 0; o < kd->n_out; o++) {
+    buf_init(&res[o]);
+    buf_puts(&res[o], "");
+  }
+  bool ok = kd_emit_outputs(kd, true, "", &st, res, e->d);
   if (ok) {
+    ec_lines(e, st.s);
     index_expr(&idx, ns->ostride, ns->rank - 1);
-    ec_line(e, "Y0[%s] = %s;", idx.s, res.s);
+    for (int o = 0; o < kd->n_out; o++)
+      ec_line(e, "Y%d[%s] = %s;", o, idx.s, res[o].s);
   }
   buf_free(&st);
-  buf_free(&res);
   buf_free(&idx);
+  for (int o = 0; o < kd->n_out; o++)
+    buf_free(&res[o]);
   return ok;
 }
 
@@ -406,7 +411,8 @@ static bool emit_ew_kernel(EmitC *e, const Node *n, const Kdesc *kd) {
   if (!kd && ir_ops[n->op].max_in >= 0 && nk > EC_EXPR_MAX_OPS)
     return diag_error(e->d, n, "internal: %d operands, templates take at most %d", nk, EC_EXPR_MAX_OPS);
   if (numel == 0) {
-    ec_line(e, "(void)Y0;");
+    for (int o = 0; o < n->n_out; o++)
+      ec_line(e, "(void)Y%d;", o);
     return true;
   }
   DType compute = kd ? DT_UNDEF : ec_ew_compute_type(n);
@@ -460,7 +466,8 @@ bool emitc_elementwise(EmitC *e, const Node *n) { return emit_ew_kernel(e, n, NU
 
 /* A fused elementwise chain (passes/fuse_elementwise.c): one loop nest over
  * its output, its operands loaded as in a single node's kernel, the chain's
- * steps in the innermost body. */
+ * steps in the innermost body; merged sibling chains store several outputs
+ * from the same loop. */
 bool emitc_FusedElementwise(EmitC *e, const Node *n) {
   Kdesc kd;
   if (!kd_build(n, &kd, e->d))

@@ -6,7 +6,9 @@
  * steps: the node (its row's template and attributes, or a Cast's
  * conversion, ec_cast_template), its compute type
  * (ec_ew_compute_type, as if it ran alone) and where each argument comes from
- * (an operand of the fused node, or an earlier step). kd_emit prints the
+ * (an operand of the fused node, or an earlier step), and which steps' results
+ * the body's outputs are (one, or several when fuse-elementwise merged
+ * sibling chains over one iteration space). kd_emit prints the
  * steps as C statements over the operand variables; the C target
  * (emit_elementwise.c) puts them in its broadcast loop nest, the CUDA target
  * (cuda/emit_cuda_kernels.c) in its one-thread-per-element kernel. Each step's
@@ -23,7 +25,7 @@ DType kd_operand_type(DType t) { return t == DT_F16 || t == DT_BF16 ? DT_F32 : t
 
 /* Reads body b (of node n, for messages) into k. */
 static bool build_body(const Node *n, const Graph *b, Kdesc *k, Diag *d) {
-  if (!b || b->n_outputs != 1 || b->n_nodes < 1 || b->n_nodes > KD_MAX_STEPS)
+  if (!b || b->n_outputs < 1 || b->n_outputs > KD_MAX_OUTPUTS || b->n_nodes < 1 || b->n_nodes > KD_MAX_STEPS)
     return diag_error(d, n, "internal: fused body missing or malformed");
   k->fused = n;
   k->body = b;
@@ -64,7 +66,19 @@ static bool build_body(const Node *n, const Graph *b, Kdesc *k, Diag *d) {
     }
     k->n_steps++;
   }
-  if (k->step[k->n_steps - 1].n->out[0] != b->outputs[0])
+  /* every output is the result of a step; the last step is stored */
+  k->n_out = b->n_outputs;
+  bool last = false;
+  for (int o = 0; o < b->n_outputs; o++) {
+    k->out_step[o] = -1;
+    for (int t = 0; t < k->n_steps && k->out_step[o] < 0; t++)
+      if (k->step[t].n->out[0] == b->outputs[o])
+        k->out_step[o] = t;
+    if (k->out_step[o] < 0 || !shape_equal(&b->outputs[o]->shape, &b->outputs[0]->shape))
+      return diag_error(d, n, "internal: fused body output %d is no step's result of the output shape", o);
+    last |= k->out_step[o] == k->n_steps - 1;
+  }
+  if (!last)
     return diag_error(d, n, "internal: fused body does not end in its output");
   return true;
 }
@@ -72,8 +86,8 @@ static bool build_body(const Node *n, const Graph *b, Kdesc *k, Diag *d) {
 bool kd_build(const Node *n, Kdesc *k, Diag *d) {
   const Attr *a = ir_attr(n, "body");
   const Graph *b = a && a->kind == AT_GRAPH ? a->u.g : NULL;
-  if (b && b->n_inputs != n->n_in)
-    return diag_error(d, n, "internal: FusedElementwise body does not match its inputs");
+  if (b && (b->n_inputs != n->n_in || b->n_outputs != n->n_out))
+    return diag_error(d, n, "internal: FusedElementwise body does not match its inputs and outputs");
   return build_body(n, b, k, d);
 }
 
@@ -153,7 +167,16 @@ static void var_names(char (*names)[16], const char **ptr, int n, char c) {
   }
 }
 
-bool kd_emit(const Kdesc *k, bool fast_c, const char *indent, Buf *stmts, Buf *result, Diag *d) {
+/* Whether a later step than t reads step t's result. */
+static bool step_read_later(const Kdesc *k, int t) {
+  for (int i = t + 1; i < k->n_steps; i++)
+    for (int j = 0; j < k->step[i].n_arg; j++)
+      if (k->step[i].arg[j] == -1 - t)
+        return true;
+  return false;
+}
+
+bool kd_emit_outputs(const Kdesc *k, bool fast_c, const char *indent, Buf *stmts, Buf *results, Diag *d) {
   char an[KD_MAX_OPERANDS][16], tn[KD_MAX_STEPS][16];
   const char *opnd[KD_MAX_OPERANDS], *step_val[KD_MAX_STEPS];
   IR_ASSERT(k->body->n_inputs <= KD_MAX_OPERANDS);
@@ -161,18 +184,30 @@ bool kd_emit(const Kdesc *k, bool fast_c, const char *indent, Buf *stmts, Buf *r
   var_names(tn, step_val, k->n_steps, 't');
   for (int i = 0; i < k->n_steps; i++) {
     const KdStep *s = &k->step[i];
+    int stored = -1;
+    for (int o = 0; o < k->n_out && stored < 0; o++)
+      if (k->out_step[o] == i)
+        stored = o;
     Buf ex;
     buf_init(&ex);
     buf_puts(&ex, "");
     bool ok = step_expr(k, s, fast_c, opnd, step_val, &ex, d);
-    if (ok && i + 1 < k->n_steps) {
-      DType to = s->n->out[0]->dt;
+    /* a step that only a store reads is stored as its expression; any other
+     * step is a statement, and a store of it reads the statement's value */
+    bool stmt = ok && (stored < 0 || step_read_later(k, i));
+    DType to = s->n->out[0]->dt;
+    if (stmt) {
       buf_printf(stmts, "%sconst %s t%d = ", indent, dtype_ctype(to), i);
       ec_ew_store(stmts, s->compute, to, ex.s);
       buf_puts(stmts, ";\n");
-    } else if (ok) {
-      ec_ew_store(result, s->compute, k->body->outputs[0]->dt, ex.s);
     }
+    for (int o = 0; o < k->n_out && ok; o++)
+      if (k->out_step[o] == i) {
+        if (stmt) /* already of the output's type (the step's own) */
+          buf_puts(&results[o], tn[i]);
+        else
+          ec_ew_store(&results[o], s->compute, k->body->outputs[o]->dt, ex.s);
+      }
     buf_free(&ex);
     if (!ok)
       return false;
@@ -180,11 +215,17 @@ bool kd_emit(const Kdesc *k, bool fast_c, const char *indent, Buf *stmts, Buf *r
   return true;
 }
 
+bool kd_emit(const Kdesc *k, bool fast_c, const char *indent, Buf *stmts, Buf *result, Diag *d) {
+  if (k->n_out != 1 || k->out_step[0] != k->n_steps - 1)
+    return diag_error(d, k->fused, "internal: a fused body of %d outputs where one is expected", k->n_out);
+  return kd_emit_outputs(k, fast_c, indent, stmts, result, d);
+}
+
 bool kd_epilogue_expr(const Node *p, const char *x, Buf *out, Diag *d) {
   const Attr *a = ir_attr(p, "epilogue"), *c = ir_attr(p, "epilogue_consts");
   int xi = (int)ir_attr_int(p, "epilogue_input", -1);
   Kdesc k;
-  if (!a || a->kind != AT_GRAPH || !c || c->kind != AT_FLOATS || !build_body(p, a->u.g, &k, d) ||
+  if (!a || a->kind != AT_GRAPH || !c || c->kind != AT_FLOATS || !build_body(p, a->u.g, &k, d) || k.n_out != 1 ||
       c->n != k.body->n_inputs || xi < 0 || xi >= c->n || k.body->n_inputs > KD_MAX_OPERANDS)
     return diag_error(d, p, "internal: malformed epilogue");
   char lits[KD_MAX_OPERANDS][64];
@@ -363,4 +404,6 @@ void kd_describe(const Kdesc *k, Buf *out) {
     for (const char *p = nm; *p; p++)
       buf_putc(out, (*p == '*' && p[1] == '/') || *p == '\n' ? '_' : *p);
   }
+  if (k->n_out > 1)
+    buf_printf(out, "; %d outputs", k->n_out);
 }

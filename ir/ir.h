@@ -465,6 +465,9 @@ bool ir_verify(const Graph *g, bool need_shapes, Diag *d);
  * else as "<N elements>" (read back as zeros). */
 
 void ir_print(const Graph *g, Buf *out);
+/* The same with graph attributes' graphs as `subgraph NAME ... end` blocks
+ * before their node and the attributes as `graph NAME` (parsable; golden tests). */
+void ir_print_blocks(const Graph *g, Buf *out);
 void ir_print_file(const Graph *g, FILE *f);
 Graph *ir_parse(const char *text, const char *file, Diag *d);
 

@@ -82,7 +82,7 @@ static void put_tensor_data(Buf *b, const Tensor *t) {
   buf_putc(b, ']');
 }
 
-static void put_attr(Buf *b, const Attr *a) {
+static void put_attr(Buf *b, const Attr *a, bool bodies) {
   put_name(b, a->name);
   buf_putc(b, '=');
   switch (a->kind) {
@@ -119,12 +119,19 @@ static void put_attr(Buf *b, const Attr *a) {
     buf_puts(b, " = ");
     put_tensor_data(b, a->u.t);
     break;
-  case AT_GRAPH: buf_printf(b, "<graph %s>", a->u.g && a->u.g->name ? a->u.g->name : ""); break;
+  case AT_GRAPH:
+    if (bodies && a->u.g && a->u.g->name) { /* printed as a subgraph block before */
+      buf_puts(b, "graph ");
+      put_name(b, a->u.g->name);
+    } else {
+      buf_printf(b, "<graph %s>", a->u.g && a->u.g->name ? a->u.g->name : "");
+    }
+    break;
   default: buf_printf(b, "<attr kind %d>", (int)a->kind); break;
   }
 }
 
-static void print_node(Buf *b, const Node *n) {
+static void print_node(Buf *b, const Node *n, bool bodies) {
   for (int i = 0; i < n->n_out; i++) {
     if (i)
       buf_puts(b, ", ");
@@ -145,7 +152,7 @@ static void print_node(Buf *b, const Node *n) {
     for (int i = 0; i < n->n_attrs; i++) {
       if (i)
         buf_puts(b, ", ");
-      put_attr(b, &n->attrs[i]);
+      put_attr(b, &n->attrs[i], bodies);
     }
     buf_putc(b, '}');
   }
@@ -160,10 +167,10 @@ static void print_node(Buf *b, const Node *n) {
   buf_putc(b, '\n');
 }
 
-void ir_print(const Graph *g, Buf *b) {
-  buf_puts(b, "graph ");
-  put_name(b, g->name && *g->name ? g->name : "main");
-  buf_printf(b, " opset %lld\n", (long long)g->opset);
+/* Inputs, used constants, nodes and outputs of g; with `blocks`, each graph
+ * attribute's graph first as a `subgraph NAME ... end` block (one level:
+ * what ir_parse reads) and the attribute as `graph NAME`. */
+static void print_lines(const Graph *g, Buf *b, bool blocks) {
   for (int i = 0; i < g->n_inputs; i++) {
     buf_puts(b, "input ");
     put_value(b, g->inputs[i]);
@@ -183,14 +190,36 @@ void ir_print(const Graph *g, Buf *b) {
     put_tensor_data(b, v->konst);
     buf_putc(b, '\n');
   }
-  for (const Node *n = g->first; n; n = n->next)
-    print_node(b, n);
+  for (const Node *n = g->first; n; n = n->next) {
+    for (int i = 0; blocks && i < n->n_attrs; i++) {
+      const Graph *s = n->attrs[i].kind == AT_GRAPH ? n->attrs[i].u.g : NULL;
+      if (!s || !s->name)
+        continue;
+      buf_puts(b, "subgraph ");
+      put_name(b, s->name);
+      buf_putc(b, '\n');
+      print_lines(s, b, false);
+      buf_puts(b, "end\n");
+    }
+    print_node(b, n, blocks);
+  }
   for (int i = 0; i < g->n_outputs; i++) {
     buf_puts(b, "output ");
     put_value(b, g->outputs[i]);
     buf_putc(b, '\n');
   }
 }
+
+static void print_graph(const Graph *g, Buf *b, bool blocks) {
+  buf_puts(b, "graph ");
+  put_name(b, g->name && *g->name ? g->name : "main");
+  buf_printf(b, " opset %lld\n", (long long)g->opset);
+  print_lines(g, b, blocks);
+}
+
+void ir_print(const Graph *g, Buf *b) { print_graph(g, b, false); }
+
+void ir_print_blocks(const Graph *g, Buf *b) { print_graph(g, b, true); }
 
 void ir_print_file(const Graph *g, FILE *f) {
   Buf b;

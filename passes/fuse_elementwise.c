@@ -553,6 +553,264 @@ static void dyn_matmul_bias(Graph *g, const Captured *cap) {
   }
 }
 
+/* ---- siblings: fused kernels over one iteration space that read one value ----
+ * Two elementwise kernels (fused chains, or single elementwise nodes) whose
+ * outputs have one shape, that read a common non-constant value and of which
+ * neither depends on the other become one FusedElementwise of several
+ * outputs: one loop that loads each operand once and stores every output.
+ * YOLO heads' box decoding (anchor - lt and anchor + rb from two slices of
+ * one tensor, then their difference and their mean) is the case. */
+
+#define SIB_MAX_OUTPUTS 8
+
+/* An operand as a kernel reads it: the value, and the view it is read
+ * through (onnxc.views: rank 0 when read as it is), with its logical shape. */
+typedef struct SibOperand {
+  Value *v;
+  const Shape *logical;
+  int r;
+  int64_t off, st[IR_MAX_RANK];
+} SibOperand;
+
+static bool sib_candidate(const Node *n, const Captured *cap) {
+  if (n->op != OP_FusedElementwise && !fusable(n))
+    return false;
+  if (n->n_out < 1 || !shape_is_static(&n->out[0]->shape))
+    return false;
+  for (int o = 0; o < n->n_out; o++)
+    if (rewrite_is_captured(cap, n->out[o]))
+      return false;
+  return true;
+}
+
+static int sib_steps(const Node *n) {
+  const Attr *a = n->op == OP_FusedElementwise ? ir_attr(n, "body") : NULL;
+  return a ? a->u.g->n_nodes : 1;
+}
+
+/* Operand k of kernel n as read (view and logical shape). */
+static SibOperand sib_operand(const Node *n, int k) {
+  SibOperand o;
+  memset(&o, 0, sizeof o);
+  o.v = n->in[k];
+  const Attr *a = n->op == OP_FusedElementwise ? ir_attr(n, "body") : NULL;
+  o.logical = a ? &a->u.g->inputs[k]->shape : &n->in[k]->shape;
+  int len = 0;
+  const int64_t *enc = ir_attr_ints(n, "onnxc.views", &len);
+  for (int at = 0, j = 0; enc && at < len; j++) {
+    int r = (int)enc[at];
+    if (j == k && r > 0) {
+      o.r = r;
+      o.off = enc[at + 1];
+      for (int i = 0; i < r; i++)
+        o.st[i] = enc[at + 2 + i];
+      break;
+    }
+    at += 1 + (r ? 1 + r : 0);
+  }
+  return o;
+}
+
+static bool sib_same_operand(const SibOperand *a, const SibOperand *b) {
+  if (a->v != b->v || a->r != b->r || a->off != b->off || !shape_equal(a->logical, b->logical))
+    return false;
+  for (int i = 0; i < a->r; i++)
+    if (a->st[i] != b->st[i])
+      return false;
+  return true;
+}
+
+/* The merged kernel's operands (a's, then b's not already there) into ops;
+ * their count, or -1 past FUSE_MAX_OPERANDS. */
+static int sib_operands(const Node *a, const Node *b, SibOperand *ops) {
+  int n = 0;
+  for (int s = 0; s < 2; s++) {
+    const Node *m = s ? b : a;
+    for (int k = 0; k < m->n_in; k++) {
+      SibOperand o = sib_operand(m, k);
+      bool seen = false;
+      for (int j = 0; j < n && !seen; j++)
+        seen = sib_same_operand(&ops[j], &o);
+      if (seen)
+        continue;
+      if (n == FUSE_MAX_OPERANDS)
+        return -1;
+      ops[n++] = o;
+    }
+  }
+  return n;
+}
+
+/* Whether a and b read a common value that is no constant. */
+static bool sib_share(const Node *a, const Node *b) {
+  for (int i = 0; i < a->n_in; i++)
+    for (int j = 0; j < b->n_in; j++)
+      if (a->in[i] == b->in[j] && a->in[i]->kind != VK_CONST)
+        return true;
+  return false;
+}
+
+/* Whether `later` reads, through any chain of nodes, an output of `earlier`
+ * (seen: scratch by node id, cleared here). */
+static bool sib_depends(const Node *later, const Node *earlier, char *seen, int n_ids, Node **stack) {
+  memset(seen, 0, (size_t)n_ids + 1);
+  int sp = 0;
+  stack[sp++] = (Node *)later;
+  seen[later->id] = 1;
+  while (sp) {
+    const Node *x = stack[--sp];
+    for (int j = 0; j < x->n_in; j++) {
+      const Value *v = x->in[j];
+      Node *p = v->kind == VK_NODE ? v->producer : NULL;
+      if (!p || seen[p->id])
+        continue;
+      if (p == earlier)
+        return true;
+      seen[p->id] = 1;
+      stack[sp++] = p;
+    }
+  }
+  return false;
+}
+
+/* Merges kernels a and b (b after a, independent, same output shape) into one
+ * FusedElementwise inserted where b is; returns it. */
+static Node *sib_merge(Graph *g, Node *a, Node *b, const SibOperand *ops, int n_ops) {
+  Graph *body = ir_subgraph_new(g, arena_printf(g->arena, "%s_siblings_body", a->name));
+  Value *in[FUSE_MAX_OPERANDS];
+  Value *bin[FUSE_MAX_OPERANDS];
+  bool views = false;
+  for (int k = 0; k < n_ops; k++) {
+    in[k] = ops[k].v;
+    bin[k] = ir_input_add(body, arena_printf(g->arena, "in%d", k), ops[k].v->dt, ops[k].logical);
+    views |= ops[k].r > 0;
+  }
+  Value *outs[SIB_MAX_OUTPUTS], *bouts[SIB_MAX_OUTPUTS];
+  int n_out = 0;
+  for (int s = 0; s < 2; s++) {
+    Node *m = s ? b : a;
+    const Attr *ba = m->op == OP_FusedElementwise ? ir_attr(m, "body") : NULL;
+    /* map: the sibling's body inputs (or its own operands) to merged inputs */
+    Value *from[FUSE_MAX_OPERANDS + FUSE_MAX_STEPS], *to[FUSE_MAX_OPERANDS + FUSE_MAX_STEPS];
+    int nm = 0;
+    for (int k = 0; k < m->n_in; k++) {
+      SibOperand o = sib_operand(m, k);
+      int j = 0;
+      while (!sib_same_operand(&ops[j], &o))
+        j++;
+      from[nm] = ba ? ba->u.g->inputs[k] : m->in[k];
+      to[nm++] = bin[j];
+    }
+    const Node *first = ba ? ba->u.g->first : m;
+    for (const Node *x = first; x; x = ba ? x->next : NULL) {
+      Value *xin[FUSE_MAX_OPERANDS + 16];
+      IR_ASSERT(x->n_in <= (int)(sizeof xin / sizeof xin[0]));
+      for (int j = 0; j < x->n_in; j++) {
+        xin[j] = NULL;
+        for (int t = 0; t < nm && !xin[j]; t++)
+          if (from[t] == x->in[j])
+            xin[j] = to[t];
+        IR_ASSERT(xin[j]);
+      }
+      Node *c = ir_node_new(body, x->op, x->op_type, x->name, x->n_in, xin, 1);
+      c->domain = x->domain;
+      c->attrs = x->attrs;
+      c->n_attrs = x->n_attrs;
+      c->out[0]->dt = x->out[0]->dt;
+      c->out[0]->shape = x->out[0]->shape;
+      from[nm] = x->out[0];
+      to[nm++] = c->out[0];
+    }
+    for (int o = 0; o < m->n_out; o++) {
+      const Value *bo = ba ? ba->u.g->outputs[o] : m->out[0];
+      for (int t = 0; t < nm; t++)
+        if (from[t] == bo)
+          bouts[n_out] = to[t];
+      outs[n_out++] = m->out[o];
+    }
+  }
+  for (int o = 0; o < n_out; o++)
+    ir_output_add(body, bouts[o]);
+  Node *f = ir_node_insert(g, b, OP_FusedElementwise, "FusedElementwise", a->name, n_ops, in, n_out);
+  f->domain = "onnxc";
+  ir_attr_add(f, "body", AT_GRAPH)->u.g = body;
+  for (int o = 0; o < n_out; o++) {
+    f->out[o]->dt = outs[o]->dt;
+    f->out[o]->shape = outs[o]->shape;
+  }
+  if (views) {
+    int total = 0, at = 0;
+    for (int k = 0; k < n_ops; k++)
+      total += 1 + (ops[k].r ? 1 + ops[k].r : 0);
+    int64_t *enc = arena_alloc(g->arena, (size_t)total * sizeof *enc);
+    for (int k = 0; k < n_ops; k++) {
+      enc[at++] = ops[k].r;
+      if (!ops[k].r)
+        continue;
+      enc[at++] = ops[k].off;
+      for (int i = 0; i < ops[k].r; i++)
+        enc[at++] = ops[k].st[i];
+    }
+    Attr *va = ir_attr_add(f, "onnxc.views", AT_INTS);
+    va->u.is = enc;
+    va->n = total;
+  }
+  rewrite_record_fused(f, a);
+  rewrite_record_fused(f, b);
+  for (int o = 0; o < n_out; o++) {
+    bool named = outs[o]->is_output; /* ir_value_replace gives a graph output's name */
+    ir_value_replace(outs[o], f->out[o]);
+    if (!named) { /* each output keeps the name of the value it stands for */
+      const char *t = f->out[o]->name;
+      f->out[o]->name = outs[o]->name;
+      outs[o]->name = t;
+    }
+  }
+  ir_node_remove(a);
+  ir_node_remove(b);
+  return f;
+}
+
+/* Merges sibling kernels, pairwise and again, until none is left; the graph
+ * is sorted again after each merge (the readers of the earlier sibling that
+ * ran before the later one move after the merged kernel). */
+static void merge_siblings(Graph *g, const Captured *cap, Diag *d) {
+  /* a body that captures outer values reads them outside the node's inputs,
+   * which the dependence walk does not see */
+  for (const Node *n = g->first; n; n = n->next)
+    for (int i = 0; i < n->n_attrs; i++)
+      if (n->attrs[i].kind == AT_GRAPHS || (n->attrs[i].kind == AT_GRAPH && n->attrs[i].u.g &&
+                                             n->attrs[i].u.g->n_captures > 0))
+        return;
+  SibOperand ops[FUSE_MAX_OPERANDS];
+  for (bool merged = true; merged;) {
+    merged = false;
+    int n_ids = g->n_node_ids;
+    char *seen = malloc((size_t)n_ids + 1);
+    Node **stack = malloc(((size_t)g->n_nodes + 1) * sizeof *stack);
+    IR_ASSERT(seen && stack);
+    for (Node *a = g->first; a && !merged; a = a->next) {
+      if (!sib_candidate(a, cap))
+        continue;
+      for (Node *b = a->next; b && !merged; b = b->next) {
+        if (!sib_candidate(b, cap) || !rewrite_same_shape(&a->out[0]->shape, &b->out[0]->shape) ||
+            !sib_share(a, b) || a->n_out + b->n_out > SIB_MAX_OUTPUTS ||
+            sib_steps(a) + sib_steps(b) > FUSE_MAX_STEPS)
+          continue;
+        int n_ops = sib_operands(a, b, ops);
+        if (n_ops < 0 || sib_depends(b, a, seen, n_ids, stack))
+          continue;
+        sib_merge(g, a, b, ops, n_ops);
+        merged = true;
+      }
+    }
+    free(seen);
+    free(stack);
+    if (merged && !ir_toposort(g, d))
+      IR_ASSERT(!"sibling merge made a cycle");
+  }
+}
+
 bool pass_fuse_elementwise(Graph *g, bool epilogue, Diag *d) {
   (void)d;
   /* With extents known at run time (docs/dynamic-shapes.md) the chains,
@@ -589,16 +847,22 @@ bool pass_fuse_elementwise(Graph *g, bool epilogue, Diag *d) {
   if (!dyn)
     absorb_views(g, &cap);
   free(pos);
+  /* siblings: at static extents (emit_dyn.c's fused kernels store one output) */
+  if (!dyn)
+    merge_siblings(g, &cap, d);
   return true;
 }
 
-/* The fused node keeps the type and shape its root had (set by the pass). */
+/* The fused node's outputs keep the types and shapes their roots had (set by
+ * the pass): its body's outputs'. */
 bool infer_FusedElementwise(Node *n, Diag *d) {
   const Attr *a = ir_attr(n, "body");
-  if (!a || a->kind != AT_GRAPH || !a->u.g || a->u.g->n_outputs != 1 || a->u.g->n_inputs != n->n_in)
+  if (!a || a->kind != AT_GRAPH || !a->u.g || a->u.g->n_outputs != n->n_out || a->u.g->n_inputs != n->n_in)
     return diag_error(d, n, "internal: FusedElementwise without its body");
-  const Value *y = a->u.g->outputs[0];
-  n->out[0]->dt = y->dt;
-  n->out[0]->shape = y->shape;
+  for (int o = 0; o < n->n_out; o++) {
+    const Value *y = a->u.g->outputs[o];
+    n->out[o]->dt = y->dt;
+    n->out[o]->shape = y->shape;
+  }
   return true;
 }

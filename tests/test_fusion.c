@@ -13,6 +13,7 @@
 
 #include "codegen.h"
 #include "passes.h"
+#include "target_util.h"
 
 static Graph *parse_fused(const char *text, Diag *d) {
   Graph *g = ir_parse(text, "t.ir", d);
@@ -182,11 +183,13 @@ static void test_types(void **state) {
 /* Casts join chains: the attention mask's int64 -> float, 1 - m, times a
  * large negative, and a float -> int32 -> float round trip; a Cast to
  * float16 ends a group (its result is the output) but one to float16 in the
- * middle does not join. */
+ * middle does not join. (The chains read their own inputs: chains on one
+ * input would be merged as siblings, test_siblings.) */
 static const char *k_casts =
     "graph g opset 19\n"
     "input %m : i64[2,8]\n"
     "input %x : f32[2,8]\n"
+    "input %x2 : f32[2,8]\n"
     "const %one : f32[] = [1.0]\n"
     "const %big : f32[] = [-10000.0]\n"
     "%mf : f32[2,8] = Cast{to=1}(%m) @cast_mask\n"
@@ -196,7 +199,7 @@ static const char *k_casts =
     "%q2 : i32[2,8] = Add(%q, %q) @iadd\n"
     "%f : f32[2,8] = Cast{to=1}(%q2) @to_float\n"
     "%h : f16[2,8] = Cast{to=10}(%f) @to_half\n"
-    "%r : f32[2,8] = Relu(%x) @relu\n"
+    "%r : f32[2,8] = Relu(%x2) @relu\n"
     "%rh : f16[2,8] = Cast{to=10}(%r) @mid_half\n"
     "%rf : f32[2,8] = Cast{to=1}(%rh) @back\n"
     "%z : f32[2,8] = Neg(%rf) @neg\n"
@@ -246,7 +249,7 @@ static void test_casts(void **state) {
 
 /* Expand read through broadcasting: the mask Expand goes when the other
  * operand gives the full shape; one that widens the result, or is also an
- * output, stays (the second's reader still reads its input). */
+ * output, stays (the third's reader still reads its input). */
 static const char *k_expand =
     "graph g opset 17\n"
     "input %s : f32[2,3,4]\n"
@@ -275,10 +278,14 @@ static void test_expand_broadcast(void **state) {
   assert_true(pass_dce(g, &d));
   assert_true(ir_verify(g, true, &d));
   assert_int_equal(count_op(g, OP_Expand), 2);
+  /* the Add and the Sub then read s and m alike: siblings, one kernel
+   * (test_siblings) of two outputs, whose operands are s and m */
   const Node *add = producer_of(g, "y"), *sub = producer_of(g, "o");
-  assert_int_equal(add->op, OP_Add);
+  assert_ptr_equal(add, sub);
+  assert_int_equal(add->op, OP_FusedElementwise);
+  assert_int_equal(add->n_in, 2);
+  assert_string_equal(add->in[0]->name, "s");
   assert_string_equal(add->in[1]->name, "m");
-  assert_string_equal(sub->in[1]->name, "m");
   assert_string_equal(producer_of(g, "w")->in[0]->name, "we");
   assert_int_equal(d.n_errors, 0);
   diag_free(&d);
@@ -362,6 +369,115 @@ static void test_transpose_in_place(void **state) {
   ir_graph_free(g);
 }
 
+/* Sibling chains on one value (passes/fuse_elementwise.c, merge_siblings):
+ * a Relu and a Sigmoid-Mul chain read x, each reduced afterwards (the
+ * Relu's reduction comes first in the model); a YOLO-like pair reads two slices of z. */
+static const char *k_siblings =
+    "graph g opset 17\n"
+    "input %x : f32[2,3]\n"
+    "input %z : f32[1,4,3]\n"
+    "const %c : f32[] = [2.0]\n"
+    "const %s0 : i64[1] = [0]\n"
+    "const %s2 : i64[1] = [2]\n"
+    "const %s4 : i64[1] = [4]\n"
+    "const %ax : i64[1] = [1]\n"
+    "%r : f32[2,3] = Relu(%x) @relu\n"
+    "%e : f32[2,3] = Sigmoid(%x) @sig\n"
+    "%m : f32[2,3] = Mul(%e, %c) @mul\n"
+    "%q : f32[2,1] = ReduceSum{keepdims=1}(%r, %ax) @rsum\n"
+    "%lt : f32[1,2,3] = Slice(%z, %s0, %s2, %ax) @lt\n"
+    "%rb : f32[1,2,3] = Slice(%z, %s2, %s4, %ax) @rb\n"
+    "%x1 : f32[1,2,3] = Sub(%c, %lt) @sub\n"
+    "%x2 : f32[1,2,3] = Add(%rb, %c) @add\n"
+    "%q2 : f32[2,1] = ReduceSum{keepdims=1}(%m, %ax) @rsum2\n"
+    "output %q\n"
+    "output %q2\n"
+    "output %x1\n"
+    "output %x2\n";
+
+static void test_siblings(void **state) {
+  (void)state;
+  Diag d;
+  diag_init(&d, "t.ir", stderr);
+  Graph *g = parse_fused(k_siblings, &d);
+  assert_int_equal(count_op(g, OP_FusedElementwise), 2);
+  assert_int_equal(count_op(g, OP_Relu) + count_op(g, OP_Sigmoid) + count_op(g, OP_Slice), 0);
+  const Node *f = producer_of(g, "q2")->in[0]->producer;
+  assert_int_equal(f->op, OP_FusedElementwise);
+  assert_int_equal(f->n_out, 2);
+  /* the ReduceSum reads output 0 and now runs after the merged kernel */
+  const Node *rs = producer_of(g, "q");
+  assert_ptr_equal(rs->in[0], f->out[0]);
+  bool after = false;
+  for (const Node *n = f->next; n; n = n->next)
+    after |= n == rs;
+  assert_true(after);
+  Kdesc k;
+  char ops[256];
+  assert_true(kd_build(f, &k, &d));
+  body_ops(&k, ops, sizeof ops);
+  assert_string_equal(ops, "Relu Sigmoid Mul");
+  assert_int_equal(f->n_in, 2);  /* x once, c */
+  assert_int_equal(k.n_out, 2);
+  assert_int_equal(k.out_step[0], 0);
+  assert_int_equal(k.out_step[1], 2);
+  Buf st, res[2];
+  buf_init(&st);
+  buf_puts(&st, "");
+  for (int o = 0; o < 2; o++) {
+    buf_init(&res[o]);
+    buf_puts(&res[o], "");
+  }
+  assert_true(kd_emit_outputs(&k, true, "", &st, res, &d));
+  /* the Relu is only stored: no statement; the Sigmoid feeds the Mul */
+  assert_null(strstr(st.s, "t0"));
+  assert_non_null(strstr(st.s, "const float t1 = (float)((1.0f / (1.0f + onnxc_expf(-a0))));"));
+  assert_non_null(strstr(res[0].s, "a0 > 0"));
+  assert_non_null(strstr(res[1].s, "(t1 * a1)"));
+  /* a body of two outputs is no single-result chain */
+  Buf one;
+  buf_init(&one);
+  buf_puts(&one, "");
+  st.len = 0;
+  assert_false(kd_emit(&k, true, "", &st, &one, &d));
+  assert_int_equal(d.n_errors, 1);
+  d.n_errors = 0;
+  buf_free(&one);
+  /* the slices' pair: one operand per view of z, the constant once */
+  const Node *y = producer_of(g, "x1");
+  assert_ptr_equal(y, producer_of(g, "x2"));
+  assert_int_equal(y->n_in, 3);
+  assert_string_equal(y->in[1]->name, "z");
+  assert_ptr_equal(y->in[1], y->in[2]);
+  int64_t off = -1, vs[IR_MAX_RANK];
+  assert_true(kd_operand_view(y, 1, &off, vs));
+  assert_int_equal(off, 0);
+  assert_true(kd_operand_view(y, 2, &off, vs));
+  assert_int_equal(off, 6);  /* z[0][2][0] */
+  assert_false(kd_operand_view(y, 0, &off, vs));
+  /* memory: both outputs are written at the merged kernel's step, so their
+   * buffers are live together and do not overlap; each lives to its
+   * reduction */
+  Plan plan;
+  assert_true(pass_memplan(g, &plan, onnxc_test_target(), &d));
+  const PlanTensor *t[2] = {NULL, NULL};
+  for (int i = 0; i < plan.n_tensors; i++)
+    for (int o = 0; o < 2; o++)
+      if (plan.tensors[i].value_id == f->out[o]->id)
+        t[o] = &plan.tensors[i];
+  assert_non_null(t[0]);
+  assert_non_null(t[1]);
+  assert_int_equal(t[0]->first, t[1]->first);
+  assert_true(t[0]->last > t[0]->first && t[1]->last > t[1]->first);
+  assert_true(t[0]->offset + t[0]->size <= t[1]->offset || t[1]->offset + t[1]->size <= t[0]->offset);
+  for (int o = 0; o < 2; o++)
+    buf_free(&res[o]);
+  buf_free(&st);
+  assert_int_equal(d.n_errors, 0);
+  diag_free(&d);
+  ir_graph_free(g);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_groups_and_description),
@@ -369,6 +485,7 @@ int main(void) {
       cmocka_unit_test(test_casts),
       cmocka_unit_test(test_expand_broadcast),
       cmocka_unit_test(test_transpose_in_place),
+      cmocka_unit_test(test_siblings),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

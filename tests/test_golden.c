@@ -11,7 +11,8 @@
  *     ...
  * The input is parsed, the passes run in order with the verifier after each,
  * and the printed result must equal the expected text (re-printed, so spacing
- * in the file does not matter). Run with UPDATE_GOLDEN=1 to rewrite expectations.
+ * in the file does not matter; graph attributes, such as fused bodies, as
+ * `subgraph NAME ... end` blocks, ir_print_blocks). Run with UPDATE_GOLDEN=1 to rewrite expectations.
  */
 #include <dirent.h>
 #include <stdlib.h>
@@ -119,13 +120,13 @@ static int run_file(const char *path) {
       Buf got, want;
       buf_init(&got);
       buf_init(&want);
-      ir_print(g, &got);
+      ir_print_blocks(g, &got);
       Graph *eg = ir_parse(expect + strlen("# expect\n"), path, &d);
       if (!eg) {
         printf("FAIL %s: expectation does not parse: %s\n", path, diag_last(&d));
         failed = 1;
       } else {
-        ir_print(eg, &want);
+        ir_print_blocks(eg, &want);
         ir_graph_free(eg);
         if (strcmp(got.s, want.s) != 0) {
           if (getenv("UPDATE_GOLDEN")) {

@@ -234,7 +234,8 @@ static bool write_images(const Options *o, const char *dir, const char *name, bo
 
 bool cuda_generate(const Graph *g, const Plan *plan, const Options *o, const char *name, const char *dir,
                    bool blob, bool images_optional, Diag *d) {
-  CodegenOpts co = {.name = name, .model_path = o->model, .weights = blob ? WEIGHTS_BLOB : WEIGHTS_C, .weights_section = o->weights_section, .threads = 1};
+  CodegenOpts co = {.name = name, .model_path = o->model, .weights = blob ? WEIGHTS_BLOB : WEIGHTS_C, .weights_section = o->weights_section, .threads = 1,
+                    .no_batch = o->opt_level < 1};
   return codegen_cuda(g, plan, &co, dir, d) && write_images(o, dir, name, images_optional, d);
 }
 

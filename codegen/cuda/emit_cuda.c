@@ -47,6 +47,10 @@ typedef struct CudaGen {
   int n_parallel;
   int n_ranged_fallback;    /* nodes with run-time extents in a single-thread kernel */
   bool grid_of;             /* some launch sizes its grid at run time (grid_of in NAME.c) */
+  bool batch;               /* launch batching on (-O1 and above) */
+  bool batch_prelude;       /* onnxc_idx3 written */
+  int n_batched;            /* kernels launched in batches */
+  int n_batches;
 } CudaGen;
 
 static int64_t bytes_of(const Value *v) {
@@ -276,7 +280,240 @@ static void emit_elided(CudaGen *cu, Arena *a, const Node *n, Buf *run) {
   buf_puts(run, ", no kernel */\n");
 }
 
-static bool emit_node(CudaGen *cu, Arena *a, const Node *n, int step, Buf *cu_src, Buf *run) {
+/* ---- launch batching --------------------------------------------------------
+ * Consecutive kernels of the schedule that are small (at most BATCH_BLOCKS
+ * blocks of one dimension, the same block size, no dynamic shared memory, no
+ * scratch) and touch no common bytes where one of them writes are launched
+ * together: each becomes a __device__ function of its own block index and
+ * grid (blockIdx and gridDim are macros for its parameters while it is
+ * defined), and one kernel runs them side by side, each on its own range of
+ * blocks. A batch saves the launches (and the gaps between them) of kernels
+ * too small to fill the GPU. */
+#define BATCH_BLOCKS 64
+#define BATCH_KERNELS 8
+#define BATCH_PARAMS 32 /* pointer parameters of a batch, status included */
+
+/* A kernel whose launch is held for batching (emit_node). */
+typedef struct Batched Batched;
+struct Batched {
+  const Node *n;
+  const char *fn, *params; /* name, parameter list (status last) */
+  char *src;               /* its kernel text */
+  const char *args;        /* device pointers of its parameters but the status */
+  int n_args;
+  int64_t grid;
+  int block;
+};
+
+/* The kernels held so far and where their text goes when written. */
+typedef struct Held {
+  Batched *k;
+  int n;
+  Buf *src, *run, *notes; /* notes: the comments of views met while holding */
+} Held;
+
+static bool batchable(const CudaGen *cu, const Node *n, const CudaKernel *k, int r, int n_dims) {
+  if (r != 1 || n_dims || k->shmem || k->rgrid[0] || k->rgrid[1] || k->rgrid[2] || k->grid[1] != 1 ||
+      k->grid[2] != 1 || k->block[1] != 1 || k->block[2] != 1 || k->grid[0] > BATCH_BLOCKS ||
+      scratch_of(cu->cg.plan, n) > 0)
+    return false;
+  for (int i = 0; i < n->n_out; i++)
+    if (ec_has_output(n, i) && n->out[i]->dyn_dims)
+      return false;
+  return true;
+}
+
+/* The device pointers of n's parameters but the status, comma-separated
+ * (as emit_node's launch lists them); their count in *count. */
+static const char *launch_args(const CudaGen *cu, Arena *a, const Node *n, int *count) {
+  Buf b;
+  buf_init(&b);
+  buf_puts(&b, "");
+  int np = 0;
+  for (int i = 0; i < n->n_in; i++)
+    if (ir_has_input(n, i))
+      buf_printf(&b, "%s%s", np++ ? ", " : "", dev_expr(cu, a, n->in[i]));
+  for (int i = 0; i < n->n_out; i++)
+    if (ec_has_output(n, i))
+      buf_printf(&b, "%s%s", np++ ? ", " : "", dev_expr(cu, a, n->out[i]));
+  *count = np;
+  const char *s = arena_strdup(a, b.s);
+  buf_free(&b);
+  return s;
+}
+
+/* The bytes value v occupies: its buffer (space: the arena, -1, or the value
+ * that names a caller's or weight buffer) and byte range [lo, hi). */
+static void value_bytes_at(const CudaGen *cu, const Value *v, int *space, int64_t *lo, int64_t *hi) {
+  const Plan *p = cu->cg.plan;
+  const Value *root = v;
+  int64_t sub = 0;
+  if (p->alias && p->alias[v->id] >= 0) {
+    root = cu->cg.g->values[p->alias[v->id]];
+    sub = p->alias_offset ? p->alias_offset[v->id] : 0;
+  }
+  if (cu->cg.cname[root->id]) {
+    *space = root->id;
+    *lo = sub;
+  } else {
+    *space = -1;
+    *lo = p->offset[v->id];
+  }
+  *hi = *lo + bytes_of(v);
+}
+
+/* Whether a and b may run at the same time: no byte that one writes is read
+ * or written by the other (the plan reuses arena bytes across steps). */
+static bool independent(const CudaGen *cu, const Node *a, const Node *b) {
+  for (int x = 0; x < a->n_in + a->n_out; x++) {
+    bool aw = x >= a->n_in;
+    const Value *u = aw ? a->out[x - a->n_in] : a->in[x];
+    if (aw ? !ec_has_output(a, x - a->n_in) : !ir_has_input(a, x))
+      continue;
+    for (int y = 0; y < b->n_in + b->n_out; y++) {
+      bool bw = y >= b->n_in;
+      const Value *v = bw ? b->out[y - b->n_in] : b->in[y];
+      if ((bw ? !ec_has_output(b, y - b->n_in) : !ir_has_input(b, y)) || (!aw && !bw))
+        continue;
+      int su, sv;
+      int64_t lu, hu, lv, hv;
+      value_bytes_at(cu, u, &su, &lu, &hu);
+      value_bytes_at(cu, v, &sv, &lv, &hv);
+      if (su == sv && lu < hv && lv < hu)
+        return false;
+    }
+  }
+  return true;
+}
+
+/* One launch (launch block of NAME.c) of kernel kid with the given arguments. */
+static void write_launch(Buf *run, int kid, const char *args, int n_args, int64_t grid, int block) {
+  buf_printf(run, "  {\n    CUdeviceptr p[] = {%s%sctx->status};\n    void *args[] = {", args, n_args ? ", " : "");
+  for (int i = 0; i <= n_args; i++)
+    buf_printf(run, "%s&p[%d]", i ? ", " : "", i);
+  buf_printf(run, "};\n    if ((r = cuLaunchKernel(ctx->fn[%d], %lldu, 1u, 1u, %d, 1, 1, 0, s, args, NULL)) "
+                  "!= CUDA_SUCCESS)\n      return fail(ctx, r);\n  }\n",
+             kid, (long long)grid, block);
+}
+
+static void launch_comment(Buf *run, const Node *n) {
+  buf_puts(run, "  /* '");
+  cg_comment_safe(run, n->name);
+  buf_printf(run, "' (%s) */\n", n->op_type);
+}
+
+/* Writes the held kernels b[0..nb) (their kernel text to src, their launch
+ * to run): alone, or as one batch. */
+static void write_batch(CudaGen *cu, Arena *a, Batched *b, int nb, Buf *src, Buf *run) {
+  int kid = cu->n_kernels++;
+  if (nb == 1) {
+    buf_puts(src, b[0].src);
+    cu->kname[kid] = b[0].fn;
+    launch_comment(run, b[0].n);
+    write_launch(run, kid, b[0].args, b[0].n_args, b[0].grid, b[0].block);
+    return;
+  }
+  if (!cu->batch_prelude) {
+    cu->batch_prelude = true;
+    buf_puts(src, "/* Batched launches: a kernel's block index and grid as its parameters. */\n"
+                  "struct onnxc_idx3 {\n  unsigned x, y, z;\n};\n"
+                  "static __device__ inline onnxc_idx3 onnxc_idx(unsigned x, unsigned y, unsigned z) {\n"
+                  "  onnxc_idx3 r;\n  r.x = x;\n  r.y = y;\n  r.z = z;\n  return r;\n}\n\n");
+  }
+  Buf params, body, args;
+  buf_init(&params);
+  buf_init(&body);
+  buf_init(&args);
+  buf_puts(&args, "");
+  int64_t at = 0;
+  int n_args = 0;
+  for (int m = 0; m < nb; m++) {
+    /* the kernel as a device function of its own block index and grid */
+    const char *head = arena_printf(a, "extern \"C\" __global__ void %s(%s) {\n", b[m].fn, b[m].params);
+    char *h = strstr(b[m].src, head);
+    IR_ASSERT(h);
+    buf_write(src, b[m].src, (size_t)(h - b[m].src));
+    buf_printf(src, "#define blockIdx onnxc_vblock\n#define gridDim onnxc_vgrid\n"
+                    "static __device__ void %s(%s, const onnxc_idx3 onnxc_vblock, const onnxc_idx3 onnxc_vgrid) {\n"
+                    "  (void)onnxc_vblock;\n  (void)onnxc_vgrid;\n",
+               b[m].fn, b[m].params);
+    buf_puts(src, h + strlen(head));
+    buf_puts(src, "#undef blockIdx\n#undef gridDim\n\n");
+    /* its parameters in the batch: k<m>_NAME, the status shared */
+    buf_printf(&body, "  %sif (b < %lldu)\n    %s(", m ? "else " : "", (long long)(at + b[m].grid), b[m].fn);
+    const char *p = b[m].params;
+    while (*p) {
+      const char *end = strstr(p, ", ");
+      size_t len = end ? (size_t)(end - p) : strlen(p);
+      const char *star = NULL;
+      for (const char *q = p; q < p + len; q++)
+        if (*q == '*')
+          star = q;
+      IR_ASSERT(star);
+      if (strncmp(star + 1, "onnxc_status", 12) != 0) {
+        buf_printf(&params, "%.*sk%d_%.*s, ", (int)(star + 1 - p), p, m, (int)(p + len - star - 1), star + 1);
+        buf_printf(&body, "k%d_%.*s, ", m, (int)(p + len - star - 1), star + 1);
+      }
+      p = end ? end + 2 : p + len;
+    }
+    buf_printf(&body, "onnxc_status, onnxc_idx(b - %lldu, 0u, 0u), onnxc_idx(%lldu, 1u, 1u));\n", (long long)at,
+               (long long)b[m].grid);
+    buf_printf(&args, "%s%s", n_args ? ", " : "", b[m].args);
+    n_args += b[m].n_args;
+    at += b[m].grid;
+  }
+  const char *fn = arena_printf(a, "%s_batch", b[0].fn);
+  buf_printf(src, "/* batched launch: %d independent small kernels, each on its range of %lld blocks */\n"
+                  "extern \"C\" __global__ void %s(%sint *onnxc_status) {\n  const unsigned b = blockIdx.x;\n%s}\n\n",
+             nb, (long long)at, fn, params.s ? params.s : "", body.s);
+  cu->kname[kid] = fn;
+  cu->n_batched += nb;
+  cu->n_batches++;
+  buf_printf(run, "  /* one launch, %d kernels:", nb);
+  for (int m = 0; m < nb; m++) {
+    buf_puts(run, m ? ", '" : " '");
+    cg_comment_safe(run, b[m].n->name);
+    buf_printf(run, "' (%s)", b[m].n->op_type);
+  }
+  buf_puts(run, " */\n");
+  write_launch(run, kid, args.s, n_args, at, b[0].block);
+  buf_free(&params);
+  buf_free(&body);
+  buf_free(&args);
+}
+
+/* Writes the held kernels, batched where they may be: runs of consecutive
+ * independent kernels of one block size; then the views' comments. */
+static void flush_held(CudaGen *cu, Arena *a, Held *hd) {
+  Batched *held = hd->k;
+  int *n_held = &hd->n;
+  Buf *src = hd->src, *run = hd->run;
+  int i = 0;
+  while (i < *n_held) {
+    int j = i + 1, params = held[i].n_args + 1;
+    while (j < *n_held && j - i < BATCH_KERNELS && held[j].block == held[i].block &&
+           params + held[j].n_args <= BATCH_PARAMS) {
+      bool ok = true;
+      for (int m = i; m < j && ok; m++)
+        ok = independent(cu, held[m].n, held[j].n);
+      if (!ok)
+        break;
+      params += held[j].n_args;
+      j++;
+    }
+    write_batch(cu, a, held + i, j - i, src, run);
+    i = j;
+  }
+  *n_held = 0;
+  buf_puts(run, hd->notes->s);
+  hd->notes->len = 0;
+  hd->notes->s[0] = 0;
+}
+
+/* Emits n's kernel into cu_src and its launch into run; with hd (launch
+ * batching), a small kernel is held in hd instead, and any other launch
+ * first writes those held (flush_held), so launches keep the schedule's order. */
+static bool emit_node(CudaGen *cu, Arena *a, const Node *n, int step, Buf *cu_src, Buf *run, Held *hd) {
   if (!check_types(cu, n))
     return false;
   const Plan *p = cu->cg.plan;
@@ -315,6 +552,21 @@ static bool emit_node(CudaGen *cu, Arena *a, const Node *n, int step, Buf *cu_sr
       cu->n_ranged_fallback++;
   }
   cu->n_parallel += r;
+  if (hd && batchable(cu, n, &k, r, n_dims)) { /* held: its launch may join a batch */
+    Batched *bl = &hd->k[hd->n++];
+    bl->n = n;
+    bl->fn = fn;
+    bl->params = k.params;
+    bl->grid = k.grid[0];
+    bl->block = k.block[0];
+    bl->args = launch_args(cu, a, n, &bl->n_args);
+    bl->src = arena_strdup(a, cu_src->s);
+    cu_src->len = 0;
+    cu_src->s[0] = 0;
+    return true;
+  }
+  if (hd) /* the held kernels launch first, in their order */
+    flush_held(cu, a, hd);
   int kid = cu->n_kernels++;
   cu->kname[kid] = fn;
   buf_puts(run, "  /* '");
@@ -781,6 +1033,7 @@ bool codegen_cuda(const Graph *g, const Plan *plan, const CodegenOpts *o, const 
   memset(&cu, 0, sizeof cu);
   cu.cg = (CGen){g, plan, o, d, NULL, NULL, NULL, NULL, 0, 0};
   cu.kname = arena_alloc(a, (size_t)(g->n_nodes + 1) * sizeof(char *));
+  cu.batch = !o->no_batch && g->n_syms == 0;
   bool ok = assign_names(&cu, a);
   Buf src, run, c, h;
   buf_init(&src);
@@ -800,15 +1053,37 @@ bool codegen_cuda(const Graph *g, const Plan *plan, const CodegenOpts *o, const 
     string_write_prelude(&src);
   }
   int step = 0;
-  for (const Node *n = g->first; ok && n; n = n->next)
-    ok = emit_node(&cu, a, n, step++, &src, &run);
+  Buf notes;
+  buf_init(&notes);
+  buf_puts(&notes, "");
+  Held hd = {arena_alloc(a, (size_t)(g->n_nodes + 1) * sizeof(Batched)), 0, &src, &run, &notes};
+  for (const Node *n = g->first; ok && n; n = n->next) {
+    Buf ksrc, krun;
+    buf_init(&ksrc);
+    buf_init(&krun);
+    buf_puts(&ksrc, "");
+    buf_puts(&krun, "");
+    ok = emit_node(&cu, a, n, step++, &ksrc, &krun, cu.batch ? &hd : NULL);
+    /* a view's comment waits with the held kernels (it launches nothing) */
+    buf_puts(&src, ksrc.s);
+    buf_puts(hd.n ? &notes : &run, krun.s);
+    buf_free(&ksrc);
+    buf_free(&krun);
+  }
+  if (ok)
+    flush_held(&cu, a, &hd);
+  buf_free(&notes);
   if (ok) {
     emit_output_copies(&cu, a, &run);
     if (g->n_syms > 0)
       buf_printf(&src, "/* %d kernels, %d of them parallel; %d with run-time extents in a single thread */\n",
                  cu.n_kernels, cu.n_parallel, cu.n_ranged_fallback);
     else
-      buf_printf(&src, "/* %d kernels, %d of them parallel */\n", cu.n_kernels, cu.n_parallel);
+      buf_printf(&src, "/* %d kernels, %d of them parallel */\n", cu.n_kernels - cu.n_batches + cu.n_batched,
+                 cu.n_parallel);
+    if (cu.n_batched)
+      buf_printf(&src, "/* %d launches: %d batches of %d small kernels */\n", cu.n_kernels, cu.n_batches,
+                 cu.n_batched);
     write_host(&cu, &c, &run);
     write_header(&cu, &h);
     char file[512];

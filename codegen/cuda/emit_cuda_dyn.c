@@ -221,7 +221,7 @@ static int k_fused(R *x, const Node *n) {
   const Shape *ys = &n->out[0]->shape;
   int r = ys->rank;
   Kdesc kd;
-  if (ir_attr(n, "onnxc.views") || !all_known(x, ys) || !kd_build(n, &kd, x->k->d))
+  if (ir_attr(n, "onnxc.views") || n->n_out != 1 || !all_known(x, ys) || !kd_build(n, &kd, x->k->d))
     return 0;
   for (int i = 0; i < n->n_in; i++)
     if (dtype_bits(n->in[i]->dt) < 8 || !all_known(x, &n->in[i]->shape))

@@ -144,7 +144,8 @@ static int emit_elementwise(CudaKernel *k, const Node *n) {
 }
 
 /* A fused elementwise chain: the kernel description (kernel_desc.c) in the
- * same one-thread-per-element loop, operands loaded in their own types. */
+ * same one-thread-per-element loop, operands loaded in their own types; each
+ * output stored at the thread's index (merged siblings have several). */
 static int emit_fused(CudaKernel *k, const Node *n) {
   const Value *y = n->out[0];
   int64_t ny;
@@ -154,12 +155,15 @@ static int emit_fused(CudaKernel *k, const Node *n) {
   for (int i = 0; i < n->n_in; i++)
     if (dtype_bits(n->in[i]->dt) < 8)
       return 0;
-  Buf what, src, ld, st, res;
+  Buf what, src, ld, st, res[KD_MAX_OUTPUTS];
   buf_init(&what);
   buf_init(&src);
   buf_init(&ld);
   buf_init(&st);
-  buf_init(&res);
+  for (int o = 0; o < kd.n_out; o++) {
+    buf_init(&res[o]);
+    buf_puts(&res[o], "");
+  }
   buf_puts(&what, "fused elementwise, one thread per element: ");
   kd_describe(&kd, &what);
   ck_open(k, what.s);
@@ -181,11 +185,11 @@ static int emit_fused(CudaKernel *k, const Node *n) {
     ck_line(k, "  const %s a%d = %s;", dtype_ctype(to), i, ld.s);
   }
   buf_puts(&st, "");
-  buf_puts(&res, "");
-  bool ok = kd_emit(&kd, false, "    ", &st, &res, k->d);
+  bool ok = kd_emit_outputs(&kd, false, "    ", &st, res, k->d);
   if (ok) {
     buf_puts(k->cu, st.s);
-    ck_line(k, "  Y0[i] = %s;", res.s);
+    for (int o = 0; o < kd.n_out; o++)
+      ck_line(k, "  Y%d[i] = %s;", o, res[o].s);
   }
   ck_line(k, "}");
   ck_close(k);
@@ -193,7 +197,8 @@ static int emit_fused(CudaKernel *k, const Node *n) {
   buf_free(&src);
   buf_free(&ld);
   buf_free(&st);
-  buf_free(&res);
+  for (int o = 0; o < kd.n_out; o++)
+    buf_free(&res[o]);
   return ok ? 1 : -1;
 }
 

@@ -107,7 +107,9 @@ def check(root, fusion, mem, model):
             want = "arena @%d, buffer of %d B, steps %d..%d" % (t["offset"], t["size"], t["first"], t["last"])
             assert want in title, (want, title)
             checked_place += 1
-    assert checked_shape >= 4 and checked_place >= 1, (checked_shape, checked_place)
+    # (x's two readers, the GELU chain and z = x * 2, are one kernel of two
+    # outputs since fuse-elementwise merges siblings: one edge from x)
+    assert checked_shape >= 3 and checked_place >= 1, (checked_shape, checked_place)
     return boxes
 
 svg = ET.parse(T + "/g.svg").getroot()

@@ -59,15 +59,23 @@ static Graph *small_graph(void) {
   return g;
 }
 
-static bool compile_graph(Graph *g, const char *name, const char *dir, Diag *d) {
+/* -O2, as onnxc; no_batch: every kernel its own launch (as at -O0). */
+static bool compile_graph_b(Graph *g, const char *name, const char *dir, Diag *d, bool no_batch, Plan *out) {
   Plan plan;
   Target t;
   codegen_target(&t, "cuda", 1);
   PipelineOpts po = {.opt_level = 2, .verify = true, .target = &t};
   if (!passes_run(g, &po, &plan, d))
     return false;
-  CodegenOpts co = {.name = name, .model_path = "t.onnx", .weights = WEIGHTS_C, .weights_section = NULL, .threads = 1};
+  if (out)
+    *out = plan;
+  CodegenOpts co = {.name = name, .model_path = "t.onnx", .weights = WEIGHTS_C, .weights_section = NULL, .threads = 1,
+                    .no_batch = no_batch};
   return codegen_cuda(g, &plan, &co, dir, d);
+}
+
+static bool compile_graph(Graph *g, const char *name, const char *dir, Diag *d) {
+  return compile_graph_b(g, name, dir, d, false, NULL);
 }
 
 static void test_kernels_parallel_and_fallback(void **state) {
@@ -334,7 +342,8 @@ static void test_pools_and_flat_loops_parallel(void **state) {
   assert_non_null(mkdtemp(dir));
   Diag d;
   diag_init(&d, "t.onnx", stderr);
-  assert_true(compile_graph(g, "m", dir, &d));
+  /* each kernel its own launch (test_launch_batching batches these three) */
+  assert_true(compile_graph_b(g, "m", dir, &d, true, NULL));
   char *cu = slurp(dir, "m.cu"), *host = slurp(dir, "m.c");
   assert_non_null(strstr(cu, "MaxPool: one thread per output element"));
   assert_non_null(strstr(cu, "Y1[i] = best < 0 ? -1 : rest * 25 + best;"));
@@ -428,6 +437,128 @@ static void test_conv_residual(void **state) {
   ir_graph_free(g);
 }
 
+/* Count of the occurrences of needle in s. */
+static int count_str(const char *s, const char *needle) {
+  int k = 0;
+  for (const char *p = s; (p = strstr(p, needle)); p += strlen(needle))
+    k++;
+  return k;
+}
+
+static Graph *pools_and_cast(void) {
+  Graph *g = ir_graph_new("t.onnx");
+  g->opset = 13;
+  int64_t xd[4] = {1, 2, 5, 5}, cd[1] = {600};
+  Shape xs = shape_make(4, xd), cs = shape_make(1, cd);
+  Value *x = ir_input_add(g, "x", DT_F32, &xs);
+  Value *c = ir_input_add(g, "c", DT_I64, &cs);
+  int64_t k3[2] = {3, 3}, p1[4] = {1, 1, 1, 1};
+  Node *mp = ir_node_new(g, OP_MaxPool, NULL, "mp", 1, &x, 1);
+  ir_attr_set_ints(mp, "kernel_shape", k3, 2);
+  ir_attr_set_ints(mp, "pads", p1, 4);
+  Node *ap = ir_node_new(g, OP_AveragePool, NULL, "ap", 1, &x, 1);
+  ir_attr_set_ints(ap, "kernel_shape", k3, 2);
+  ir_attr_set_ints(ap, "pads", p1, 4);
+  Node *cast = ir_node_new(g, OP_Cast, NULL, "cast", 1, &c, 1);
+  ir_attr_set_int(cast, "to", 1);
+  mp->out[0]->name = "y";
+  ap->out[0]->name = "z";
+  cast->out[0]->name = "w";
+  ir_output_add(g, mp->out[0]);
+  ir_output_add(g, ap->out[0]);
+  ir_output_add(g, cast->out[0]);
+  return g;
+}
+
+/* Launch batching (emit_cuda.c): independent small kernels run in one launch,
+ * each a device function of its own block index and grid on its range of
+ * blocks; kernels that depend on each other, or where one writes arena bytes
+ * the other reads (the plan reuses them), launch apart. */
+static void test_launch_batching(void **state) {
+  (void)state;
+  Graph *g = pools_and_cast();
+  char dir[] = "/tmp/onnxc-cuda-test-XXXXXX";
+  assert_non_null(mkdtemp(dir));
+  Diag d;
+  diag_init(&d, "t.onnx", stderr);
+  assert_true(compile_graph(g, "m", dir, &d));
+  char *cu = slurp(dir, "m.cu"), *host = slurp(dir, "m.c");
+  /* 50 outputs per pool: a block each; 600 casts: 3 blocks; one launch of 5 */
+  assert_int_equal(count_str(host, "cuLaunchKernel("), 1);
+  assert_non_null(strstr(host, "cuLaunchKernel(ctx->fn[0], 5u, 1u, 1u, 256, 1, 1, 0, s, args, NULL)"));
+  assert_non_null(strstr(host, "/* one launch, 3 kernels: 'mp' (MaxPool), 'ap' (AveragePool), 'cast' (Cast) */"));
+  assert_int_equal(count_str(cu, "extern \"C\" __global__"), 1);
+  assert_non_null(strstr(cu, "#define blockIdx onnxc_vblock\n#define gridDim onnxc_vgrid\n"
+                             "static __device__ void node0_MaxPool("));
+  assert_non_null(strstr(cu, "extern \"C\" __global__ void node0_MaxPool_batch("));
+  assert_non_null(strstr(cu, "  if (b < 1u)\n    node0_MaxPool(k0_X0, k0_Y0, onnxc_status, onnxc_idx(b - 0u, 0u, 0u), "
+                             "onnxc_idx(1u, 1u, 1u));\n"));
+  assert_non_null(strstr(cu, "  else if (b < 5u)\n    node2_Cast(k2_X0, k2_Y0, onnxc_status, onnxc_idx(b - 2u, 0u, 0u), "
+                             "onnxc_idx(3u, 1u, 1u));\n"));
+  assert_non_null(strstr(cu, "/* 3 kernels, 3 of them parallel */\n/* 1 launches: 1 batches of 3 small kernels */"));
+  free(cu);
+  free(host);
+  rmdir_all(dir);
+  ir_graph_free(g);
+
+  /* x -> Transpose t1 -> Softmax u (output); y -> Transpose v -> Softmax w
+   * (output): t1 dies at u, and v reuses its bytes, so u (reads them) and v
+   * (writes them) launch apart although they share no value. */
+  g = ir_graph_new("t.onnx");
+  g->opset = 13;
+  int64_t xd[2] = {4, 8};
+  Shape xs = shape_make(2, xd);
+  Value *x = ir_input_add(g, "x", DT_F32, &xs), *y = ir_input_add(g, "y", DT_F32, &xs);
+  Node *t1 = ir_node_new(g, OP_Transpose, NULL, "t1", 1, &x, 1);
+  Node *u = ir_node_new(g, OP_Softmax, NULL, "u", 1, t1->out, 1);
+  Node *v = ir_node_new(g, OP_Transpose, NULL, "v", 1, &y, 1);
+  Node *w = ir_node_new(g, OP_Softmax, NULL, "w", 1, v->out, 1);
+  u->out[0]->name = "uo";
+  w->out[0]->name = "wo";
+  ir_output_add(g, u->out[0]);
+  ir_output_add(g, w->out[0]);
+  char dir2[] = "/tmp/onnxc-cuda-test-XXXXXX";
+  assert_non_null(mkdtemp(dir2));
+  Plan plan;
+  assert_true(compile_graph_b(g, "m", dir2, &d, false, &plan));
+  assert_int_equal(plan.offset[t1->out[0]->id], plan.offset[v->out[0]->id]); /* the reuse */
+  host = slurp(dir2, "m.c");
+  assert_int_equal(count_str(host, "cuLaunchKernel("), 4);
+  assert_null(strstr(host, "one launch"));
+  free(host);
+  rmdir_all(dir2);
+  ir_graph_free(g);
+
+  /* the same two chains with t1 also a graph output (the caller's memory):
+   * no bytes shared, so u and v launch together (t1 before, w after: each
+   * depends on its neighbour) */
+  g = ir_graph_new("t.onnx");
+  g->opset = 13;
+  x = ir_input_add(g, "x", DT_F32, &xs);
+  y = ir_input_add(g, "y", DT_F32, &xs);
+  t1 = ir_node_new(g, OP_Transpose, NULL, "t1", 1, &x, 1);
+  u = ir_node_new(g, OP_Softmax, NULL, "u", 1, t1->out, 1);
+  v = ir_node_new(g, OP_Transpose, NULL, "v", 1, &y, 1);
+  w = ir_node_new(g, OP_Softmax, NULL, "w", 1, v->out, 1);
+  u->out[0]->name = "uo";
+  w->out[0]->name = "wo";
+  t1->out[0]->name = "to";
+  ir_output_add(g, u->out[0]);
+  ir_output_add(g, w->out[0]);
+  ir_output_add(g, t1->out[0]);
+  char dir3[] = "/tmp/onnxc-cuda-test-XXXXXX";
+  assert_non_null(mkdtemp(dir3));
+  assert_true(compile_graph_b(g, "m", dir3, &d, false, &plan));
+  host = slurp(dir3, "m.c");
+  assert_int_equal(count_str(host, "cuLaunchKernel("), 3);
+  assert_non_null(strstr(host, "/* one launch, 2 kernels: 'u' (Softmax), 'v' (Transpose) */"));
+  free(host);
+  rmdir_all(dir3);
+  ir_graph_free(g);
+  assert_int_equal(d.n_errors, 0);
+  diag_free(&d);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_kernels_parallel_and_fallback),
@@ -441,6 +572,7 @@ int main(void) {
       cmocka_unit_test(test_pools_and_flat_loops_parallel),
       cmocka_unit_test(test_matmul_reads_views),
       cmocka_unit_test(test_conv_residual),
+      cmocka_unit_test(test_launch_batching),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -379,6 +379,71 @@ def op_siblings(b, x):
     return b.one("Concat", parts, shape, bounded=all(p.bounded for p in parts), axis=1)
 
 
+def ew_chain(b, x):
+    """One or two elementwise steps on x: an activation or arithmetic with a
+    constant (per-channel, scalar or full)."""
+    r = b.rng
+    y = x
+    for _ in range(int(r.integers(1, 3))):
+        if r.random() < 0.5:
+            y = op_unary(b, y)
+        else:
+            op = str(r.choice(["Add", "Sub", "Mul", "Max", "Min"]))
+            c = b.const(r.uniform(-1.0, 1.0, size=per_channel_shape(b, y)).astype(np.float32), "k")
+            y = b.one(op, [y, c] if r.random() < 0.7 else [c, y], y.shape,
+                      bounded=y.bounded and op in ("Max", "Min", "Mul"))
+    return y
+
+
+def op_ew_siblings(b, x):
+    """Sibling elementwise consumers of one value, which fuse-elementwise
+    merges into one kernel of several outputs: two or three short chains on x
+    joined (a sum, a product, a Concat), or left as side outputs, one of them
+    sometimes read by a Softmax before its siblings are computed; or a YOLO
+    box decoding on two equal slices of x (anchor - lt, anchor + rb, then
+    their difference and their mean, concatenated)."""
+    r = b.rng
+    if r.random() < 0.3:
+        axes = [a for a in range(1, len(x.shape)) if x.shape[a] >= 2]
+        if not axes:
+            raise Reject("nothing to halve")
+        axis = int(r.choice(axes))
+        half = x.shape[axis] // 2
+        shape = x.shape[:axis] + (half,) + x.shape[axis + 1:]
+
+        def sl(start):
+            return b.one("Slice", [x, b.const(np.array([start], np.int64), "starts"),
+                                   b.const(np.array([start + half], np.int64), "ends"),
+                                   b.const(np.array([axis], np.int64), "axes")], shape, bounded=x.bounded)
+        lt, rb = sl(0), sl(half)
+        anchor = b.const(r.uniform(0.0, 4.0, size=shape[1:]).astype(np.float32), "anchor")
+        x1 = b.one("Sub", [anchor, lt], shape)
+        x2 = b.one("Add", [anchor, rb], shape)
+        wh = b.one("Sub", [x2, x1], shape)
+        c = b.one("Div", [b.one("Add", [x1, x2], shape), b.const(np.array(2.0, np.float32), "two")], shape)
+        return b.one("Concat", [c, wh] if r.random() < 0.7 else [wh, c], x.shape[:axis] + (2 * half,) +
+                     x.shape[axis + 1:], axis=axis)
+    ys = []
+    early = r.random() < 0.3
+    for i in range(int(r.integers(2, 4))):
+        y = ew_chain(b, x)
+        if i == 0 and early:  # read before its siblings exist: the merge moves the reader
+            y = b.one("Softmax", [y], y.shape, bounded=True, axis=-1)
+        ys.append(y)
+    mode = r.random()
+    if mode < 0.4:
+        out = ys[0]
+        for y in ys[1:]:
+            op = str(r.choice(["Add", "Mul", "Max"]))
+            out = b.one(op, [out, y], x.shape, bounded=out.bounded and y.bounded)
+        return out
+    if mode < 0.7:
+        axis = len(x.shape) - 1
+        return b.one("Concat", ys, x.shape[:axis] + (x.shape[axis] * len(ys),), axis=axis,
+                     bounded=all(y.bounded for y in ys))
+    return ys[0]  # the others are side outputs
+
+
 def op_slice(b, x):
     r = b.rng
     if len(x.shape) < 2:
@@ -1027,11 +1092,12 @@ OPS4 = {  # profile cnn weights
     op_conv_block: 8, op_conv: 4, op_bn: 3, op_pool: 3, op_unary: 8, op_binary: 4, op_residual: 2, op_se: 1, op_concat_c: 1.5,
     op_split: 1, op_siblings: 3, op_slice: 1, op_resize: 1, op_global_pool: 0.5, op_reduce: 0.5, op_softmax: 0.3,
     op_transpose: 0.3, op_gather: 0.3, op_unsqueeze: 0.3, op_squeeze: 0.2, op_reshape: 0.3, op_cast: 0.5,
+    op_ew_siblings: 1.5,
 }
 OPS2 = {
     op_gemm: 6, op_matmul: 5, op_unary: 6, op_binary: 5, op_layernorm: 2, op_softmax: 1.5, op_gelu: 1,
     op_attention: 1, op_transpose: 1, op_reshape: 1.5, op_concat_c: 0, op_split: 1, op_slice: 1, op_gather: 1,
-    op_reduce: 1, op_unsqueeze: 0.5, op_squeeze: 0.5, op_flatten: 0.5, op_cast: 0.7,
+    op_reduce: 1, op_unsqueeze: 0.5, op_squeeze: 0.5, op_flatten: 0.5, op_cast: 0.7, op_ew_siblings: 1.5,
 }
 
 

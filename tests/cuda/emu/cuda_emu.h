@@ -4,12 +4,16 @@
  * plain functions; emu_launch runs one launch with one POSIX thread per CUDA
  * thread of a block, the threads walking the grid's blocks in step, with a
  * barrier for __syncthreads and between blocks, so __shared__ (a static here)
- * behaves as on the device. tests/cuda/emu/cuda_emu.c is the matching driver
+ * behaves as on the device. With ONNXC_EMU_REVERSE_BLOCKS=1 in the environment
+ * the blocks run last to first (CUDA promises no order): a kernel, or a
+ * batched launch (docs/cuda.md), whose blocks depend on earlier blocks then
+ * reads what is not written yet. tests/cuda/emu/cuda_emu.c is the matching driver
  * API (libcuda) on the host side; tests/cuda/emu_check.py drives both.
  */
 #ifndef ONNXC_CUDA_EMU_H
 #define ONNXC_CUDA_EMU_H
 #include <pthread.h>
+#include <stdlib.h>
 #include <string.h>
 
 struct emu_dim3 {
@@ -18,6 +22,7 @@ struct emu_dim3 {
 static thread_local emu_dim3 threadIdx, blockIdx;
 static emu_dim3 blockDim, gridDim;
 static pthread_barrier_t emu_bar;
+static bool emu_reverse;
 
 #define __global__
 #define __device__
@@ -45,9 +50,9 @@ static void *emu_thread(void *arg) {
   for (unsigned z = 0; z < gridDim.z; z++)
     for (unsigned y = 0; y < gridDim.y; y++)
       for (unsigned x = 0; x < gridDim.x; x++) {
-        blockIdx.x = x;
-        blockIdx.y = y;
-        blockIdx.z = z;
+        blockIdx.x = emu_reverse ? gridDim.x - 1 - x : x;
+        blockIdx.y = emu_reverse ? gridDim.y - 1 - y : y;
+        blockIdx.z = emu_reverse ? gridDim.z - 1 - z : z;
         a->fn(a->p[0], a->p[1], a->p[2], a->p[3], a->p[4], a->p[5], a->p[6], a->p[7], a->p[8], a->p[9], a->p[10],
               a->p[11], a->p[12], a->p[13], a->p[14], a->p[15], a->p[16], a->p[17], a->p[18], a->p[19], a->p[20],
               a->p[21], a->p[22], a->p[23], a->p[24], a->p[25], a->p[26], a->p[27], a->p[28], a->p[29], a->p[30],
@@ -65,6 +70,8 @@ extern "C" int emu_launch(void *fn, int nparams, void **params, unsigned gx, uns
   unsigned nt = bx * by * bz;
   if (nparams > EMU_MAX_PARAMS)
     return 1;
+  const char *rev = getenv("ONNXC_EMU_REVERSE_BLOCKS");
+  emu_reverse = rev && rev[0] == '1';
   gridDim.x = gx;
   gridDim.y = gy;
   gridDim.z = gz;
