@@ -531,36 +531,35 @@ static void direct_setup_item(EmitC *e, const Prod *p, const Window *w, int64_t 
   emit_padded_share(e, w, p->off_img, "xn", ns, 32);
 }
 
-/* The direct conv (conv_direct): tiles of 32 wide columns x MR rows, each
- * computed over all of K in registers into a stack tile, whose real columns
- * are then stored with the bias, residual and activation. */
-static bool emit_conv_direct(EmitC *e, const Node *n, const Prod *p, const Window *w) {
-  int64_t hp = w->h + w->pt + w->pb, wp = w->w + w->pl + w->pr, taps = w->kh * w->kw;
-  int64_t M = p->m, K = p->k, N = p->n, nw = (w->oh - 1) * wp + w->ow, nt = (nw + 31) / 32;
-  int64_t batch = n->in[0]->shape.d[0], tb = nt >= 16 * ec_threads(e) ? 4 : 1, items = (nt + tb - 1) / tb;
-  int64_t ns = min64(w->c, 8);
-  bool shared = p->par && batch == 1 && gk_want_par(e);
-  ec_line(e, "/* direct conv: [%lld x %lld] x image, %lld output rows %lld wide (%lld used) */", LL(M),
-          LL(K), LL(w->oh), LL(wp), LL(w->ow));
-  /* B(k, q) = xp[koff[k] + q] */
+typedef void (*SetupItem)(EmitC *, const Prod *, const Window *, int64_t);
+
+/* What both direct convs open with: the tap table koff (tap k of pixel q at
+ * xp[koff[k] + q], in the s x s phase planes of hq rows, s = 1: the padded
+ * image), the store expression of v for channel i and pixel j (into *epi,
+ * which the caller frees), and the loop over the items (the set-up items
+ * first; per image when not shared). The caller closes the loop(s). */
+static void emit_direct_head(EmitC *e, const Node *n, const Prod *p, const Window *w, int64_t s, int64_t hq,
+                             int64_t out, int64_t ns, int64_t items, bool shared, SetupItem setup, Buf *epi) {
+  int64_t taps = w->kh * w->kw, wq = (w->w + w->pl + w->pr + s - 1) / s, N = w->oh * w->ow;
   Buf tab;
   buf_init(&tab);
-  for (int64_t k = 0; k < K; k++) {
-    int64_t t = k % taps;
-    buf_printf(&tab, "%s%lld", k ? (k % 16 ? ", " : ",\n  ") : "",
-               LL(k / taps * hp * wp + t / w->kw * w->dh * wp + t % w->kw * w->dw));
+  for (int64_t k = 0; k < p->k; k++) {
+    int64_t t = k % taps, i = t / w->kw * w->dh, j = t % w->kw * w->dw;
+    int64_t off = k / taps * s * s * hq * wq + (i % s * s + j % s) * hq * wq + i / s * wq + j / s;
+    buf_printf(&tab, "%s%lld", k ? (k % 16 ? ", " : ",\n  ") : "", LL(off));
   }
-  ec_line(e, "static const int koff[%lld] = {", LL(K));
+  ec_line(e, "static const int koff[%lld] = {", LL(p->k));
   ec_line(e, "  %s};", tab.s);
   buf_free(&tab);
   ec_line(e, "const float *xp = (const float *)S;");
-  Buf epi, base;
-  buf_init(&epi);
+  Buf base;
+  buf_init(epi);
   buf_init(&base);
   buf_printf(&base, "v%s", ir_has_input(n, 2) ? " + X2[i]" : "");
   if (ir_has_input(n, 3))
     buf_printf(&base, " + rn[i * %lld + j]", LL(N));
-  gemm_act_expr(n, base.s, &epi);
+  gemm_act_expr(n, base.s, epi);
+  buf_free(&base);
   ec_line(e, "long own = 0, it;");
   ec_line(e, "(void)own;");
   if (shared) {
@@ -569,18 +568,34 @@ static bool emit_conv_direct(EmitC *e, const Node *n, const Prod *p, const Windo
     if (ir_has_input(n, 3))
       ec_line(e, "const float *rn = X3;");
     ec_line(e, "while ((it = onnxc_nt > 1 ? onnxc_claim() : own++) < %lld) {", LL(ns + items));
-    gk_emit_setup_items(e, p, w, ns, direct_setup_item);
-  } else {
-    ec_line(e, "for (long nb = 0; nb < %lld; nb++) {", LL(batch));
-    ec_line(e, "const float *xn = X0 + nb * %lld;", LL(w->c * w->h * w->w));
-    ec_line(e, "float *yn = Y0 + nb * %lld;", LL(M * N));
-    if (ir_has_input(n, 3))
-      ec_line(e, "const float *rn = X3 + nb * %lld;", LL(M * N));
-    ec_line(e, "for (it = 0; it < %lld; it++) {", LL(ns));
-    direct_setup_item(e, p, w, ns);
-    ec_line(e, "}");
-    ec_line(e, "for (it = 0; it < %lld; it++) {", LL(items));
+    gk_emit_setup_items(e, p, w, ns, setup);
+    return;
   }
+  ec_line(e, "for (long nb = 0; nb < %lld; nb++) {", LL(n->in[0]->shape.d[0]));
+  ec_line(e, "const float *xn = X0 + nb * %lld;", LL(w->c * w->h * w->w));
+  ec_line(e, "float *yn = Y0 + nb * %lld;", LL(out));
+  if (ir_has_input(n, 3))
+    ec_line(e, "const float *rn = X3 + nb * %lld;", LL(out));
+  ec_line(e, "for (it = 0; it < %lld; it++) {", LL(ns));
+  setup(e, p, w, ns);
+  ec_line(e, "}");
+  ec_line(e, "for (it = 0; it < %lld; it++) {", LL(items));
+}
+
+/* The direct conv (conv_direct): tiles of 32 wide columns x MR rows, each
+ * computed over all of K in registers into a stack tile, whose real columns
+ * are then stored with the bias, residual and activation. */
+static bool emit_conv_direct(EmitC *e, const Node *n, const Prod *p, const Window *w) {
+  int64_t hp = w->h + w->pt + w->pb, wp = w->w + w->pl + w->pr;
+  int64_t M = p->m, K = p->k, N = p->n, nw = (w->oh - 1) * wp + w->ow, nt = (nw + 31) / 32;
+  int64_t batch = n->in[0]->shape.d[0], tb = nt >= 16 * ec_threads(e) ? 4 : 1, items = (nt + tb - 1) / tb;
+  int64_t ns = min64(w->c, 8);
+  bool shared = p->par && batch == 1 && gk_want_par(e);
+  ec_line(e, "/* direct conv: [%lld x %lld] x image, %lld output rows %lld wide (%lld used) */", LL(M),
+          LL(K), LL(w->oh), LL(wp), LL(w->ow));
+  /* B(k, q) = xp[koff[k] + q] */
+  Buf epi;
+  emit_direct_head(e, n, p, w, 1, hp, M * N, ns, items, shared, direct_setup_item, &epi);
   ec_line(e, "for (long jt = it * %lld; jt < (it + 1) * %lld && jt < %lld; jt++) {", LL(tb), LL(tb),
           LL(nt));
   ec_line(e, "const long q0 = jt * 32;");
@@ -607,7 +622,6 @@ static bool emit_conv_direct(EmitC *e, const Node *n, const Prod *p, const Windo
   if (!shared)
     ec_line(e, "}"); /* nb */
   buf_free(&epi);
-  buf_free(&base);
   return true;
 }
 
@@ -659,54 +673,15 @@ static void dtr_phase_item(EmitC *e, const Prod *p, const Window *w, int64_t ns)
 static bool emit_conv_direct_t(EmitC *e, const Node *n, const Prod *p, const Window *w) {
   /* stride s: s x s phase planes of hq x wq (s = 1: the padded image) */
   int64_t s = w->sh, hq = (w->h + w->pt + w->pb + s - 1) / s, wp = (w->w + w->pl + w->pr + s - 1) / s;
-  int64_t taps = w->kh * w->kw;
   int64_t M = p->n, K = p->k, N = p->m, nw = (w->oh - 1) * wp + w->ow;
   int64_t batch = n->in[0]->shape.d[0], items = (nw + DTR_BLOCK - 1) / DTR_BLOCK;
   int64_t ns = min64(w->c, 8);
   bool shared = p->par && batch == 1 && gk_want_par(e);
   ec_line(e, "/* direct conv, transposed: [%lld x %lld] x W^T, %lld output rows %lld wide (%lld used)%s */",
           LL(nw), LL(K), LL(w->oh), LL(wp), LL(w->ow), s > 1 ? ", read from 2x2 phase planes" : "");
-  Buf tab;
-  buf_init(&tab);
-  for (int64_t k = 0; k < K; k++) {
-    int64_t t = k % taps, i = t / w->kw * w->dh, j = t % w->kw * w->dw;
-    int64_t off = k / taps * s * s * hq * wp + (i % s * s + j % s) * hq * wp + i / s * wp + j / s;
-    buf_printf(&tab, "%s%lld", k ? (k % 16 ? ", " : ",\n  ") : "", LL(off));
-  }
-  ec_line(e, "static const int koff[%lld] = {", LL(K));
-  ec_line(e, "  %s};", tab.s);
-  buf_free(&tab);
-  ec_line(e, "const float *xp = (const float *)S;");
-  Buf epi, base;
-  buf_init(&epi);
-  buf_init(&base);
-  buf_printf(&base, "v%s", ir_has_input(n, 2) ? " + X2[i]" : "");
-  if (ir_has_input(n, 3))
-    buf_printf(&base, " + rn[i * %lld + j]", LL(N));
-  gemm_act_expr(n, base.s, &epi);
-  ec_line(e, "long own = 0, it;");
-  ec_line(e, "(void)own;");
-  if (shared) {
-    ec_line(e, "const float *xn = X0;");
-    ec_line(e, "float *yn = Y0;");
-    if (ir_has_input(n, 3))
-      ec_line(e, "const float *rn = X3;");
-    ec_line(e, "while ((it = onnxc_nt > 1 ? onnxc_claim() : own++) < %lld) {", LL(ns + items));
-    gk_emit_setup_items(e, p, w, ns, s > 1 ? dtr_phase_item : direct_setup_item);
-  } else {
-    ec_line(e, "for (long nb = 0; nb < %lld; nb++) {", LL(batch));
-    ec_line(e, "const float *xn = X0 + nb * %lld;", LL(w->c * w->h * w->w));
-    ec_line(e, "float *yn = Y0 + nb * %lld;", LL(M * N));
-    if (ir_has_input(n, 3))
-      ec_line(e, "const float *rn = X3 + nb * %lld;", LL(M * N));
-    ec_line(e, "for (it = 0; it < %lld; it++) {", LL(ns));
-    if (s > 1)
-      dtr_phase_item(e, p, w, ns);
-    else
-      direct_setup_item(e, p, w, ns);
-    ec_line(e, "}");
-    ec_line(e, "for (it = 0; it < %lld; it++) {", LL(items));
-  }
+  Buf epi;
+  emit_direct_head(e, n, p, w, s, hq, M * N, ns, items, shared, s > 1 ? dtr_phase_item : direct_setup_item,
+                   &epi);
   ec_line(e, "const long qe = it * %d + %d < %lld ? it * %d + %d : %lld;", DTR_BLOCK, DTR_BLOCK, LL(nw),
           DTR_BLOCK, DTR_BLOCK, LL(nw));
   ec_line(e, "for (long q0 = it * %d; q0 < qe; q0 += ONNXC_DMR) {", DTR_BLOCK);
@@ -737,7 +712,6 @@ static bool emit_conv_direct_t(EmitC *e, const Node *n, const Prod *p, const Win
   if (!shared)
     ec_line(e, "}"); /* nb */
   buf_free(&epi);
-  buf_free(&base);
   return true;
 }
 
