@@ -24,7 +24,6 @@ Usage: test_float16_models.py --onnxc BIN --corpus DIR
 """
 import argparse
 import os
-import subprocess
 import sys
 import tempfile
 
@@ -39,22 +38,7 @@ import numpy as np  # noqa: E402
 
 import float16  # noqa: E402
 
-failures = []
-
-
-def run(cmd, env=None):
-    e = dict(os.environ)
-    e.update(env or {})
-    p = subprocess.run(cmd, capture_output=True, text=True, env=e, stdin=subprocess.DEVNULL)
-    return p.returncode, (p.stdout + p.stderr).strip()
-
-
-def expect(cond, what, text=""):
-    print(("ok   " if cond else "FAIL ") + what, flush=True)
-    if not cond:
-        failures.append(what)
-        if text:
-            print("     " + text.replace("\n", "\n     ")[-2000:])
+from checks import expect, failures, run  # noqa: E402
 
 
 def main():

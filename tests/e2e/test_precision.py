@@ -23,7 +23,6 @@ Usage: test_precision.py --onnxc BIN --corpus DIR
 """
 import argparse
 import os
-import subprocess
 import sys
 import tempfile
 
@@ -32,22 +31,7 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 PY = sys.executable
 MODELS = ["conv3x3_64_56", "conv1x1_256_64_56", "matmul_128_768_3072", "bert_tiny", "mobilenetv2"]
 
-failures = []
-
-
-def run(cmd, env=None):
-    e = dict(os.environ)
-    e.update(env or {})
-    p = subprocess.run(cmd, capture_output=True, text=True, env=e, stdin=subprocess.DEVNULL)
-    return p.returncode, (p.stdout + p.stderr).strip()
-
-
-def expect(cond, what, text=""):
-    print(("ok   " if cond else "FAIL ") + what, flush=True)
-    if not cond:
-        failures.append(what)
-        if text:
-            print("     " + text.replace("\n", "\n     ")[-2000:])
+from checks import expect, failures, run  # noqa: E402
 
 
 def main():
