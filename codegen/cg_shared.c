@@ -20,6 +20,9 @@ static const EmitFn emit_tab[OP_COUNT_] = {
 bool cg_emit_body(EmitC *e, const Node *n) {
   if (n->op == OP_Equal && n->in[0]->dt == DT_STRING)
     return emitc_string_equal(e, n);
+  bool done = false, ok = blocked_dispatch(e, n, &done);
+  if (done || !ok)
+    return ok;
   return emit_tab[n->op](e, n);
 }
 

@@ -77,6 +77,15 @@ void string_write_prelude(Buf *b);
 /* int8 kernels (emit_qint.c, docs/int8.md): the prelude of NAME.c when
  * qint_used; the scratch of a QIntConv. */
 bool qint_used(const Graph *g);
+/* The channel-blocked layout's kernels (emit_blocked.c, docs/layout.md):
+ * blocked_dispatch, before a node's hook: for a node with a blocked operand
+ * either writes its blocked kernel (*done) or lets the hook run (its own
+ * kernel, or one that is lane-wise over every operand alike), and reports a
+ * node that mixes layouts as an internal error. The micro-kernel text goes
+ * at the top of NAME.c when blocked_conv_used. */
+bool blocked_dispatch(EmitC *e, const Node *n, bool *done);
+bool blocked_conv_used(const Graph *g);
+void blocked_write_prelude(Buf *out);
 void qint_write_prelude(Buf *out);
 int64_t qint_scratch_bytes(const Node *n, int threads);
 bool string_used(const Graph *g);

@@ -321,3 +321,13 @@ uint32_t value_dyn_mask(const Value *v) {
   }
   return m;
 }
+
+bool ir_storage_numel(const Value *v, int64_t *out) {
+  if (!shape_numel_max(v->g, &v->shape, out))
+    return false;
+  if (v->blocked > 0 && v->shape.rank >= 2 && v->shape.d[1] > 0) {
+    int64_t c = v->shape.d[1], cb = (c + v->blocked - 1) / v->blocked * v->blocked;
+    *out = *out / c * cb;
+  }
+  return true;
+}

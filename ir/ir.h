@@ -210,6 +210,9 @@ void shape_set_dx(const Graph *g, Shape *s, int i, const DimExpr *e);
 bool shape_is_bounded(const Shape *s);
 /* Element count at the symbols' upper bounds (static shapes: the count). */
 bool shape_numel_max(const Graph *g, const Shape *s, int64_t *out);
+/* Elements v's buffer holds: its shape's (upper bound) element count, with
+ * the channels rounded up to the block when v is blocked. */
+bool ir_storage_numel(const Value *v, int64_t *out);
 
 /* ---- tensor.c: constant data owned by the graph arena ----------------------- */
 
@@ -336,6 +339,12 @@ struct Value {
   const DimExpr **sval;
   int n_sval;
   ValueType vt;            /* VT_TENSOR except before control-flow lowering */
+  /* 0: stored as its shape says (row-major). 16: a 4-D [N, C, H, W] tensor
+   * stored channel-blocked, NCHW16c: [N][ceil(C/16)][H][W][16], the lanes past
+   * C unspecified (written, never read into a real lane). Only the layout
+   * pass (passes/layout.c) sets it, and only the kernels it places read or
+   * write such a value (docs/layout.md). */
+  int blocked;
   Graph *g;                /* owning graph */
 };
 
@@ -536,6 +545,7 @@ struct Target {
   int threads;             /* threads the generated code splits large kernels over (>= 1) */
   bool fuse_residual;      /* its Conv kernels add a residual input in their store */
   bool strided_matmul;     /* its MatMul kernels read and write through permutations (fuse-layout) */
+  int blocked_lanes;       /* 16: its kernels run Conv/pools on NCHW16c tensors (passes/layout.c); 0: no */
   /* Bytes of scratch the kernel emitted for n needs during n's step; 0: none. */
   int64_t (*scratch_bytes)(const Target *t, const Node *n);
   /* True when n's scratch must live from n's step to the end of the run

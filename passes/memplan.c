@@ -34,7 +34,7 @@ static int64_t align_up(int64_t x) { return (x + PLAN_ALIGN - 1) / PLAN_ALIGN * 
  * ranges); -1 when unknown or absurdly large. */
 static int64_t value_bytes(const Value *v) {
   int64_t numel, bytes;
-  if (!shape_numel_max(v->g, &v->shape, &numel) || !dtype_bytes(v->dt, numel, &bytes) || bytes > INT64_MAX / 4)
+  if (!ir_storage_numel(v, &numel) || !dtype_bytes(v->dt, numel, &bytes) || bytes > INT64_MAX / 4)
     return -1;
   return bytes;
 }
@@ -58,7 +58,8 @@ static bool is_view(const Node *n) {
  * (an input with the output's element count is never broadcast). */
 static bool same_elements(const Value *x, const Value *y) {
   int64_t a, b;
-  return x->dt == y->dt && shape_numel(&x->shape, &a) && shape_numel(&y->shape, &b) && a == b;
+  return x->dt == y->dt && x->blocked == y->blocked && shape_numel(&x->shape, &a) && shape_numel(&y->shape, &b) &&
+         a == b;
 }
 
 /* The root owning v's storage and v's byte offset in it. During the walk an

@@ -49,6 +49,7 @@ typedef struct PipelineOpts {
   int n_shapes;
   bool guard;                  /* plan red zones around every buffer (docs/guard.md) */
   int precision;               /* 1 bf16, 2 fp16: Conv/Gemm/MatMul products in that type (pass_mark_precision) */
+  int layout;                  /* --layout: 0 auto (by cost where the target blocks), 1 nchw, 2 nchw16c */
   /* called before each pass (its name, index and the count), when set */
   void (*progress)(void *user, const char *pass, int index, int count);
   void *progress_user;
@@ -88,6 +89,10 @@ bool pass_simplify(Graph *g, Diag *d);        /* algebraic identities (simplify.
 bool pass_fuse_quant(Graph *g, Diag *d);      /* QDQ groups -> uint8 integer kernels (fuse_quant.c) */
 bool pass_fuse_bn(Graph *g, Diag *d);         /* BN, Mul, Add... folded into Conv/Gemm */
 bool pass_fuse_layout(Graph *g, Diag *d);      /* Transposes around batched MatMuls read/written in place */
+/* The channel-blocked layout between convolution-like ops (layout.c,
+ * docs/layout.md): lanes = Target.blocked_lanes (16, or 0: off); mode 0 by
+ * cost, 1 never, 2 every region with a conv (--layout nchw16c). */
+bool pass_layout_blocked(Graph *g, int lanes, int mode, Diag *d);
 bool pass_fuse_siblings(Graph *g, Diag *d);    /* sibling Convs on one input as one Conv and a Split */
 bool pass_fuse_norm(Graph *g, Diag *d);        /* LayerNorm written as primitives into LayerNormalization */
 /* elementwise chains into FusedElementwise kernels; with `epilogue`, a float32

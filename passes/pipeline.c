@@ -44,6 +44,11 @@ static bool run_fuse_layout(Graph *g, Ctx *c, Diag *d) {
   return !fusing(g, c) || !c->o->target->strided_matmul || pass_fuse_layout(g, d);
 }
 static bool run_fuse_siblings(Graph *g, Ctx *c, Diag *d) { return !fusing(g, c) || pass_fuse_siblings(g, d); }
+/* NCHW16c regions (layout.c): float32 products only, where the target stores blocked tensors */
+static bool run_layout(Graph *g, Ctx *c, Diag *d) {
+  return !fusing(g, c) || c->o->precision != 0 ||
+         pass_layout_blocked(g, c->o->target->blocked_lanes, c->o->layout, d);
+}
 /* float16 models: products on the float32 kernels, static shapes (-O1 and up) */
 static bool run_f16_products(Graph *g, Ctx *c, Diag *d) { return !fusing(g, c) || pass_f16_products(g, d); }
 static bool run_cse(Graph *g, Ctx *c, Diag *d) { return c->o->opt_level < 1 || pass_cse(g, d); }
@@ -85,6 +90,7 @@ static const Step steps[] = {
     {"fuse-elementwise", run_fuse_ew, true},
     {"fuse-layout", run_fuse_layout, true},
     {"fuse-siblings", run_fuse_siblings, true},
+    {"layout", run_layout, true},
     {"dce", run_dce, true},
     {"require-static", run_static, true},
     {"schedule", run_schedule, true},
@@ -93,7 +99,7 @@ static const Step steps[] = {
 
 const char *const passes_names[] = {"check-ops", "topo-order", "canonicalize", "pin-dims", "lower-control",
                                     "infer", "lower-gradient", "fuse-quant",
-                                    "simplify", "fuse-bn", "f16-products", "cse", "fuse-norm", "fuse-epilogue", "fuse-elementwise", "fuse-layout", "fuse-siblings", "dce", "require-static", "schedule",
+                                    "simplify", "fuse-bn", "f16-products", "cse", "fuse-norm", "fuse-epilogue", "fuse-elementwise", "fuse-layout", "fuse-siblings", "layout", "dce", "require-static", "schedule",
                                     "memplan", NULL};
 
 bool passes_run(Graph *g, const PipelineOpts *o, Plan *plan, Diag *d) {

@@ -479,7 +479,8 @@ static Graph *build_runner(const char *model, const DataSet *ds, const Options *
   Plan plan;
   Target target;
   codegen_target(&target, o->target, o->threads);
-  PipelineOpts po = {.opt_level = o->opt_level, .pins = o->pins, .n_pins = o->n_pins,
+  target.blocked_lanes = driver_blocked_lanes(o);
+  PipelineOpts po = {.layout = o->layout, .opt_level = o->opt_level, .pins = o->pins, .n_pins = o->n_pins,
                      .dump_after = o->dump_after, .dump_to = stderr, .verify = true, .target = &target,
                      .shapes = o->shapes, .n_shapes = o->n_shapes, .guard = o->guard,
                      .precision = o->precision};

@@ -76,7 +76,8 @@ Graph *driver_compile(const Options *o, Plan *plan, Diag *d) {
   infer_string_capacity(g, o->string_bytes);
   Target t;
   codegen_target(&t, o->target, o->threads);
-  PipelineOpts po = {.opt_level = o->opt_level, .pins = o->pins, .n_pins = o->n_pins,
+  t.blocked_lanes = driver_blocked_lanes(o);
+  PipelineOpts po = {.layout = o->layout, .opt_level = o->opt_level, .pins = o->pins, .n_pins = o->n_pins,
                      .dump_after = o->dump_after, .dump_to = stderr, .verify = o->verify_ir, .target = &t,
                      .shapes = o->shapes, .n_shapes = o->n_shapes, .guard = o->guard, .precision = o->precision,
                      .progress = o->progress ? progress_pass : NULL, .progress_user = o->progress};
@@ -116,6 +117,39 @@ static const char *march_flag(const Options *o, char *buf, size_t n) {
     return NULL;
   snprintf(buf, n, "-march=%s", cpu);
   return buf;
+}
+
+int driver_blocked_lanes(const Options *o) {
+  if (strcmp(o->target, "c") != 0 || o->layout == 1)
+    return 0;
+  if (o->layout == 2)
+    return 16;
+  char march[128];
+  const char *m = o->triple ? NULL : march_flag(o, march, sizeof march);
+  if (!m)
+    return 0;
+  /* the compiler's own answer for that -march, asked once per process */
+  static char asked[128];
+  static int answer = -1;
+  if (answer >= 0 && strcmp(asked, m) == 0)
+    return answer;
+  snprintf(asked, sizeof asked, "%s", m);
+  answer = 0;
+  Argv a = {{0}, 0, {0}, 0};
+  arg_cc(&a);
+  arg(&a, m);
+  arg(&a, "-dM");
+  arg(&a, "-E");
+  arg(&a, "-x");
+  arg(&a, "c");
+  arg(&a, "/dev/null");
+  Buf log;
+  buf_init(&log);
+  if (sys_run(a.v, &log) == 0 && log.s && strstr(log.s, "#define __AVX512F__ "))
+    answer = 16;
+  buf_free(&log);
+  argv_free(&a);
+  return answer;
 }
 
 static bool cc_one(const char *dir, const char *src, const char *obj, const Options *o,

@@ -60,6 +60,9 @@ static void usage(FILE *f) {
           "                         .a for TRIPLE, e.g. thumbv7em-none-eabihf (docs/clang.md)\n"
           "  --threads N            generated code splits its large kernels over N\n"
           "                         threads (pthreads; default 1: no threads)\n"
+          "  --layout auto|nchw|nchw16c  tensors between convs stored channel-blocked\n"
+          "                         (NCHW16c); auto: where it pays on an AVX-512 CPU\n"
+          "                         (docs/layout.md)\n"
           "  --precision f32|bf16|fp16  Conv, Gemm and MatMul products with bfloat16 or\n"
           "                         float16 operands and float32 sums; f32 (default) as\n"
           "                         written (docs/precision.md)\n"
@@ -243,6 +246,16 @@ static int parse(int argc, char **argv, Options *o, bool check, const char **pos
         o->precision = 2;
       else
         return bad_usage("--precision takes f32, bf16 or fp16, not '%s'", next);
+    } else if (strcmp(a, "--layout") == 0) {
+      NEED_ARG();
+      if (strcmp(next, "auto") == 0)
+        o->layout = 0;
+      else if (strcmp(next, "nchw") == 0)
+        o->layout = 1;
+      else if (strcmp(next, "nchw16c") == 0)
+        o->layout = 2;
+      else
+        return bad_usage("--layout takes auto, nchw or nchw16c, not '%s'", next);
     } else if (strcmp(a, "--profile") == 0) {
       o->profile = true;
     } else if (o->profiling && (strcmp(a, "--runs") == 0 || strcmp(a, "--warmup") == 0 || strcmp(a, "--top") == 0)) {

@@ -47,6 +47,7 @@ typedef struct Options {
   int threads;                 /* --threads N (0, 1: single-threaded code; docs/abi.md) */
   bool guard;                  /* --guard: red zones checked after every node (docs/guard.md) */
   int precision;               /* --precision: 0 f32, 1 bf16, 2 fp16 (PipelineOpts.precision, docs/precision.md) */
+  int layout;                  /* --layout: 0 auto, 1 nchw, 2 nchw16c (PipelineOpts.layout, docs/layout.md) */
   bool tol_set;                /* check: --rtol or --atol given (else precision-scaled defaults) */
   int check_numerics;          /* --check-numerics[=nan]: 1 NaN and Inf, 2 NaN only (docs/numerics.md) */
   bool quiet;                  /* -q: no progress line */
@@ -217,5 +218,9 @@ bool sys_write_file(const char *path, const void *data, size_t n);
 bool sys_copy_file(const char *from, const char *to);
 bool sys_is_dir(const char *path);
 const char *sys_cc(void);                           /* $CC or "cc" */
+/* Target.blocked_lanes for o (driver.c): 16 for the C target with --layout
+ * nchw16c, or by default where the code is built for a CPU with AVX-512F
+ * (asked of the C compiler with the -march the build takes); else 0. */
+int driver_blocked_lanes(const Options *o);
 
 #endif

@@ -649,6 +649,8 @@ bool codegen_c(const Graph *g, const Plan *plan, const CodegenOpts *o, const cha
       gemm_write_prelude(&c);
     if (qint_used(g))
       qint_write_prelude(&c);
+    if (blocked_conv_used(g))
+      blocked_write_prelude(&c);
     if (gemm_lp_used(g, plan, o->threads))
       gemm_write_prelude_lp(&c, gemm_lp_used(g, plan, o->threads));
     if (string_used(g)) {

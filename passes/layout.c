@@ -1,0 +1,513 @@
+/* layout.c - the channel-blocked layout (NCHW16c) between convolution-like ops.
+ *
+ * requires: inferred static shapes; fusion done (fuse-bn, fuse-epilogue,
+ *   fuse-elementwise, fuse-siblings), so a Conv carries its bias, activation
+ *   and residual; the target stores blocked tensors (Target.blocked_lanes).
+ * provides: regions of float32 4-D nodes whose tensors are stored as
+ *   [N][ceil(C/16)][H][W][16] (Value.blocked = 16), with a ToBlocked node on
+ *   every tensor that enters a region and a FromBlocked node on every tensor
+ *   that leaves one, so every node outside reads and writes row-major NCHW as
+ *   before. Inside a region:
+ *   - a Conv (2-D, group 1 with C >= 16 input channels, or depthwise) becomes
+ *     BlockedConv: its padding moves into a BlockedPad node before it (a copy
+ *     of the blocked input inside a zero border), its weights are repacked
+ *     here (group 1: panels of 32 output channels, k = (channel block, kh,
+ *     kw, lane) over the real input channels; depthwise: [C/16][KH*KW][16]),
+ *     its bias padded to the panel; the fused activation and residual stay;
+ *   - MaxPool / AveragePool (2-D, one output) run on the blocked tensor;
+ *   - GlobalAveragePool / GlobalMaxPool read a blocked tensor and write a
+ *     row-major one (they end a region);
+ *   - elementwise nodes (and fused chains) whose operands all have the
+ *     output's shape, and channel Concat / Split, join when every tensor they
+ *     touch has a multiple of 16 channels: the blocked bytes are then those
+ *     of NCHW in another order that every lane-wise kernel and every channel
+ *     slice of whole blocks sees alike, so their kernels (and the planner's
+ *     views of a Concat's and a Split's slices) stay as they are.
+ *   Lanes past C are written (zero weights give zero, pools give values of
+ *   other padding lanes) but never read into a real lane: a conv sums the
+ *   real input channels only.
+ * A region is kept when it holds a conv and its convs' multiply-adds are at
+ *   least 64 per element the conversions at its borders move (mode 2,
+ *   --layout nchw16c, keeps every region that holds a conv: the tests).
+ * invalidates: schedule positions.
+ */
+#include "passes.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define LANES 16
+#define PANEL 32
+
+static int64_t upto(int64_t x, int64_t a) { return (x + a - 1) / a * a; }
+
+static bool all_f32_static4(const Value *v) {
+  return v->dt == DT_F32 && v->shape.rank == 4 && shape_is_static(&v->shape) && !v->dyn_dims;
+}
+
+/* Begin and end pads of a 2-D conv or pool (explicit, or auto_pad). */
+static bool node_pads(const Node *n, const int64_t *in, const int64_t *out, const int64_t *k,
+                      const int64_t *st, const int64_t *di, int64_t *pb, int64_t *pe) {
+  int np = 0;
+  const int64_t *pads = ir_attr_ints(n, "pads", &np);
+  const char *ap = ir_attr_str(n, "auto_pad", "NOTSET");
+  for (int i = 0; i < 2; i++) {
+    pb[i] = pe[i] = 0;
+    if (strncmp(ap, "SAME", 4) == 0) {
+      int64_t total = (out[i] - 1) * st[i] + (k[i] - 1) * di[i] + 1 - in[i];
+      if (total < 0)
+        total = 0;
+      pb[i] = strcmp(ap, "SAME_UPPER") == 0 ? total / 2 : total - total / 2;
+      pe[i] = total - pb[i];
+    } else if (strcmp(ap, "VALID") != 0 && pads && np == 4) {
+      pb[i] = pads[i];
+      pe[i] = pads[2 + i];
+    }
+    if (pb[i] < 0 || pe[i] < 0)
+      return false;
+  }
+  return true;
+}
+
+static void ints2(const Node *n, const char *name, int64_t *v) {
+  int k = 0;
+  const int64_t *a = ir_attr_ints(n, name, &k);
+  v[0] = a && k == 2 ? a[0] : 1;
+  v[1] = a && k == 2 ? a[1] : 1;
+}
+
+typedef enum Kind { K_NONE, K_CONV, K_DW, K_POOL, K_GPOOL, K_LANEWISE } Kind;
+
+static bool act_ok(const Node *n) {
+  const char *a = ir_attr_str(n, "activation", "");
+  return !ir_attr(n, "epilogue") &&
+         (!*a || !strcmp(a, "Relu") || !strcmp(a, "Clip") || !strcmp(a, "LeakyRelu"));
+}
+
+static Kind conv_kind(const Node *n) {
+  if (n->n_out != 1 || !ir_has_input(n, 1) || n->in[1]->kind != VK_CONST || !all_f32_static4(n->in[0]) ||
+      !all_f32_static4(n->out[0]) || n->in[1]->dt != DT_F32 || n->in[1]->shape.rank != 4 || !act_ok(n) ||
+      ir_attr(n, "onnxc.precision"))
+    return K_NONE;
+  if (ir_has_input(n, 2) && (n->in[2]->kind != VK_CONST || n->in[2]->dt != DT_F32))
+    return K_NONE;
+  if (ir_has_input(n, 3) && !all_f32_static4(n->in[3]))
+    return K_NONE;
+  const Shape *x = &n->in[0]->shape, *w = &n->in[1]->shape, *y = &n->out[0]->shape;
+  int64_t g = ir_attr_int(n, "group", 1), c = x->d[1], m = y->d[1];
+  int64_t st[2], di[2], pb[2], pe[2], k[2] = {w->d[2], w->d[3]};
+  ints2(n, "strides", st);
+  ints2(n, "dilations", di);
+  if (!node_pads(n, x->d + 2, y->d + 2, k, st, di, pb, pe) || st[0] < 1 || st[1] < 1 || di[0] < 1 || di[1] < 1)
+    return K_NONE;
+  /* the window must stay inside the padded image (no output reads past it) */
+  for (int i = 0; i < 2; i++)
+    if ((y->d[2 + i] - 1) * st[i] + (k[i] - 1) * di[i] + 1 > x->d[2 + i] + pb[i] + pe[i])
+      return K_NONE;
+  if (g == 1 && c >= LANES && w->d[1] == c && w->d[0] == m)
+    return K_CONV;
+  if (g == c && g > 1 && m == c && w->d[0] == c && w->d[1] == 1 && !ir_has_input(n, 3))
+    return K_DW;
+  return K_NONE;
+}
+
+static Kind node_kind(const Node *n) {
+  switch (n->op) {
+  case OP_Conv:
+    return conv_kind(n);
+  case OP_MaxPool:
+  case OP_AveragePool:
+    if (n->n_out != 1 || !all_f32_static4(n->in[0]) || !all_f32_static4(n->out[0]))
+      return K_NONE;
+    return K_POOL;
+  case OP_GlobalAveragePool:
+  case OP_GlobalMaxPool:
+    return all_f32_static4(n->in[0]) && all_f32_static4(n->out[0]) ? K_GPOOL : K_NONE;
+  default:
+    break;
+  }
+  bool ew = (ir_ops[n->op].flags & OPF_EW) != 0 || n->op == OP_FusedElementwise;
+  bool cat = n->op == OP_Concat || n->op == OP_Split;
+  if (!ew && !cat)
+    return K_NONE;
+  if (cat) {
+    int64_t ax = ir_attr_int(n, "axis", n->op == OP_Split ? 0 : 1);
+    if (ax != 1 && ax != -3)
+      return K_NONE;
+    if (n->op == OP_Split && n->n_in > 1 && ir_has_input(n, 1) && n->in[1]->kind != VK_CONST)
+      return K_NONE;
+  }
+  /* every tensor operand 4-D float32 with 16k channels; elementwise: the output's shape */
+  for (int i = 0; i < n->n_out; i++)
+    if (n->out[i]->kind != VK_NONE && (!all_f32_static4(n->out[i]) || n->out[i]->shape.d[1] % LANES))
+      return K_NONE;
+  for (int i = 0; i < n->n_in; i++) {
+    if (!ir_has_input(n, i))
+      continue;
+    const Value *v = n->in[i];
+    if (n->op == OP_Split && i > 0)
+      continue;
+    if (v->kind == VK_CONST || !all_f32_static4(v) || v->shape.d[1] % LANES)
+      return K_NONE;
+    if (ew && !rewrite_same_shape(&v->shape, &n->out[0]->shape))
+      return K_NONE;
+  }
+  return K_LANEWISE;
+}
+
+/* Tensor inputs of a region node that travel blocked. */
+static bool blocked_input(const Node *n, Kind k, int i) {
+  if (!ir_has_input(n, i))
+    return false;
+  switch (k) {
+  case K_CONV:
+  case K_DW:
+    return i == 0 || i == 3;
+  case K_POOL:
+  case K_GPOOL:
+    return i == 0;
+  case K_LANEWISE:
+    return !(n->op == OP_Split && i > 0);
+  default:
+    return false;
+  }
+}
+
+/* A reader that is not a region node (kept or not, a region's border). */
+static bool keep_pending(const Kind *kind, const Node *r) { return kind[r->id] != K_NONE; }
+
+static int find(int *par, int i) {
+  while (par[i] != i)
+    i = par[i] = par[par[i]];
+  return i;
+}
+
+/* Multiply-adds of a conv node (K_CONV / K_DW). */
+static double conv_macs(const Node *n) {
+  const Shape *w = &n->in[1]->shape, *y = &n->out[0]->shape;
+  return (double)y->d[0] * y->d[1] * y->d[2] * y->d[3] * w->d[1] * w->d[2] * w->d[3];
+}
+
+static double numel_d(const Value *v) {
+  int64_t e = 0;
+  shape_numel(&v->shape, &e);
+  return (double)e;
+}
+
+/* Group-1 weights [M, C, KH, KW] as panels of 32 output channels:
+ * d[p][k][j] = W[32p + j][c][kh][kw], k running over (c / 16, kh, kw, c % 16). */
+static Value *pack_conv_weights(Graph *g, const Node *n, Diag *d) {
+  const Tensor *wt = n->in[1]->konst;
+  const float *src = wt->data;
+  int64_t M = wt->shape.d[0], C = wt->shape.d[1], KH = wt->shape.d[2], KW = wt->shape.d[3];
+  int64_t K = C * KH * KW, np = (M + PANEL - 1) / PANEL, dims[1] = {np * K * PANEL};
+  Shape s = shape_make(1, dims);
+  Tensor *t = ir_tensor_new(g, DT_F32, &s, d);
+  if (!t)
+    return NULL;
+  float *dst = t->data;
+  for (int64_t p = 0; p < np; p++) {
+    int64_t k = 0;
+    for (int64_t cb = 0; cb < C; cb += LANES)
+      for (int64_t kh = 0; kh < KH; kh++)
+        for (int64_t kw = 0; kw < KW; kw++)
+          for (int64_t c = cb; c < cb + LANES && c < C; c++, k++)
+            for (int64_t j = 0; j < PANEL && p * PANEL + j < M; j++)
+              dst[(p * K + k) * PANEL + j] = src[(((p * PANEL + j) * C + c) * KH + kh) * KW + kw];
+  }
+  return ir_const_new(g, arena_printf(g->arena, "%s_blocked_w", n->name), t);
+}
+
+/* Depthwise weights [C, 1, KH, KW] as [C/16][KH*KW][16], zero past C. */
+static Value *pack_dw_weights(Graph *g, const Node *n, Diag *d) {
+  const Tensor *wt = n->in[1]->konst;
+  const float *src = wt->data;
+  int64_t C = wt->shape.d[0], T = wt->shape.d[2] * wt->shape.d[3], cb = (C + LANES - 1) / LANES;
+  int64_t dims[1] = {cb * T * LANES};
+  Shape s = shape_make(1, dims);
+  Tensor *t = ir_tensor_new(g, DT_F32, &s, d);
+  if (!t)
+    return NULL;
+  float *dst = t->data;
+  for (int64_t c = 0; c < C; c++)
+    for (int64_t k = 0; k < T; k++)
+      dst[((c / LANES) * T + k) * LANES + c % LANES] = src[c * T + k];
+  return ir_const_new(g, arena_printf(g->arena, "%s_blocked_w", n->name), t);
+}
+
+/* The bias (or zeros) padded to `len` floats. */
+static Value *pad_bias(Graph *g, const Node *n, int64_t m, int64_t len, Diag *d) {
+  int64_t dims[1] = {len};
+  Shape s = shape_make(1, dims);
+  Tensor *t = ir_tensor_new(g, DT_F32, &s, d);
+  if (!t)
+    return NULL;
+  if (ir_has_input(n, 2))
+    for (int64_t i = 0; i < m && i < n->in[2]->konst->numel; i++)
+      ((float *)t->data)[i] = (float)tensor_get_f64(n->in[2]->konst, i);
+  return ir_const_new(g, arena_printf(g->arena, "%s_blocked_b", n->name), t);
+}
+
+/* Conv n (blocked input) as BlockedConv, behind a BlockedPad when padded. */
+static bool rewrite_conv(Graph *g, Node *n, Kind k, Diag *d) {
+  const Shape *x = &n->in[0]->shape, *w = &n->in[1]->shape, *y = &n->out[0]->shape;
+  int64_t st[2], di[2], pb[2], pe[2], kk[2] = {w->d[2], w->d[3]}, m = y->d[1];
+  ints2(n, "strides", st);
+  ints2(n, "dilations", di);
+  node_pads(n, x->d + 2, y->d + 2, kk, st, di, pb, pe);
+  Value *wv = k == K_CONV ? pack_conv_weights(g, n, d) : pack_dw_weights(g, n, d);
+  Value *bv = pad_bias(g, n, m, k == K_CONV ? upto(m, PANEL) : upto(m, LANES), d);
+  if (!wv || !bv)
+    return false;
+  if (pb[0] || pb[1] || pe[0] || pe[1]) {
+    int64_t pd[4] = {x->d[0], x->d[1], x->d[2] + pb[0] + pe[0], x->d[3] + pb[1] + pe[1]};
+    Shape ps = shape_make(4, pd);
+    Value *in = n->in[0];
+    Node *p = ir_node_insert(g, n, OP_BlockedPad, "BlockedPad", arena_printf(g->arena, "%s_pad", n->name), 1,
+                             &in, 1);
+    p->domain = "onnxc";
+    int64_t pads[4] = {pb[0], pb[1], pe[0], pe[1]};
+    ir_attr_set_ints(p, "pads", pads, 4);
+    p->out[0]->dt = DT_F32;
+    p->out[0]->shape = ps;
+    p->out[0]->blocked = LANES;
+    ir_node_set_input(n, 0, p->out[0]);
+  }
+  ir_node_set_input(n, 1, wv);
+  if (n->n_in < 3)
+    ir_node_add_input(n, bv);
+  else
+    ir_node_set_input(n, 2, bv);
+  ir_attr_remove(n, "pads");
+  ir_attr_remove(n, "auto_pad");
+  ir_attr_set_ints(n, "kernel_shape", kk, 2);
+  ir_attr_set_ints(n, "strides", st, 2);
+  ir_attr_set_ints(n, "dilations", di, 2);
+  ir_attr_set_int(n, "onnxc.m", m);
+  ir_attr_set_int(n, "onnxc.c", x->d[1]);
+  n->op = OP_BlockedConv;
+  n->op_type = "BlockedConv";
+  n->domain = "onnxc";
+  return true;
+}
+
+bool pass_layout_blocked(Graph *g, int lanes, int mode, Diag *d) {
+  if (lanes != LANES || mode == 1 || g->n_nodes == 0)
+    return true;
+  int nn = g->n_node_ids;
+  Kind *kind = calloc((size_t)nn, sizeof *kind);
+  int *par = calloc((size_t)nn, sizeof *par);
+  double *macs = calloc((size_t)nn, sizeof *macs), *conv = calloc((size_t)nn, sizeof *conv);
+  bool *keep = calloc((size_t)nn, sizeof *keep);
+  IR_ASSERT(kind && par && macs && conv && keep);
+  for (Node *n = g->first; n; n = n->next) {
+    par[n->id] = n->id;
+    kind[n->id] = node_kind(n);
+  }
+  /* regions: region nodes joined through the blocked tensors between them */
+  for (Node *n = g->first; n; n = n->next) {
+    Kind k = kind[n->id];
+    if (k == K_NONE)
+      continue;
+    for (int i = 0; i < n->n_in; i++) {
+      if (!blocked_input(n, k, i))
+        continue;
+      const Node *p = n->in[i]->producer;
+      if (n->in[i]->kind == VK_NODE && p && kind[p->id] != K_NONE && kind[p->id] != K_GPOOL)
+        par[find(par, n->id)] = find(par, p->id);
+    }
+  }
+  /* per region: its convs' multiply-adds and the elements its borders convert */
+  for (Node *n = g->first; n; n = n->next) {
+    Kind k = kind[n->id];
+    if (k == K_NONE)
+      continue;
+    int r = find(par, n->id);
+    if (k == K_CONV || k == K_DW)
+      macs[r] += conv_macs(n);
+    if (k == K_CONV)
+      conv[r] += 1;
+    for (int i = 0; i < n->n_in; i++) {
+      const Node *p = ir_has_input(n, i) ? n->in[i]->producer : NULL;
+      if (blocked_input(n, k, i) && (n->in[i]->kind != VK_NODE || !p || kind[p->id] == K_NONE ||
+                                     kind[p->id] == K_GPOOL))
+        macs[r] -= 64.0 * numel_d(n->in[i]);
+    }
+    if (k == K_GPOOL)
+      continue;
+    for (int o = 0; o < n->n_out; o++) {
+      const Value *v = n->out[o];
+      if (v->kind == VK_NONE)
+        continue;
+      bool out = false;
+      for (int u = 0; u < v->n_uses; u++)
+        if (!keep_pending(kind, v->uses[u]))
+          out = true;
+      if (out)
+        macs[r] -= 64.0 * numel_d(v);
+    }
+  }
+  for (int i = 0; i < nn; i++)
+    if (kind[i] != K_NONE) {
+      int r = find(par, i);
+      keep[i] = conv[r] > 0 && (mode == 2 || macs[r] >= 0);
+    }
+  /* kept nodes: outputs blocked (a global pool's stay row-major). A graph
+   * output keeps its value (its name is the ABI's): the node writes a new
+   * blocked value, and a FromBlocked writes the graph's. */
+  bool any = false;
+  for (Node *n = g->first, *next; n; n = next) {
+    next = n->next;
+    if (n->id >= nn || !keep[n->id] || kind[n->id] == K_GPOOL)
+      continue;
+    any = true;
+    for (int o = 0; o < n->n_out; o++) {
+      Value *v = n->out[o];
+      if (v->kind == VK_NONE)
+        continue;
+      if (!v->is_output) {
+        v->blocked = LANES;
+        continue;
+      }
+      Value *b = ir_value_new(g, arena_printf(g->arena, "%s_16c", v->name), v->dt, &v->shape);
+      b->producer = n;
+      b->out_index = o;
+      b->blocked = LANES;
+      n->out[o] = b;
+      for (int u = 0; u < v->n_uses; u++) {
+        Node *r = v->uses[u];
+        if (r->id < nn && keep[r->id]) {
+          for (int s = 0; s < r->n_in; s++)
+            if (r->in[s] == v)
+              ir_node_set_input(r, s, b);
+          u = -1;
+        }
+      }
+      Node *c = ir_node_insert(g, n->next, OP_FromBlocked, "FromBlocked", arena_printf(g->arena, "%s_nchw", v->name),
+                               1, &b, 0);
+      c->n_out = 1;
+      c->out = arena_alloc(g->arena, sizeof *c->out);
+      c->out[0] = v;
+      v->producer = c;
+      v->out_index = 0;
+    }
+  }
+  if (!any)
+    goto done;
+  /* borders: a ToBlocked for each row-major tensor a kept node reads blocked,
+   * a FromBlocked for each blocked tensor something else reads */
+  int nv = g->n_values;
+  Value **to = calloc((size_t)nv, sizeof *to), **from = calloc((size_t)nv, sizeof *from);
+  IR_ASSERT(to && from);
+  Node *first = g->first;
+  for (Node *n = first, *next; n; n = next) {
+    next = n->next;
+    if (n->id < nn && keep[n->id])
+      for (int i = 0; i < n->n_in; i++) {
+        Value *v = n->in[i];
+        if (!blocked_input(n, kind[n->id], i) || v->blocked)
+          continue;
+        if (!to[v->id]) {
+          /* right after the producer (or first), so every reader sees it */
+          Node *pos = v->kind == VK_NODE && v->producer ? v->producer->next : g->first;
+          Node *c = ir_node_insert(g, pos, OP_ToBlocked, "ToBlocked", arena_printf(g->arena, "%s_to16c", v->name),
+                                   1, &v, 1);
+          c->domain = "onnxc";
+          c->out[0]->dt = v->dt;
+          c->out[0]->shape = v->shape;
+          c->out[0]->blocked = LANES;
+          to[v->id] = c->out[0];
+        }
+        ir_node_set_input(n, i, to[v->id]);
+      }
+  }
+  for (Node *n = g->first, *next; n; n = next) {
+    next = n->next;
+    if (n->id >= nn || !keep[n->id])
+      continue;
+    for (int o = 0; o < n->n_out; o++) {
+      Value *v = n->out[o];
+      if (v->kind == VK_NONE || !v->blocked)
+        continue;
+      for (int u = 0; u < v->n_uses; u++) {
+        Node *r = v->uses[u];
+        if (r->id < nn && keep[r->id])
+          continue;
+        if (r->op == OP_FromBlocked || r->op == OP_ToBlocked)
+          continue;
+        if (!from[v->id]) {
+          Node *c = ir_node_insert(g, n->next, OP_FromBlocked, "FromBlocked",
+                                   arena_printf(g->arena, "%s_nchw", v->name), 1, &v, 1);
+          c->domain = "onnxc";
+          c->out[0]->dt = v->dt;
+          c->out[0]->shape = v->shape;
+          from[v->id] = c->out[0];
+        }
+        for (int s = 0; s < r->n_in; s++)
+          if (r->in[s] == v)
+            ir_node_set_input(r, s, from[v->id]);
+        u = -1; /* the uses array changed */
+      }
+    }
+  }
+  free(to);
+  free(from);
+  for (Node *n = g->first; n; n = n->next)
+    if (n->id < nn && keep[n->id] && (kind[n->id] == K_CONV || kind[n->id] == K_DW) &&
+        !rewrite_conv(g, n, kind[n->id], d))
+      goto fail;
+done:
+  free(kind);
+  free(par);
+  free(macs);
+  free(conv);
+  free(keep);
+  return true;
+fail:
+  free(kind);
+  free(par);
+  free(macs);
+  free(conv);
+  free(keep);
+  return false;
+}
+
+/* ---- inference hooks of the layout's nodes -------------------------------------- */
+
+bool infer_ToBlocked(Node *n, Diag *d) {
+  (void)d;
+  n->out[0]->dt = n->in[0]->dt;
+  n->out[0]->shape = n->in[0]->shape;
+  return true;
+}
+
+bool infer_FromBlocked(Node *n, Diag *d) { return infer_ToBlocked(n, d); }
+
+bool infer_BlockedPad(Node *n, Diag *d) {
+  int k = 0;
+  const int64_t *p = ir_attr_ints(n, "pads", &k);
+  const Shape *x = &n->in[0]->shape;
+  if (!p || k != 4 || x->rank != 4)
+    return diag_error(d, n, "internal: BlockedPad without 2-D pads");
+  int64_t dims[4] = {x->d[0], x->d[1], x->d[2] + p[0] + p[2], x->d[3] + p[1] + p[3]};
+  n->out[0]->dt = n->in[0]->dt;
+  n->out[0]->shape = shape_make(4, dims);
+  return true;
+}
+
+bool infer_BlockedConv(Node *n, Diag *d) {
+  int nk = 0;
+  const int64_t *k = ir_attr_ints(n, "kernel_shape", &nk);
+  const Shape *x = &n->in[0]->shape;
+  int64_t st[2], di[2];
+  ints2(n, "strides", st);
+  ints2(n, "dilations", di);
+  if (!k || nk != 2 || x->rank != 4)
+    return diag_error(d, n, "internal: BlockedConv without its window");
+  int64_t dims[4] = {x->d[0], ir_attr_int(n, "onnxc.m", 0), (x->d[2] - (k[0] - 1) * di[0] - 1) / st[0] + 1,
+                     (x->d[3] - (k[1] - 1) * di[1] - 1) / st[1] + 1};
+  n->out[0]->dt = DT_F32;
+  n->out[0]->shape = shape_make(4, dims);
+  return true;
+}
