@@ -26,11 +26,14 @@
 static const char *const bk_prelude[] = {
     "/* onnxc_bk: one tile of a blocked conv (docs/layout.md): np (<= 12) output\n"
     " * pixels of one row, whose input values for k are a[aoff[k] + i * ps], by\n"
-    " * the 32 output channels of a weight panel b (32 floats per k); y0 and y1\n"
-    " * the two output blocks at the first pixel (y1 null: one block), each pixel\n"
-    " * 16 floats on; bias + sum, + residual r0 / r1 (laid out as y0 / y1), then\n"
+    " * the 32 output channels of a weight panel b (32 floats per k); pixel i\n"
+    " * goes to y0 + yo[i] and y1 + yo[i] (the two output blocks; y1 null: one\n"
+    " * block; yo[i] < 0: a pixel of the grid past the map, dropped); bias + sum,\n"
+    " * + residual r0 / r1 (laid out as y0 / y1), then\n"
     " * act 1: max(v, 0) (NaN -> 0, as Relu), 2: min(hi, max(lo, v)), 3: v >= 0 ?\n"
-    " * v : v * lo (LeakyRelu). */\n"
+    " * v : v * lo (LeakyRelu). A product cut in depth: part & 1, the sums start\n"
+    " * from y's (an earlier part's) instead of the bias; part & 2, the raw sums\n"
+    " * are stored (a later part follows). */\n"
     "#if defined(__GNUC__) || defined(__clang__)\n"
     "#define ONNXC_BK_INLINE static inline __attribute__((always_inline))\n"
     "#define ONNXC_BK_UNUSED __attribute__((unused))\n"
@@ -41,8 +44,9 @@ static const char *const bk_prelude[] = {
     "#if defined(__AVX512F__)\n"
     "#include <immintrin.h>\n"
     "ONNXC_BK_INLINE void onnxc_bk_body(long kc, const float *a, const int *aoff, long ps, const float *b,\n"
-    "                                   float *y0, float *y1, const float *bias, const float *r0,\n"
-    "                                   const float *r1, int act, float lo, float hi, int np) {\n"
+    "                                   float *y0, float *y1, const long *yo, const float *bias,\n"
+    "                                   const float *r0, const float *r1, int act, float lo, float hi,\n"
+    "                                   int np, int part) {\n"
     "  __m512 c0[12], c1[12];\n"
     "  const __m512 bb0 = _mm512_loadu_ps(bias), bb1 = _mm512_loadu_ps(bias + 16);\n"
     "  const __m512 l = _mm512_set1_ps(lo), h = _mm512_set1_ps(hi), z = _mm512_setzero_ps();\n"
@@ -51,6 +55,10 @@ static const char *const bk_prelude[] = {
     "  for (i = 0; i < np; i++) {\n"
     "    c0[i] = bb0;\n"
     "    c1[i] = bb1;\n"
+    "    if ((part & 1) && yo[i] >= 0) {\n"
+    "      c0[i] = _mm512_loadu_ps(y0 + yo[i]);\n"
+    "      if (y1) c1[i] = _mm512_loadu_ps(y1 + yo[i]);\n"
+    "    }\n"
     "  }\n"
     "  for (k = 0; k < kc; k++) {\n"
     "    const float *ak = a + aoff[k];\n"
@@ -64,8 +72,15 @@ static const char *const bk_prelude[] = {
     "  }\n"
     "  for (i = 0; i < np; i++) {\n"
     "    __m512 u = c0[i], v = c1[i];\n"
-    "    if (r0) u = _mm512_add_ps(u, _mm512_loadu_ps(r0 + i * 16));\n"
-    "    if (r1) v = _mm512_add_ps(v, _mm512_loadu_ps(r1 + i * 16));\n"
+    "    const long o = yo[i];\n"
+    "    if (o < 0) continue;\n"
+    "    if (part & 2) {\n"
+    "      _mm512_storeu_ps(y0 + o, u);\n"
+    "      if (y1) _mm512_storeu_ps(y1 + o, v);\n"
+    "      continue;\n"
+    "    }\n"
+    "    if (r0) u = _mm512_add_ps(u, _mm512_loadu_ps(r0 + o));\n"
+    "    if (r1) v = _mm512_add_ps(v, _mm512_loadu_ps(r1 + o));\n"
     "    if (act == 1) {\n"
     "      u = _mm512_max_ps(u, z);\n"
     "      v = _mm512_max_ps(v, z);\n"
@@ -76,19 +91,97 @@ static const char *const bk_prelude[] = {
     "      u = _mm512_mask_mul_ps(u, _mm512_cmp_ps_mask(u, z, _CMP_NGE_UQ), u, l);\n"
     "      v = _mm512_mask_mul_ps(v, _mm512_cmp_ps_mask(v, z, _CMP_NGE_UQ), v, l);\n"
     "    }\n"
-    "    _mm512_storeu_ps(y0 + i * 16, u);\n"
-    "    if (y1) _mm512_storeu_ps(y1 + i * 16, v);\n"
+    "    _mm512_storeu_ps(y0 + o, u);\n"
+    "    if (y1) _mm512_storeu_ps(y1 + o, v);\n"
+    "  }\n"
+    "}\n"
+    ,
+    "/* onnxc_bdw_body: one output row of a depthwise conv on NCHW16c: ow pixels\n"
+    " * (ps floats apart in the input row xr, 16 in yr), taps kh x kw (dh, dw floats\n"
+    " * apart), weights w[tap][16], sums from the bias, then the activation (act as\n"
+    " * for onnxc_bk); four pixels at a time. */\n"
+    "#define ONNXC_BDW_ACT(u) \\\n"
+    "  if (act == 1) u = _mm512_max_ps(u, z); \\\n"
+    "  else if (act == 2) u = _mm512_min_ps(h, _mm512_max_ps(l, u)); \\\n"
+    "  else if (act == 3) u = _mm512_mask_mul_ps(u, _mm512_cmp_ps_mask(u, z, _CMP_NGE_UQ), u, l)\n"
+    "ONNXC_BK_INLINE void onnxc_bdw_body(const float *xr, long ps, long dh, long dw, const float *w,\n"
+    "                                    const float *bias, float *yr, long ow, int kh, int kw, int act,\n"
+    "                                    float lo, float hi) {\n"
+    "  const __m512 b = _mm512_loadu_ps(bias), l = _mm512_set1_ps(lo), h = _mm512_set1_ps(hi);\n"
+    "  const __m512 z = _mm512_setzero_ps();\n"
+    "  long ox = 0;\n"
+    "  int i, j;\n"
+    "  for (; ox + 4 <= ow; ox += 4) {\n"
+    "    __m512 a0 = b, a1 = b, a2 = b, a3 = b;\n"
+    "    for (i = 0; i < kh; i++)\n"
+    "      for (j = 0; j < kw; j++) {\n"
+    "        const float *x = xr + i * dh + j * dw + ox * ps;\n"
+    "        const __m512 wv = _mm512_loadu_ps(w + (i * kw + j) * 16);\n"
+    "        a0 = _mm512_fmadd_ps(_mm512_loadu_ps(x), wv, a0);\n"
+    "        a1 = _mm512_fmadd_ps(_mm512_loadu_ps(x + ps), wv, a1);\n"
+    "        a2 = _mm512_fmadd_ps(_mm512_loadu_ps(x + 2 * ps), wv, a2);\n"
+    "        a3 = _mm512_fmadd_ps(_mm512_loadu_ps(x + 3 * ps), wv, a3);\n"
+    "      }\n"
+    "    ONNXC_BDW_ACT(a0);\n"
+    "    ONNXC_BDW_ACT(a1);\n"
+    "    ONNXC_BDW_ACT(a2);\n"
+    "    ONNXC_BDW_ACT(a3);\n"
+    "    _mm512_storeu_ps(yr + ox * 16, a0);\n"
+    "    _mm512_storeu_ps(yr + ox * 16 + 16, a1);\n"
+    "    _mm512_storeu_ps(yr + ox * 16 + 32, a2);\n"
+    "    _mm512_storeu_ps(yr + ox * 16 + 48, a3);\n"
+    "  }\n"
+    "  if (ox < ow) {\n"
+    "    const float *xo = xr + ox * ps;\n"
+    "    float *yo = yr + ox * 16;\n"
+    "    const float *const ye = yr + ow * 16;\n"
+    "    for (; yo < ye; xo += ps, yo += 16) {\n"
+    "      __m512 a0 = b;\n"
+    "      for (i = 0; i < kh; i++)\n"
+    "        for (j = 0; j < kw; j++)\n"
+    "          a0 = _mm512_fmadd_ps(_mm512_loadu_ps(xo + i * dh + j * dw), _mm512_loadu_ps(w + (i * kw + j) * 16),\n"
+    "                               a0);\n"
+    "      ONNXC_BDW_ACT(a0);\n"
+    "      _mm512_storeu_ps(yo, a0);\n"
+    "    }\n"
     "  }\n"
     "}\n"
     "#else\n",
+    "ONNXC_BK_INLINE void onnxc_bdw_body(const float *xr, long ps, long dh, long dw, const float *w,\n"
+    "                                    const float *bias, float *yr, long ow, int kh, int kw, int act,\n"
+    "                                    float lo, float hi) {\n"
+    "  long ox;\n"
+    "  int i, j, q;\n"
+    "  for (ox = 0; ox < ow; ox++) {\n"
+    "    float a[16];\n"
+    "    for (q = 0; q < 16; q++) a[q] = bias[q];\n"
+    "    for (i = 0; i < kh; i++)\n"
+    "      for (j = 0; j < kw; j++) {\n"
+    "        const float *x = xr + i * dh + j * dw + ox * ps, *wv = w + (i * kw + j) * 16;\n"
+    "        for (q = 0; q < 16; q++) a[q] = ONNXC_FMAF(x[q], wv[q], a[q]);\n"
+    "      }\n"
+    "    for (q = 0; q < 16; q++) {\n"
+    "      float v = a[q];\n"
+    "      if (act == 1) v = v > 0 ? v : 0.0f;\n"
+    "      else if (act == 2) v = (v < lo ? lo : v) > hi ? hi : (v < lo ? lo : v);\n"
+    "      else if (act == 3) v = v >= 0 ? v : v * lo;\n"
+    "      yr[ox * 16 + q] = v;\n"
+    "    }\n"
+    "  }\n"
+    "}\n"
+    ,
     "ONNXC_BK_INLINE void onnxc_bk_body(long kc, const float *a, const int *aoff, long ps, const float *b,\n"
-    "                                   float *y0, float *y1, const float *bias, const float *r0,\n"
-    "                                   const float *r1, int act, float lo, float hi, int np) {\n"
+    "                                   float *y0, float *y1, const long *yo, const float *bias,\n"
+    "                                   const float *r0, const float *r1, int act, float lo, float hi,\n"
+    "                                   int np, int part) {\n"
     "  float c[12][32];\n"
     "  long k;\n"
     "  int i, j;\n"
     "  for (i = 0; i < np; i++)\n"
-    "    for (j = 0; j < 32; j++) c[i][j] = bias[j];\n"
+    "    for (j = 0; j < 32; j++) {\n"
+    "      const float *y = j < 16 ? y0 : y1;\n"
+    "      c[i][j] = (part & 1) && y && yo[i] >= 0 ? y[yo[i] + j % 16] : bias[j];\n"
+    "    }\n"
     "  for (k = 0; k < kc; k++) {\n"
     "    const float *ak = a + aoff[k];\n"
     "    for (i = 0; i < np; i++) {\n"
@@ -102,23 +195,30 @@ static const char *const bk_prelude[] = {
     "      float v = c[i][j];\n"
     "      const float *r = j < 16 ? r0 : r1;\n"
     "      float *y = j < 16 ? y0 : y1;\n"
-    "      if (!y) continue;\n"
-    "      if (r) v = v + r[i * 16 + j % 16];\n"
+    "      if (!y || yo[i] < 0) continue;\n"
+    "      if (part & 2) {\n"
+    "        y[yo[i] + j % 16] = v;\n"
+    "        continue;\n"
+    "      }\n"
+    "      if (r) v = v + r[yo[i] + j % 16];\n"
     "      if (act == 1) v = v > 0 ? v : 0.0f;\n"
     "      else if (act == 2) v = (v < lo ? lo : v) > hi ? hi : (v < lo ? lo : v);\n"
     "      else if (act == 3) v = v >= 0 ? v : v * lo;\n"
-    "      y[i * 16 + j % 16] = v;\n"
+    "      y[yo[i] + j % 16] = v;\n"
     "    }\n"
     "}\n"
     "#endif\n"
+    ,
     "#define ONNXC_BK_DEF(NP, S) \\\n"
     "  static void onnxc_bk_##NP##_##S(long kc, const float *a, const int *aoff, const float *b, \\\n"
-    "                                  float *y0, float *y1, const float *bias, const float *r0, \\\n"
-    "                                  const float *r1, int act, float lo, float hi) ONNXC_BK_UNUSED; \\\n"
+    "                                  float *y0, float *y1, const long *yo, const float *bias, \\\n"
+    "                                  const float *r0, const float *r1, int act, float lo, \\\n"
+    "                                  float hi, int part) ONNXC_BK_UNUSED; \\\n"
     "  static void onnxc_bk_##NP##_##S(long kc, const float *a, const int *aoff, const float *b, \\\n"
-    "                                  float *y0, float *y1, const float *bias, const float *r0, \\\n"
-    "                                  const float *r1, int act, float lo, float hi) { \\\n"
-    "    onnxc_bk_body(kc, a, aoff, 16 * (S), b, y0, y1, bias, r0, r1, act, lo, hi, NP); \\\n"
+    "                                  float *y0, float *y1, const long *yo, const float *bias, \\\n"
+    "                                  const float *r0, const float *r1, int act, float lo, \\\n"
+    "                                  float hi, int part) { \\\n"
+    "    onnxc_bk_body(kc, a, aoff, 16 * (S), b, y0, y1, yo, bias, r0, r1, act, lo, hi, NP, part); \\\n"
     "  }\n"
     "#define ONNXC_BK_DEFS(S) ONNXC_BK_DEF(1, S) ONNXC_BK_DEF(2, S) ONNXC_BK_DEF(3, S) \\\n"
     "  ONNXC_BK_DEF(4, S) ONNXC_BK_DEF(5, S) ONNXC_BK_DEF(6, S) ONNXC_BK_DEF(7, S) ONNXC_BK_DEF(8, S) \\\n"
@@ -126,7 +226,8 @@ static const char *const bk_prelude[] = {
     "ONNXC_BK_DEFS(1)\n"
     "ONNXC_BK_DEFS(2)\n"
     "typedef void (*onnxc_bk_fn)(long, const float *, const int *, const float *, float *, float *,\n"
-    "                            const float *, const float *, const float *, int, float, float);\n"
+    "                            const long *, const float *, const float *, const float *, int, float,\n"
+    "                            float, int);\n"
     "static const onnxc_bk_fn onnxc_bk_tab[2][12] ONNXC_BK_UNUSED = {\n"
     "    {onnxc_bk_1_1, onnxc_bk_2_1, onnxc_bk_3_1, onnxc_bk_4_1, onnxc_bk_5_1, onnxc_bk_6_1,\n"
     "     onnxc_bk_7_1, onnxc_bk_8_1, onnxc_bk_9_1, onnxc_bk_10_1, onnxc_bk_11_1, onnxc_bk_12_1},\n"
@@ -134,18 +235,32 @@ static const char *const bk_prelude[] = {
     "     onnxc_bk_7_2, onnxc_bk_8_2, onnxc_bk_9_2, onnxc_bk_10_2, onnxc_bk_11_2, onnxc_bk_12_2}};\n"
     "/* any other pixel stride ps (floats): the same sums, np not unrolled */\n"
     "static void onnxc_bk_any(long kc, const float *a, const int *aoff, long ps, const float *b, float *y0,\n"
-    "                         float *y1, const float *bias, const float *r0, const float *r1, int act,\n"
-    "                         float lo, float hi, int np) ONNXC_BK_UNUSED;\n"
+    "                         float *y1, const long *yo, const float *bias, const float *r0,\n"
+    "                         const float *r1, int act, float lo, float hi, int np, int part) ONNXC_BK_UNUSED;\n"
     "static void onnxc_bk_any(long kc, const float *a, const int *aoff, long ps, const float *b, float *y0,\n"
-    "                         float *y1, const float *bias, const float *r0, const float *r1, int act,\n"
-    "                         float lo, float hi, int np) {\n"
-    "  onnxc_bk_body(kc, a, aoff, ps, b, y0, y1, bias, r0, r1, act, lo, hi, np);\n"
+    "                         float *y1, const long *yo, const float *bias, const float *r0,\n"
+    "                         const float *r1, int act, float lo, float hi, int np, int part) {\n"
+    "  onnxc_bk_body(kc, a, aoff, ps, b, y0, y1, yo, bias, r0, r1, act, lo, hi, np, part);\n"
+    "}\n"
+    ,
+    "/* depthwise rows: a 3x3 window (unrolled), any other */\n"
+    "static void onnxc_bdw_33(const float *xr, long ps, long dh, long dw, const float *w, const float *bias,\n"
+    "                         float *yr, long ow, int act, float lo, float hi) ONNXC_BK_UNUSED;\n"
+    "static void onnxc_bdw_33(const float *xr, long ps, long dh, long dw, const float *w, const float *bias,\n"
+    "                         float *yr, long ow, int act, float lo, float hi) {\n"
+    "  onnxc_bdw_body(xr, ps, dh, dw, w, bias, yr, ow, 3, 3, act, lo, hi);\n"
+    "}\n"
+    "static void onnxc_bdw(const float *xr, long ps, long dh, long dw, const float *w, const float *bias,\n"
+    "                      float *yr, long ow, int kh, int kw, int act, float lo, float hi) ONNXC_BK_UNUSED;\n"
+    "static void onnxc_bdw(const float *xr, long ps, long dh, long dw, const float *w, const float *bias,\n"
+    "                      float *yr, long ow, int kh, int kw, int act, float lo, float hi) {\n"
+    "  onnxc_bdw_body(xr, ps, dh, dw, w, bias, yr, ow, kh, kw, act, lo, hi);\n"
     "}\n\n",
 };
 
 bool blocked_conv_used(const Graph *g) {
   for (const Node *n = g->first; n; n = n->next)
-    if (n->op == OP_BlockedConv && ir_attr_int(n, "group", 1) == 1)
+    if (n->op == OP_BlockedConv)
       return true;
   return false;
 }
@@ -264,33 +379,21 @@ static bool emit_dw(EmitC *e, const Node *n) {
   ec_line(e, "const float *xr = X0 + (plane * %lld + oy * %lld) * %lld;", LL(H), LL(s[0]), LL(W * LANES));
   ec_line(e, "const float *w = X1 + cb * %lld, *bias = X2 + cb * %d;", LL(T * LANES), LANES);
   ec_line(e, "float *yr = Y0 + r * %lld;", LL(OW * LANES));
-  ec_line(e, "for (long ox = 0; ox < %lld; ox++) {", LL(OW));
-  ec_line(e, "float acc[%d];", LANES);
-  ec_line(e, "for (long l = 0; l < %d; l++) acc[l] = bias[l];", LANES);
-  ec_line(e, "for (long kh = 0; kh < %lld; kh++) {", LL(k[0]));
-  ec_line(e, "for (long kw = 0; kw < %lld; kw++) {", LL(k[1]));
-  ec_line(e, "const float *xv = xr + (kh * %lld + ox * %lld + kw * %lld) * %d;", LL(dl[0] * W), LL(s[1]),
-          LL(dl[1]), LANES);
-  ec_line(e, "const float *wv = w + (kh * %lld + kw) * %d;", LL(k[1]), LANES);
-  ec_line(e, "for (long l = 0; l < %d; l++) acc[l] = ONNXC_FMAF(xv[l], wv[l], acc[l]);", LANES);
-  ec_line(e, "}");
-  ec_line(e, "}");
-  ec_line(e, "for (long l = 0; l < %d; l++) {", LANES);
-  ec_line(e, "float v = acc[l];");
-  if (act == 1)
-    ec_line(e, "v = v > 0 ? v : 0.0f;");
-  else if (act == 2)
-    ec_line(e, "v = (v < %s ? %s : v) > %s ? %s : (v < %s ? %s : v);", lo, lo, hi, hi, lo, lo);
-  else if (act == 3)
-    ec_line(e, "v = v >= 0 ? v : v * %s;", lo);
-  ec_line(e, "yr[ox * %d + l] = v;", LANES);
-  ec_line(e, "}");
-  ec_line(e, "}");
+  const char *hi_or = act == 2 ? hi : "0.0f";
+  if (k[0] == 3 && k[1] == 3)
+    ec_line(e, "onnxc_bdw_33(xr, %lld, %lld, %lld, w, bias, yr, %lld, %d, %s, %s);", LL(s[1] * LANES),
+            LL(dl[0] * W * LANES), LL(dl[1] * LANES), LL(OW), act, lo, hi_or);
+  else
+    ec_line(e, "onnxc_bdw(xr, %lld, %lld, %lld, w, bias, yr, %lld, %lld, %lld, %d, %s, %s);", LL(s[1] * LANES),
+            LL(dl[0] * W * LANES), LL(dl[1] * LANES), LL(OW), LL(k[0]), LL(k[1]), act, lo, hi_or);
   ec_line(e, "}");
   return true;
 }
 
 #define BK_NP 12
+#define BK_TG 16  /* tiles of one item */
+#define BK_KC 1024 /* depth of one part: 128 KB of weights (a shallower part costs more in its loads and stores than the L2 saves) */
+static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
 
 bool emitc_BlockedConv(EmitC *e, const Node *n) {
   if (ir_attr_int(n, "group", 1) != 1)
@@ -328,35 +431,62 @@ bool emitc_BlockedConv(EmitC *e, const Node *n) {
     ec_line(e, "%s", row.s);
   buf_free(&row);
   ec_line(e, "};");
-  int64_t items = NPAN * N * OH * nst;
+  /* stride 1: tiles of 12 consecutive pixels of the input's grid (the output
+   * computed W wide, the columns past OW dropped), across rows; else strips
+   * of up to 12 pixels of one output row */
+  bool grid = s[0] == 1 && s[1] == 1;
+  int64_t QN = (OH - 1) * W + OW, ntile = grid ? (QN + BK_NP - 1) / BK_NP : OH * nst;
+  /* an item: one panel, one image, a group of tiles, over K in parts of KC
+   * (the part's weights stay in L1 while every tile of the group reads them) */
+  int64_t TG = min64(ntile, BK_TG), ngroup = (ntile + TG - 1) / TG, KC = K <= BK_KC * 3 / 2 ? K : BK_KC;
+  int64_t items = NPAN * N * ngroup;
   double macs = (double)N * OH * OW * NPAN * 32 * K;
   ec_open_items(e, "t", items, ec_cost(COST_GEMM_MAC, macs));
   /* panel-major: the items of one panel keep its weights in the cache */
-  ec_line(e, "const long pan = t / %lld, rest = t %% %lld;", LL(N * OH * nst), LL(N * OH * nst));
-  ec_line(e, "const long n = rest / %lld, oy = rest / %lld %% %lld, st = rest %% %lld;", LL(OH * nst), LL(nst),
-          LL(OH), LL(nst));
-  ec_line(e, "const long x0 = st * %lld / %lld, np = (st + 1) * %lld / %lld - x0;", LL(OW), LL(nst), LL(OW),
-          LL(nst));
-  ec_line(e, "const float *a = X0 + n * %lld + (oy * %lld * %lld + x0 * %lld) * %d;", LL(CB * H * W * LANES),
-          LL(s[0]), LL(W), LL(s[1]), LANES);
-  ec_line(e, "const long yo = n * %lld + pan * %lld + (oy * %lld + x0) * %d;", LL(MB * OH * OW * LANES),
-          LL(2 * OH * OW * LANES), LL(OW), LANES);
-  ec_line(e, "float *y0 = Y0 + yo;");
+  ec_line(e, "const long pan = t / %lld, n = t / %lld %% %lld, gr = t %% %lld;", LL(N * ngroup), LL(ngroup), LL(N),
+          LL(ngroup));
+  ec_line(e, "float *y0 = Y0 + n * %lld + pan * %lld;", LL(MB * OH * OW * LANES), LL(2 * OH * OW * LANES));
   ec_line(e, "float *y1 = pan * 2 + 1 < %lld ? y0 + %lld : (float *)0;", LL(MB), LL(OH * OW * LANES));
   if (res) {
-    ec_line(e, "const float *r0 = X3 + yo;");
+    ec_line(e, "const float *r0 = X3 + (y0 - Y0);");
     ec_line(e, "const float *r1 = y1 ? r0 + %lld : (const float *)0;", LL(OH * OW * LANES));
   } else {
     ec_line(e, "const float *r0 = (const float *)0, *r1 = (const float *)0;");
   }
+  ec_line(e, "const float *xn = X0 + n * %lld;", LL(CB * H * W * LANES));
+  ec_line(e, "for (long k0 = 0; k0 < %lld; k0 += %lld) {", LL(K), LL(KC));
+  ec_line(e, "const long kc = %lld - k0 < %lld ? %lld - k0 : %lld;", LL(K), LL(KC), LL(K), LL(KC));
+  ec_line(e, "const int part = (k0 > 0 ? 1 : 0) | (k0 + kc < %lld ? 2 : 0);", LL(K));
+  ec_line(e, "for (long tl = gr * %lld; tl < (gr + 1) * %lld && tl < %lld; tl++) {", LL(TG), LL(TG), LL(ntile));
+  ec_line(e, "long yo[%d], np;", BK_NP);
+  ec_line(e, "const float *a;");
+  if (grid) {
+    ec_line(e, "const long q0 = tl * %d;", BK_NP);
+    ec_line(e, "np = %lld - q0 < %d ? %lld - q0 : %d;", LL(QN), BK_NP, LL(QN), BK_NP);
+    ec_line(e, "a = xn + q0 * %d;", LANES);
+    ec_line(e, "for (long i = 0; i < np; i++) {");
+    ec_line(e, "const long q = q0 + i, oy = q / %lld, ox = q %% %lld;", LL(W), LL(W));
+    ec_line(e, "yo[i] = ox < %lld ? (oy * %lld + ox) * %d : -1;", LL(OW), LL(OW), LANES);
+    ec_line(e, "}");
+  } else {
+    ec_line(e, "const long oy = tl / %lld, st = tl %% %lld;", LL(nst), LL(nst));
+    ec_line(e, "const long x0 = st * %lld / %lld;", LL(OW), LL(nst));
+    ec_line(e, "np = (st + 1) * %lld / %lld - x0;", LL(OW), LL(nst));
+    ec_line(e, "a = xn + (oy * %lld * %lld + x0 * %lld) * %d;", LL(s[0]), LL(W), LL(s[1]), LANES);
+    ec_line(e, "for (long i = 0; i < np; i++) yo[i] = (oy * %lld + x0 + i) * %d;", LL(OW), LANES);
+  }
   const char *hi_or_lo = act == 2 ? hi : "0.0f";
-  if (s[1] <= 2)
-    ec_line(e, "onnxc_bk_tab[%lld][np - 1](%lld, a, koff, X1 + pan * %lld, y0, y1, X2 + pan * 32, r0, r1, %d, %s, %s);",
-            LL(s[1] - 1), LL(K), LL(K * 32), act, lo, hi_or_lo);
+  int64_t ps = grid ? 1 : s[1];
+  if (ps <= 2)
+    ec_line(e, "onnxc_bk_tab[%lld][np - 1](kc, a, koff + k0, X1 + pan * %lld + k0 * 32, y0, y1, yo, X2 + pan * 32, "
+               "r0, r1, %d, %s, %s, part);",
+            LL(ps - 1), LL(K * 32), act, lo, hi_or_lo);
   else
-    ec_line(e, "onnxc_bk_any(%lld, a, koff, %lld, X1 + pan * %lld, y0, y1, X2 + pan * 32, r0, r1, %d, %s, %s, "
-               "(int)np);",
-            LL(K), LL(s[1] * LANES), LL(K * 32), act, lo, hi_or_lo);
+    ec_line(e, "onnxc_bk_any(kc, a, koff + k0, %lld, X1 + pan * %lld + k0 * 32, y0, y1, yo, X2 + pan * 32, r0, r1, "
+               "%d, %s, %s, (int)np, part);",
+            LL(ps * LANES), LL(K * 32), act, lo, hi_or_lo);
+  ec_line(e, "}"); /* tl */
+  ec_line(e, "}"); /* k0 */
   ec_line(e, "}");
   return true;
 }

@@ -286,6 +286,17 @@ static bool rewrite_conv(Graph *g, Node *n, Kind k, Diag *d) {
   ir_attr_set_ints(n, "dilations", di, 2);
   ir_attr_set_int(n, "onnxc.m", m);
   ir_attr_set_int(n, "onnxc.c", x->d[1]);
+  /* the record of ONNX nodes this kernel computes starts with the Conv itself */
+  Attr *fa = (Attr *)ir_attr(n, "onnxc.fused");
+  int old = fa ? fa->n : 0;
+  const char **ss = arena_alloc(g->arena, (size_t)(old + 2) * sizeof *ss);
+  ss[0] = arena_printf(g->arena, "%s %s", n->op_type, n->name);
+  for (int i = 0; i < old; i++)
+    ss[i + 1] = fa->u.ss[i];
+  if (!fa)
+    fa = ir_attr_add(n, "onnxc.fused", AT_STRINGS);
+  fa->u.ss = ss;
+  fa->n = old + 1;
   n->op = OP_BlockedConv;
   n->op_type = "BlockedConv";
   n->domain = "onnxc";

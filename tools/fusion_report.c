@@ -57,6 +57,14 @@ int64_t fusion_flops(const Node *n) {
       per *= w->d[i];
     return 2 * out * per + epi;
   }
+  case OP_BlockedConv: { /* group 1: onnxc.c input channels; depthwise: one */
+    int nk = 0;
+    const int64_t *k = ir_attr_ints(n, "kernel_shape", &nk);
+    int64_t per = nk == 2 ? k[0] * k[1] : 1;
+    if (ir_attr_int(n, "group", 1) == 1)
+      per *= ir_attr_int(n, "onnxc.c", 1);
+    return 2 * out * per + epi;
+  }
   case OP_FusedElementwise:
     return out * body_steps(n, "body");
   case OP_LayerNormalization:
