@@ -361,31 +361,93 @@ static void window_of(const Node *n, int64_t *k, int64_t *s, int64_t *d) {
   d[1] = v && c == 2 ? v[1] : 1;
 }
 
-/* Depthwise: per (image, block, output row), each pixel's 16 lanes summed
- * over the taps from the bias, then the residual-free epilogue. */
+/* Depthwise: per (image, block, output row), the taps of the window rows
+ * inside the image (the others read the zero padding); the columns whose
+ * window lies inside the row go to the vector row kernel (four pixels at a
+ * time), the border columns take the taps inside the row one pixel at a
+ * time. The padding is the node's own (onnxc.pads: top, left, bottom, right),
+ * so nothing is copied. */
 static bool emit_dw(EmitC *e, const Node *n) {
   const Shape *x = &n->in[0]->shape, *y = &n->out[0]->shape;
-  int64_t k[2], s[2], dl[2];
+  int64_t k[2], s[2], dl[2], pd[4] = {0, 0, 0, 0};
   window_of(n, k, s, dl);
+  int np = 0;
+  const int64_t *pp = ir_attr_ints(n, "onnxc.pads", &np);
+  for (int i = 0; pp && i < 4 && np == 4; i++)
+    pd[i] = pp[i];
   int64_t N = x->d[0], CB = (x->d[1] + LANES - 1) / LANES, H = x->d[2], W = x->d[3], OH = y->d[2], OW = y->d[3];
   int64_t T = k[0] * k[1];
   char lo[64], hi[64];
   int act = act_code(n, lo, hi, sizeof lo);
+  /* interior columns: ox * s - pl >= 0 and ox * s - pl + (KW - 1) * d <= W - 1 */
+  int64_t a = (pd[1] + s[1] - 1) / s[1], last = W - 1 - (k[1] - 1) * dl[1] + pd[1];
+  int64_t b = last < 0 ? 0 : last / s[1] + 1;
+  if (b > OW)
+    b = OW;
+  if (a > b)
+    a = b;
   int64_t rows = N * CB * OH;
-  ec_line(e, "/* depthwise conv on NCHW16c: %lldx%lld window, stride %lldx%lld */", LL(k[0]), LL(k[1]), LL(s[0]),
-          LL(s[1]));
+  ec_line(e, "/* depthwise conv on NCHW16c: %lldx%lld window, stride %lldx%lld, pads %lld,%lld,%lld,%lld */",
+          LL(k[0]), LL(k[1]), LL(s[0]), LL(s[1]), LL(pd[0]), LL(pd[1]), LL(pd[2]), LL(pd[3]));
   ec_open_items(e, "r", rows, ec_cost(COST_DW_TAP, (double)(rows * OW * T * LANES)));
   ec_line(e, "const long plane = r / %lld, oy = r %% %lld, cb = plane %% %lld;", LL(OH), LL(OH), LL(CB));
-  ec_line(e, "const float *xr = X0 + (plane * %lld + oy * %lld) * %lld;", LL(H), LL(s[0]), LL(W * LANES));
-  ec_line(e, "const float *w = X1 + cb * %lld, *bias = X2 + cb * %d;", LL(T * LANES), LANES);
+  ec_line(e, "const long iy = oy * %lld - %lld;", LL(s[0]), LL(pd[0]));
+  /* window rows inside the image: iy + kh * d in [0, H) */
+  ec_line(e, "long k0 = iy >= 0 ? 0 : (%lld - iy) / %lld, k1 = iy >= %lld ? 0 : (%lld - iy) / %lld;",
+          LL(dl[0] - 1), LL(dl[0]), LL(H), LL(H + dl[0] - 1), LL(dl[0]));
+  ec_line(e, "if (k1 > %lld) k1 = %lld;", LL(k[0]), LL(k[0]));
+  ec_line(e, "if (k1 < k0) k1 = k0;");
+  ec_line(e, "const float *xr = X0 + (plane * %lld + iy + k0 * %lld) * %lld;", LL(H), LL(dl[0]), LL(W * LANES));
+  ec_line(e, "const float *w = X1 + cb * %lld + k0 * %lld, *bias = X2 + cb * %d;", LL(T * LANES),
+          LL(k[1] * LANES), LANES);
   ec_line(e, "float *yr = Y0 + r * %lld;", LL(OW * LANES));
   const char *hi_or = act == 2 ? hi : "0.0f";
-  if (k[0] == 3 && k[1] == 3)
-    ec_line(e, "onnxc_bdw_33(xr, %lld, %lld, %lld, w, bias, yr, %lld, %d, %s, %s);", LL(s[1] * LANES),
-            LL(dl[0] * W * LANES), LL(dl[1] * LANES), LL(OW), act, lo, hi_or);
-  else
-    ec_line(e, "onnxc_bdw(xr, %lld, %lld, %lld, w, bias, yr, %lld, %lld, %lld, %d, %s, %s);", LL(s[1] * LANES),
-            LL(dl[0] * W * LANES), LL(dl[1] * LANES), LL(OW), LL(k[0]), LL(k[1]), act, lo, hi_or);
+  if (b > a) {
+    ec_line(e, "const float *xa = xr + %lld;", LL((a * s[1] - pd[1]) * LANES));
+    if (k[0] == 3 && k[1] == 3) {
+      ec_line(e, "if (k1 - k0 == 3)");
+      ec_line(e, "onnxc_bdw_33(xa, %lld, %lld, %lld, w, bias, yr + %lld, %lld, %d, %s, %s);", LL(s[1] * LANES),
+              LL(dl[0] * W * LANES), LL(dl[1] * LANES), LL(a * LANES), LL(b - a), act, lo, hi_or);
+      ec_line(e, "else");
+    }
+    ec_line(e, "onnxc_bdw(xa, %lld, %lld, %lld, w, bias, yr + %lld, %lld, (int)(k1 - k0), %lld, %d, %s, %s);",
+            LL(s[1] * LANES), LL(dl[0] * W * LANES), LL(dl[1] * LANES), LL(a * LANES), LL(b - a), LL(k[1]), act, lo,
+            hi_or);
+  }
+  if (a > 0 || b < OW) {
+    /* the border columns */
+    ec_line(e, "for (long ox = 0; ox < %lld; ox++) {", LL(OW));
+    if (b > a) {
+      ec_line(e, "if (ox == %lld) {", LL(a));
+      ec_line(e, "ox = %lld;", LL(b - 1));
+      ec_line(e, "continue;");
+      ec_line(e, "}");
+    }
+    ec_line(e, "const long ix = ox * %lld - %lld;", LL(s[1]), LL(pd[1]));
+    ec_line(e, "long j0 = ix >= 0 ? 0 : (%lld - ix) / %lld, j1 = ix >= %lld ? 0 : (%lld - ix) / %lld;",
+            LL(dl[1] - 1), LL(dl[1]), LL(W), LL(W + dl[1] - 1), LL(dl[1]));
+    ec_line(e, "if (j1 > %lld) j1 = %lld;", LL(k[1]), LL(k[1]));
+    ec_line(e, "float acc[%d];", LANES);
+    ec_line(e, "for (long l = 0; l < %d; l++) acc[l] = bias[l];", LANES);
+    ec_line(e, "for (long i = 0; i < k1 - k0; i++) {");
+    ec_line(e, "for (long j = j0; j < j1; j++) {");
+    ec_line(e, "const float *xv = xr + (i * %lld + ix + j * %lld) * %d, *wv = w + (i * %lld + j) * %d;",
+            LL(dl[0] * W), LL(dl[1]), LANES, LL(k[1]), LANES);
+    ec_line(e, "for (long l = 0; l < %d; l++) acc[l] = ONNXC_FMAF(xv[l], wv[l], acc[l]);", LANES);
+    ec_line(e, "}");
+    ec_line(e, "}");
+    ec_line(e, "for (long l = 0; l < %d; l++) {", LANES);
+    ec_line(e, "float v = acc[l];");
+    if (act == 1)
+      ec_line(e, "v = v > 0 ? v : 0.0f;");
+    else if (act == 2)
+      ec_line(e, "v = (v < %s ? %s : v) > %s ? %s : (v < %s ? %s : v);", lo, lo, hi, hi, lo, lo);
+    else if (act == 3)
+      ec_line(e, "v = v >= 0 ? v : v * %s;", lo);
+    ec_line(e, "yr[ox * %d + l] = v;", LANES);
+    ec_line(e, "}");
+    ec_line(e, "}");
+  }
   ec_line(e, "}");
   return true;
 }

@@ -260,7 +260,10 @@ static bool rewrite_conv(Graph *g, Node *n, Kind k, Diag *d) {
   Value *bv = pad_bias(g, n, m, k == K_CONV ? upto(m, PANEL) : upto(m, LANES), d);
   if (!wv || !bv)
     return false;
-  if (pb[0] || pb[1] || pe[0] || pe[1]) {
+  if (k == K_DW) { /* the depthwise kernel reads the padding as zeros itself */
+    int64_t pads[4] = {pb[0], pb[1], pe[0], pe[1]};
+    ir_attr_set_ints(n, "onnxc.pads", pads, 4);
+  } else if (pb[0] || pb[1] || pe[0] || pe[1]) {
     int64_t pd[4] = {x->d[0], x->d[1], x->d[2] + pb[0] + pe[0], x->d[3] + pb[1] + pe[1]};
     Shape ps = shape_make(4, pd);
     Value *in = n->in[0];
@@ -516,8 +519,11 @@ bool infer_BlockedConv(Node *n, Diag *d) {
   ints2(n, "dilations", di);
   if (!k || nk != 2 || x->rank != 4)
     return diag_error(d, n, "internal: BlockedConv without its window");
-  int64_t dims[4] = {x->d[0], ir_attr_int(n, "onnxc.m", 0), (x->d[2] - (k[0] - 1) * di[0] - 1) / st[0] + 1,
-                     (x->d[3] - (k[1] - 1) * di[1] - 1) / st[1] + 1};
+  int np = 0;
+  const int64_t *p = ir_attr_ints(n, "onnxc.pads", &np);
+  int64_t ph = p && np == 4 ? p[0] + p[2] : 0, pw = p && np == 4 ? p[1] + p[3] : 0;
+  int64_t dims[4] = {x->d[0], ir_attr_int(n, "onnxc.m", 0), (x->d[2] + ph - (k[0] - 1) * di[0] - 1) / st[0] + 1,
+                     (x->d[3] + pw - (k[1] - 1) * di[1] - 1) / st[1] + 1};
   n->out[0]->dt = DT_F32;
   n->out[0]->shape = shape_make(4, dims);
   return true;
