@@ -85,7 +85,7 @@ static bool act_ok(const Node *n) {
          (!*a || !strcmp(a, "Relu") || !strcmp(a, "Clip") || !strcmp(a, "LeakyRelu"));
 }
 
-static Kind conv_kind(const Node *n) {
+static Kind conv_kind(const Node *n, int mode) {
   if (n->n_out != 1 || !ir_has_input(n, 1) || n->in[1]->kind != VK_CONST || !all_f32_static4(n->in[0]) ||
       !all_f32_static4(n->out[0]) || n->in[1]->dt != DT_F32 || n->in[1]->shape.rank != 4 || !act_ok(n) ||
       ir_attr(n, "onnxc.precision"))
@@ -105,17 +105,19 @@ static Kind conv_kind(const Node *n) {
   for (int i = 0; i < 2; i++)
     if ((y->d[2 + i] - 1) * st[i] + (k[i] - 1) * di[i] + 1 > x->d[2 + i] + pb[i] + pe[i])
       return K_NONE;
-  if (g == 1 && c >= LANES && w->d[1] == c && w->d[0] == m)
+  /* fewer than 16 input channels (an RGB stem): by cost the image stays
+   * row-major; --layout nchw16c blocks it too (the tests) */
+  if (g == 1 && (c >= LANES || mode == 2) && w->d[1] == c && w->d[0] == m)
     return K_CONV;
   if (g == c && g > 1 && m == c && w->d[0] == c && w->d[1] == 1 && !ir_has_input(n, 3))
     return K_DW;
   return K_NONE;
 }
 
-static Kind node_kind(const Node *n) {
+static Kind node_kind(const Node *n, int mode) {
   switch (n->op) {
   case OP_Conv:
-    return conv_kind(n);
+    return conv_kind(n, mode);
   case OP_MaxPool:
   case OP_AveragePool:
     if (n->n_out != 1 || !all_f32_static4(n->in[0]) || !all_f32_static4(n->out[0]))
@@ -317,7 +319,7 @@ bool pass_layout_blocked(Graph *g, int lanes, int mode, Diag *d) {
   IR_ASSERT(kind && par && macs && conv && keep);
   for (Node *n = g->first; n; n = n->next) {
     par[n->id] = n->id;
-    kind[n->id] = node_kind(n);
+    kind[n->id] = node_kind(n, mode);
   }
   /* regions: region nodes joined through the blocked tensors between them */
   for (Node *n = g->first; n; n = n->next) {

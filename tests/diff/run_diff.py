@@ -59,6 +59,7 @@ def lowp(spec):
 
 def parse_config(spec):
     """'O3:t2' -> ['-O3', '--threads', '2']; 'O2:bf16' -> ['-O2', '--precision', 'bf16'];
+    'O2:b16' -> ['-O2', '--layout', 'nchw16c']; 'O2:generic' -> ['-O2', '--cpu', 'generic'];
     'cuda' -> the emulated CUDA target."""
     if spec == "cuda":
         return None
@@ -69,6 +70,12 @@ def parse_config(spec):
             args += ["--threads", p[1:]]
         elif p in ("bf16", "fp16"):
             args += ["--precision", p]
+        elif p == "b16":  # every region with a conv channel-blocked (docs/layout.md)
+            args += ["--layout", "nchw16c"]
+        elif p == "nchw":
+            args += ["--layout", "nchw"]
+        elif p == "generic":  # the portable C of every kernel
+            args += ["--cpu", "generic"]
         else:
             raise SystemExit(f"bad config '{spec}'")
     return args
