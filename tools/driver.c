@@ -124,20 +124,25 @@ int driver_blocked_lanes(const Options *o) {
     return 0;
   if (o->layout == 2)
     return 16;
-  char march[128];
-  const char *m = o->triple ? NULL : march_flag(o, march, sizeof march);
-  if (!m)
+  if (o->triple)
     return 0;
-  /* the compiler's own answer for that -march, asked once per process */
-  static char asked[128];
+  /* the compiler's own answer for the flags the build takes (the -march of
+   * --cpu, or one in $CC / ONNXC_CFLAGS; a cross compiler answers no), asked
+   * once per process */
+  char march[128], key[600];
+  const char *m = march_flag(o, march, sizeof march), *cf = getenv("ONNXC_CFLAGS");
+  snprintf(key, sizeof key, "%s|%s|%s", sys_cc(), m ? m : "", cf ? cf : "");
+  static char asked[600];
   static int answer = -1;
-  if (answer >= 0 && strcmp(asked, m) == 0)
+  if (answer >= 0 && strcmp(asked, key) == 0)
     return answer;
-  snprintf(asked, sizeof asked, "%s", m);
+  snprintf(asked, sizeof asked, "%s", key);
   answer = 0;
   Argv a = {{0}, 0, {0}, 0};
   arg_cc(&a);
-  arg(&a, m);
+  if (m)
+    arg(&a, m);
+  arg_words(&a, cf);
   arg(&a, "-dM");
   arg(&a, "-E");
   arg(&a, "-x");
