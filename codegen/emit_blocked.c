@@ -16,6 +16,7 @@
 #include "window.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define LL(x) ((long long)(x))
@@ -25,7 +26,9 @@
 
 static const char *const bk_prelude[] = {
     "/* onnxc_bk: one tile of a blocked conv (docs/layout.md): np (<= 12) output\n"
-    " * pixels of one row, whose input values for k are a[aoff[k] + i * ps], by\n"
+    " * pixels, whose input values for k are ak[i * ps], ak = a + aoff[0] + ... +\n"
+    " * aoff[k] (a table of steps, so each broadcast addresses a register plus a\n"
+    " * constant), by\n"
     " * the 32 output channels of a weight panel b (32 floats per k); pixel i\n"
     " * goes to y0 + yo[i] and y1 + yo[i] (the two output blocks; y1 null: one\n"
     " * block; yo[i] < 0: a pixel of the grid past the map, dropped); bias + sum,\n"
@@ -60,8 +63,9 @@ static const char *const bk_prelude[] = {
     "      if (y1) c1[i] = _mm512_loadu_ps(y1 + yo[i]);\n"
     "    }\n"
     "  }\n"
+    "  const float *ak = a;\n"
     "  for (k = 0; k < kc; k++) {\n"
-    "    const float *ak = a + aoff[k];\n"
+    "    ak += aoff[k];\n"
     "    const __m512 w0 = _mm512_loadu_ps(b), w1 = _mm512_loadu_ps(b + 16);\n"
     "    for (i = 0; i < np; i++) {\n"
     "      const __m512 x = _mm512_set1_ps(ak[i * ps]);\n"
@@ -182,8 +186,9 @@ static const char *const bk_prelude[] = {
     "      const float *y = j < 16 ? y0 : y1;\n"
     "      c[i][j] = (part & 1) && y && yo[i] >= 0 ? y[yo[i] + j % 16] : bias[j];\n"
     "    }\n"
+    "  const float *ak = a;\n"
     "  for (k = 0; k < kc; k++) {\n"
-    "    const float *ak = a + aoff[k];\n"
+    "    ak += aoff[k];\n"
     "    for (i = 0; i < np; i++) {\n"
     "      const float x = ak[i * ps];\n"
     "      for (j = 0; j < 32; j++) c[i][j] = ONNXC_FMAF(x, b[j], c[i][j]);\n"
@@ -474,25 +479,34 @@ bool emitc_BlockedConv(EmitC *e, const Node *n) {
              "to %d pixels x 32 channels */",
           LL(M), LL(K), LL(N * OH * OW), LL(k[0]), LL(k[1]), LL(s[0]), LL(s[1]), BK_NP);
   /* koff[k]: the input offset of k = (block, kh, kw, lane) from a pixel's tap (0, 0) */
-  ec_line(e, "static const int koff[%lld] = {", LL(K));
-  Buf row;
-  buf_init(&row);
+  /* koff[k]: the input offset of k = (block, kh, kw, lane) from a pixel's tap
+   * (0, 0); kdel[k] = koff[k] - koff[k - 1] (kdel[0] = koff[0] = 0), the steps
+   * the micro-kernel takes */
+  int64_t *ko = malloc((size_t)K * sizeof *ko);
+  IR_ASSERT(ko);
   int64_t kk = 0;
   for (int64_t cb = 0; cb < CB; cb++)
     for (int64_t kh = 0; kh < k[0]; kh++)
       for (int64_t kw = 0; kw < k[1]; kw++)
-        for (int64_t c = cb * LANES; c < cb * LANES + LANES && c < C; c++, kk++) {
-          buf_printf(&row, "%lld,", LL(((cb * H + kh * dl[0]) * W + kw * dl[1]) * LANES + c % LANES));
-          if (row.len > 100) {
-            ec_line(e, "%s", row.s);
-            row.len = 0;
-            row.s[0] = 0;
-          }
-        }
-  if (row.len)
-    ec_line(e, "%s", row.s);
-  buf_free(&row);
-  ec_line(e, "};");
+        for (int64_t c = cb * LANES; c < cb * LANES + LANES && c < C; c++, kk++)
+          ko[kk] = ((cb * H + kh * dl[0]) * W + kw * dl[1]) * LANES + c % LANES;
+  IR_ASSERT(kk == K);
+  for (int t = 0; t < 2; t++) {
+    ec_line(e, "static const int %s[%lld] = {", t ? "kdel" : "koff", LL(K));
+    Buf row;
+    buf_init(&row);
+    for (int64_t i = 0; i < K; i++) {
+      buf_printf(&row, "%lld,", LL(t ? ko[i] - (i ? ko[i - 1] : 0) : ko[i]));
+      if (row.len > 100 || i == K - 1) {
+        ec_line(e, "%s", row.s);
+        row.len = 0;
+        row.s[0] = 0;
+      }
+    }
+    buf_free(&row);
+    ec_line(e, "};");
+  }
+  free(ko);
   /* stride 1: tiles of 12 consecutive pixels of the input's grid (the output
    * computed W wide, the columns past OW dropped), across rows; else strips
    * of up to 12 pixels of one output row */
@@ -500,7 +514,11 @@ bool emitc_BlockedConv(EmitC *e, const Node *n) {
   int64_t QN = (OH - 1) * W + OW, ntile = grid ? (QN + BK_NP - 1) / BK_NP : OH * nst;
   /* an item: one panel, one image, a group of tiles, over K in parts of KC
    * (the part's weights stay in L1 while every tile of the group reads them) */
-  int64_t TG = min64(ntile, BK_TG), ngroup = (ntile + TG - 1) / TG, KC = K <= BK_KC * 3 / 2 ? K : BK_KC;
+  /* groups of equal size, at least 8 items per thread where the tiles allow */
+  int64_t ngroup = (ntile + BK_TG - 1) / BK_TG, KC = K <= BK_KC * 3 / 2 ? K : BK_KC;
+  int64_t want = (8 * (int64_t)(ec_threads(e) > 1 ? ec_threads(e) : 1) + NPAN * N - 1) / (NPAN * N);
+  if (ngroup < want)
+    ngroup = min64(want, ntile);
   int64_t items = NPAN * N * ngroup;
   double macs = (double)N * OH * OW * NPAN * 32 * K;
   ec_open_items(e, "t", items, ec_cost(COST_GEMM_MAC, macs));
@@ -519,7 +537,8 @@ bool emitc_BlockedConv(EmitC *e, const Node *n) {
   ec_line(e, "for (long k0 = 0; k0 < %lld; k0 += %lld) {", LL(K), LL(KC));
   ec_line(e, "const long kc = %lld - k0 < %lld ? %lld - k0 : %lld;", LL(K), LL(KC), LL(K), LL(KC));
   ec_line(e, "const int part = (k0 > 0 ? 1 : 0) | (k0 + kc < %lld ? 2 : 0);", LL(K));
-  ec_line(e, "for (long tl = gr * %lld; tl < (gr + 1) * %lld && tl < %lld; tl++) {", LL(TG), LL(TG), LL(ntile));
+  ec_line(e, "for (long tl = gr * %lld / %lld; tl < (gr + 1) * %lld / %lld; tl++) {", LL(ntile), LL(ngroup), LL(ntile),
+          LL(ngroup));
   ec_line(e, "long yo[%d], np;", BK_NP);
   ec_line(e, "const float *a;");
   if (grid) {
@@ -540,11 +559,11 @@ bool emitc_BlockedConv(EmitC *e, const Node *n) {
   const char *hi_or_lo = act == 2 ? hi : "0.0f";
   int64_t ps = grid ? 1 : s[1];
   if (ps <= 2)
-    ec_line(e, "onnxc_bk_tab[%lld][np - 1](kc, a, koff + k0, X1 + pan * %lld + k0 * 32, y0, y1, yo, X2 + pan * 32, "
+    ec_line(e, "onnxc_bk_tab[%lld][np - 1](kc, a + koff[k0] - kdel[k0], kdel + k0, X1 + pan * %lld + k0 * 32, y0, y1, yo, X2 + pan * 32, "
                "r0, r1, %d, %s, %s, part);",
             LL(ps - 1), LL(K * 32), act, lo, hi_or_lo);
   else
-    ec_line(e, "onnxc_bk_any(kc, a, koff + k0, %lld, X1 + pan * %lld + k0 * 32, y0, y1, yo, X2 + pan * 32, r0, r1, "
+    ec_line(e, "onnxc_bk_any(kc, a + koff[k0] - kdel[k0], kdel + k0, %lld, X1 + pan * %lld + k0 * 32, y0, y1, yo, X2 + pan * 32, r0, r1, "
                "%d, %s, %s, (int)np, part);",
             LL(ps * LANES), LL(K * 32), act, lo, hi_or_lo);
   ec_line(e, "}"); /* tl */
