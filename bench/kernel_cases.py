@@ -326,7 +326,7 @@ def build(root):
     return cases
 
 
-def check_threads(onnxc, d, threads, cpu, env, guard=False):
+def check_threads(onnxc, d, threads, cpu, env, guard=False, layout=None):
     """Builds case d as a library with --threads (and --guard) and compares its outputs (rtol 1e-3,
     the case's atol)."""
     import ctypes
@@ -337,7 +337,8 @@ def check_threads(onnxc, d, threads, cpu, env, guard=False):
     name = "k"
     lib, rep = os.path.join(d, f"t{threads}.so"), os.path.join(d, f"t{threads}.json")
     r = subprocess.run([onnxc, d + "/model.onnx", "-o", lib, "--name", name, "--cpu", cpu,
-                        "--threads", str(threads), "--memory-report", rep] + (["--guard"] if guard else []),
+                        "--threads", str(threads), "--memory-report", rep] + (["--guard"] if guard else []) +
+                       (["--layout", layout] if layout else []),
                        capture_output=True, text=True, env=env)
     if r.returncode != 0:
         return (r.stdout + r.stderr).strip()[-600:]
@@ -378,6 +379,7 @@ def main():
     ap.add_argument("--threads", type=int, default=0,
                     help="also build each par_* case with --threads N and check its outputs")
     ap.add_argument("--only", default=None, help="run only the cases whose name matches this regex")
+    ap.add_argument("--layout", default=None, help="onnxc --layout for every case (nchw16c: the blocked kernels)")
     a = ap.parse_args()
     cases = build(a.out)
     if a.only:
@@ -392,6 +394,8 @@ def main():
             with open(os.path.join(d, "atol.txt")) as f:
                 atol = f.read().strip()
             cmd = [a.onnxc, "check", d, "--cpu", cpu, "--atol", atol] + (["--guard"] if guard else [])
+            if a.layout:
+                cmd += ["--layout", a.layout]
             if a.sanitize:
                 cmd.append("--sanitize")
             r = subprocess.run(cmd, capture_output=True, text=True, env=env)
@@ -400,7 +404,7 @@ def main():
                 print(f"FAIL [{cpu}] {os.path.basename(d)}: {(r.stdout + r.stderr).strip()[-600:]}")
             # only the par_* cases are large enough for the parallel paths
             if a.threads > 1 and os.path.basename(d).startswith("par_"):
-                why = check_threads(a.onnxc, d, a.threads, cpu, env, guard)
+                why = check_threads(a.onnxc, d, a.threads, cpu, env, guard, a.layout)
                 if why:
                     bad += 1
                     print(f"FAIL [{cpu}, --threads {a.threads}] {os.path.basename(d)}: {why}")

@@ -139,6 +139,8 @@ static void print_node(Buf *b, const Node *n, bool bodies) {
     if (n->out[i]->kind != VK_NONE) {
       buf_puts(b, " : ");
       put_type(b, n->out[i]->dt, &n->out[i]->shape);
+      if (n->out[i]->blocked) /* stored channel-blocked (passes/layout.c) */
+        buf_printf(b, " nchw%dc", n->out[i]->blocked);
     }
   }
   buf_puts(b, " = ");

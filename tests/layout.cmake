@@ -1,0 +1,22 @@
+# The channel-blocked layout (NCHW16c, passes/layout.c, docs/layout.md):
+#   e2e.layout          composite models (convs of every window / stride /
+#                       channel count, depthwise with its own padding, pools,
+#                       Concat / Split, residuals, global pools) with
+#                       --layout nchw16c on --cpu native, haswell and generic,
+#                       in guard mode and on 2 threads, against ONNX Runtime
+#   e2e.kernel_cases_blocked  the conv edge cases of bench/kernel_cases.py
+#                       through the blocked kernels (native; generic in guard mode)
+#   diff.random_blocked random CNNs with every conv region blocked, guard mode
+add_test(NAME e2e.layout
+  COMMAND ${ONNXC_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/e2e/test_layout.py --onnxc $<TARGET_FILE:onnxc>
+          --out ${CMAKE_BINARY_DIR}/layout_cases)
+add_test(NAME e2e.kernel_cases_blocked
+  COMMAND ${ONNXC_PYTHON} ${CMAKE_SOURCE_DIR}/bench/kernel_cases.py --onnxc $<TARGET_FILE:onnxc>
+          --layout nchw16c --cpu native,generic --guard-cpu generic --threads 2
+          --only "^(conv|dw|dtr|par_conv|par_dw|par_res|par_small|res_|small_)"
+          --out ${CMAKE_BINARY_DIR}/kernel_cases_blocked)
+add_test(NAME diff.random_blocked
+  COMMAND ${CMAKE_COMMAND} -E env ONNXC_CHECK_GUARD=1
+          ${ONNXC_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/diff/run_diff.py --onnxc $<TARGET_FILE:onnxc>
+          --seeds 0:40 --profile cnn --configs O2:b16,O3:t2:b16 -j 2 --timeout 120)
+set_tests_properties(e2e.layout e2e.kernel_cases_blocked diff.random_blocked PROPERTIES LABELS e2e TIMEOUT 900)
