@@ -8,8 +8,9 @@
  * times a few rows instead takes depth groups per panel (gk_deep). The
  * kernel is chosen by the C compiler's predefined macros: AVX-512F (8 x 32,
  * 16 zmm accumulators), AVX2 + FMA (6 x 16, 12 ymm), else portable C
- * (4 x 16), so firmware builds take the portable path and stay -std=c99 -pedantic clean. Accumulators are
- * named variables: gcc keeps an accumulator array in memory.
+ * (4 x 16), so firmware builds take the portable path and stay -std=c99
+ * -pedantic clean. Accumulators are named variables: gcc keeps an
+ * accumulator array in memory.
  * Convolutions build on it in emit_gemm_conv.c. A per-row or
  * per-column bias and a fused Relu/Clip are applied by the kernel in
  * registers before its one store; other epilogues (Gemm's alpha, beta, a
