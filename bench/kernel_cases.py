@@ -236,6 +236,12 @@ def build(root):
     c(gemm_case(root, rng, "gemm_ta_alpha", 26, 33, 20, ta=1, alpha=0.5, beta=2.0, cshape=(26, 1)))
     c(gemm_case(root, rng, "gemm_full_c", 9, 10, 11, cshape=(9, 10), const_b=False, tb=1))
     c(gemm_case(root, rng, "gemm_scalar_c", 100, 31, 7, cshape=(1,), beta=0.0))
+    # a weight packed at compile time, the depth in groups per panel (p->deep):
+    # one group with a partial last depth block, partial row tiles (111 and 100
+    # rows for MR 8, 6, 4) and columns; two groups (100 rows: 1024 + 76 deep),
+    # on two threads as column blocks of all rows
+    c(matmul_case(root, rng, "mm_deep", (3, 37, 600), (600, 70), act="Relu"))
+    c(gemm_case(root, rng, "gemm_deep_groups", 100, 420, 1100, cshape=(420,), act="Relu"))
     # Conv + Add(residual) [+ activation] fused into the conv's store
     c(conv_case(root, rng, "res_conv3x3", 1, 9, 10, 13, 30, (3, 3), pads=[1, 1, 1, 1],
                 residual="left", act="Relu"))

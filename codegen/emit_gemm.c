@@ -4,11 +4,13 @@
  * over K by GEMM_KC (the right operand's KC x NC block is packed into
  * scratch, or was packed at compile time when it is a weight), ic over M by
  * GEMM_MC (the left block likewise), then MR x NR register tiles computed by
- * one micro-kernel per model (gemm_prelude). The kernel is chosen by the C
- * compiler's predefined macros: AVX-512F (8 x 32, 16 zmm accumulators),
- * AVX2 + FMA (6 x 16, 12 ymm), else portable C (4 x 16), so firmware builds
- * take the portable path and stay -std=c99 -pedantic clean. Accumulators are
- * named variables: gcc keeps an accumulator array in memory.
+ * one micro-kernel per model (gemm_prelude); a weight packed at compile time
+ * times a few rows instead takes depth groups per panel (gk_deep). The
+ * kernel is chosen by the C compiler's predefined macros: AVX-512F (8 x 32,
+ * 16 zmm accumulators), AVX2 + FMA (6 x 16, 12 ymm), else portable C
+ * (4 x 16), so firmware builds take the portable path and stay -std=c99
+ * -pedantic clean. Accumulators are named variables: gcc keeps an
+ * accumulator array in memory.
  * Convolutions build on it in emit_gemm_conv.c. A per-row or
  * per-column bias and a fused Relu/Clip are applied by the kernel in
  * registers before its one store; other epilogues (Gemm's alpha, beta, a
@@ -38,6 +40,34 @@ static int64_t gk_mc(const Prod *p) {
 
 bool gk_worth_packing(const Prod *p) { return p->m >= 4 && p->m * p->n * p->k >= GEMM_MIN_MACS; }
 
+/* Packed A of one depth group at most this large for p->deep: with all of
+ * BERT-base's [128 x 3072] A packed (1.5 MB) beside the weight's stream in a
+ * 2 MB L2 the deep order was slower than the usual one. */
+#define GEMM_DEEP_A_BYTES (512 * 1024)
+
+/* Depth of one group of p->deep: the most depth blocks whose packed A fits
+ * GEMM_DEEP_A_BYTES, all of K when it fits (one group). */
+static int64_t gk_deep_group(const Prod *p) {
+  int64_t blocks = GEMM_DEEP_A_BYTES / (up(p->m, GEMM_MRP) * GEMM_KC * 4);
+  return min64(p->k, blocks * GEMM_KC);
+}
+
+/* Depth groups per panel (p->deep): a weight packed at compile time times
+ * one block of rows (at most 2 GEMM_MC, the jc loop one block too); on the
+ * pool only with column blocks of all rows. A is packed one depth group
+ * (gk_deep_group) at a time, and the tiles of each 32-column panel run over
+ * all depth blocks of the group before the next panel, so the weight streams
+ * from memory in its stored order ([panel][k][32]: a group's part of each
+ * panel is one run) and a panel's tiles of C stay in cache between depth
+ * blocks, where the usual order stored and reloaded all of C once per depth
+ * block. Each element's sum: the same blocks in the same order. */
+static bool gk_deep(const Prod *p) {
+  if (p->b.src != SRC_PACKED || p->a.src == SRC_PACKED || p->m_rt || p->n_rt || p->k_rt || p->lp ||
+      p->k <= GEMM_KC || p->m > 2 * GEMM_MC || gk_deep_group(p) < 2 * GEMM_KC)
+    return false;
+  return !p->par || gk_par_split(p).all_rows;
+}
+
 /* Lays out the scratch of the product for p->threads threads: the one
  * layout both the emitted code and the planned size (gemm_scratch_bytes)
  * come from. */
@@ -50,6 +80,10 @@ void gk_layout(Prod *p, const Window *win) {
   p->off_b = p->off_a = p->off_pix = p->off_img = -1;
   p->par = threads_worth(p->threads, ec_cost_ns((double)p->m * p->n * p->k, 0));
   p->slot = 0;
+  p->deep = gk_deep(p);
+  /* rows x depth of one packed A: a block of it, or all depth blocks (deep) */
+  int64_t a_floats = p->deep ? up(p->m, GEMM_MRP) * gk_deep_group(p)
+                             : up(min64(p->m, p->par ? GEMM_MC : gk_mc(p)), GEMM_MRP) * kc;
   if (p->par) { /* one thread's buffers, then the next thread's */
     if (p->b.src != SRC_PACKED) {
       p->off_b = off;
@@ -57,7 +91,7 @@ void gk_layout(Prod *p, const Window *win) {
     }
     if (p->a.src != SRC_PACKED) {
       p->off_a = off;
-      off += up(up(min64(p->m, GEMM_MC), GEMM_MRP) * kc * 4, 64);
+      off += up(a_floats * 4, 64);
     }
     p->slot = off;
     off *= p->threads;
@@ -67,7 +101,7 @@ void gk_layout(Prod *p, const Window *win) {
   }
   if (p->a.src != SRC_PACKED && !p->par) {
     p->off_a = off;
-    off += up(up(min64(p->m, gk_mc(p)), GEMM_MRP) * kc * 4, 64);
+    off += up(a_floats * 4, 64);
   }
   if (p->b.src == SRC_IM2COL) {
     p->off_pix = off;
@@ -243,12 +277,13 @@ static void emit_pack_b(EmitC *e, const Prod *p, const Window *win) {
   ec_line(e, "}");
 }
 
-/* Packs A[ic.., pc..] (mc x kc) into panels of ONNXC_MR rows at ab. */
-static void emit_pack_a(EmitC *e, const Prod *p) {
+/* Packs A[ic.., pc..] (mc x kc) into panels of ONNXC_MR rows at ab (a C
+ * expression). */
+static void emit_pack_a(EmitC *e, const Prod *p, const char *ab) {
   const Operand *a = &p->a;
   /* panels of ONNXC_MR rows (the micro-kernel's), k-major; rows past mc are 0 */
   ec_line(e, "for (long r0 = 0; r0 < mc; r0 += ONNXC_MR) {");
-  ec_line(e, "float *d = ab + r0 * kc;");
+  ec_line(e, "float *d = %s + r0 * kc;", ab);
   if (a->src == SRC_ROWS) {
     ec_line(e, "for (long r = 0; r < ONNXC_MR; r++) {");
     ec_line(e, "if (r0 + r < mc) {");
@@ -271,11 +306,17 @@ static void emit_pack_a(EmitC *e, const Prod *p) {
 }
 
 /* The MR x NR tiles of one packed block (expects jc, nc, pc, kc, ic, mc and
- * bb/ab as the operands need). */
+ * bb/ab as the operands need); p->deep: of the depth group pg..ge, each panel
+ * over every block of it (declares pc and kc; A's block pc at ab + (pc - pg)
+ * x rows, rows rounded up to GEMM_MRP). */
 static void emit_tiles(EmitC *e, const Prod *p) {
   int64_t K = p->k;
   const char *ldy = rtv(p->ldy, p->ldy_rt), *Kt = rtv(K, p->k_rt);
   ec_line(e, "for (long jr = 0; jr < nc; jr += ONNXC_NR) {");
+  if (p->deep) {
+    ec_line(e, "for (long pc = pg; pc < ge; pc += %d) {", GEMM_KC);
+    ec_line(e, "const long kc = ge - pc < %d ? ge - pc : %d;", GEMM_KC, GEMM_KC);
+  }
   if (p->b.src == SRC_PACKED)
     ec_line(e, "const float *b = %s + (jc + jr - jr %% 32) * %lld + pc * 32 + jr %% 32;", p->b.ptr,
             LL(K));
@@ -286,7 +327,12 @@ static void emit_tiles(EmitC *e, const Prod *p) {
    * not stay in cache between runs): the tiles of this panel bring in the
    * next panel's block, a share each */
   bool pf = p->b.src == SRC_PACKED && !p->n_rt;
-  if (pf)
+  if (pf && p->deep) /* the next block in the group's order: this panel's next depth block, or
+                        the next panel's first of the group */
+    ec_line(e, "const float *pf = jr %% 32 != 0 ? (const float *)0 : pc + kc < ge ? b + kc * 32 : "
+               "jc + jr + 32 < %lld ? b + %lld - (pc - pg) * 32 : (const float *)0;",
+            LL(up(p->n, GEMM_NRP)), LL(K * GEMM_NRP));
+  else if (pf)
     ec_line(e, "const float *pf = jr %% 32 == 0 && jc + jr + 32 < %lld ? b + %lld : (const float *)0;",
             LL(up(p->n, GEMM_NRP)), LL(K * GEMM_NRP));
   ec_line(e, "for (long ir = 0; ir < mc; ir += ONNXC_MR) {");
@@ -303,7 +349,8 @@ static void emit_tiles(EmitC *e, const Prod *p) {
     ec_line(e, "const float *a = %s + (ic + ir - ir %% 24) * %lld + pc * 24 + ir %% 24;", p->a.ptr,
             LL(K));
   else
-    ec_line(e, "const float *a = ab + ir * kc;"); /* panels of ONNXC_MR rows */
+    ec_line(e, "const float *a = ab + %s ir * kc;", /* panels of ONNXC_MR rows */
+            p->deep ? arena_printf(e->g->arena, "(pc - pg) * %lld +", LL(up(p->m, GEMM_MRP))) : "");
   ec_line(e, "const long rows = mc - ir < ONNXC_MR ? mc - ir : ONNXC_MR;");
   ec_line(e, "float *c = %s + (ic + ir) * %s + jc + jr;", p->y, ldy);
   ec_line(e, "const int full = rows == ONNXC_MR && cols == ONNXC_NR;");
@@ -361,7 +408,24 @@ static void emit_tiles(EmitC *e, const Prod *p) {
     ec_line(e, "}");
   }
   ec_line(e, "}"); /* ir */
+  if (p->deep)
+    ec_line(e, "}"); /* pc */
   ec_line(e, "}"); /* jr */
+}
+
+/* p->deep, per depth group pg..ge: A's depth blocks packed one after the
+ * other (emit_tiles reads block pc at ab + (pc - pg) x rows, rows rounded up
+ * to GEMM_MRP), then the tiles (expects jc, nc, ic and mc). */
+static void emit_deep(EmitC *e, const Prod *p) {
+  int64_t K = p->k, G = gk_deep_group(p);
+  ec_line(e, "for (long pg = 0; pg < %lld; pg += %lld) {", LL(K), LL(G));
+  ec_line(e, "const long ge = %lld - pg < %lld ? %lld : pg + %lld;", LL(K), LL(G), LL(K), LL(G));
+  ec_line(e, "for (long pc = pg; pc < ge; pc += %d) {", GEMM_KC);
+  ec_line(e, "const long kc = ge - pc < %d ? ge - pc : %d;", GEMM_KC, GEMM_KC);
+  emit_pack_a(e, p, arena_printf(e->g->arena, "(ab + (pc - pg) * %lld)", LL(up(p->m, GEMM_MRP))));
+  ec_line(e, "}");
+  emit_tiles(e, p);
+  ec_line(e, "}"); /* pg */
 }
 
 /* The blocked product; expects bb/ab/pix/xp declared as the operands need. */
@@ -375,6 +439,13 @@ void gk_emit_core(EmitC *e, const Prod *p, const Window *win) {
    * that each block of A is packed once (not once per column block) */
   int64_t NC = p->b.src == SRC_PACKED ? up(N, GEMM_NRP) : GEMM_NC;
   const char *Nt = rtv(N, p->n_rt), *Kt = rtv(K, p->k_rt);
+  if (p->deep) { /* one block of rows and of columns (gk_deep) */
+    ec_line(e, "{");
+    ec_line(e, "const long jc = 0, nc = %lld, ic = 0, mc = %lld;", LL(N), LL(M));
+    emit_deep(e, p);
+    ec_line(e, "}");
+    return;
+  }
   ec_line(e, "for (long jc = 0; jc < %s; jc += %lld) {", Nt, LL(NC));
   ec_line(e, "const long nc = %s - jc < %lld ? %s - jc : %lld;", Nt, LL(NC), Nt, LL(NC));
   ec_line(e, "for (long pc = 0; pc < %s; pc += %d) {", Kt, GEMM_KC);
@@ -391,7 +462,7 @@ void gk_emit_core(EmitC *e, const Prod *p, const Window *win) {
     ec_line(e, "const long mc = %lld - ic < %lld ? %lld - ic : %lld;", LL(M), LL(MC), LL(M), LL(MC));
   }
   if (p->a.src != SRC_PACKED)
-    emit_pack_a(e, p);
+    emit_pack_a(e, p, "ab");
   emit_tiles(e, p);
   ec_line(e, "}"); /* ic */
   ec_line(e, "}"); /* pc */
@@ -506,6 +577,12 @@ void gk_emit_core_par(EmitC *e, const Prod *p, const Window *win, int64_t batch,
     ec_line(e, "  continue;");
   }
   ec_line(e, "const long nc = %lld - jc < %lld ? %lld - jc : %lld;", LL(N), LL(ncw), LL(N), LL(ncw));
+  if (p->deep) { /* all rows (gk_deep) */
+    ec_line(e, "const long ic = 0, mc = %lld;", LL(M));
+    emit_deep(e, p);
+    ec_line(e, "}"); /* items */
+    return;
+  }
   ec_line(e, "for (long pc = 0; pc < %lld; pc += %d) {", LL(K), GEMM_KC);
   ec_line(e, "const long kc = %lld - pc < %d ? %lld - pc : %d;", LL(K), GEMM_KC, LL(K), GEMM_KC);
   if (p->b.src != SRC_PACKED)
@@ -520,7 +597,7 @@ void gk_emit_core_par(EmitC *e, const Prod *p, const Window *win, int64_t batch,
       ec_line(e, "const long mc = %lld - ic < rb ? %lld - ic : rb;", LL(M), LL(M));
   }
   if (p->a.src != SRC_PACKED)
-    emit_pack_a(e, p);
+    emit_pack_a(e, p, "ab");
   emit_tiles(e, p);
   if (all_rows)
     ec_line(e, "}"); /* ic */

@@ -63,6 +63,8 @@ typedef struct Prod {
   const char *m_rt;    /* rows known at run time (-D ranges): their C expression over the
                           kernel's dims; m is then the upper bound, which sizes the scratch */
   const char *n_rt, *k_rt, *ldy_rt; /* the same for columns, depth and Y's row stride */
+  bool deep;           /* each 32-column panel of a weight packed at compile time runs over all
+                          depth blocks before the next (gk_layout: A packed whole, once) */
   int lp;              /* --precision bf16 (1) or fp16 (2): bfloat16 / float16 operands, float32
                           sums (emit_gemm_bf16.c) */
 } Prod;
