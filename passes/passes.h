@@ -113,11 +113,12 @@ bool pass_memplan(Graph *g, Plan *plan, const Target *target, Diag *d);
  * read it (before memplan, which sizes their scratch). 0: no change.
  * passes/precision.c, docs/precision.md. */
 void pass_mark_precision(Graph *g, int precision);
-/* A float16 model's Conv, Gemm and MatMul on the float32 kernels: Casts
- * around, constants widened at compile time, float16 operands in the packed
- * panels (onnxc.precision = 2); a Relu/Clip that alone reads the result moves
- * before the rounding. passes/precision.c, docs/precision.md. */
-bool pass_f16_products(Graph *g, Diag *d);
+/* A float16 model computed in float32 between its float16 boundaries (as
+ * ONNX Runtime's CPU provider runs it): float16 constants widened at compile
+ * time, a Cast where a float16 value enters the float32 region and where a
+ * result leaves it (graph outputs, nodes kept in float16, explicit Casts to
+ * float16 keep rounding). passes/precision.c, docs/precision.md. */
+bool pass_f16_compute(Graph *g, Diag *d);
 /* The same plan with `redzone` bytes (a multiple of PLAN_ALIGN) fenced off
  * before and after every buffer, for guard mode (Plan.redzone, docs/guard.md);
  * redzone 0 is pass_memplan. */

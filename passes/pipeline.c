@@ -49,8 +49,8 @@ static bool run_layout(Graph *g, Ctx *c, Diag *d) {
   return !fusing(g, c) || c->o->precision != 0 ||
          pass_layout_blocked(g, c->o->target->blocked_lanes, c->o->layout, d);
 }
-/* float16 models: products on the float32 kernels, static shapes (-O1 and up) */
-static bool run_f16_products(Graph *g, Ctx *c, Diag *d) { return !fusing(g, c) || pass_f16_products(g, d); }
+/* float16 models: computed in float32 between their float16 boundaries, static shapes (-O1 and up) */
+static bool run_f16_compute(Graph *g, Ctx *c, Diag *d) { return !fusing(g, c) || pass_f16_compute(g, d); }
 static bool run_cse(Graph *g, Ctx *c, Diag *d) { return c->o->opt_level < 1 || pass_cse(g, d); }
 static bool run_dce(Graph *g, Ctx *c, Diag *d) { (void)c; return pass_dce(g, d); }
 static bool run_static(Graph *g, Ctx *c, Diag *d) { (void)c; return pass_require_static(g, d); }
@@ -82,8 +82,8 @@ static const Step steps[] = {
     {"lower-gradient", run_lower_grad, true},
     {"fuse-quant", run_fuse_quant, true},
     {"simplify", run_simplify, true},
+    {"f16-compute", run_f16_compute, true},
     {"fuse-bn", run_fuse_bn, true},
-    {"f16-products", run_f16_products, true},
     {"cse", run_cse, true},
     {"fuse-norm", run_fuse_norm, true},
     {"fuse-epilogue", run_fuse_epi, true},
@@ -99,7 +99,7 @@ static const Step steps[] = {
 
 const char *const passes_names[] = {"check-ops", "topo-order", "canonicalize", "pin-dims", "lower-control",
                                     "infer", "lower-gradient", "fuse-quant",
-                                    "simplify", "fuse-bn", "f16-products", "cse", "fuse-norm", "fuse-epilogue", "fuse-elementwise", "fuse-layout", "fuse-siblings", "layout", "dce", "require-static", "schedule",
+                                    "simplify", "f16-compute", "fuse-bn", "cse", "fuse-norm", "fuse-epilogue", "fuse-elementwise", "fuse-layout", "fuse-siblings", "layout", "dce", "require-static", "schedule",
                                     "memplan", NULL};
 
 bool passes_run(Graph *g, const PipelineOpts *o, Plan *plan, Diag *d) {

@@ -13,6 +13,7 @@
 #include "passes.h"
 
 #include <math.h>
+#include <string.h>
 
 static bool all_f32(const Node *n) {
   for (int i = 0; i < n->n_in && i < 2; i++)
@@ -42,39 +43,76 @@ void pass_mark_precision(Graph *g, int precision) {
     return;
   for (Node *n = g->first; n; n = n->next)
     if ((n->op == OP_Conv || n->op == OP_Gemm || n->op == OP_MatMul) && all_f32(n) && finite_weight(n) &&
-        !ir_attr(n, "onnxc.precision")) /* a float16 model's products stay float16 (pass_f16_products) */
+        !ir_attr(n, "onnxc.precision"))
       ir_attr_set_int(n, "onnxc.precision", precision);
 }
 
 /* ---- float16 models (docs/precision.md, "Float16 models") ---------------------------
- * A Conv, Gemm or MatMul whose operands and result are float16 (static
- * shapes) runs on the float32 kernels, as ONNX Runtime's CPU provider runs
- * it (Casts around a float32 kernel):
- *   x32 = Cast(x16, FLOAT)        each activation operand (exact)
- *   y32 = Op(x32, W32, B32)       constants widened at compile time (exact),
- *                                 onnxc.precision = 2: packed as float16 again
- *   y16 = Cast(y32, FLOAT16)      the float32 result rounded once
- * Packed as float16, the operands are the model's own values, and the sums
- * are float32. A Relu, or a Clip with constant bounds, that is the result's
- * only reader moves before the rounding (rounding to nearest is monotone and
- * keeps every float16, so clamping the float32 value at float16 bounds and
- * rounding gives what rounding and clamping gives); there it fuses into the
- * product's epilogue. The Casts are elementwise kernels: a Cast pair between
- * two products rounds the float32 result to float16 and widens it back.
- * Softmax and LayerNormalization (one output) take their float32 kernels
- * between the same Casts. */
+ * A float16 model computes in float32 between its float16 boundaries, as
+ * ONNX Runtime's CPU provider runs it (it has no float16 kernel for most
+ * operators: it puts Casts around each node and then removes every
+ * float16 -> float32 pair the Casts make, so a whole chain of nodes runs in
+ * float32). Every node of the kinds below whose float16 tensors can all be
+ * float32 takes float32 in their place:
+ *   - a float16 constant operand becomes a float32 constant holding the same
+ *     values (exact);
+ *   - a float16 value from outside (a graph input, a node left in float16)
+ *     is widened once by a Cast (exact);
+ *   - a float32 result read by a node left in float16, or a graph output,
+ *     is rounded to float16 once by a Cast there.
+ * Inside the region nothing rounds to float16: the model rounds each node's
+ * result, onnxc (and ONNX Runtime) only the region's results. The float32
+ * passes after this one then apply as to a float32 model (BatchNormalization
+ * folded into the Conv before it, activations and residual Adds fused into
+ * the products' epilogues, elementwise chains fused). The weights stay
+ * float32 (as ONNX Runtime's do); `--precision fp16` packs them as float16.
+ * An explicit Cast to float16 keeps rounding (it is left in float16 and its
+ * result widened). Nodes not listed (Constant-like generators, control flow,
+ * sequences, quantization...) keep their float16 kernels. */
 
-static bool all_f16(const Node *n) {
-  for (int i = 0; i < n->n_in; i++)
-    if (ir_has_input(n, i) && (n->in[i]->dt != DT_F16 || !shape_is_static(&n->in[i]->shape)))
-      return false;
-  return n->n_out == 1 && n->out[0]->dt == DT_F16 && shape_is_static(&n->out[0]->shape);
+static bool f16_convertible_op(const Node *n) {
+  if (ir_ops[n->op].flags & OPF_EW)
+    return true;
+  switch (n->op) {
+  case OP_Cast: {
+    /* a Cast to FLOAT16 rounds: it stays; so do the narrow and exotic float
+     * targets (bfloat16, float8, float4, e8m0, int4), whose conversions are
+     * written from the source type */
+    int64_t to = ir_attr_int(n, "to", 0);
+    return (to >= 1 && to <= 7) || to == 9 || (to >= 11 && to <= 13);
+  }
+  case OP_Conv: case OP_ConvTranspose: case OP_Gemm: case OP_MatMul:
+  case OP_BatchNormalization: case OP_LayerNormalization: case OP_RMSNormalization:
+  case OP_InstanceNormalization: case OP_GroupNormalization: case OP_LpNormalization:
+  case OP_MeanVarianceNormalization: case OP_LRN: case OP_Gelu:
+  case OP_Softmax: case OP_LogSoftmax: case OP_Hardmax:
+  case OP_MaxPool: case OP_AveragePool: case OP_GlobalAveragePool: case OP_GlobalMaxPool:
+  case OP_LpPool: case OP_GlobalLpPool:
+  case OP_ReduceSum: case OP_ReduceMean: case OP_ReduceMax: case OP_ReduceMin: case OP_ReduceProd:
+  case OP_ReduceL1: case OP_ReduceL2: case OP_ReduceLogSum: case OP_ReduceLogSumExp:
+  case OP_ReduceSumSquare: case OP_ArgMax: case OP_ArgMin: case OP_CumSum: case OP_TopK:
+  case OP_Reshape: case OP_Flatten: case OP_Squeeze: case OP_Unsqueeze: case OP_Identity:
+  case OP_Dropout: case OP_Transpose: case OP_Concat: case OP_Shape: case OP_Size:
+  case OP_Gather: case OP_GatherElements: case OP_GatherND: case OP_Slice: case OP_Pad:
+  case OP_Expand: case OP_Tile: case OP_Split: case OP_DepthToSpace: case OP_SpaceToDepth:
+  case OP_Trilu: case OP_Resize:
+    return true;
+  default:
+    return false;
+  }
 }
 
-/* A float32 constant holding float16 constant v's values; NULL when v is not constant. */
+typedef struct F16Region {
+  Graph *g;
+  int n;            /* values known when the pass began (ids below n) */
+  bool *in32;       /* by id: a float16 value this pass made float32 */
+  Value **wide;     /* by id: float32 stand-in of a float16 value left in float16 */
+  Value **narrow;   /* by id: float16 rounding of a value made float32 */
+  Captured cap;
+} F16Region;
+
+/* A float32 constant holding float16 constant v's values. */
 static Value *widen_const(Graph *g, Value *v, Diag *d) {
-  if (v->kind != VK_CONST || !v->konst)
-    return NULL;
   Tensor *t = ir_tensor_new(g, DT_F32, &v->konst->shape, d);
   if (!t)
     return NULL;
@@ -85,86 +123,109 @@ static Value *widen_const(Graph *g, Value *v, Diag *d) {
   return ir_const_new(g, arena_printf(g->arena, "%s_f32", v->name), t);
 }
 
-/* Input i of n (float16) as float32: a widened constant, else a Cast before n. */
-static bool widen_input(Graph *g, Node *n, int i, Diag *d) {
-  Value *v = n->in[i], *w = widen_const(g, v, d);
-  if (v->kind == VK_CONST && !w)
-    return false;
-  if (!w) {
-    Node *c = ir_node_insert(g, n, OP_Cast, "Cast", arena_printf(g->arena, "%s_f32_in%d", n->name, i), 1,
-                             &v, 1);
-    ir_attr_set_int(c, "to", 1); /* FLOAT */
-    c->out[0]->dt = DT_F32;
-    c->out[0]->shape = v->shape;
-    w = c->out[0];
-  }
-  ir_node_set_input(n, i, w);
-  return true;
+static Value *cast_before(Graph *g, Node *pos, Value *v, int to, const char *suffix) {
+  Node *c = ir_node_insert(g, pos, OP_Cast, "Cast", arena_printf(g->arena, "%s_%s", v->name, suffix), 1, &v, 1);
+  ir_attr_set_int(c, "to", to);
+  c->out[0]->dt = to == 1 ? DT_F32 : DT_F16;
+  c->out[0]->shape = v->shape;
+  return c->out[0];
 }
 
-/* A Relu, or Clip with constant (or no) bounds: commutes with rounding to float16. */
-static bool commutes_with_rounding(const Node *a) {
-  if (a->op == OP_Relu)
-    return true;
-  if (a->op != OP_Clip)
-    return false;
-  for (int i = 1; i < a->n_in; i++)
-    if (ir_has_input(a, i) && a->in[i]->kind != VK_CONST)
-      return false;
-  return true;
+/* Float16 value v (not made float32 here) as float32, for node n. */
+static Value *wide_of(F16Region *r, Node *n, Value *v, Diag *d) {
+  if (v->id < r->n && r->wide[v->id])
+    return r->wide[v->id];
+  Value *w = v->kind == VK_CONST && v->konst ? widen_const(r->g, v, d) : cast_before(r->g, n, v, 1, "f32");
+  if (w && v->id < r->n)
+    r->wide[v->id] = w;
+  return w;
 }
 
-bool pass_f16_products(Graph *g, Diag *d) {
-  for (Node *n = g->first; n; n = n->next) {
-    /* Softmax and LayerNormalization: their float32 kernels between the
-     * same Casts (each computes in float32 and rounds its result once, as
-     * their float16 loops do, which use libm's scalar exp and do not
-     * vectorize) */
-    if ((n->op == OP_Softmax || n->op == OP_LayerNormalization) && all_f16(n)) {
-      for (int i = 0; i < n->n_in; i++)
-        if (ir_has_input(n, i) && !widen_input(g, n, i, d))
-          return false;
-      Value *y = n->out[0];
-      y->dt = DT_F32;
-      Node *c = ir_node_insert(g, n->next, OP_Cast, "Cast", arena_printf(g->arena, "%s_f16_out", n->name), 1,
-                               &y, 1);
-      ir_attr_set_int(c, "to", 10); /* FLOAT16 */
-      c->out[0]->dt = DT_F16;
-      c->out[0]->shape = y->shape;
-      ir_value_replace(y, c->out[0]);
-      ir_node_set_input(c, 0, y);
-      n = c;
-      continue;
-    }
-    if ((n->op != OP_Conv && n->op != OP_Gemm && n->op != OP_MatMul) || !all_f16(n))
-      continue;
-    for (int i = 0; i < n->n_in; i++)
-      if (ir_has_input(n, i) && !widen_input(g, n, i, d))
+/* Value v made float32 here, rounded to float16 before node pos (NULL: the end). */
+static Value *narrow_of(F16Region *r, Node *pos, Value *v) {
+  if (!r->narrow[v->id])
+    r->narrow[v->id] = cast_before(r->g, pos, v, 10, "f16");
+  return r->narrow[v->id];
+}
+
+static bool f16_convertible(F16Region *r, const Node *n) {
+  if (!f16_convertible_op(n) || n->n_out < 1)
+    return false;
+  bool any = false;
+  for (int i = 0; i < n->n_in; i++)
+    if (ir_has_input(n, i) && n->in[i]->dt == DT_F16) {
+      if (n->in[i]->kind == VK_CONST && !n->in[i]->konst)
         return false;
-    Value *y = n->out[0];
-    y->dt = DT_F32;
-    Node *last = n;
-    /* a Relu/Clip that alone reads the result computes in float32 too */
-    if (!y->is_output && y->n_uses == 1 && commutes_with_rounding(y->uses[0])) {
-      Node *a = y->uses[0];
-      for (int i = 1; i < a->n_in; i++)
-        if (ir_has_input(a, i) && !widen_input(g, a, i, d))
-          return false;
-      a->out[0]->dt = DT_F32;
-      last = a;
+      any = true;
     }
-    Value *r = last->out[0];
-    Node *c = ir_node_insert(g, last->next, OP_Cast, "Cast", arena_printf(g->arena, "%s_f16_out", last->name),
-                             1, &r, 1);
-    ir_attr_set_int(c, "to", 10); /* FLOAT16 */
-    c->out[0]->dt = DT_F16;
-    c->out[0]->shape = r->shape;
-    ir_value_replace(r, c->out[0]);
-    ir_node_set_input(c, 0, r);
-    if (n->in[1]->kind == VK_CONST && finite_weight(n))
-      ir_attr_set_int(n, "onnxc.precision", 2);
-    /* on from n: a moved Relu may come after other products (it and the
-     * Casts are float32 on one side now, so they are passed over) */
+  for (int i = 0; i < n->n_out; i++)
+    if (n->out[i]->kind != VK_NONE && n->out[i]->dt == DT_F16) {
+      if (rewrite_is_captured(&r->cap, n->out[i]))
+        return false;
+      any = true;
+    }
+  return any;
+}
+
+/* Output slot of the graph holding v: the Cast's result takes it (and its name). */
+static void take_output(Graph *g, Value *v, Value *c) {
+  for (int gi = 0; gi < g->n_outputs; gi++)
+    if (g->outputs[gi] == v)
+      g->outputs[gi] = c;
+  v->is_output = false;
+  const char *old = c->name;
+  c->name = v->name;
+  v->name = old;
+  c->is_output = true;
+}
+
+bool pass_f16_compute(Graph *g, Diag *d) {
+  F16Region r = {g, g->n_values, NULL, NULL, NULL, rewrite_captured(g)};
+  bool any = false;
+  for (int i = 0; i < g->n_values && !any; i++)
+    any = g->values[i] && g->values[i]->dt == DT_F16;
+  if (!any)
+    return true;
+  r.in32 = arena_alloc(g->arena, (size_t)r.n * sizeof *r.in32);
+  r.wide = arena_alloc(g->arena, (size_t)r.n * sizeof *r.wide);
+  r.narrow = arena_alloc(g->arena, (size_t)r.n * sizeof *r.narrow);
+  memset(r.in32, 0, (size_t)r.n * sizeof *r.in32);
+  memset(r.wide, 0, (size_t)r.n * sizeof *r.wide);
+  memset(r.narrow, 0, (size_t)r.n * sizeof *r.narrow);
+  for (Node *n = g->first; n; n = n->next) {
+    if (n->op == OP_Cast && ir_attr_int(n, "to", 0) == 10 && n->in[0]->id < r.n && r.in32[n->in[0]->id])
+      continue; /* rounds the float32 value itself, as the Cast it would read does */
+    if (!f16_convertible(&r, n)) {
+      /* a node left in float16 reads the float16 rounding of a value made float32 */
+      for (int i = 0; i < n->n_in; i++)
+        if (ir_has_input(n, i) && n->in[i]->id < r.n && r.in32[n->in[i]->id])
+          ir_node_set_input(n, i, narrow_of(&r, n, n->in[i]));
+      continue;
+    }
+    for (int i = 0; i < n->n_in; i++) {
+      Value *v = n->in[i];
+      if (!ir_has_input(n, i) || v->dt != DT_F16)
+        continue;
+      Value *w = wide_of(&r, n, v, d);
+      if (!w)
+        return false;
+      ir_node_set_input(n, i, w);
+    }
+    for (int i = 0; i < n->n_out; i++) {
+      Value *v = n->out[i];
+      if (v->kind != VK_NONE && v->dt == DT_F16 && v->id < r.n) {
+        v->dt = DT_F32;
+        r.in32[v->id] = true;
+      }
+    }
+  }
+  /* graph outputs made float32: rounded at the end */
+  for (int gi = 0; gi < g->n_outputs; gi++) {
+    Value *v = g->outputs[gi];
+    if (v->id < r.n && r.in32[v->id] && v->dt == DT_F32) {
+      Value *c = narrow_of(&r, NULL, v);
+      take_output(g, v, c);
+    }
   }
   return true;
 }

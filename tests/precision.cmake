@@ -41,3 +41,11 @@ add_test(NAME e2e.float16_models
   COMMAND ${ONNXC_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/e2e/test_float16_models.py
           --onnxc $<TARGET_FILE:onnxc> --corpus ${CMAKE_BINARY_DIR}/corpus)
 set_tests_properties(e2e.float16_models PROPERTIES LABELS e2e TIMEOUT 900)
+# Random whole models converted to float16 (run_diff.py --float16: the float16
+# model's own ONNX Runtime run as the reference, float16's scaled tolerance),
+# guard mode: the float16-model rewrite (passes/precision.c) on random graphs.
+add_test(NAME diff.random_float16
+  COMMAND ${CMAKE_COMMAND} -E env ONNXC_CHECK_GUARD=1
+          ${ONNXC_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/diff/run_diff.py --onnxc $<TARGET_FILE:onnxc>
+          --seeds 0:60 --configs O0,O2 --float16 -j 2 --timeout 120)
+set_tests_properties(diff.random_float16 PROPERTIES LABELS e2e TIMEOUT 900)

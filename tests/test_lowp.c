@@ -400,7 +400,8 @@ static void test_lowp_f16_conv_weight_panels(void **state) {
 }
 
 /* A float16 model's Conv + Relu: Cast in, the product and the Relu in
- * float32 with the weight widened exactly and the mark 2, Cast out. */
+ * float32 with the weight widened exactly (float32 weights: no mark), Cast
+ * out; --precision fp16 then packs the weight as float16. */
 static void test_lowp_f16_model_products(void **state) {
   (void)state;
   Graph *g = pu_graph();
@@ -417,7 +418,7 @@ static void test_lowp_f16_model_products(void **state) {
   assert_true(pu_infer(g));
   Diag d;
   diag_init(&d, "t.onnx", stderr);
-  assert_true(pass_f16_products(g, &d));
+  assert_true(pass_f16_compute(g, &d));
   assert_true(ir_verify(g, true, &d));
   diag_free(&d);
   /* Cast -> Conv -> Relu -> Cast */
@@ -425,7 +426,7 @@ static void test_lowp_f16_model_products(void **state) {
   assert_int_equal(conv->in[0]->dt, DT_F32);
   assert_int_equal(conv->in[1]->dt, DT_F32);
   assert_int_equal(conv->out[0]->dt, DT_F32);
-  assert_int_equal(ir_attr_int(conv, "onnxc.precision", 0), 2);
+  assert_int_equal(ir_attr_int(conv, "onnxc.precision", 0), 0);
   const float *wf = conv->in[1]->konst->data;
   for (int64_t i = 0; i < conv->in[1]->konst->numel; i++)
     assert_true(lowp_f16(wf[i]) == wh[i] && wf[i] == lowp_f16_f32(wh[i]));
@@ -436,14 +437,14 @@ static void test_lowp_f16_model_products(void **state) {
   assert_int_equal(out->op, OP_Cast);
   assert_int_equal(ir_attr_int(out, "to", 0), 10);
   assert_true(g->outputs[0] == out->out[0] && out->out[0]->dt == DT_F16);
-  /* --precision bf16 leaves the float16 model's products in float16 */
-  pass_mark_precision(g, 1);
+  assert_string_equal(g->outputs[0]->name, "r"); /* the output keeps its name */
+  pass_mark_precision(g, 2);
   assert_int_equal(ir_attr_int(conv, "onnxc.precision", 0), 2);
   ir_graph_free(g);
 }
 
-/* Two float16 MatMuls, then the Relu of the first: both products are
- * rewritten (the pass goes on past the moved Relu's product). */
+/* Two float16 MatMuls, then the Relu of the first: all in float32, each
+ * output rounded once at the end. */
 static void test_lowp_f16_model_relu_after_other_product(void **state) {
   (void)state;
   Graph *g = pu_graph();
@@ -461,16 +462,49 @@ static void test_lowp_f16_model_relu_after_other_product(void **state) {
   Node *m1 = y1->producer, *m2 = y2->producer;
   Diag d;
   diag_init(&d, "t.onnx", stderr);
-  assert_true(pass_f16_products(g, &d));
+  assert_true(pass_f16_compute(g, &d));
   assert_true(ir_verify(g, true, &d));
   diag_free(&d);
   assert_int_equal(m1->out[0]->dt, DT_F32);
   assert_int_equal(m2->out[0]->dt, DT_F32);
-  assert_int_equal(ir_attr_int(m1, "onnxc.precision", 0), 2);
-  assert_int_equal(ir_attr_int(m2, "onnxc.precision", 0), 2);
+  assert_true(m1->in[0] == m2->in[0] && m1->in[0]->producer->op == OP_Cast); /* x widened once */
   assert_int_equal(m1->out[0]->uses[0]->op, OP_Relu);
   assert_true(g->outputs[0]->dt == DT_F16 && g->outputs[0]->producer->op == OP_Cast);
   assert_true(g->outputs[1]->dt == DT_F16 && g->outputs[1]->producer->op == OP_Cast);
+  ir_graph_free(g);
+}
+
+/* A model's own Cast to float16 keeps rounding: it reads the float32 value
+ * and its result is widened for the float32 node after it; a node left in
+ * float16 (NonZero) reads the rounding of a value made float32. */
+static void test_lowp_f16_model_boundaries(void **state) {
+  (void)state;
+  Graph *g = pu_graph();
+  int64_t xd[2] = {4, 8};
+  Shape xs = shape_make(2, xd);
+  Value *x = ir_input_add(g, "x", DT_F16, &xs);
+  Value *a = pu_op2(g, OP_Add, "a", x, x);
+  Node *cast = ir_node_new(g, OP_Cast, "Cast", "c", 1, &a, 1);
+  ir_attr_set_int(cast, "to", 10);
+  Value *m = pu_op2(g, OP_Mul, "m", cast->out[0], x);
+  Value *nz = pu_op1(g, OP_NonZero, "nz", a);
+  ir_output_add(g, m);
+  ir_output_add(g, nz);
+  assert_true(pu_infer(g));
+  Node *add = a->producer, *mul = m->producer, *nzn = nz->producer;
+  Diag d;
+  diag_init(&d, "t.onnx", stderr);
+  assert_true(pass_f16_compute(g, &d));
+  assert_true(ir_verify(g, true, &d));
+  diag_free(&d);
+  assert_int_equal(add->out[0]->dt, DT_F32);
+  assert_true(cast->in[0] == add->out[0] && cast->out[0]->dt == DT_F16);
+  assert_int_equal(mul->out[0]->dt, DT_F32);
+  Node *w = mul->in[0]->producer;
+  assert_true(w->op == OP_Cast && ir_attr_int(w, "to", 0) == 1 && w->in[0] == cast->out[0]);
+  Node *n16 = nzn->in[0]->producer;
+  assert_true(n16->op == OP_Cast && ir_attr_int(n16, "to", 0) == 10 && n16->in[0] == add->out[0]);
+  assert_true(g->outputs[0]->dt == DT_F16 && g->outputs[1] == nzn->out[0]);
   ir_graph_free(g);
 }
 
@@ -491,7 +525,7 @@ static void test_lowp_f16_model_softmax(void **state) {
   Node *sm = y->producer, *sm32 = z->producer;
   Diag d;
   diag_init(&d, "t.onnx", stderr);
-  assert_true(pass_f16_products(g, &d));
+  assert_true(pass_f16_compute(g, &d));
   assert_true(ir_verify(g, true, &d));
   diag_free(&d);
   assert_int_equal(sm->in[0]->producer->op, OP_Cast);
@@ -518,6 +552,7 @@ int main(void) {
       cmocka_unit_test(test_lowp_f16_conv_weight_panels),
       cmocka_unit_test(test_lowp_f16_model_products),
       cmocka_unit_test(test_lowp_f16_model_softmax),
+      cmocka_unit_test(test_lowp_f16_model_boundaries),
       cmocka_unit_test(test_lowp_f16_model_relu_after_other_product),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

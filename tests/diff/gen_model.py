@@ -24,6 +24,7 @@ three: cnn half of the time.
 """
 import argparse
 import math
+import os
 import sys
 
 import numpy as np
@@ -1222,14 +1223,66 @@ def profile_of(seed):
     return ("cnn", "cnn", "mlp", "mixed")[seed % 4]
 
 
-def generate(seed, profile=None):
-    """(model, feeds, ORT outputs) for the seed; deterministic."""
+def to_float16(model, feeds):
+    """The model in float16 (bench/float16.py's conversion: every float32
+    initializer, constant, value and Cast target becomes float16) and its
+    float32 inputs rounded to float16."""
+    bench = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "bench")
+    if bench not in sys.path:
+        sys.path.insert(0, bench)
+    import float16
+    return float16.to_float16(model), {k: (v.astype(np.float16) if v.dtype == np.float32 else v)
+                                       for k, v in feeds.items()}
+
+
+def validate16(model, feeds):
+    """ONNX Runtime's outputs of a float16 model; Reject when it cannot run it
+    or an output leaves float16's comfortable range."""
+    outs = run_ort_isolated(model, feeds)
+    for arr in outs:
+        if arr.dtype == np.float16 and (not np.all(np.isfinite(arr)) or np.abs(arr).max(initial=0) > 1e4):
+            raise Reject("float16 values out of range")
+    return outs
+
+
+def run_ort_isolated(model, feeds):
+    """run_ort in a child process: ONNX Runtime crashes (SIGSEGV) on some
+    float16 graphs, which must reject the draw, not kill the caller."""
+    import pickle
+    import subprocess
+    import tempfile
+    with tempfile.TemporaryDirectory(prefix="onnxc-ort16-") as tmp:
+        src, dst = os.path.join(tmp, "in.pkl"), os.path.join(tmp, "out.pkl")
+        with open(src, "wb") as f:
+            pickle.dump((model.SerializeToString(), feeds), f)
+        code = ("import pickle, sys\n"
+                f"sys.path.insert(0, {os.path.dirname(os.path.abspath(__file__))!r})\n"
+                "import onnx, gen_model\n"
+                "b, feeds = pickle.load(open(sys.argv[1], 'rb'))\n"
+                "pickle.dump(gen_model.run_ort(onnx.load_from_string(b), feeds), open(sys.argv[2], 'wb'))\n")
+        p = subprocess.run([sys.executable, "-c", code, src, dst], capture_output=True, text=True,
+                           stdin=subprocess.DEVNULL, timeout=300)
+        if p.returncode or not os.path.exists(dst):
+            raise Reject(f"ONNX Runtime cannot run the float16 model (exit {p.returncode})")
+        with open(dst, "rb") as f:
+            return pickle.load(f)
+
+
+def generate(seed, profile=None, float16=False):
+    """(model, feeds, ORT outputs) for the seed; deterministic. With float16,
+    the first draw that is valid in float32 and that ONNX Runtime runs in
+    float16 (to_float16) within range, in float16."""
     profile = profile or profile_of(seed)
+    if float16 and profile == "qdq":
+        raise RuntimeError("no float16 variant of the qdq profile")
     for attempt in range(50):
         rng = np.random.default_rng([seed, attempt])
         try:
             model, feeds, shapes = build_qdq(rng) if profile == "qdq" else build(rng, profile)
             outs = validate(model, feeds, shapes)
+            if float16:
+                model, feeds = to_float16(model, feeds)
+                outs = validate16(model, feeds)
             return model, feeds, outs
         except Reject:
             continue

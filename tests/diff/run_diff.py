@@ -14,6 +14,11 @@ and atol 1/32 of the output's largest magnitude, docs/precision.md). With
 seed is also built for --target cuda and run on the CPU emulation of
 tests/cuda/emu. A model fails when any configuration does not match.
 
+With --float16, each model is converted to float16 (gen_model.to_float16) and
+ONNX Runtime's run of the float16 model is the reference, judged at float16's
+scaled tolerance (rtol 2^-8 plus 2^-8 of the largest expected magnitude over
+the case's outputs; docs/precision.md, "Float16 models").
+
 With --shrink, each failing model is reduced (shrink.py) to a minimal graph
 that fails the same way and kept as a regression case under --regressions
 (default tests/diff/regressions). --keep DIR keeps the failing cases as
@@ -113,9 +118,10 @@ def write_dynamic_case(case_dir, model, sets):
 
 
 def case_args(case_dir):
-    """Extra `onnxc check` arguments a case asks for (onnxc_args: -D ranges)."""
+    """Extra `onnxc check` arguments a case asks for (onnxc_args: -D ranges,
+    a float16 case's tolerance; its marker --float16-case is not passed on)."""
     p = os.path.join(case_dir, "onnxc_args")
-    return open(p).read().split() if os.path.exists(p) else []
+    return [a for a in open(p).read().split() if a != "--float16-case"] if os.path.exists(p) else []
 
 
 def classify(rc, text):
@@ -136,8 +142,10 @@ def check(onnxc, case_dir, spec, timeout=300):
     """(category, message) of one configuration on one case."""
     if spec == "cuda":
         return check_cuda(onnxc, case_dir, timeout)
-    tol = [] if lowp(spec) else ["--rtol", RTOL, "--atol", ATOL]  # lowp: check's scaled default
-    cmd = [onnxc, "check"] + parse_config(spec) + case_args(case_dir) + tol + [case_dir]
+    extra = case_args(case_dir)
+    # lowp: check's scaled default; a float16 case names its own (onnxc_args)
+    tol = [] if lowp(spec) or "--rtol" in extra else ["--rtol", RTOL, "--atol", ATOL]
+    cmd = [onnxc, "check"] + parse_config(spec) + extra + tol + [case_dir]
     try:
         p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL)
     except subprocess.TimeoutExpired:
@@ -200,12 +208,12 @@ def referee(case, model, feeds, res, args):
             res[c] = ("ort-differs", res[c][1])
 
 
-def promote_f64(model):
-    """The model with every float32 tensor (inputs, outputs, initializers,
-    Constant values, Cast targets) made float64."""
+def promote_f64(model, F=onnx.TensorProto.FLOAT):
+    """The model with every float32 (F: float16) tensor (inputs, outputs,
+    initializers, Constant values, Cast targets) made float64."""
     m = onnx.ModelProto()
     m.CopyFrom(model)
-    F, D = onnx.TensorProto.FLOAT, onnx.TensorProto.DOUBLE
+    D = onnx.TensorProto.DOUBLE
 
     def tensor64(t):
         if t.data_type == F:
@@ -264,8 +272,10 @@ def float64_referee(case, model, feeds, res, args):
         return
     try:
         from onnx.reference import ReferenceEvaluator
-        exact = ReferenceEvaluator(promote_f64(model), new_ops=reference_ops()).run(
-            None, {k: (v.astype(np.float64) if v.dtype == np.float32 else v) for k, v in feeds.items()})
+        f16 = float16_case(case)
+        exact = ReferenceEvaluator(promote_f64(model, onnx.TensorProto.FLOAT16 if f16 else onnx.TensorProto.FLOAT),
+                                   new_ops=reference_ops()).run(
+            None, {k: (v.astype(np.float64) if v.dtype in (np.float32, np.float16) else v) for k, v in feeds.items()})
     except Exception:  # no float64 evaluation: the mismatch stands
         return
     ds = os.path.join(case, "test_data_set_0")
@@ -290,7 +300,7 @@ def float64_referee(case, model, feeds, res, args):
             x = x.astype(np.float64)
             fin = np.isfinite(x)
             rtol, atol = float(RTOL), float(ATOL)
-            if lowp(c):  # the tolerance `onnxc check` takes for the precision
+            if lowp(c) or f16:  # the tolerance `onnxc check` takes for the precision
                 rtol = 1 / 32 if lowp(c) == "bf16" else 1 / 256
                 atol = max(float(ATOL), rtol * float(np.max(np.abs(x[fin]), initial=0.0)))
             same = np.array_equal(np.isnan(got), np.isnan(x)) and np.array_equal(got[~fin & ~np.isnan(x)], x[~fin & ~np.isnan(x)])
@@ -343,14 +353,32 @@ def dynamic_referees(case, model, sets, res, args):
         res[c] = (worst, msg)
 
 
+def float16_case(case_dir):
+    p = os.path.join(case_dir, "onnxc_args")
+    return os.path.exists(p) and "--float16-case" in open(p).read().split()
+
+
+def write_float16_args(case_dir, outs):
+    """A float16 case is judged at float16's scaled tolerance: rtol 2^-8 plus
+    2^-8 of the largest expected magnitude (over its outputs), as `onnxc check`
+    judges --precision fp16. The first word marks the case as float16 (the
+    referees read it); check ignores it (see check())."""
+    scale = max((float(np.max(np.abs(o.astype(np.float64)), initial=0.0)) for o in outs
+                 if o.dtype.kind == "f"), default=0.0)
+    with open(os.path.join(case_dir, "onnxc_args"), "w") as f:
+        f.write(f"--float16-case --rtol {1 / 256!r} --atol {max(float(ATOL), scale / 256)!r}\n")
+
+
 def run_seed(seed, args, configs):
     """Generates, checks under every configuration; returns (seed, nodes, {config: (cat, msg)})."""
     if args.dynamic:
         return run_dynamic_seed(seed, args, configs)
-    model, feeds, outs = gen_model.generate(seed, args.profile)
+    model, feeds, outs = gen_model.generate(seed, args.profile, float16=args.float16)
     work = tempfile.mkdtemp(prefix=f"onnxc-diff-{seed}-")
     case = os.path.join(work, "case")
     write_case(case, model, feeds, outs)
+    if args.float16:
+        write_float16_args(case, outs)
     res = {}
     for spec in configs:
         if spec == "cuda" and seed % args.cuda_every:
@@ -408,6 +436,9 @@ def main():
     ap.add_argument("--regressions", default=os.path.join(HERE, "regressions"))
     ap.add_argument("--log", help="append one line per model here")
     ap.add_argument("--cases", help="check the case folders under this folder instead of random seeds")
+    ap.add_argument("--float16", action="store_true",
+                    help="the models converted to float16 (gen_model.to_float16), against ONNX Runtime's float16 "
+                    "run, at float16's scaled tolerance (rtol 2^-8 plus 2^-8 of the largest expected magnitude)")
     ap.add_argument("--dynamic", action="store_true",
                     help="models with a dynamic dim n (gen_dynamic.py), compiled once with -D n=1..N_MAX")
     args = ap.parse_args()
