@@ -136,7 +136,10 @@ def main():
         rc, text = run([onnxc, os.path.join(blk, "model.onnx"), "-o", os.path.join(tmp, "cbr.so"),
                         "--fusion-report", rep])
         ks = json.load(open(rep))["kernels"] if rc == 0 else []
-        expect([k["op"] for k in ks] == ["Cast", "Conv", "Conv", "Cast"] and
+        # (the channel-blocked layout, docs/layout.md, adds its conversions and
+        # a padded copy around the two convs on an AVX-512 build)
+        ks = [k for k in ks if k["op"] not in ("ToBlocked", "FromBlocked", "BlockedPad")]
+        expect([k["op"].replace("BlockedConv", "Conv") for k in ks] == ["Cast", "Conv", "Conv", "Cast"] and
                sum(len(k["nodes"]) for k in ks[1:3]) == 7,
                "Conv+BN+Relu+residual block in float16: BatchNormalization folded, Relu and Add fused "
                "into two Conv kernels between two Casts", text + str([(k["op"], k["nodes"]) for k in ks]))
