@@ -341,7 +341,10 @@ def check_threads(onnxc, d, threads, cpu, env, guard=False, layout=None):
     import numpy as np
     from onnx import numpy_helper, load_tensor
     name = "k"
-    lib, rep = os.path.join(d, f"t{threads}.so"), os.path.join(d, f"t{threads}.json")
+    # one file per build: dlopen of a path this process already loaded returns
+    # the library loaded first (another --cpu's, sized for another arena)
+    tag = f"t{threads}_{cpu}{'_guard' if guard else ''}{'_' + layout if layout else ''}"
+    lib, rep = os.path.join(d, f"{tag}.so"), os.path.join(d, f"{tag}.json")
     r = subprocess.run([onnxc, d + "/model.onnx", "-o", lib, "--name", name, "--cpu", cpu,
                         "--threads", str(threads), "--memory-report", rep] + (["--guard"] if guard else []) +
                        (["--layout", layout] if layout else []),
