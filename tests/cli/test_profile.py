@@ -124,13 +124,16 @@ with tempfile.TemporaryDirectory() as t:
     model = os.path.join(t, "cnn.onnx")
     make_model(model)
     fusion = os.path.join(t, "fusion.json")
-    p = run(["-S", "--name", "m", model, "-o", os.path.join(t, "plain"), "--fusion-report", fusion])
+    # --cpu native: the sources onnxc profile builds for this machine (plain -S
+    # sources are for an unnamed CPU: --layout auto keeps them NCHW, docs/layout.md)
+    p = run(["-S", "--name", "m", "--cpu", "native", model, "-o", os.path.join(t, "plain"), "--fusion-report",
+             fusion])
     check(p.returncode == 0, "-S without --profile")
     FUSION = json.load(open(fusion))
     kernels = [(k["name"], k["op"]) for k in FUSION["kernels"]]
     for threads in (1, 2):
         d = os.path.join(t, "prof%d" % threads)
-        p = run(["-S", "--name", "m", "--profile", "--threads", str(threads), model, "-o", d])
+        p = run(["-S", "--name", "m", "--cpu", "native", "--profile", "--threads", str(threads), model, "-o", d])
         check(p.returncode == 0, "-S --profile --threads %d" % threads)
         src = open(os.path.join(d, "m.c")).read()
         check("stdio" not in src and "printf" not in src, "--profile code has no stdio (threads %d)" % threads)
