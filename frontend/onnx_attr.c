@@ -136,6 +136,13 @@ static bool load_attr(Scope *s, Node *n, const Onnx__AttributeProto *ap) {
   a.name = fe_str(ap->name);
   if (!*a.name)
     return diag_error(s->c->d, n, "attribute with no name");
+  /* names the compiler gives its own attributes (fused epilogues, passes'
+   * marks) are no ONNX attribute of these ops: a model's is ignored, so it
+   * cannot pose as a fused kernel description */
+  bool product = n->op == OP_Conv || n->op == OP_Gemm || n->op == OP_MatMul;
+  if (!strcmp(a.name, "epilogue") || !strcmp(a.name, "epilogue_consts") || !strncmp(a.name, "onnxc.", 6) ||
+      (product && !strncmp(a.name, "activation", 10)))
+    return true;
   a.kind = ap->has_type && ap->type != ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__UNDEFINED
                ? (AttrKind)ap->type
                : infer_kind(ap);
