@@ -176,9 +176,6 @@ static bool blocked_input(const Node *n, Kind k, int i) {
   }
 }
 
-/* A reader that is not a region node (kept or not, a region's border). */
-static bool keep_pending(const Kind *kind, const Node *r) { return kind[r->id] != K_NONE; }
-
 static int find(int *par, int i) {
   while (par[i] != i)
     i = par[i] = par[par[i]];
@@ -358,7 +355,7 @@ bool pass_layout_blocked(Graph *g, int lanes, int mode, Diag *d) {
         continue;
       bool out = false;
       for (int u = 0; u < v->n_uses; u++)
-        if (!keep_pending(kind, v->uses[u]))
+        if (kind[v->uses[u]->id] == K_NONE) /* a reader outside every region */
           out = true;
       if (out)
         macs[r] -= 64.0 * numel_d(v);
@@ -409,6 +406,7 @@ bool pass_layout_blocked(Graph *g, int lanes, int mode, Diag *d) {
       v->out_index = 0;
     }
   }
+  bool ok = true;
   if (!any)
     goto done;
   /* borders: a ToBlocked for each row-major tensor a kept node reads blocked,
@@ -469,24 +467,16 @@ bool pass_layout_blocked(Graph *g, int lanes, int mode, Diag *d) {
   }
   free(to);
   free(from);
-  for (Node *n = g->first; n; n = n->next)
-    if (n->id < nn && keep[n->id] && (kind[n->id] == K_CONV || kind[n->id] == K_DW) &&
-        !rewrite_conv(g, n, kind[n->id], d))
-      goto fail;
+  for (Node *n = g->first; n && ok; n = n->next)
+    if (n->id < nn && keep[n->id] && (kind[n->id] == K_CONV || kind[n->id] == K_DW))
+      ok = rewrite_conv(g, n, kind[n->id], d);
 done:
   free(kind);
   free(par);
   free(macs);
   free(conv);
   free(keep);
-  return true;
-fail:
-  free(kind);
-  free(par);
-  free(macs);
-  free(conv);
-  free(keep);
-  return false;
+  return ok;
 }
 
 /* ---- inference hooks of the layout's nodes -------------------------------------- */
