@@ -60,6 +60,10 @@ typedef struct EmitC {
    * condition over the run's dims under which the pool pays; below it the
    * call site runs the node on the calling thread (onnxc_nt = 1). */
   const char *par_when;
+  /* C text set by ec_open_items: the end (exclusive) of the items this
+   * thread runs without another claim (its chunk), for a kernel that
+   * prefetches its next item's data */
+  const char *items_end;
 } EmitC;
 
 /* Opens "for (ptrdiff_t VAR = 0; VAR < n; VAR++) {" (the caller closes it) over
@@ -108,6 +112,9 @@ int64_t ec_par_chunks(const EmitC *e, int64_t n, double cost_ns);
  * (long): when worth it, chunks of items claimed by every thread (marks the
  * node parallel); else one loop. The caller closes the brace. */
 void ec_open_items(EmitC *e, const char *var, int64_t n, double cost_ns);
+/* The same in at most max_chunks claims (chunks of consecutive items), for a
+ * kernel whose item prefetches the next one's data. */
+void ec_open_items_max(EmitC *e, const char *var, int64_t n, double cost_ns, int64_t max_chunks);
 /* The same over n_c items known at run time (C text over the kernel's dims),
  * at most n_hi, of cost_hi at that bound: parallel when worth it at the
  * bound, and then e->par_when is set to `units_c` (C text) times the cost of

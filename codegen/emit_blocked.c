@@ -25,18 +25,21 @@
 /* ---- the micro-kernel (the top of NAME.c when some BlockedConv is group 1) ------------ */
 
 static const char *const bk_prelude[] = {
-    "/* onnxc_bk: one tile of a blocked conv (docs/layout.md): np (<= 12) output\n"
-    " * pixels, whose input values for k are ak[i * ps], ak = a + aoff[0] + ... +\n"
+    "/* onnxc_bk: one tile of a blocked conv (docs/layout.md): np output\n"
+    " * pixels (<= 14; L to a row: pixel i at column i % L of row i / L), whose\n"
+    " * input values for k are ak[(i % L) * ps + (i / L) * rs], ak = a + aoff[0] + ... +\n"
     " * aoff[k] (a table of steps, so each broadcast addresses a register plus a\n"
     " * constant), by\n"
     " * the 32 output channels of a weight panel b (32 floats per k); pixel i\n"
     " * goes to y0 + yo[i] and y1 + yo[i] (the two output blocks; y1 null: one\n"
-    " * block; yo[i] < 0: a pixel of the grid past the map, dropped); bias + sum,\n"
+    " * block; yo[i] < 0: not stored); bias + sum,\n"
     " * + residual r0 / r1 (laid out as y0 / y1), then\n"
     " * act 1: max(v, 0) (NaN -> 0, as Relu), 2: min(hi, max(lo, v)), 3: v >= 0 ?\n"
     " * v : v * lo (LeakyRelu). A product cut in depth: part & 1, the sums start\n"
     " * from y's (an earlier part's) instead of the bias; part & 2, the raw sums\n"
-    " * are stored (a later part follows). */\n"
+    " * are stored (a later part follows). pf: a line of weights to prefetch\n"
+    " * into the L2 per k (the next panel's, while this one's are read from the\n"
+    " * L2), pf += pstep (0: the same line again). */\n"
     "#if defined(__GNUC__) || defined(__clang__)\n"
     "#define ONNXC_BK_INLINE static inline __attribute__((always_inline))\n"
     "#define ONNXC_BK_UNUSED __attribute__((unused))\n"
@@ -46,11 +49,12 @@ static const char *const bk_prelude[] = {
     "#endif\n"
     "#if defined(__AVX512F__)\n"
     "#include <immintrin.h>\n"
-    "ONNXC_BK_INLINE void onnxc_bk_body(long kc, const float *a, const int *aoff, long ps, const float *b,\n"
-    "                                   float *y0, float *y1, const long *yo, const float *bias,\n"
-    "                                   const float *r0, const float *r1, int act, float lo, float hi,\n"
-    "                                   int np, int part) {\n"
-    "  __m512 c0[12], c1[12];\n"
+    "ONNXC_BK_INLINE void onnxc_bk_body(long kc, const float *a, const int *aoff, long ps, long rs, int L,\n"
+    "                                   const float *b, float *y0, float *y1, const long *yo,\n"
+    "                                   const float *bias, const float *r0, const float *r1, int act,\n"
+    "                                   float lo, float hi, int np, int part, const float *pf,\n"
+    "                                   long pstep) {\n"
+    "  __m512 c0[14], c1[14];\n"
     "  const __m512 bb0 = _mm512_loadu_ps(bias), bb1 = _mm512_loadu_ps(bias + 16);\n"
     "  const __m512 l = _mm512_set1_ps(lo), h = _mm512_set1_ps(hi), z = _mm512_setzero_ps();\n"
     "  long k;\n"
@@ -66,9 +70,11 @@ static const char *const bk_prelude[] = {
     "  const float *ak = a;\n"
     "  for (k = 0; k < kc; k++) {\n"
     "    ak += aoff[k];\n"
+    "    _mm_prefetch((const char *)pf, _MM_HINT_T1);\n"
+    "    pf += pstep;\n"
     "    const __m512 w0 = _mm512_loadu_ps(b), w1 = _mm512_loadu_ps(b + 16);\n"
     "    for (i = 0; i < np; i++) {\n"
-    "      const __m512 x = _mm512_set1_ps(ak[i * ps]);\n"
+    "      const __m512 x = _mm512_set1_ps(ak[(i % L) * ps + (i / L) * rs]);\n"
     "      c0[i] = _mm512_fmadd_ps(x, w0, c0[i]);\n"
     "      c1[i] = _mm512_fmadd_ps(x, w1, c1[i]);\n"
     "    }\n"
@@ -174,13 +180,16 @@ static const char *const bk_prelude[] = {
     "  }\n"
     "}\n"
     ,
-    "ONNXC_BK_INLINE void onnxc_bk_body(long kc, const float *a, const int *aoff, long ps, const float *b,\n"
-    "                                   float *y0, float *y1, const long *yo, const float *bias,\n"
-    "                                   const float *r0, const float *r1, int act, float lo, float hi,\n"
-    "                                   int np, int part) {\n"
-    "  float c[12][32];\n"
+    "ONNXC_BK_INLINE void onnxc_bk_body(long kc, const float *a, const int *aoff, long ps, long rs, int L,\n"
+    "                                   const float *b, float *y0, float *y1, const long *yo,\n"
+    "                                   const float *bias, const float *r0, const float *r1, int act,\n"
+    "                                   float lo, float hi, int np, int part, const float *pf,\n"
+    "                                   long pstep) {\n"
+    "  float c[14][32];\n"
     "  long k;\n"
     "  int i, j;\n"
+    "  (void)pf;\n"
+    "  (void)pstep;\n"
     "  for (i = 0; i < np; i++)\n"
     "    for (j = 0; j < 32; j++) {\n"
     "      const float *y = j < 16 ? y0 : y1;\n"
@@ -190,7 +199,7 @@ static const char *const bk_prelude[] = {
     "  for (k = 0; k < kc; k++) {\n"
     "    ak += aoff[k];\n"
     "    for (i = 0; i < np; i++) {\n"
-    "      const float x = ak[i * ps];\n"
+    "      const float x = ak[(i % L) * ps + (i / L) * rs];\n"
     "      for (j = 0; j < 32; j++) c[i][j] = ONNXC_FMAF(x, b[j], c[i][j]);\n"
     "    }\n"
     "    b += 32;\n"
@@ -214,39 +223,18 @@ static const char *const bk_prelude[] = {
     "}\n"
     "#endif\n"
     ,
-    "#define ONNXC_BK_DEF(NP, S) \\\n"
-    "  static void onnxc_bk_##NP##_##S(long kc, const float *a, const int *aoff, const float *b, \\\n"
-    "                                  float *y0, float *y1, const long *yo, const float *bias, \\\n"
-    "                                  const float *r0, const float *r1, int act, float lo, \\\n"
-    "                                  float hi, int part) ONNXC_BK_UNUSED; \\\n"
-    "  static void onnxc_bk_##NP##_##S(long kc, const float *a, const int *aoff, const float *b, \\\n"
-    "                                  float *y0, float *y1, const long *yo, const float *bias, \\\n"
-    "                                  const float *r0, const float *r1, int act, float lo, \\\n"
-    "                                  float hi, int part) { \\\n"
-    "    onnxc_bk_body(kc, a, aoff, 16 * (S), b, y0, y1, yo, bias, r0, r1, act, lo, hi, NP, part); \\\n"
+    "/* ONNXC_BK_DEF(NP, L, S): the tile of NP pixels, L to a row (rows rs floats\n"
+    " * apart), pixels of a row 16 * S floats apart; each conv names the ones it\n"
+    " * calls (blocked_write_prelude emits those of the model) */\n"
+    "#define ONNXC_BK_DEF(NP, L, S) \\\n"
+    "  static void onnxc_bk_##NP##_##L##_##S(long kc, const float *a, const int *aoff, long rs, \\\n"
+    "                                        const float *b, float *y0, float *y1, const long *yo, \\\n"
+    "                                        const float *bias, const float *r0, const float *r1, \\\n"
+    "                                        int act, float lo, float hi, int part, const float *pf, \\\n"
+    "                                        long pstep) { \\\n"
+    "    onnxc_bk_body(kc, a, aoff, 16 * (S), rs, L, b, y0, y1, yo, bias, r0, r1, act, lo, hi, NP, part, \\\n"
+    "                  pf, pstep); \\\n"
     "  }\n"
-    "#define ONNXC_BK_DEFS(S) ONNXC_BK_DEF(1, S) ONNXC_BK_DEF(2, S) ONNXC_BK_DEF(3, S) \\\n"
-    "  ONNXC_BK_DEF(4, S) ONNXC_BK_DEF(5, S) ONNXC_BK_DEF(6, S) ONNXC_BK_DEF(7, S) ONNXC_BK_DEF(8, S) \\\n"
-    "  ONNXC_BK_DEF(9, S) ONNXC_BK_DEF(10, S) ONNXC_BK_DEF(11, S) ONNXC_BK_DEF(12, S)\n"
-    "ONNXC_BK_DEFS(1)\n"
-    "ONNXC_BK_DEFS(2)\n"
-    "typedef void (*onnxc_bk_fn)(long, const float *, const int *, const float *, float *, float *,\n"
-    "                            const long *, const float *, const float *, const float *, int, float,\n"
-    "                            float, int);\n"
-    "static const onnxc_bk_fn onnxc_bk_tab[2][12] ONNXC_BK_UNUSED = {\n"
-    "    {onnxc_bk_1_1, onnxc_bk_2_1, onnxc_bk_3_1, onnxc_bk_4_1, onnxc_bk_5_1, onnxc_bk_6_1,\n"
-    "     onnxc_bk_7_1, onnxc_bk_8_1, onnxc_bk_9_1, onnxc_bk_10_1, onnxc_bk_11_1, onnxc_bk_12_1},\n"
-    "    {onnxc_bk_1_2, onnxc_bk_2_2, onnxc_bk_3_2, onnxc_bk_4_2, onnxc_bk_5_2, onnxc_bk_6_2,\n"
-    "     onnxc_bk_7_2, onnxc_bk_8_2, onnxc_bk_9_2, onnxc_bk_10_2, onnxc_bk_11_2, onnxc_bk_12_2}};\n"
-    "/* any other pixel stride ps (floats): the same sums, np not unrolled */\n"
-    "static void onnxc_bk_any(long kc, const float *a, const int *aoff, long ps, const float *b, float *y0,\n"
-    "                         float *y1, const long *yo, const float *bias, const float *r0,\n"
-    "                         const float *r1, int act, float lo, float hi, int np, int part) ONNXC_BK_UNUSED;\n"
-    "static void onnxc_bk_any(long kc, const float *a, const int *aoff, long ps, const float *b, float *y0,\n"
-    "                         float *y1, const long *yo, const float *bias, const float *r0,\n"
-    "                         const float *r1, int act, float lo, float hi, int np, int part) {\n"
-    "  onnxc_bk_body(kc, a, aoff, ps, b, y0, y1, yo, bias, r0, r1, act, lo, hi, np, part);\n"
-    "}\n"
     ,
     "/* depthwise rows: a 3x3 window (unrolled), any other */\n"
     "static void onnxc_bdw_33(const float *xr, long ps, long dh, long dw, const float *w, const float *bias,\n"
@@ -268,11 +256,6 @@ bool blocked_conv_used(const Graph *g) {
     if (n->op == OP_BlockedConv)
       return true;
   return false;
-}
-
-void blocked_write_prelude(Buf *out) {
-  for (size_t i = 0; i < sizeof bk_prelude / sizeof bk_prelude[0]; i++)
-    buf_puts(out, bk_prelude[i]);
 }
 
 /* ---- conversions ------------------------------------------------------------------------- */
@@ -457,10 +440,85 @@ static bool emit_dw(EmitC *e, const Node *n) {
   return true;
 }
 
-#define BK_NP 12
+#define BK_NP 14  /* pixels of a tile, at most: 28 accumulators and 2 weight vectors */
 #define BK_TG 16  /* tiles of one item */
 #define BK_KC 1024 /* depth of one part: 128 KB of weights (a shallower part costs more in its loads and stores than the L2 saves) */
 static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
+
+/* How a group-1 BlockedConv's output pixels (per image) fall into tiles, each
+ * computed by one micro-kernel call, none with pixels past the map:
+ *  - RUNS: stride 1 and the input row as wide as the output row (no
+ *    horizontal padding or window): the map is one run of OH*OW pixels, cut
+ *    into ntile equal runs;
+ *  - STRIPS: each output row cut into nst equal strips (rows of 8 or more);
+ *  - ROWS: R whole rows (of 7 or fewer pixels) per tile, the last tile's
+ *    rows what is left.
+ * A tile has np_a or np_b pixels (equal when one size fits all), L to a row. */
+typedef enum { BK_RUNS, BK_STRIPS, BK_ROWS } BkMode;
+typedef struct {
+  BkMode mode;
+  int64_t ntile, nst, R;
+  int np_a, L_a, np_b, L_b;
+  int64_t s; /* the pixel stride (the conv's horizontal stride) */
+} BkTiles;
+
+static void bk_tiles(const Node *n, BkTiles *t) {
+  const Shape *x = &n->in[0]->shape, *y = &n->out[0]->shape;
+  int64_t k[2], s[2], dl[2];
+  window_of(n, k, s, dl);
+  int64_t W = x->d[3], OH = y->d[2], OW = y->d[3];
+  memset(t, 0, sizeof *t);
+  t->s = s[1];
+  if (s[0] == 1 && s[1] == 1 && W == OW) {
+    int64_t P = OH * OW;
+    t->mode = BK_RUNS;
+    t->ntile = (P + BK_NP - 1) / BK_NP;
+    t->np_a = t->L_a = (int)(P / t->ntile);
+    t->np_b = t->L_b = (int)((P + t->ntile - 1) / t->ntile);
+  } else if (OW > BK_NP / 2 || OH == 1) {
+    t->mode = BK_STRIPS;
+    t->nst = (OW + BK_NP - 1) / BK_NP;
+    t->ntile = OH * t->nst;
+    t->np_a = t->L_a = (int)(OW / t->nst);
+    t->np_b = t->L_b = (int)((OW + t->nst - 1) / t->nst);
+  } else {
+    t->mode = BK_ROWS;
+    t->R = min64(OH, BK_NP / OW);
+    t->ntile = (OH + t->R - 1) / t->R;
+    t->np_a = (int)(t->R * OW);
+    t->np_b = (int)((OH - (t->ntile - 1) * t->R) * OW);
+    t->L_a = t->L_b = (int)OW;
+  }
+}
+
+static bool bk_group1(const Node *n) { return n->op == OP_BlockedConv && ir_attr_int(n, "group", 1) == 1; }
+
+void blocked_write_prelude(Buf *out, const Graph *g) {
+  for (size_t i = 0; i < sizeof bk_prelude / sizeof bk_prelude[0]; i++)
+    buf_puts(out, bk_prelude[i]);
+  /* the tile kernels the model's convs call, each once */
+  enum { MAXDEF = 256 };
+  int64_t seen[MAXDEF][3];
+  int nseen = 0;
+  for (const Node *n = g->first; n; n = n->next) {
+    if (!bk_group1(n))
+      continue;
+    BkTiles t;
+    bk_tiles(n, &t);
+    for (int v = 0; v < 2; v++) {
+      int64_t d[3] = {v ? t.np_b : t.np_a, v ? t.L_b : t.L_a, t.s};
+      bool dup = false;
+      for (int j = 0; j < nseen && !dup; j++)
+        dup = seen[j][0] == d[0] && seen[j][1] == d[1] && seen[j][2] == d[2];
+      if (dup)
+        continue;
+      IR_ASSERT(nseen < MAXDEF);
+      memcpy(seen[nseen++], d, sizeof d);
+      buf_printf(out, "ONNXC_BK_DEF(%lld, %lld, %lld)\n", LL(d[0]), LL(d[1]), LL(d[2]));
+    }
+  }
+  buf_puts(out, "\n");
+}
 
 bool emitc_BlockedConv(EmitC *e, const Node *n) {
   if (ir_attr_int(n, "group", 1) != 1)
@@ -471,14 +529,17 @@ bool emitc_BlockedConv(EmitC *e, const Node *n) {
   int64_t N = x->d[0], C = ir_attr_int(n, "onnxc.c", x->d[1]), CB = (C + LANES - 1) / LANES, H = x->d[2],
           W = x->d[3];
   int64_t M = y->d[1], MB = (M + LANES - 1) / LANES, NPAN = (M + 31) / 32, OH = y->d[2], OW = y->d[3];
-  int64_t K = C * k[0] * k[1], nst = (OW + BK_NP - 1) / BK_NP;
+  int64_t K = C * k[0] * k[1];
+  BkTiles tp;
+  bk_tiles(n, &tp);
   char lo[64], hi[64];
   int act = act_code(n, lo, hi, sizeof lo);
   bool res = ir_has_input(n, 3);
-  ec_line(e, "/* conv on NCHW16c: [%lld x %lld] x %lld pixels, %lldx%lld window, stride %lldx%lld; tiles of up "
-             "to %d pixels x 32 channels */",
-          LL(M), LL(K), LL(N * OH * OW), LL(k[0]), LL(k[1]), LL(s[0]), LL(s[1]), BK_NP);
-  /* koff[k]: the input offset of k = (block, kh, kw, lane) from a pixel's tap (0, 0) */
+  static const char *const mode_name[] = {"runs of the map", "row strips", "whole rows"};
+  ec_line(e, "/* conv on NCHW16c: [%lld x %lld] x %lld pixels, %lldx%lld window, stride %lldx%lld; tiles (%s) of "
+             "%d or %d pixels x 32 channels */",
+          LL(M), LL(K), LL(N * OH * OW), LL(k[0]), LL(k[1]), LL(s[0]), LL(s[1]), mode_name[tp.mode], tp.np_a,
+          tp.np_b);
   /* koff[k]: the input offset of k = (block, kh, kw, lane) from a pixel's tap
    * (0, 0); kdel[k] = koff[k] - koff[k - 1] (kdel[0] = koff[0] = 0), the steps
    * the micro-kernel takes */
@@ -507,21 +568,21 @@ bool emitc_BlockedConv(EmitC *e, const Node *n) {
     ec_line(e, "};");
   }
   free(ko);
-  /* stride 1: tiles of 12 consecutive pixels of the input's grid (the output
-   * computed W wide, the columns past OW dropped), across rows; else strips
-   * of up to 12 pixels of one output row */
-  bool grid = s[0] == 1 && s[1] == 1;
-  int64_t QN = (OH - 1) * W + OW, ntile = grid ? (QN + BK_NP - 1) / BK_NP : OH * nst;
   /* an item: one panel, one image, a group of tiles, over K in parts of KC
    * (the part's weights stay in L1 while every tile of the group reads them) */
   /* groups of equal size, at least 8 items per thread where the tiles allow */
+  int64_t ntile = tp.ntile;
   int64_t ngroup = (ntile + BK_TG - 1) / BK_TG, KC = K <= BK_KC * 3 / 2 ? K : BK_KC;
   int64_t want = (8 * (int64_t)(ec_threads(e) > 1 ? ec_threads(e) : 1) + NPAN * N - 1) / (NPAN * N);
   if (ngroup < want)
     ngroup = min64(want, ntile);
   int64_t items = NPAN * N * ngroup;
   double macs = (double)N * OH * OW * NPAN * 32 * K;
-  ec_open_items(e, "t", items, ec_cost(COST_GEMM_MAC, macs));
+  bool pref = NPAN > 1 && (double)K * 32 * 4 * (double)NPAN > 1048576.0;
+  /* a prefetching conv: one chunk of consecutive panels per thread, so the
+   * next panel a tile prefetches is the one its thread computes next */
+  ec_open_items_max(e, "t", items, ec_cost(COST_GEMM_MAC, macs), pref ? ec_threads(e) : 0);
+  const char *end = e->items_end;
   /* panel-major: the items of one panel keep its weights in the cache */
   ec_line(e, "const long pan = t / %lld, n = t / %lld %% %lld, gr = t %% %lld;", LL(N * ngroup), LL(ngroup), LL(N),
           LL(ngroup));
@@ -539,33 +600,61 @@ bool emitc_BlockedConv(EmitC *e, const Node *n) {
   ec_line(e, "const int part = (k0 > 0 ? 1 : 0) | (k0 + kc < %lld ? 2 : 0);", LL(K));
   ec_line(e, "for (long tl = gr * %lld / %lld; tl < (gr + 1) * %lld / %lld; tl++) {", LL(ntile), LL(ngroup), LL(ntile),
           LL(ngroup));
-  ec_line(e, "long yo[%d], np;", BK_NP);
+  /* the tile's first output pixel q0 (its pixels are q0 .. q0 + np - 1 of the
+   * map, row-major, in every mode) and its first input pixel */
+  ec_line(e, "long yo[%d], q0, np;", BK_NP);
   ec_line(e, "const float *a;");
-  if (grid) {
-    ec_line(e, "const long q0 = tl * %d;", BK_NP);
-    ec_line(e, "np = %lld - q0 < %d ? %lld - q0 : %d;", LL(QN), BK_NP, LL(QN), BK_NP);
+  switch (tp.mode) {
+  case BK_RUNS:
+    ec_line(e, "q0 = tl * %lld / %lld;", LL(OH * OW), LL(ntile));
+    ec_line(e, "np = (tl + 1) * %lld / %lld - q0;", LL(OH * OW), LL(ntile));
     ec_line(e, "a = xn + q0 * %d;", LANES);
-    ec_line(e, "for (long i = 0; i < np; i++) {");
-    ec_line(e, "const long q = q0 + i, oy = q / %lld, ox = q %% %lld;", LL(W), LL(W));
-    ec_line(e, "yo[i] = ox < %lld ? (oy * %lld + ox) * %d : -1;", LL(OW), LL(OW), LANES);
-    ec_line(e, "}");
-  } else {
-    ec_line(e, "const long oy = tl / %lld, st = tl %% %lld;", LL(nst), LL(nst));
-    ec_line(e, "const long x0 = st * %lld / %lld;", LL(OW), LL(nst));
-    ec_line(e, "np = (st + 1) * %lld / %lld - x0;", LL(OW), LL(nst));
-    ec_line(e, "a = xn + (oy * %lld * %lld + x0 * %lld) * %d;", LL(s[0]), LL(W), LL(s[1]), LANES);
-    ec_line(e, "for (long i = 0; i < np; i++) yo[i] = (oy * %lld + x0 + i) * %d;", LL(OW), LANES);
+    break;
+  case BK_STRIPS:
+    ec_line(e, "const long oy = tl / %lld, st = tl %% %lld;", LL(tp.nst), LL(tp.nst));
+    ec_line(e, "const long x0 = st * %lld / %lld;", LL(OW), LL(tp.nst));
+    ec_line(e, "np = (st + 1) * %lld / %lld - x0;", LL(OW), LL(tp.nst));
+    ec_line(e, "q0 = oy * %lld + x0;", LL(OW));
+    ec_line(e, "a = xn + (oy * %lld + x0 * %lld) * %d;", LL(s[0] * W), LL(s[1]), LANES);
+    break;
+  case BK_ROWS:
+    ec_line(e, "const long oy = tl * %lld;", LL(tp.R));
+    ec_line(e, "np = (%lld - oy < %lld ? %lld - oy : %lld) * %lld;", LL(OH), LL(tp.R), LL(OH), LL(tp.R), LL(OW));
+    ec_line(e, "q0 = oy * %lld;", LL(OW));
+    ec_line(e, "a = xn + oy * %lld;", LL(s[0] * W * LANES));
+    break;
   }
+  ec_line(e, "for (long i = 0; i < np; i++) yo[i] = (q0 + i) * %d;", LANES);
   const char *hi_or_lo = act == 2 ? hi : "0.0f";
-  int64_t ps = grid ? 1 : s[1];
-  if (ps <= 2)
-    ec_line(e, "onnxc_bk_tab[%lld][np - 1](kc, a + koff[k0] - kdel[k0], kdel + k0, X1 + pan * %lld + k0 * 32, y0, y1, yo, X2 + pan * 32, "
-               "r0, r1, %d, %s, %s, part);",
-            LL(ps - 1), LL(K * 32), act, lo, hi_or_lo);
-  else
-    ec_line(e, "onnxc_bk_any(kc, a + koff[k0] - kdel[k0], kdel + k0, %lld, X1 + pan * %lld + k0 * 32, y0, y1, yo, X2 + pan * 32, r0, r1, "
-               "%d, %s, %s, (int)np, part);",
-            LL(ps * LANES), LL(K * 32), act, lo, hi_or_lo);
+  /* the input rows of a ROWS tile: s[0] input rows apart */
+  int64_t rs = s[0] * W * LANES;
+  /* weights over 1 MB (read from the L3 or memory, at 10-15 GB/s on one
+   * core here): the first P (<= 4) tiles of a panel's last item each
+   * prefetch 1/P of the next panel's part into the L2, while the tiles read
+   * this panel's from the L2, when the next item is this thread's (its
+   * chunk's). ResNet-50's 7x7 layers: 12.8 -> 10.9 ms on one thread. */
+  if (pref) {
+    int64_t ming = ntile / ngroup; /* tiles in the smallest group */
+    int64_t P = min64(4, ming < 1 ? 1 : ming);
+    int64_t step = (32 + P - 1) / P;
+    ec_line(e, "const long j = tl - gr * %lld / %lld;", LL(ntile), LL(ngroup));
+    ec_line(e, "const int pfon = (t + 1) %% %lld == 0 && t + 1 < %s && j < %lld;", LL(N * ngroup), end, LL(P));
+    ec_line(e, "const float *pf = pfon ? X1 + (pan + 1) * %lld + k0 * 32 + j * kc * %lld : X1;", LL(K * 32), LL(step));
+    ec_line(e, "const long pstep = pfon ? %lld : 0;", LL(step));
+  } else {
+    ec_line(e, "const float *pf = X1;");
+    ec_line(e, "const long pstep = 0;");
+  }
+  for (int v = 0; v < 2; v++) {
+    int np = v ? tp.np_b : tp.np_a, L = v ? tp.L_b : tp.L_a;
+    if (v && np == tp.np_a)
+      break;
+    if (tp.np_a != tp.np_b)
+      ec_line(e, v ? "else" : "if (np == %d)", np);
+    ec_line(e, "onnxc_bk_%d_%d_%lld(kc, a + koff[k0] - kdel[k0], kdel + k0, %lld, X1 + pan * %lld + k0 * 32, y0, y1, "
+               "yo, X2 + pan * 32, r0, r1, %d, %s, %s, part, pf, pstep);",
+            np, L, LL(tp.s), LL(rs), LL(K * 32), act, lo, hi_or_lo);
+  }
   ec_line(e, "}"); /* tl */
   ec_line(e, "}"); /* k0 */
   ec_line(e, "}");

@@ -193,7 +193,7 @@ static bool emit_node(CGen *cg, Arena *a, const Node *n, int step, int kernel, B
   int64_t scratch = scratch_of(cg, n);
   Buf body;
   buf_init(&body);
-  EmitC e = {cg->g, cg->plan, &body, 0, cg->d, cg->o->name, cg->o->threads, false, false, 0, 0, NULL};
+  EmitC e = {cg->g, cg->plan, &body, 0, cg->d, cg->o->name, cg->o->threads, false, false, 0, 0, NULL, NULL};
   /* Every parameter is marked used: hooks read only what they need. */
   for (int i = 0; i < n->n_in; i++)
     if (ir_has_input(n, i))
@@ -650,7 +650,7 @@ bool codegen_c(const Graph *g, const Plan *plan, const CodegenOpts *o, const cha
     if (qint_used(g))
       qint_write_prelude(&c);
     if (blocked_conv_used(g))
-      blocked_write_prelude(&c);
+      blocked_write_prelude(&c, g);
     if (gemm_lp_used(g, plan, o->threads))
       gemm_write_prelude_lp(&c, gemm_lp_used(g, plan, o->threads));
     if (string_used(g)) {

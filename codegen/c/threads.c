@@ -58,12 +58,18 @@ int64_t ec_par_chunks(const EmitC *e, int64_t n, double cost_ns) {
   return threads_chunks(ec_threads(e), n, cost_ns);
 }
 
-void ec_open_items(EmitC *e, const char *var, int64_t n, double cost_ns) {
+void ec_open_items(EmitC *e, const char *var, int64_t n, double cost_ns) { ec_open_items_max(e, var, n, cost_ns, 0); }
+
+void ec_open_items_max(EmitC *e, const char *var, int64_t n, double cost_ns, int64_t max_chunks) {
   if (!ec_par_worth(e, cost_ns) || n < 2) {
     ec_line(e, "for (long %s = 0; %s < %lld; %s++) {", var, var, (long long)n, var);
+    e->items_end = arena_printf(e->g->arena, "%lld", (long long)n);
     return;
   }
   int64_t chunks = ec_par_chunks(e, n, cost_ns);
+  if (max_chunks > 0 && chunks > max_chunks)
+    chunks = max_chunks > ec_threads(e) ? max_chunks : ec_threads(e);
+  e->items_end = arena_printf(e->g->arena, "(it + 1) * %lld / %lld", (long long)n, (long long)chunks);
   ec_set_parallel(e);
   ec_line(e, "long own = 0, it;");
   ec_line(e, "(void)own;");
