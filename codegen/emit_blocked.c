@@ -223,16 +223,16 @@ static const char *const bk_prelude[] = {
     "}\n"
     "#endif\n"
     ,
-    "/* ONNXC_BK_DEF(NP, L, S): the tile of NP pixels, L to a row (rows rs floats\n"
-    " * apart), pixels of a row 16 * S floats apart; each conv names the ones it\n"
+    "/* ONNXC_BK_DEF(NP, L, PS): the tile of NP pixels, L to a row (rows rs floats\n"
+    " * apart), pixels of a row PS floats apart; each conv names the ones it\n"
     " * calls (blocked_write_prelude emits those of the model) */\n"
-    "#define ONNXC_BK_DEF(NP, L, S) \\\n"
-    "  static void onnxc_bk_##NP##_##L##_##S(long kc, const float *a, const int *aoff, long rs, \\\n"
+    "#define ONNXC_BK_DEF(NP, L, PS) \\\n"
+    "  static void onnxc_bk_##NP##_##L##_##PS(long kc, const float *a, const int *aoff, long rs, \\\n"
     "                                        const float *b, float *y0, float *y1, const long *yo, \\\n"
     "                                        const float *bias, const float *r0, const float *r1, \\\n"
     "                                        int act, float lo, float hi, int part, const float *pf, \\\n"
     "                                        long pstep) { \\\n"
-    "    onnxc_bk_body(kc, a, aoff, 16 * (S), rs, L, b, y0, y1, yo, bias, r0, r1, act, lo, hi, NP, part, \\\n"
+    "    onnxc_bk_body(kc, a, aoff, PS, rs, L, b, y0, y1, yo, bias, r0, r1, act, lo, hi, NP, part, \\\n"
     "                  pf, pstep); \\\n"
     "  }\n"
     ,
@@ -297,19 +297,21 @@ bool emitc_BlockedPad(EmitC *e, const Node *n) {
   int k = 0;
   const int64_t *p = ir_attr_ints(n, "pads", &k);
   IR_ASSERT(p && k == 4);
-  int64_t N = x->d[0], CB = (x->d[1] + LANES - 1) / LANES, H = x->d[2], W = x->d[3], Hp = y->d[2], Wp = y->d[3];
+  /* a row-major copy (the input of a row-major-input conv): planes of one lane */
+  int64_t lanes = n->in[0]->blocked ? LANES : 1;
+  int64_t N = x->d[0], CB = (x->d[1] + lanes - 1) / lanes, H = x->d[2], W = x->d[3], Hp = y->d[2], Wp = y->d[3];
   int64_t rows = N * CB * Hp;
-  ec_open_items(e, "r", rows, ec_cost(COST_BYTE, 8.0 * (double)(rows * Wp * LANES)));
+  ec_open_items(e, "r", rows, ec_cost(COST_BYTE, 8.0 * (double)(rows * Wp * lanes)));
   ec_line(e, "const long plane = r / %lld, py = r %% %lld, iy = py - %lld;", LL(Hp), LL(Hp), LL(p[0]));
-  ec_line(e, "float *yr = Y0 + r * %lld;", LL(Wp * LANES));
+  ec_line(e, "float *yr = Y0 + r * %lld;", LL(Wp * lanes));
   ec_line(e, "if (iy < 0 || iy >= %lld) {", LL(H));
-  ec_line(e, "for (long q = 0; q < %lld; q++) yr[q] = 0.0f;", LL(Wp * LANES));
+  ec_line(e, "for (long q = 0; q < %lld; q++) yr[q] = 0.0f;", LL(Wp * lanes));
   ec_line(e, "continue;");
   ec_line(e, "}");
-  ec_line(e, "const float *xr = X0 + (plane * %lld + iy) * %lld;", LL(H), LL(W * LANES));
-  ec_line(e, "for (long q = 0; q < %lld; q++) yr[q] = 0.0f;", LL(p[1] * LANES));
-  ec_line(e, "for (long q = 0; q < %lld; q++) yr[%lld + q] = xr[q];", LL(W * LANES), LL(p[1] * LANES));
-  ec_line(e, "for (long q = %lld; q < %lld; q++) yr[q] = 0.0f;", LL((p[1] + W) * LANES), LL(Wp * LANES));
+  ec_line(e, "const float *xr = X0 + (plane * %lld + iy) * %lld;", LL(H), LL(W * lanes));
+  ec_line(e, "for (long q = 0; q < %lld; q++) yr[q] = 0.0f;", LL(p[1] * lanes));
+  ec_line(e, "for (long q = 0; q < %lld; q++) yr[%lld + q] = xr[q];", LL(W * lanes), LL(p[1] * lanes));
+  ec_line(e, "for (long q = %lld; q < %lld; q++) yr[q] = 0.0f;", LL((p[1] + W) * lanes), LL(Wp * lanes));
   ec_line(e, "}");
   return true;
 }
@@ -459,7 +461,7 @@ typedef struct {
   BkMode mode;
   int64_t ntile, nst, R;
   int np_a, L_a, np_b, L_b;
-  int64_t s; /* the pixel stride (the conv's horizontal stride) */
+  int64_t ps; /* floats between a row's pixels in the input */
 } BkTiles;
 
 static void bk_tiles(const Node *n, BkTiles *t) {
@@ -468,7 +470,7 @@ static void bk_tiles(const Node *n, BkTiles *t) {
   window_of(n, k, s, dl);
   int64_t W = x->d[3], OH = y->d[2], OW = y->d[3];
   memset(t, 0, sizeof *t);
-  t->s = s[1];
+  t->ps = s[1] * (ir_attr_int(n, "onnxc.plain", 0) ? 1 : LANES);
   if (s[0] == 1 && s[1] == 1 && W == OW) {
     int64_t P = OH * OW;
     t->mode = BK_RUNS;
@@ -506,7 +508,7 @@ void blocked_write_prelude(Buf *out, const Graph *g) {
     BkTiles t;
     bk_tiles(n, &t);
     for (int v = 0; v < 2; v++) {
-      int64_t d[3] = {v ? t.np_b : t.np_a, v ? t.L_b : t.L_a, t.s};
+      int64_t d[3] = {v ? t.np_b : t.np_a, v ? t.L_b : t.L_a, t.ps};
       bool dup = false;
       for (int j = 0; j < nseen && !dup; j++)
         dup = seen[j][0] == d[0] && seen[j][1] == d[1] && seen[j][2] == d[2];
@@ -530,16 +532,19 @@ bool emitc_BlockedConv(EmitC *e, const Node *n) {
           W = x->d[3];
   int64_t M = y->d[1], MB = (M + LANES - 1) / LANES, NPAN = (M + 31) / 32, OH = y->d[2], OW = y->d[3];
   int64_t K = C * k[0] * k[1];
+  /* a row-major input (onnxc.plain: an RGB stem): one float per pixel */
+  bool plain = ir_attr_int(n, "onnxc.plain", 0) != 0;
+  int64_t inl = plain ? 1 : LANES, ximg = (plain ? C : CB * LANES) * H * W;
   BkTiles tp;
   bk_tiles(n, &tp);
   char lo[64], hi[64];
   int act = act_code(n, lo, hi, sizeof lo);
   bool res = ir_has_input(n, 3);
   static const char *const mode_name[] = {"runs of the map", "row strips", "whole rows"};
-  ec_line(e, "/* conv on NCHW16c: [%lld x %lld] x %lld pixels, %lldx%lld window, stride %lldx%lld; tiles (%s) of "
+  ec_line(e, "/* conv %s NCHW16c: [%lld x %lld] x %lld pixels, %lldx%lld window, stride %lldx%lld; tiles (%s) of "
              "%d or %d pixels x 32 channels */",
-          LL(M), LL(K), LL(N * OH * OW), LL(k[0]), LL(k[1]), LL(s[0]), LL(s[1]), mode_name[tp.mode], tp.np_a,
-          tp.np_b);
+          plain ? "of a row-major input to" : "on", LL(M), LL(K), LL(N * OH * OW), LL(k[0]), LL(k[1]), LL(s[0]),
+          LL(s[1]), mode_name[tp.mode], tp.np_a, tp.np_b);
   /* koff[k]: the input offset of k = (block, kh, kw, lane) from a pixel's tap
    * (0, 0); kdel[k] = koff[k] - koff[k - 1] (kdel[0] = koff[0] = 0), the steps
    * the micro-kernel takes */
@@ -550,7 +555,8 @@ bool emitc_BlockedConv(EmitC *e, const Node *n) {
     for (int64_t kh = 0; kh < k[0]; kh++)
       for (int64_t kw = 0; kw < k[1]; kw++)
         for (int64_t c = cb * LANES; c < cb * LANES + LANES && c < C; c++, kk++)
-          ko[kk] = ((cb * H + kh * dl[0]) * W + kw * dl[1]) * LANES + c % LANES;
+          ko[kk] = plain ? (c * H + kh * dl[0]) * W + kw * dl[1]
+                         : ((cb * H + kh * dl[0]) * W + kw * dl[1]) * LANES + c % LANES;
   IR_ASSERT(kk == K);
   for (int t = 0; t < 2; t++) {
     ec_line(e, "static const int %s[%lld] = {", t ? "kdel" : "koff", LL(K));
@@ -594,7 +600,7 @@ bool emitc_BlockedConv(EmitC *e, const Node *n) {
   } else {
     ec_line(e, "const float *r0 = (const float *)0, *r1 = (const float *)0;");
   }
-  ec_line(e, "const float *xn = X0 + n * %lld;", LL(CB * H * W * LANES));
+  ec_line(e, "const float *xn = X0 + n * %lld;", LL(ximg));
   ec_line(e, "for (long k0 = 0; k0 < %lld; k0 += %lld) {", LL(K), LL(KC));
   ec_line(e, "const long kc = %lld - k0 < %lld ? %lld - k0 : %lld;", LL(K), LL(KC), LL(K), LL(KC));
   ec_line(e, "const int part = (k0 > 0 ? 1 : 0) | (k0 + kc < %lld ? 2 : 0);", LL(K));
@@ -608,26 +614,26 @@ bool emitc_BlockedConv(EmitC *e, const Node *n) {
   case BK_RUNS:
     ec_line(e, "q0 = tl * %lld / %lld;", LL(OH * OW), LL(ntile));
     ec_line(e, "np = (tl + 1) * %lld / %lld - q0;", LL(OH * OW), LL(ntile));
-    ec_line(e, "a = xn + q0 * %d;", LANES);
+    ec_line(e, "a = xn + q0 * %lld;", LL(inl));
     break;
   case BK_STRIPS:
     ec_line(e, "const long oy = tl / %lld, st = tl %% %lld;", LL(tp.nst), LL(tp.nst));
     ec_line(e, "const long x0 = st * %lld / %lld;", LL(OW), LL(tp.nst));
     ec_line(e, "np = (st + 1) * %lld / %lld - x0;", LL(OW), LL(tp.nst));
     ec_line(e, "q0 = oy * %lld + x0;", LL(OW));
-    ec_line(e, "a = xn + (oy * %lld + x0 * %lld) * %d;", LL(s[0] * W), LL(s[1]), LANES);
+    ec_line(e, "a = xn + (oy * %lld + x0 * %lld) * %lld;", LL(s[0] * W), LL(s[1]), LL(inl));
     break;
   case BK_ROWS:
     ec_line(e, "const long oy = tl * %lld;", LL(tp.R));
     ec_line(e, "np = (%lld - oy < %lld ? %lld - oy : %lld) * %lld;", LL(OH), LL(tp.R), LL(OH), LL(tp.R), LL(OW));
     ec_line(e, "q0 = oy * %lld;", LL(OW));
-    ec_line(e, "a = xn + oy * %lld;", LL(s[0] * W * LANES));
+    ec_line(e, "a = xn + oy * %lld;", LL(s[0] * W * inl));
     break;
   }
   ec_line(e, "for (long i = 0; i < np; i++) yo[i] = (q0 + i) * %d;", LANES);
   const char *hi_or_lo = act == 2 ? hi : "0.0f";
   /* the input rows of a ROWS tile: s[0] input rows apart */
-  int64_t rs = s[0] * W * LANES;
+  int64_t rs = s[0] * W * inl;
   /* weights over 1 MB (read from the L3 or memory, at 10-15 GB/s on one
    * core here): the first P (<= 4) tiles of a panel's last item each
    * prefetch 1/P of the next panel's part into the L2, while the tiles read
@@ -653,7 +659,7 @@ bool emitc_BlockedConv(EmitC *e, const Node *n) {
       ec_line(e, v ? "else" : "if (np == %d)", np);
     ec_line(e, "onnxc_bk_%d_%d_%lld(kc, a + koff[k0] - kdel[k0], kdel + k0, %lld, X1 + pan * %lld + k0 * 32, y0, y1, "
                "yo, X2 + pan * 32, r0, r1, %d, %s, %s, part, pf, pstep);",
-            np, L, LL(tp.s), LL(rs), LL(K * 32), act, lo, hi_or_lo);
+            np, L, LL(tp.ps), LL(rs), LL(K * 32), act, lo, hi_or_lo);
   }
   ec_line(e, "}"); /* tl */
   ec_line(e, "}"); /* k0 */

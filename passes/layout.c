@@ -8,12 +8,15 @@
  *   every tensor that enters a region and a FromBlocked node on every tensor
  *   that leaves one, so every node outside reads and writes row-major NCHW as
  *   before. Inside a region:
- *   - a Conv (2-D, group 1 with C >= 16 input channels, or depthwise) becomes
- *     BlockedConv: its padding moves into a BlockedPad node before it (a copy
- *     of the blocked input inside a zero border), its weights are repacked
+ *   - a Conv (2-D, group 1, or depthwise) becomes BlockedConv: its padding
+ *     moves into a BlockedPad node before it (a copy of the input inside a
+ *     zero border), its weights are repacked
  *     here (group 1: panels of 32 output channels, k = (channel block, kh,
  *     kw, lane) over the real input channels; depthwise: [C/16][KH*KW][16]),
- *     its bias padded to the panel; the fused activation and residual stay;
+ *     its bias padded to the panel; the fused activation and residual stay.
+ *     A group-1 conv of fewer than 16 input channels (an RGB stem) reads its
+ *     input row-major (attribute onnxc.plain; its BlockedPad copy is
+ *     row-major too) and writes blocked, so the image needs no conversion;
  *   - MaxPool / AveragePool (2-D, one output) run on the blocked tensor;
  *   - GlobalAveragePool / GlobalMaxPool read a blocked tensor and write a
  *     row-major one (they end a region);
@@ -77,7 +80,9 @@ static void ints2(const Node *n, const char *name, int64_t *v) {
   v[1] = a && k == 2 ? a[1] : 1;
 }
 
-typedef enum Kind { K_NONE, K_CONV, K_DW, K_POOL, K_GPOOL, K_LANEWISE } Kind;
+/* K_CONVP: a group-1 conv of fewer than 16 input channels (an RGB stem),
+ * which reads its input row-major and writes its output blocked */
+typedef enum Kind { K_NONE, K_CONV, K_CONVP, K_DW, K_POOL, K_GPOOL, K_LANEWISE } Kind;
 
 static bool act_ok(const Node *n) {
   const char *a = ir_attr_str(n, "activation", "");
@@ -85,7 +90,7 @@ static bool act_ok(const Node *n) {
          (!*a || !strcmp(a, "Relu") || !strcmp(a, "Clip") || !strcmp(a, "LeakyRelu"));
 }
 
-static Kind conv_kind(const Node *n, int mode) {
+static Kind conv_kind(const Node *n) {
   if (n->n_out != 1 || !ir_has_input(n, 1) || n->in[1]->kind != VK_CONST || !all_f32_static4(n->in[0]) ||
       !all_f32_static4(n->out[0]) || n->in[1]->dt != DT_F32 || n->in[1]->shape.rank != 4 || !act_ok(n) ||
       ir_attr(n, "onnxc.precision"))
@@ -105,19 +110,17 @@ static Kind conv_kind(const Node *n, int mode) {
   for (int i = 0; i < 2; i++)
     if ((y->d[2 + i] - 1) * st[i] + (k[i] - 1) * di[i] + 1 > x->d[2 + i] + pb[i] + pe[i])
       return K_NONE;
-  /* fewer than 16 input channels (an RGB stem): by cost the image stays
-   * row-major; --layout nchw16c blocks it too (the tests) */
-  if (g == 1 && (c >= LANES || mode == 2) && w->d[1] == c && w->d[0] == m)
-    return K_CONV;
+  if (g == 1 && w->d[1] == c && w->d[0] == m)
+    return c >= LANES ? K_CONV : K_CONVP;
   if (g == c && g > 1 && m == c && w->d[0] == c && w->d[1] == 1 && !ir_has_input(n, 3))
     return K_DW;
   return K_NONE;
 }
 
-static Kind node_kind(const Node *n, int mode) {
+static Kind node_kind(const Node *n) {
   switch (n->op) {
   case OP_Conv:
-    return conv_kind(n, mode);
+    return conv_kind(n);
   case OP_MaxPool:
   case OP_AveragePool:
     if (n->n_out != 1 || !all_f32_static4(n->in[0]) || !all_f32_static4(n->out[0]))
@@ -166,6 +169,8 @@ static bool blocked_input(const Node *n, Kind k, int i) {
   case K_CONV:
   case K_DW:
     return i == 0 || i == 3;
+  case K_CONVP:
+    return i == 3;
   case K_POOL:
   case K_GPOOL:
     return i == 0;
@@ -174,6 +179,16 @@ static bool blocked_input(const Node *n, Kind k, int i) {
   default:
     return false;
   }
+}
+
+/* Whether region node r (kind[r->id]) reads v through a blocked slot only. */
+static bool reads_blocked(const Node *r, const Kind *kind, const Value *v) {
+  if (kind[r->id] == K_NONE)
+    return false;
+  for (int s = 0; s < r->n_in; s++)
+    if (r->in[s] == v && !blocked_input(r, kind[r->id], s))
+      return false;
+  return true;
 }
 
 static int find(int *par, int i) {
@@ -255,8 +270,8 @@ static bool rewrite_conv(Graph *g, Node *n, Kind k, Diag *d) {
   ints2(n, "strides", st);
   ints2(n, "dilations", di);
   node_pads(n, x->d + 2, y->d + 2, kk, st, di, pb, pe);
-  Value *wv = k == K_CONV ? pack_conv_weights(g, n, d) : pack_dw_weights(g, n, d);
-  Value *bv = pad_bias(g, n, m, k == K_CONV ? upto(m, PANEL) : upto(m, LANES), d);
+  Value *wv = k == K_DW ? pack_dw_weights(g, n, d) : pack_conv_weights(g, n, d);
+  Value *bv = pad_bias(g, n, m, k == K_DW ? upto(m, LANES) : upto(m, PANEL), d);
   if (!wv || !bv)
     return false;
   if (k == K_DW) { /* the depthwise kernel reads the padding as zeros itself */
@@ -273,7 +288,7 @@ static bool rewrite_conv(Graph *g, Node *n, Kind k, Diag *d) {
     ir_attr_set_ints(p, "pads", pads, 4);
     p->out[0]->dt = DT_F32;
     p->out[0]->shape = ps;
-    p->out[0]->blocked = LANES;
+    p->out[0]->blocked = k == K_CONVP ? 0 : LANES; /* K_CONVP: a row-major copy */
     ir_node_set_input(n, 0, p->out[0]);
   }
   ir_node_set_input(n, 1, wv);
@@ -288,6 +303,8 @@ static bool rewrite_conv(Graph *g, Node *n, Kind k, Diag *d) {
   ir_attr_set_ints(n, "dilations", di, 2);
   ir_attr_set_int(n, "onnxc.m", m);
   ir_attr_set_int(n, "onnxc.c", x->d[1]);
+  if (k == K_CONVP)
+    ir_attr_set_int(n, "onnxc.plain", 1);
   /* the record of ONNX nodes this kernel computes starts with the Conv itself */
   Attr *fa = (Attr *)ir_attr(n, "onnxc.fused");
   int old = fa ? fa->n : 0;
@@ -316,7 +333,7 @@ bool pass_layout_blocked(Graph *g, int lanes, int mode, Diag *d) {
   IR_ASSERT(kind && par && macs && conv && keep);
   for (Node *n = g->first; n; n = n->next) {
     par[n->id] = n->id;
-    kind[n->id] = node_kind(n, mode);
+    kind[n->id] = node_kind(n);
   }
   /* regions: region nodes joined through the blocked tensors between them */
   for (Node *n = g->first; n; n = n->next) {
@@ -337,9 +354,9 @@ bool pass_layout_blocked(Graph *g, int lanes, int mode, Diag *d) {
     if (k == K_NONE)
       continue;
     int r = find(par, n->id);
-    if (k == K_CONV || k == K_DW)
+    if (k == K_CONV || k == K_CONVP || k == K_DW)
       macs[r] += conv_macs(n);
-    if (k == K_CONV)
+    if (k == K_CONV || k == K_CONVP)
       conv[r] += 1;
     for (int i = 0; i < n->n_in; i++) {
       const Node *p = ir_has_input(n, i) ? n->in[i]->producer : NULL;
@@ -355,7 +372,7 @@ bool pass_layout_blocked(Graph *g, int lanes, int mode, Diag *d) {
         continue;
       bool out = false;
       for (int u = 0; u < v->n_uses; u++)
-        if (kind[v->uses[u]->id] == K_NONE) /* a reader outside every region */
+        if (!reads_blocked(v->uses[u], kind, v)) /* a reader outside every region, or a row-major slot */
           out = true;
       if (out)
         macs[r] -= 64.0 * numel_d(v);
@@ -390,12 +407,14 @@ bool pass_layout_blocked(Graph *g, int lanes, int mode, Diag *d) {
       n->out[o] = b;
       for (int u = 0; u < v->n_uses; u++) {
         Node *r = v->uses[u];
-        if (r->id < nn && keep[r->id]) {
-          for (int s = 0; s < r->n_in; s++)
-            if (r->in[s] == v)
-              ir_node_set_input(r, s, b);
+        bool moved = false;
+        for (int s = 0; r->id < nn && keep[r->id] && s < r->n_in; s++)
+          if (r->in[s] == v && blocked_input(r, kind[r->id], s)) {
+            ir_node_set_input(r, s, b);
+            moved = true;
+          }
+        if (moved)
           u = -1;
-        }
       }
       Node *c = ir_node_insert(g, n->next, OP_FromBlocked, "FromBlocked", arena_printf(g->arena, "%s_nchw", v->name),
                                1, &b, 0);
@@ -446,9 +465,15 @@ bool pass_layout_blocked(Graph *g, int lanes, int mode, Diag *d) {
         continue;
       for (int u = 0; u < v->n_uses; u++) {
         Node *r = v->uses[u];
-        if (r->id < nn && keep[r->id])
-          continue;
         if (r->op == OP_FromBlocked || r->op == OP_ToBlocked)
+          continue;
+        /* the slots that read v row-major: every slot of a node outside the
+         * regions, the plain input of a K_CONVP */
+        bool plain = false;
+        for (int s = 0; s < r->n_in; s++)
+          if (r->in[s] == v && !(r->id < nn && keep[r->id] && blocked_input(r, kind[r->id], s)))
+            plain = true;
+        if (!plain)
           continue;
         if (!from[v->id]) {
           Node *c = ir_node_insert(g, n->next, OP_FromBlocked, "FromBlocked",
@@ -459,7 +484,7 @@ bool pass_layout_blocked(Graph *g, int lanes, int mode, Diag *d) {
           from[v->id] = c->out[0];
         }
         for (int s = 0; s < r->n_in; s++)
-          if (r->in[s] == v)
+          if (r->in[s] == v && !(r->id < nn && keep[r->id] && blocked_input(r, kind[r->id], s)))
             ir_node_set_input(r, s, from[v->id]);
         u = -1; /* the uses array changed */
       }
@@ -468,7 +493,7 @@ bool pass_layout_blocked(Graph *g, int lanes, int mode, Diag *d) {
   free(to);
   free(from);
   for (Node *n = g->first; n && ok; n = n->next)
-    if (n->id < nn && keep[n->id] && (kind[n->id] == K_CONV || kind[n->id] == K_DW))
+    if (n->id < nn && keep[n->id] && (kind[n->id] == K_CONV || kind[n->id] == K_CONVP || kind[n->id] == K_DW))
       ok = rewrite_conv(g, n, kind[n->id], d);
 done:
   free(kind);
