@@ -13,6 +13,7 @@
  * into vector instructions.
  */
 #include "codegen_internal.h"
+#include "gemm.h"
 #include "window.h"
 
 #include <math.h>
@@ -337,6 +338,34 @@ static int act_code(const Node *n, char *lo, char *hi, size_t sz) {
   return 0;
 }
 
+/* A fused elementwise epilogue (attribute "epilogue", from fuse-elementwise:
+ * SiLU, HardSwish, GELU...) over `count` pixels of 16 lanes at PTR(i), on
+ * the lanes below `real` (padding lanes keep the raw sums: they are never
+ * read into a real lane); real NULL: all 16 lanes of `count` consecutive
+ * pixels from PTR(0), as one loop (a trip count the C compiler vectorizes
+ * rather than unrolls: a 16-lane loop per pixel was unrolled into scalar
+ * code with branches, HardSwish 4x slower). */
+static void emit_epilogue(EmitC *e, const Node *n, const char *ptr0, const char *ptr, const char *count,
+                          const char *real) {
+  Buf ex;
+  buf_init(&ex);
+  gemm_act_expr(n, "v", &ex);
+  if (!real) {
+    ec_line(e, "float *p = %s;", ptr0);
+    ec_line(e, "for (long l = 0; l < (%s) * %d; l++) {", count, LANES);
+  } else {
+    ec_line(e, "for (long i = 0; i < %s; i++) {", count);
+    ec_line(e, "float *p = %s;", ptr);
+    ec_line(e, "for (long l = 0; l < %s; l++) {", real);
+  }
+  ec_line(e, "const float v = p[l];");
+  ec_line(e, "p[l] = %s;", ex.s);
+  ec_line(e, "}");
+  if (real)
+    ec_line(e, "}");
+  buf_free(&ex);
+}
+
 static void window_of(const Node *n, int64_t *k, int64_t *s, int64_t *d) {
   int c = 0;
   const int64_t *v = ir_attr_ints(n, "kernel_shape", &c);
@@ -436,6 +465,15 @@ static bool emit_dw(EmitC *e, const Node *n) {
       ec_line(e, "v = v >= 0 ? v : v * %s;", lo);
     ec_line(e, "yr[ox * %d + l] = v;", LANES);
     ec_line(e, "}");
+    ec_line(e, "}");
+  }
+  if (ir_attr(n, "epilogue")) {
+    if (x->d[1] % LANES)
+      ec_line(e, "const long real = %lld - cb * %d < %d ? %lld - cb * %d : %d;", LL(x->d[1]), LANES, LANES,
+              LL(x->d[1]), LANES, LANES);
+    ec_line(e, "{");
+    emit_epilogue(e, n, "yr", arena_printf(e->g->arena, "yr + i * %d", LANES),
+                  arena_printf(e->g->arena, "%lld", LL(OW)), x->d[1] % LANES ? "real" : NULL);
     ec_line(e, "}");
   }
   ec_line(e, "}");
@@ -660,6 +698,28 @@ bool emitc_BlockedConv(EmitC *e, const Node *n) {
     ec_line(e, "onnxc_bk_%d_%d_%lld(kc, a + koff[k0] - kdel[k0], kdel + k0, %lld, X1 + pan * %lld + k0 * 32, y0, y1, "
                "yo, X2 + pan * 32, r0, r1, %d, %s, %s, part, pf, pstep);",
             np, L, LL(tp.ps), LL(rs), LL(K * 32), act, lo, hi_or_lo);
+  }
+  if (ir_attr(n, "epilogue")) { /* after the last part's store */
+    /* real lanes: 16 in every block when M is a multiple of 16 (a constant
+     * trip count, so the lane loop is vector code) */
+    ec_line(e, "if (k0 + kc == %lld) {", LL(K));
+    /* a tile's pixels are q0 .. q0 + np - 1 of the map: one run per block */
+    if (M % LANES == 0) {
+      ec_line(e, "{");
+      emit_epilogue(e, n, "y0 + q0 * 16", NULL, "np", NULL);
+      ec_line(e, "}");
+      ec_line(e, "if (y1) {");
+      emit_epilogue(e, n, "y1 + q0 * 16", NULL, "np", NULL);
+      ec_line(e, "}");
+    } else {
+      ec_line(e, "const long real0 = %lld - pan * 32 < 16 ? %lld - pan * 32 : 16;", LL(M), LL(M));
+      emit_epilogue(e, n, NULL, "y0 + yo[i]", "np", "real0");
+      ec_line(e, "if (y1) {");
+      ec_line(e, "const long real1 = %lld - pan * 32 - 16 < 16 ? %lld - pan * 32 - 16 : 16;", LL(M), LL(M));
+      emit_epilogue(e, n, NULL, "y1 + yo[i]", "np", "real1");
+      ec_line(e, "}");
+    }
+    ec_line(e, "}");
   }
   ec_line(e, "}"); /* tl */
   ec_line(e, "}"); /* k0 */

@@ -84,10 +84,14 @@ static void ints2(const Node *n, const char *name, int64_t *v) {
  * which reads its input row-major and writes its output blocked */
 typedef enum Kind { K_NONE, K_CONV, K_CONVP, K_DW, K_POOL, K_GPOOL, K_LANEWISE } Kind;
 
+/* What the blocked conv kernels apply on the way out: a Relu, Clip or
+ * LeakyRelu in the tile's store, or a fused elementwise epilogue body
+ * (SiLU, HardSwish, GELU...: emit_blocked.c's emit_epilogue) after it. */
 static bool act_ok(const Node *n) {
   const char *a = ir_attr_str(n, "activation", "");
-  return !ir_attr(n, "epilogue") &&
-         (!*a || !strcmp(a, "Relu") || !strcmp(a, "Clip") || !strcmp(a, "LeakyRelu"));
+  if (ir_attr(n, "epilogue"))
+    return !*a;
+  return !*a || !strcmp(a, "Relu") || !strcmp(a, "Clip") || !strcmp(a, "LeakyRelu");
 }
 
 static Kind conv_kind(const Node *n) {

@@ -127,7 +127,25 @@ def concatish():
     return g.model([out])
 
 
-MODELS = [resnetish, mobileish, concatish]
+def swishish():
+    """Convs whose activation is a fused elementwise chain (an "epilogue":
+    SiLU as Sigmoid + Mul, HardSwish, HardSigmoid x), blocked too: group-1
+    (stem, 1x1, 3x3 with a residual, odd channel counts) and depthwise."""
+    g = G("swishish", [1, 3, 20, 22], 4)
+    x = g.conv("x", 3, 32, 3, pads=[1, 1, 1, 1], strides=[2, 2])
+    x = g.node("Mul", [x, g.node("Sigmoid", [x])])  # SiLU
+    d = g.node("HardSwish", [g.conv(x, 32, 32, 3, group=32, pads=[1, 1, 1, 1])])
+    e = g.node("HardSwish", [g.conv(d, 32, 40, 1)])  # 40: a partly real last block
+    f = g.conv(e, 40, 40, 3, group=40, pads=[1, 1, 1, 1], strides=[2, 2])
+    f = g.node("Mul", [f, g.node("HardSigmoid", [f])])
+    h = g.conv(f, 40, 40, 3, pads=[1, 1, 1, 1])
+    h = g.node("Add", [h, f])
+    h = g.node("Mul", [h, g.node("Sigmoid", [h])])
+    gp = g.node("GlobalAveragePool", [h])
+    return g.model([gp, e])
+
+
+MODELS = [resnetish, mobileish, concatish, swishish]
 
 
 def run(cmd):
