@@ -338,6 +338,11 @@ bool pass_layout_blocked(Graph *g, int lanes, int mode, Diag *d) {
   for (Node *n = g->first; n; n = n->next) {
     par[n->id] = n->id;
     kind[n->id] = node_kind(n);
+    /* a row-major-input conv to fewer than 16 channels would compute a
+     * panel of 32 for them: by cost it stays NCHW (--layout nchw16c blocks
+     * it, the tests) */
+    if (mode == 0 && kind[n->id] == K_CONVP && n->out[0]->shape.d[1] < LANES)
+      kind[n->id] = K_NONE;
   }
   /* regions: region nodes joined through the blocked tensors between them */
   for (Node *n = g->first; n; n = n->next) {

@@ -168,9 +168,9 @@ typedef struct onnxc_model_info {
  * Softmax in float32): no branches (selects only) and no libm calls, so
  * the C compiler vectorizes the loops that use them. Against double precision
  * over every 61st float: exp 1.3 ulp (0 below -87, where exp < 1.7e-38), erf
- * 2.4 ulp with FMA, 2.6 without (1.6e-7 absolute; every 7th float), tanh
- * 1.4 ulp. NaN gives NaN;
- * overflow +inf. */
+ * 2.6 ulp (1.6e-7 absolute), tanh 1.4 ulp. NaN gives NaN; overflow +inf.
+ * Plain multiplies and adds, no fused ones: the same bits on every ISA (the
+ * fp16 kernels are checked for that). */
 ONNXC_RT_FN float onnxc_expf(float x) {
   union { uint32_t u; float f; } s;
   const float xc = x < -87.0f ? -87.0f : (x > 88.7228f ? 88.7228f : x);
@@ -191,49 +191,29 @@ ONNXC_RT_FN float onnxc_expf(float x) {
   return x != x ? x : p;
 }
 
-/* exp(x) for x in [-87, 0] (erf's tail): no special cases, so the loops
- * that inline it vectorize without masks */
-ONNXC_RT_FN float onnxc_exp_neg(float x) {
-  union { uint32_t u; float f; } s;
-  const float n = (x * 1.44269504f + 12582912.0f) - 12582912.0f;
-  const float r = ONNXC_FMAF(n, -1.42860682e-6f, ONNXC_FMAF(n, -0.693145752f, x));
-  float p = 0.00138939498f;
-  p = ONNXC_FMAF(p, r, 0.0083631305f);
-  p = ONNXC_FMAF(p, r, 0.0416669399f);
-  p = ONNXC_FMAF(p, r, 0.166665778f);
-  p = ONNXC_FMAF(p, r, 0.5f);
-  p = ONNXC_FMAF(r * r, p, 1.0f + r);
-  s.u = (uint32_t)((int32_t)n + 127) << 23;
-  return p * s.f;
-}
-
 ONNXC_RT_FN float onnxc_erff(float x) {
   const float a = fabsf(x), z = x * x;
-  /* NaN takes the tail's range too (its result is x itself, below) */
-  const float ac = !(a <= 3.95f) ? 3.95f : (a < 1.0f ? 1.0f : a);
-  float s = 7.89661426e-05f, q = 3.66035019e-05f, big;
+  const float ac = a < 1.0f ? 1.0f : (a > 4.0f ? 4.0f : a);
+  const float t = 1.0f / (1.0f + 0.5f * ac);
+  float s = 7.89661426e-05f, q = 0.0181754883f, big;
   /* |x| < 1: x P(x^2) */
-  s = ONNXC_FMAF(s, z, -0.000802382943f);
-  s = ONNXC_FMAF(s, z, 0.00518998737f);
-  s = ONNXC_FMAF(s, z, -0.0268547684f);
-  s = ONNXC_FMAF(s, z, 0.112836115f);
-  s = ONNXC_FMAF(s, z, -0.376126289f);
-  s = ONNXC_FMAF(s, z, 1.12837923f);
-  /* 1 <= |x| <= 3.95: erfc(a) = exp(R(u) - a^2), R a degree-8 polynomial in
-   * u = (a - 2.475) / 1.475 (a Chebyshev fit of log erfc(a) + a^2, 4e-10
-   * off); past 3.95, erf rounds to 1 */
-  const float u = ONNXC_FMAF(ac, 0.677966118f, -1.67796612f);
-  q = ONNXC_FMAF(q, u, -0.000206874392f);
-  q = ONNXC_FMAF(q, u, 0.000820485235f);
-  q = ONNXC_FMAF(q, u, -0.00301589537f);
-  q = ONNXC_FMAF(q, u, 0.0105009452f);
-  q = ONNXC_FMAF(q, u, -0.0355486758f);
-  q = ONNXC_FMAF(q, u, 0.123855934f);
-  q = ONNXC_FMAF(q, u, -0.524372101f);
-  q = ONNXC_FMAF(q, u, -1.54796302f);
-  big = 1.0f - onnxc_exp_neg(ONNXC_FMAF(-ac, ac, q));
+  s = s * z - 0.000802382943f;
+  s = s * z + 0.00518998737f;
+  s = s * z - 0.0268547684f;
+  s = s * z + 0.112836115f;
+  s = s * z - 0.376126289f;
+  s = s * z + 1.12837923f;
+  /* |x| >= 1: 1 - exp(-x^2) Q(1 / (1 + |x| / 2)), Q ~ erfc(a) exp(a^2) */
+  q = q * t + 0.047696501f;
+  q = q * t - 0.348714501f;
+  q = q * t + 0.444695175f;
+  q = q * t - 0.0325168744f;
+  q = q * t + 0.320766717f;
+  q = q * t + 0.26605624f;
+  q = q * t + 0.284062803f;
+  q = q * t - 0.000105008752f;
+  big = 1.0f - onnxc_expf(-ac * ac) * q;
   big = x < 0 ? -big : big;
-  big = x != x ? x : big;
   return a < 1.0f ? x * s : big;
 }
 

@@ -125,8 +125,9 @@ int driver_blocked_lanes(const Options *o) {
   if (o->layout == 2)
     return 16;
   /* sources (-S) are built elsewhere, often for firmware: blocked only when
-   * --cpu names the CPU they are for */
-  if (o->triple || (o->kind == OUT_SRC && !o->cpu))
+   * --cpu names the CPU they are for; `onnxc footprint` builds with its own
+   * (cross) compiler, for a microcontroller */
+  if (o->triple || o->footprint || (o->kind == OUT_SRC && !o->cpu))
     return 0;
   /* the compiler's own answer for the flags the build takes (the -march of
    * --cpu, or one in $CC / ONNXC_CFLAGS; a cross compiler answers no), asked
