@@ -165,6 +165,10 @@ void ec_lines(EmitC *e, const char *text);
 bool ec_has_output(const Node *n, int i);
 /* Scalar C literal for a double in the given type ("1.5f", "(-INFINITY)", "3"). */
 const char *ec_literal(DType t, double v, char *buf, size_t n);
+/* Opens "for (long VAR = 0; VAR < out; VAR++) {" over the columns outside
+ * [a, b) (a row's border, window_interior: the interior goes to another
+ * loop); the caller closes it. */
+void ec_open_border(EmitC *e, const char *var, int64_t out, int64_t a, int64_t b);
 /* Row-major strides of a static shape (elements). */
 void ec_strides(const Shape *s, int64_t *strides);
 /* C expression of the element offset of one MatMul operand's matrix for the

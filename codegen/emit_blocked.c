@@ -398,13 +398,8 @@ static bool emit_dw(EmitC *e, const Node *n) {
   int64_t T = k[0] * k[1];
   char lo[64], hi[64];
   int act = act_code(n, lo, hi, sizeof lo);
-  /* interior columns: ox * s - pl >= 0 and ox * s - pl + (KW - 1) * d <= W - 1 */
-  int64_t a = (pd[1] + s[1] - 1) / s[1], last = W - 1 - (k[1] - 1) * dl[1] + pd[1];
-  int64_t b = last < 0 ? 0 : last / s[1] + 1;
-  if (b > OW)
-    b = OW;
-  if (a > b)
-    a = b;
+  int64_t a, b;
+  window_interior(W, OW, k[1], s[1], dl[1], pd[1], &a, &b);
   int64_t rows = N * CB * OH;
   ec_line(e, "/* depthwise conv on NCHW16c: %lldx%lld window, stride %lldx%lld, pads %lld,%lld,%lld,%lld */",
           LL(k[0]), LL(k[1]), LL(s[0]), LL(s[1]), LL(pd[0]), LL(pd[1]), LL(pd[2]), LL(pd[3]));
@@ -435,13 +430,7 @@ static bool emit_dw(EmitC *e, const Node *n) {
   }
   if (a > 0 || b < OW) {
     /* the border columns */
-    ec_line(e, "for (long ox = 0; ox < %lld; ox++) {", LL(OW));
-    if (b > a) {
-      ec_line(e, "if (ox == %lld) {", LL(a));
-      ec_line(e, "ox = %lld;", LL(b - 1));
-      ec_line(e, "continue;");
-      ec_line(e, "}");
-    }
+    ec_open_border(e, "ox", OW, a, b);
     ec_line(e, "const long ix = ox * %lld - %lld;", LL(s[1]), LL(pd[1]));
     ec_line(e, "long j0 = ix >= 0 ? 0 : (%lld - ix) / %lld, j1 = ix >= %lld ? 0 : (%lld - ix) / %lld;",
             LL(dl[1] - 1), LL(dl[1]), LL(W), LL(W + dl[1] - 1), LL(dl[1]));
@@ -536,10 +525,12 @@ static bool bk_group1(const Node *n) { return n->op == OP_BlockedConv && ir_attr
 void blocked_write_prelude(Buf *out, const Graph *g) {
   for (size_t i = 0; i < sizeof bk_prelude / sizeof bk_prelude[0]; i++)
     buf_puts(out, bk_prelude[i]);
-  /* the tile kernels the model's convs call, each once */
-  enum { MAXDEF = 256 };
-  int64_t seen[MAXDEF][3];
-  int nseen = 0;
+  /* the tile kernels the model's convs call, each once (at most two per conv) */
+  int nconv = 0, nseen = 0;
+  for (const Node *n = g->first; n; n = n->next)
+    nconv += bk_group1(n);
+  int64_t(*seen)[3] = malloc((size_t)(2 * nconv + 1) * sizeof *seen);
+  IR_ASSERT(seen);
   for (const Node *n = g->first; n; n = n->next) {
     if (!bk_group1(n))
       continue;
@@ -552,11 +543,11 @@ void blocked_write_prelude(Buf *out, const Graph *g) {
         dup = seen[j][0] == d[0] && seen[j][1] == d[1] && seen[j][2] == d[2];
       if (dup)
         continue;
-      IR_ASSERT(nseen < MAXDEF);
       memcpy(seen[nseen++], d, sizeof d);
       buf_printf(out, "ONNXC_BK_DEF(%lld, %lld, %lld)\n", LL(d[0]), LL(d[1]), LL(d[2]));
     }
   }
+  free(seen);
   buf_puts(out, "\n");
 }
 

@@ -275,15 +275,8 @@ static const char *lowest(DType t) {
 static void emit_pool2d_plane(EmitC *e, const Window *g, bool is_max, bool cip, DType t) {
   const char *T = dtype_ctype(t); /* float32, or a MaxPool of int8 / uint8 (int8 QDQ models) */
   int64_t W = g->in[1], OW = g->out[1], S1 = g->s[1], D1 = g->dil[1], P1 = g->pb[1], KW = g->k[1];
-  /* interior columns: o1 * S1 - P1 >= 0 and o1 * S1 - P1 + (KW - 1) * D1 <= W - 1 */
-  int64_t a = (P1 + S1 - 1) / S1, last = W - 1 - (KW - 1) * D1 + P1;
-  int64_t b = last < 0 ? 0 : last / S1 + 1;
-  if (b > OW)
-    b = OW;
-  if (a > OW)
-    a = OW;
-  if (b < a)
-    b = a;
+  int64_t a, b;
+  window_interior(W, OW, KW, S1, D1, P1, &a, &b);
   const char *init = is_max ? lowest(t) : "0";
   ec_line(e, "for (long o0 = 0; o0 < %lld; o0++) {", LL(g->out[0]));
   ec_line(e, "const long s0 = o0 * %lld - %lld;", LL(g->s[0]), LL(g->pb[0]));
@@ -299,13 +292,7 @@ static void emit_pool2d_plane(EmitC *e, const Window *g, bool is_max, bool cip, 
   }
   ec_line(e, "%s *yr = y + o0 * %lld;", T, LL(OW));
   /* the border columns */
-  ec_line(e, "for (long o1 = 0; o1 < %lld; o1++) {", LL(OW));
-  if (b > a) {
-    ec_line(e, "if (o1 == %lld) {", LL(a));
-    ec_line(e, "o1 = %lld;", LL(b - 1));
-    ec_line(e, "continue;");
-    ec_line(e, "}");
-  }
+  ec_open_border(e, "o1", OW, a, b);
   ec_line(e, "const long s1 = o1 * %lld - %lld;", LL(S1), LL(P1));
   ec_line(e, "const long lo1 = s1 >= 0 ? 0 : (%lld - s1) / %lld;", LL(D1 - 1), LL(D1));
   ec_line(e, "long hi1 = s1 >= %lld ? 0 : (%lld - s1) / %lld;", LL(W), LL(W + D1 - 1), LL(D1));

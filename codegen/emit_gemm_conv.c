@@ -28,30 +28,18 @@ static bool conv_window(const Node *n, Window *w) {
   w->kw = ws->d[3];
   w->oh = y->d[2];
   w->ow = y->d[3];
-  int ns, nd, np;
+  int ns, nd;
   const int64_t *s = ir_attr_ints(n, "strides", &ns), *dl = ir_attr_ints(n, "dilations", &nd);
-  const int64_t *pads = ir_attr_ints(n, "pads", &np);
   w->sh = s && ns == 2 ? s[0] : 1;
   w->sw = s && ns == 2 ? s[1] : 1;
   w->dh = dl && nd == 2 ? dl[0] : 1;
   w->dw = dl && nd == 2 ? dl[1] : 1;
-  const char *ap = ir_attr_str(n, "auto_pad", "NOTSET");
   int64_t in[2] = {w->h, w->w}, out[2] = {w->oh, w->ow}, k[2] = {w->kh, w->kw};
-  int64_t st[2] = {w->sh, w->sw}, di[2] = {w->dh, w->dw}, pb[2] = {0, 0}, pe[2] = {0, 0};
-  for (int i = 0; i < 2; i++) {
-    if (strncmp(ap, "SAME", 4) == 0) {
-      int64_t total = (out[i] - 1) * st[i] + (k[i] - 1) * di[i] + 1 - in[i];
-      if (total < 0)
-        total = 0;
-      pb[i] = strcmp(ap, "SAME_UPPER") == 0 ? total / 2 : total - total / 2;
-      pe[i] = total - pb[i];
-    } else if (strcmp(ap, "VALID") != 0 && pads && np == 4) {
-      pb[i] = pads[i];
-      pe[i] = pads[2 + i];
-    }
+  int64_t st[2] = {w->sh, w->sw}, di[2] = {w->dh, w->dw}, pb[2], pe[2];
+  ir_window_pads(n, 2, in, out, k, st, di, pb, pe);
+  for (int i = 0; i < 2; i++)
     if (pb[i] < 0 || pe[i] < 0)
       return false;
-  }
   w->pt = pb[0];
   w->pl = pb[1];
   w->pb = pe[0];

@@ -124,3 +124,13 @@ bool ec_axis_input(EmitC *e, const Node *n, int rank, int *axis) {
                       (long long)tensor_get_i64(av->konst, 0), rank);
   return true;
 }
+
+void ec_open_border(EmitC *e, const char *var, int64_t out, int64_t a, int64_t b) {
+  ec_line(e, "for (long %s = 0; %s < %lld; %s++) {", var, var, (long long)out, var);
+  if (b > a) {
+    ec_line(e, "if (%s == %lld) {", var, (long long)a);
+    ec_line(e, "%s = %lld;", var, (long long)(b - 1));
+    ec_line(e, "continue;");
+    ec_line(e, "}");
+  }
+}

@@ -27,22 +27,16 @@ void window_read(const Node *n, const Shape *x, const Shape *y, const int64_t *k
     memcpy(w->k, kernel, (size_t)r * sizeof *w->k);
   window_ints(n, "strides", r, 1, w->s);
   window_ints(n, "dilations", r, 1, w->dil);
-  int64_t pads[2 * IR_MAX_RANK];
-  window_ints(n, "pads", 2 * r, 0, pads);
-  const char *ap = ir_attr_str(n, "auto_pad", "NOTSET");
-  bool upper = strcmp(ap, "SAME_UPPER") == 0, lower = strcmp(ap, "SAME_LOWER") == 0;
-  for (int i = 0; i < r; i++) {
-    if (upper || lower) {
-      int64_t total = (w->out[i] - 1) * w->s[i] + (w->k[i] - 1) * w->dil[i] + 1 - w->in[i];
-      if (total < 0)
-        total = 0;
-      w->pb[i] = upper ? total / 2 : total - total / 2;
-      w->pe[i] = total - w->pb[i];
-    } else if (strcmp(ap, "VALID") == 0) {
-      w->pb[i] = w->pe[i] = 0;
-    } else {
-      w->pb[i] = pads[i];
-      w->pe[i] = pads[r + i];
-    }
-  }
+  ir_window_pads(n, r, w->in, w->out, w->k, w->s, w->dil, w->pb, w->pe);
+}
+
+void window_interior(int64_t in, int64_t out, int64_t k, int64_t s, int64_t d, int64_t pb, int64_t *a,
+                     int64_t *b) {
+  int64_t last = in - 1 - (k - 1) * d + pb;
+  *a = (pb + s - 1) / s;
+  *b = last < 0 ? 0 : last / s + 1;
+  if (*b > out)
+    *b = out;
+  if (*a > *b)
+    *a = *b;
 }

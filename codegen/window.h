@@ -25,6 +25,13 @@ typedef struct Window {
  * takes them from its weights); NULL means 1. */
 void window_read(const Node *n, const Shape *x, const Shape *y, const int64_t *kernel, Window *w);
 
+/* The output columns [*a, *b) of a row whose window (extent k, stride s,
+ * dilation d, begin pad pb) lies inside the input row of `in`: o * s - pb >=
+ * 0 and o * s - pb + (k - 1) * d <= in - 1; a <= b <= out. Kernels compute
+ * those without bounds and the border columns with them. */
+void window_interior(int64_t in, int64_t out, int64_t k, int64_t s, int64_t d, int64_t pb, int64_t *a,
+                     int64_t *b);
+
 /* Integer attribute list `name` of length `want`, or `dflt` everywhere when
  * absent or of another length. */
 void window_ints(const Node *n, const char *name, int want, int64_t dflt, int64_t *out);

@@ -213,6 +213,13 @@ bool shape_numel_max(const Graph *g, const Shape *s, int64_t *out);
 /* Elements v's buffer holds: its shape's (upper bound) element count, with
  * the channels rounded up to the block when v is blocked. */
 bool ir_storage_numel(const Value *v, int64_t *out);
+/* The begin and end pads pb[i], pe[i] of n's r spatial dims for a window of
+ * extents k, strides s and dilations d from extents in to out: auto_pad
+ * SAME_UPPER / SAME_LOWER (the odd unit at the end / the start), VALID
+ * (none), else the `pads` attribute (zeros when absent or not 2r long).
+ * Convs, pools, the layout pass and both targets' kernels read it. */
+void ir_window_pads(const Node *n, int r, const int64_t *in, const int64_t *out, const int64_t *k,
+                    const int64_t *s, const int64_t *d, int64_t *pb, int64_t *pe);
 
 /* ---- tensor.c: constant data owned by the graph arena ----------------------- */
 

@@ -131,3 +131,24 @@ bool shape_axis(int64_t axis, int rank, int *out) {
   *out = (int)(axis < 0 ? axis + rank : axis);
   return true;
 }
+
+void ir_window_pads(const Node *n, int r, const int64_t *in, const int64_t *out, const int64_t *k,
+                    const int64_t *s, const int64_t *d, int64_t *pb, int64_t *pe) {
+  int np = 0;
+  const int64_t *pads = ir_attr_ints(n, "pads", &np);
+  const char *ap = ir_attr_str(n, "auto_pad", "NOTSET");
+  bool upper = strcmp(ap, "SAME_UPPER") == 0, lower = strcmp(ap, "SAME_LOWER") == 0;
+  for (int i = 0; i < r; i++) {
+    pb[i] = pe[i] = 0;
+    if (upper || lower) {
+      int64_t total = (out[i] - 1) * s[i] + (k[i] - 1) * d[i] + 1 - in[i];
+      if (total < 0)
+        total = 0;
+      pb[i] = upper ? total / 2 : total - total / 2;
+      pe[i] = total - pb[i];
+    } else if (strcmp(ap, "VALID") != 0 && pads && np == 2 * r) {
+      pb[i] = pads[i];
+      pe[i] = pads[r + i];
+    }
+  }
+}

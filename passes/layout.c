@@ -52,24 +52,10 @@ static bool all_f32_static4(const Value *v) {
 /* Begin and end pads of a 2-D conv or pool (explicit, or auto_pad). */
 static bool node_pads(const Node *n, const int64_t *in, const int64_t *out, const int64_t *k,
                       const int64_t *st, const int64_t *di, int64_t *pb, int64_t *pe) {
-  int np = 0;
-  const int64_t *pads = ir_attr_ints(n, "pads", &np);
-  const char *ap = ir_attr_str(n, "auto_pad", "NOTSET");
-  for (int i = 0; i < 2; i++) {
-    pb[i] = pe[i] = 0;
-    if (strncmp(ap, "SAME", 4) == 0) {
-      int64_t total = (out[i] - 1) * st[i] + (k[i] - 1) * di[i] + 1 - in[i];
-      if (total < 0)
-        total = 0;
-      pb[i] = strcmp(ap, "SAME_UPPER") == 0 ? total / 2 : total - total / 2;
-      pe[i] = total - pb[i];
-    } else if (strcmp(ap, "VALID") != 0 && pads && np == 4) {
-      pb[i] = pads[i];
-      pe[i] = pads[2 + i];
-    }
+  ir_window_pads(n, 2, in, out, k, st, di, pb, pe);
+  for (int i = 0; i < 2; i++)
     if (pb[i] < 0 || pe[i] < 0)
       return false;
-  }
   return true;
 }
 
@@ -193,6 +179,12 @@ static bool reads_blocked(const Node *r, const Kind *kind, const Value *v) {
     if (r->in[s] == v && !blocked_input(r, kind[r->id], s))
       return false;
   return true;
+}
+
+/* Whether slot s of r reads a blocked tensor once the pass is done: r kept
+ * in a region and s one of its blocked inputs. */
+static bool slot_blocked(const Node *r, int s, int nn, const bool *keep, const Kind *kind) {
+  return r->id < nn && keep[r->id] && blocked_input(r, kind[r->id], s);
 }
 
 static int find(int *par, int i) {
@@ -417,8 +409,8 @@ bool pass_layout_blocked(Graph *g, int lanes, int mode, Diag *d) {
       for (int u = 0; u < v->n_uses; u++) {
         Node *r = v->uses[u];
         bool moved = false;
-        for (int s = 0; r->id < nn && keep[r->id] && s < r->n_in; s++)
-          if (r->in[s] == v && blocked_input(r, kind[r->id], s)) {
+        for (int s = 0; s < r->n_in; s++)
+          if (r->in[s] == v && slot_blocked(r, s, nn, keep, kind)) {
             ir_node_set_input(r, s, b);
             moved = true;
           }
@@ -480,7 +472,7 @@ bool pass_layout_blocked(Graph *g, int lanes, int mode, Diag *d) {
          * regions, the plain input of a K_CONVP */
         bool plain = false;
         for (int s = 0; s < r->n_in; s++)
-          if (r->in[s] == v && !(r->id < nn && keep[r->id] && blocked_input(r, kind[r->id], s)))
+          if (r->in[s] == v && !slot_blocked(r, s, nn, keep, kind))
             plain = true;
         if (!plain)
           continue;
@@ -493,7 +485,7 @@ bool pass_layout_blocked(Graph *g, int lanes, int mode, Diag *d) {
           from[v->id] = c->out[0];
         }
         for (int s = 0; s < r->n_in; s++)
-          if (r->in[s] == v && !(r->id < nn && keep[r->id] && blocked_input(r, kind[r->id], s)))
+          if (r->in[s] == v && !slot_blocked(r, s, nn, keep, kind))
             ir_node_set_input(r, s, from[v->id]);
         u = -1; /* the uses array changed */
       }

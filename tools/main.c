@@ -102,6 +102,14 @@ static void usage(FILE *f) {
   fprintf(f, "\n");
 }
 
+/* The index of v in the NULL-ended names, or -1. */
+static int pick(const char *v, const char *const *names) {
+  for (int i = 0; names[i]; i++)
+    if (strcmp(v, names[i]) == 0)
+      return i;
+  return -1;
+}
+
 static int bad_usage(const char *fmt, const char *arg) {
   fprintf(stderr, "onnxc: ");
   fprintf(stderr, fmt, arg);
@@ -238,23 +246,13 @@ static int parse(int argc, char **argv, Options *o, bool check, const char **pos
       o->threads = (int)v;
     } else if (strcmp(a, "--precision") == 0) {
       NEED_ARG();
-      if (strcmp(next, "f32") == 0)
-        o->precision = 0;
-      else if (strcmp(next, "bf16") == 0)
-        o->precision = 1;
-      else if (strcmp(next, "fp16") == 0)
-        o->precision = 2;
-      else
+      static const char *const precisions[] = {"f32", "bf16", "fp16", NULL};
+      if ((o->precision = pick(next, precisions)) < 0)
         return bad_usage("--precision takes f32, bf16 or fp16, not '%s'", next);
     } else if (strcmp(a, "--layout") == 0) {
       NEED_ARG();
-      if (strcmp(next, "auto") == 0)
-        o->layout = 0;
-      else if (strcmp(next, "nchw") == 0)
-        o->layout = 1;
-      else if (strcmp(next, "nchw16c") == 0)
-        o->layout = 2;
-      else
+      static const char *const layouts[] = {"auto", "nchw", "nchw16c", NULL};
+      if ((o->layout = pick(next, layouts)) < 0)
         return bad_usage("--layout takes auto, nchw or nchw16c, not '%s'", next);
     } else if (strcmp(a, "--profile") == 0) {
       o->profile = true;
