@@ -197,6 +197,13 @@ def build(root):
     c(conv_case(root, rng, "conv_w_input", 1, 8, 8, 8, 26, (3, 3), weights_const=False, bias=False,
                 pads=[0, 1, 0, 1]))
     c(conv_case(root, rng, "conv_wide", 1, 3, 23, 37, 16, (7, 7), strides=[2, 2], pads=[3, 3, 3, 3]))
+    # output blocks of 16 channels in odd number (48 = 32 + 16, 16): the last
+    # panel's tiles compute one block only; the first cut in depth (K 1700 >
+    # 1536: two parts), with a residual and a clip after the last part
+    c(conv_case(root, rng, "conv1x1_m48_deep_res", 1, 1700, 9, 10, 48, (1, 1), residual="right",
+                act="Clip"))
+    c(conv_case(root, rng, "conv3x3_m16_s2", 2, 20, 17, 18, 16, (3, 3), strides=[2, 2],
+                pads=[1, 1, 1, 1], act="Relu"))
     c(conv_case(root, rng, "dw3x3", 1, 12, 14, 15, 12, (3, 3), group=12, pads=[1, 1, 1, 1],
                 act="Clip"))
     c(conv_case(root, rng, "dw3x3_s2", 2, 8, 11, 12, 8, (3, 3), group=8, strides=[2, 2],

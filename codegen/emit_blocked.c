@@ -33,7 +33,8 @@ static const char *const bk_prelude[] = {
     " * constant), by\n"
     " * the 32 output channels of a weight panel b (32 floats per k); pixel i\n"
     " * goes to y0 + yo[i] and y1 + yo[i] (the two output blocks; y1 null: one\n"
-    " * block; yo[i] < 0: not stored); bias + sum,\n"
+    " * block; yo[i] < 0: not stored); nb 1 (a constant: the panel's second\n"
+    " * block is past the channels) computes the first block only; bias + sum,\n"
     " * + residual r0 / r1 (laid out as y0 / y1), then\n"
     " * act 1: max(v, 0) (NaN -> 0, as Relu), 2: min(hi, max(lo, v)), 3: v >= 0 ?\n"
     " * v : v * lo (LeakyRelu). A product cut in depth: part & 1, the sums start\n"
@@ -53,7 +54,7 @@ static const char *const bk_prelude[] = {
     "ONNXC_BK_INLINE void onnxc_bk_body(long kc, const float *a, const int *aoff, long ps, long rs, int L,\n"
     "                                   const float *b, float *y0, float *y1, const long *yo,\n"
     "                                   const float *bias, const float *r0, const float *r1, int act,\n"
-    "                                   float lo, float hi, int np, int part, const float *pf,\n"
+    "                                   float lo, float hi, int np, int nb, int part, const float *pf,\n"
     "                                   long pstep) {\n"
     "  __m512 c0[14], c1[14];\n"
     "  const __m512 bb0 = _mm512_loadu_ps(bias), bb1 = _mm512_loadu_ps(bias + 16);\n"
@@ -65,7 +66,7 @@ static const char *const bk_prelude[] = {
     "    c1[i] = bb1;\n"
     "    if ((part & 1) && yo[i] >= 0) {\n"
     "      c0[i] = _mm512_loadu_ps(y0 + yo[i]);\n"
-    "      if (y1) c1[i] = _mm512_loadu_ps(y1 + yo[i]);\n"
+    "      if (nb > 1 && y1) c1[i] = _mm512_loadu_ps(y1 + yo[i]);\n"
     "    }\n"
     "  }\n"
     "  const float *ak = a;\n"
@@ -73,11 +74,11 @@ static const char *const bk_prelude[] = {
     "    ak += aoff[k];\n"
     "    _mm_prefetch((const char *)pf, _MM_HINT_T1);\n"
     "    pf += pstep;\n"
-    "    const __m512 w0 = _mm512_loadu_ps(b), w1 = _mm512_loadu_ps(b + 16);\n"
+    "    const __m512 w0 = _mm512_loadu_ps(b), w1 = nb > 1 ? _mm512_loadu_ps(b + 16) : z;\n"
     "    for (i = 0; i < np; i++) {\n"
     "      const __m512 x = _mm512_set1_ps(ak[(i % L) * ps + (i / L) * rs]);\n"
     "      c0[i] = _mm512_fmadd_ps(x, w0, c0[i]);\n"
-    "      c1[i] = _mm512_fmadd_ps(x, w1, c1[i]);\n"
+    "      if (nb > 1) c1[i] = _mm512_fmadd_ps(x, w1, c1[i]);\n"
     "    }\n"
     "    b += 32;\n"
     "  }\n"
@@ -87,11 +88,11 @@ static const char *const bk_prelude[] = {
     "    if (o < 0) continue;\n"
     "    if (part & 2) {\n"
     "      _mm512_storeu_ps(y0 + o, u);\n"
-    "      if (y1) _mm512_storeu_ps(y1 + o, v);\n"
+    "      if (nb > 1 && y1) _mm512_storeu_ps(y1 + o, v);\n"
     "      continue;\n"
     "    }\n"
     "    if (r0) u = _mm512_add_ps(u, _mm512_loadu_ps(r0 + o));\n"
-    "    if (r1) v = _mm512_add_ps(v, _mm512_loadu_ps(r1 + o));\n"
+    "    if (nb > 1 && r1) v = _mm512_add_ps(v, _mm512_loadu_ps(r1 + o));\n"
     "    if (act == 1) {\n"
     "      u = _mm512_max_ps(u, z);\n"
     "      v = _mm512_max_ps(v, z);\n"
@@ -103,7 +104,7 @@ static const char *const bk_prelude[] = {
     "      v = _mm512_mask_mul_ps(v, _mm512_cmp_ps_mask(v, z, _CMP_NGE_UQ), v, l);\n"
     "    }\n"
     "    _mm512_storeu_ps(y0 + o, u);\n"
-    "    if (y1) _mm512_storeu_ps(y1 + o, v);\n"
+    "    if (nb > 1 && y1) _mm512_storeu_ps(y1 + o, v);\n"
     "  }\n"
     "}\n"
     ,
@@ -184,7 +185,7 @@ static const char *const bk_prelude[] = {
     "ONNXC_BK_INLINE void onnxc_bk_body(long kc, const float *a, const int *aoff, long ps, long rs, int L,\n"
     "                                   const float *b, float *y0, float *y1, const long *yo,\n"
     "                                   const float *bias, const float *r0, const float *r1, int act,\n"
-    "                                   float lo, float hi, int np, int part, const float *pf,\n"
+    "                                   float lo, float hi, int np, int nb, int part, const float *pf,\n"
     "                                   long pstep) {\n"
     "  float c[14][32];\n"
     "  long k;\n"
@@ -192,7 +193,7 @@ static const char *const bk_prelude[] = {
     "  (void)pf;\n"
     "  (void)pstep;\n"
     "  for (i = 0; i < np; i++)\n"
-    "    for (j = 0; j < 32; j++) {\n"
+    "    for (j = 0; j < 16 * nb; j++) {\n"
     "      const float *y = j < 16 ? y0 : y1;\n"
     "      c[i][j] = (part & 1) && y && yo[i] >= 0 ? y[yo[i] + j % 16] : bias[j];\n"
     "    }\n"
@@ -201,12 +202,12 @@ static const char *const bk_prelude[] = {
     "    ak += aoff[k];\n"
     "    for (i = 0; i < np; i++) {\n"
     "      const float x = ak[(i % L) * ps + (i / L) * rs];\n"
-    "      for (j = 0; j < 32; j++) c[i][j] = ONNXC_FMAF(x, b[j], c[i][j]);\n"
+    "      for (j = 0; j < 16 * nb; j++) c[i][j] = ONNXC_FMAF(x, b[j], c[i][j]);\n"
     "    }\n"
     "    b += 32;\n"
     "  }\n"
     "  for (i = 0; i < np; i++)\n"
-    "    for (j = 0; j < 32; j++) {\n"
+    "    for (j = 0; j < 16 * nb; j++) {\n"
     "      float v = c[i][j];\n"
     "      const float *r = j < 16 ? r0 : r1;\n"
     "      float *y = j < 16 ? y0 : y1;\n"
@@ -224,16 +225,17 @@ static const char *const bk_prelude[] = {
     "}\n"
     "#endif\n"
     ,
-    "/* ONNXC_BK_DEF(NP, L, PS): the tile of NP pixels, L to a row (rows rs floats\n"
-    " * apart), pixels of a row PS floats apart; each conv names the ones it\n"
-    " * calls (blocked_write_prelude emits those of the model) */\n"
-    "#define ONNXC_BK_DEF(NP, L, PS) \\\n"
-    "  static void onnxc_bk_##NP##_##L##_##PS(long kc, const float *a, const int *aoff, long rs, \\\n"
-    "                                        const float *b, float *y0, float *y1, const long *yo, \\\n"
-    "                                        const float *bias, const float *r0, const float *r1, \\\n"
-    "                                        int act, float lo, float hi, int part, const float *pf, \\\n"
-    "                                        long pstep) { \\\n"
-    "    onnxc_bk_body(kc, a, aoff, PS, rs, L, b, y0, y1, yo, bias, r0, r1, act, lo, hi, NP, part, \\\n"
+    "/* ONNXC_BK_DEF(NB, NP, L, PS): the tile of NP pixels, L to a row (rows rs\n"
+    " * floats apart), pixels of a row PS floats apart, by NB blocks of 16\n"
+    " * channels; each conv names the ones it calls (blocked_write_prelude emits\n"
+    " * those of the model) */\n"
+    "#define ONNXC_BK_DEF(NB, NP, L, PS) \\\n"
+    "  static void onnxc_bk##NB##_##NP##_##L##_##PS(long kc, const float *a, const int *aoff, long rs, \\\n"
+    "                                              const float *b, float *y0, float *y1, const long *yo, \\\n"
+    "                                              const float *bias, const float *r0, const float *r1, \\\n"
+    "                                              int act, float lo, float hi, int part, const float *pf, \\\n"
+    "                                              long pstep) { \\\n"
+    "    onnxc_bk_body(kc, a, aoff, PS, rs, L, b, y0, y1, yo, bias, r0, r1, act, lo, hi, NP, NB, part, \\\n"
     "                  pf, pstep); \\\n"
     "  }\n"
     ,
@@ -525,26 +527,32 @@ static bool bk_group1(const Node *n) { return n->op == OP_BlockedConv && ir_attr
 void blocked_write_prelude(Buf *out, const Graph *g) {
   for (size_t i = 0; i < sizeof bk_prelude / sizeof bk_prelude[0]; i++)
     buf_puts(out, bk_prelude[i]);
-  /* the tile kernels the model's convs call, each once (at most two per conv) */
+  /* the tile kernels the model's convs call, each once (at most four per
+   * conv: two tile sizes, by two blocks and, where the last panel holds one
+   * block of channels, by one) */
   int nconv = 0, nseen = 0;
   for (const Node *n = g->first; n; n = n->next)
     nconv += bk_group1(n);
-  int64_t(*seen)[3] = malloc((size_t)(2 * nconv + 1) * sizeof *seen);
+  int64_t(*seen)[4] = malloc((size_t)(4 * nconv + 1) * sizeof *seen);
   IR_ASSERT(seen);
   for (const Node *n = g->first; n; n = n->next) {
     if (!bk_group1(n))
       continue;
     BkTiles t;
     bk_tiles(n, &t);
-    for (int v = 0; v < 2; v++) {
-      int64_t d[3] = {v ? t.np_b : t.np_a, v ? t.L_b : t.L_a, t.ps};
+    int64_t M = n->out[0]->shape.d[1], MB = (M + LANES - 1) / LANES;
+    for (int v = 0; v < 4; v++) {
+      int64_t nb = v < 2 ? 2 : 1;
+      if ((nb == 2 && MB < 2) || (nb == 1 && MB % 2 == 0))
+        continue; /* no panel of two blocks / none of one */
+      int64_t d[4] = {nb, v % 2 ? t.np_b : t.np_a, v % 2 ? t.L_b : t.L_a, t.ps};
       bool dup = false;
       for (int j = 0; j < nseen && !dup; j++)
-        dup = seen[j][0] == d[0] && seen[j][1] == d[1] && seen[j][2] == d[2];
+        dup = !memcmp(seen[j], d, sizeof d);
       if (dup)
         continue;
       memcpy(seen[nseen++], d, sizeof d);
-      buf_printf(out, "ONNXC_BK_DEF(%lld, %lld, %lld)\n", LL(d[0]), LL(d[1]), LL(d[2]));
+      buf_printf(out, "ONNXC_BK_DEF(%lld, %lld, %lld, %lld)\n", LL(d[0]), LL(d[1]), LL(d[2]), LL(d[3]));
     }
   }
   free(seen);
@@ -680,15 +688,26 @@ bool emitc_BlockedConv(EmitC *e, const Node *n) {
     ec_line(e, "const float *pf = X1;");
     ec_line(e, "const long pstep = 0;");
   }
-  for (int v = 0; v < 2; v++) {
-    int np = v ? tp.np_b : tp.np_a, L = v ? tp.L_b : tp.L_a;
-    if (v && np == tp.np_a)
-      break;
-    if (tp.np_a != tp.np_b)
-      ec_line(e, v ? "else" : "if (np == %d)", np);
-    ec_line(e, "onnxc_bk_%d_%d_%lld(kc, a + koff[k0] - kdel[k0], kdel + k0, %lld, X1 + pan * %lld + k0 * 32, y0, y1, "
-               "yo, X2 + pan * 32, r0, r1, %d, %s, %s, part, pf, pstep);",
-            np, L, LL(tp.ps), LL(rs), LL(K * 32), act, lo, hi_or_lo);
+  /* panels of two blocks, and the last of one block where MB is odd (a
+   * 16-channel conv, or 144 = 4 x 32 + 16: computing its empty half would
+   * take as long as its real one) */
+  for (int nb = 2; nb >= 1; nb--) {
+    if ((nb == 2 && MB < 2) || (nb == 1 && MB % 2 == 0))
+      continue;
+    if (MB % 2 && MB > 1)
+      ec_line(e, nb == 2 ? "if (pan < %lld) {" : "else {", LL(NPAN - 1));
+    for (int v = 0; v < 2; v++) {
+      int np = v ? tp.np_b : tp.np_a, L = v ? tp.L_b : tp.L_a;
+      if (v && np == tp.np_a)
+        break;
+      if (tp.np_a != tp.np_b)
+        ec_line(e, v ? "else" : "if (np == %d)", np);
+      ec_line(e, "onnxc_bk%d_%d_%d_%lld(kc, a + koff[k0] - kdel[k0], kdel + k0, %lld, X1 + pan * %lld + k0 * 32, y0, "
+                 "y1, yo, X2 + pan * 32, r0, r1, %d, %s, %s, part, pf, pstep);",
+              nb, np, L, LL(tp.ps), LL(rs), LL(K * 32), act, lo, hi_or_lo);
+    }
+    if (MB % 2 && MB > 1)
+      ec_line(e, "}");
   }
   if (ir_attr(n, "epilogue")) { /* after the last part's store */
     /* real lanes: 16 in every block when M is a multiple of 16 (a constant
