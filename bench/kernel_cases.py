@@ -209,6 +209,12 @@ def build(root):
     c(conv_case(root, rng, "dw3x3_s2", 2, 8, 11, 12, 8, (3, 3), group=8, strides=[2, 2],
                 pads=[1, 1, 1, 1]))
     c(conv_case(root, rng, "dw5x5_nopad", 1, 4, 9, 9, 4, (5, 5), group=4, bias=False))
+    # rows of at most 14 pixels in registers, each pixel's taps unrolled
+    # (emit_dw_small_row): 14 wide, and a 5x5 window wider than the border
+    c(conv_case(root, rng, "dw3x3_14x14", 1, 20, 14, 14, 20, (3, 3), group=20, pads=[1, 1, 1, 1],
+                act="Clip"))
+    c(conv_case(root, rng, "dw5x5_7x7_dil", 2, 17, 7, 7, 17, (5, 5), group=17, pads=[2, 3, 2, 1],
+                dilations=[1, 2], act="Relu"))
     # the depthwise phase planes (emit_depthwise.c): stride 2 on odd and even
     # sizes, one dim strided, asymmetric and SAME pads, wide rows (the row
     # form), unpadded stride 2, and the forms without phases (dilated, stride 3)

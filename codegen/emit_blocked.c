@@ -388,6 +388,96 @@ static void window_of(const Node *n, int64_t *k, int64_t *s, int64_t *d) {
  * time), the border columns take the taps inside the row one pixel at a
  * time. The padding is the node's own (onnxc.pads: top, left, bottom, right),
  * so nothing is copied. */
+/* Output rows of at most DW_SMALL_OW pixels (7x7 and 14x14 maps): the whole
+ * row's sums stay in registers (one vector per pixel) and each pixel's
+ * columns of the window inside the image are known here, so every tap is one
+ * unrolled multiply-add and the border needs no code of its own; the window
+ * rows inside the image (k0 .. k1, the row's) are a loop. MobileNetV2's
+ * 960-channel 7x7 depthwise convs took 88 us through the interior / border
+ * split (of 7 columns, 2 are border columns), ONNX Runtime 30 us. Each
+ * pixel's sum: bias, then the taps in (row, column) order, as the other path. */
+#define DW_SMALL_OW 14
+
+static void dw_small_act(EmitC *e, int act, const char *v, const char *lo, const char *hi, bool vec) {
+  if (vec) {
+    if (act == 1)
+      ec_line(e, "%s = _mm512_max_ps(%s, _mm512_setzero_ps());", v, v);
+    else if (act == 2)
+      ec_line(e, "%s = _mm512_min_ps(_mm512_set1_ps(%s), _mm512_max_ps(_mm512_set1_ps(%s), %s));", v, hi, lo, v);
+    else if (act == 3)
+      ec_line(e, "%s = _mm512_mask_mul_ps(%s, _mm512_cmp_ps_mask(%s, _mm512_setzero_ps(), _CMP_NGE_UQ), %s, "
+                 "_mm512_set1_ps(%s));", v, v, v, v, lo);
+  } else {
+    if (act == 1)
+      ec_line(e, "%s = %s > 0 ? %s : 0.0f;", v, v, v);
+    else if (act == 2)
+      ec_line(e, "%s = (%s < %s ? %s : %s) > %s ? %s : (%s < %s ? %s : %s);", v, v, lo, lo, v, hi, hi, v, lo, lo, v);
+    else if (act == 3)
+      ec_line(e, "%s = %s >= 0 ? %s : %s * %s;", v, v, v, v, lo);
+  }
+}
+
+static void emit_dw_small_row(EmitC *e, int64_t W, int64_t OW, const int64_t *k, const int64_t *s,
+                              const int64_t *dl, int64_t pl, int act, const char *lo, const char *hi) {
+  int64_t dh = dl[0] * W * LANES, wrow = k[1] * LANES;
+  for (int vec = 1; vec >= 0; vec--) {
+    ec_line(e, vec ? "#if defined(__AVX512F__)" : "#else");
+    ec_line(e, "{");
+    for (int64_t o = 0; o < OW; o++) {
+      if (vec)
+        ec_line(e, "__m512 c%lld = _mm512_loadu_ps(bias);", LL(o));
+      else
+        ec_line(e, "float c%lld[%d];", LL(o), LANES);
+    }
+    if (!vec)
+      ec_line(e, "for (int l = 0; l < %d; l++) { %s }", LANES, "c0[l] = bias[l];");
+    for (int64_t o = 1; !vec && o < OW; o++)
+      ec_line(e, "for (int l = 0; l < %d; l++) c%lld[l] = bias[l];", LANES, LL(o));
+    ec_line(e, "for (long i = 0; i < k1 - k0; i++) {");
+    ec_line(e, "const float *xi = xr + i * %lld, *wi = w + i * %lld;", LL(dh), LL(wrow));
+    for (int64_t j = 0; vec && j < k[1]; j++) { /* the window columns some pixel reads */
+      bool used = false;
+      for (int64_t o = 0; o < OW && !used; o++) {
+        int64_t c = o * s[1] - pl + j * dl[1];
+        used = c >= 0 && c < W;
+      }
+      if (used)
+        ec_line(e, "const __m512 w%lld = _mm512_loadu_ps(wi + %lld);", LL(j), LL(j * LANES));
+    }
+    for (int64_t o = 0; o < OW; o++) {
+      int64_t ix = o * s[1] - pl;
+      for (int64_t j = 0; j < k[1]; j++) {
+        int64_t c = ix + j * dl[1];
+        if (c < 0 || c >= W)
+          continue;
+        if (vec)
+          ec_line(e, "c%lld = _mm512_fmadd_ps(_mm512_loadu_ps(xi + %lld), w%lld, c%lld);", LL(o), LL(c * LANES),
+                  LL(j), LL(o));
+        else
+          ec_line(e, "for (int l = 0; l < %d; l++) c%lld[l] = ONNXC_FMAF(xi[%lld + l], wi[%lld + l], c%lld[l]);",
+                  LANES, LL(o), LL(c * LANES), LL(j * LANES), LL(o));
+      }
+    }
+    ec_line(e, "}");
+    for (int64_t o = 0; o < OW; o++) {
+      char v[32];
+      if (vec) {
+        snprintf(v, sizeof v, "c%lld", LL(o));
+        dw_small_act(e, act, v, lo, hi, true);
+        ec_line(e, "_mm512_storeu_ps(yr + %lld, c%lld);", LL(o * LANES), LL(o));
+      } else {
+        ec_line(e, "for (int l = 0; l < %d; l++) {", LANES);
+        ec_line(e, "float v = c%lld[l];", LL(o));
+        dw_small_act(e, act, "v", lo, hi, false);
+        ec_line(e, "yr[%lld + l] = v;", LL(o * LANES));
+        ec_line(e, "}");
+      }
+    }
+    ec_line(e, "}");
+  }
+  ec_line(e, "#endif");
+}
+
 static bool emit_dw(EmitC *e, const Node *n) {
   const Shape *x = &n->in[0]->shape, *y = &n->out[0]->shape;
   int64_t k[2], s[2], dl[2], pd[4] = {0, 0, 0, 0};
@@ -418,7 +508,10 @@ static bool emit_dw(EmitC *e, const Node *n) {
           LL(k[1] * LANES), LANES);
   ec_line(e, "float *yr = Y0 + r * %lld;", LL(OW * LANES));
   const char *hi_or = act == 2 ? hi : "0.0f";
-  if (b > a) {
+  bool small = OW <= DW_SMALL_OW && OW + k[1] <= 28;
+  if (small) {
+    emit_dw_small_row(e, W, OW, k, s, dl, pd[1], act, lo, hi);
+  } else if (b > a) {
     ec_line(e, "const float *xa = xr + %lld;", LL((a * s[1] - pd[1]) * LANES));
     if (k[0] == 3 && k[1] == 3) {
       ec_line(e, "if (k1 - k0 == 3)");
@@ -430,7 +523,7 @@ static bool emit_dw(EmitC *e, const Node *n) {
             LL(s[1] * LANES), LL(dl[0] * W * LANES), LL(dl[1] * LANES), LL(a * LANES), LL(b - a), LL(k[1]), act, lo,
             hi_or);
   }
-  if (a > 0 || b < OW) {
+  if (!small && (a > 0 || b < OW)) {
     /* the border columns */
     ec_open_border(e, "ox", OW, a, b);
     ec_line(e, "const long ix = ox * %lld - %lld;", LL(s[1]), LL(pd[1]));
