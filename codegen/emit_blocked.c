@@ -388,15 +388,17 @@ static void window_of(const Node *n, int64_t *k, int64_t *s, int64_t *d) {
  * time), the border columns take the taps inside the row one pixel at a
  * time. The padding is the node's own (onnxc.pads: top, left, bottom, right),
  * so nothing is copied. */
-/* Output rows of at most DW_SMALL_OW pixels (7x7 and 14x14 maps): the whole
- * row's sums stay in registers (one vector per pixel) and each pixel's
- * columns of the window inside the image are known here, so every tap is one
- * unrolled multiply-add and the border needs no code of its own; the window
- * rows inside the image (k0 .. k1, the row's) are a loop. MobileNetV2's
- * 960-channel 7x7 depthwise convs took 88 us through the interior / border
- * split (of 7 columns, 2 are border columns), ONNX Runtime 30 us. Each
- * pixel's sum: bias, then the taps in (row, column) order, as the other path. */
-#define DW_SMALL_OW 14
+/* Depthwise output rows in strips of at most DW_STRIP pixels: a strip's sums
+ * stay in registers (one vector per pixel), every tap one unrolled
+ * multiply-add, the window rows inside the image (k0 .. k1, the row's) a
+ * loop. The strips at the row's ends know at compile time which window
+ * columns of each pixel fall inside the image, so the border has no code of
+ * its own; the strips between them (every tap inside) are one loop over a
+ * base offset. MobileNetV2's 960-channel 7x7 depthwise convs took 88 us
+ * through an interior / border split per pixel (of 7 columns, 2 are border
+ * columns), ONNX Runtime 30 us. Each pixel's sum: bias, then the taps in
+ * (row, column) order, as the interior / border path computes it. */
+#define DW_STRIP 14
 
 static void dw_small_act(EmitC *e, int act, const char *v, const char *lo, const char *hi, bool vec) {
   if (vec) {
@@ -417,38 +419,46 @@ static void dw_small_act(EmitC *e, int act, const char *v, const char *lo, const
   }
 }
 
-static void emit_dw_small_row(EmitC *e, int64_t W, int64_t OW, const int64_t *k, const int64_t *s,
-                              const int64_t *dl, int64_t pl, int act, const char *lo, const char *hi) {
+/* One strip of nw pixels: columns ox0 .. ox0 + nw - 1 of the row at xr / yr
+ * (ox0 >= 0: a constant, taps outside the image left out), or (ox0 < 0)
+ * columns st * DW_STRIP + o of the loop's strip st, every tap inside. */
+static void emit_dw_strip(EmitC *e, int64_t W, int64_t ox0, int64_t nw, const int64_t *k, const int64_t *s,
+                          const int64_t *dl, int64_t pl, int act, const char *lo, const char *hi) {
   int64_t dh = dl[0] * W * LANES, wrow = k[1] * LANES;
+  bool rel = ox0 < 0;
+  int64_t base = rel ? 0 : ox0;
+  ec_line(e, "{");
+  if (rel)
+    ec_line(e, "const float *xs = xr + st * %lld;\nfloat *ys = yr + st * %lld;", LL(DW_STRIP * s[1] * LANES),
+            LL(DW_STRIP * LANES));
+  else
+    ec_line(e, "const float *xs = xr;\nfloat *ys = yr;");
   for (int vec = 1; vec >= 0; vec--) {
     ec_line(e, vec ? "#if defined(__AVX512F__)" : "#else");
     ec_line(e, "{");
-    for (int64_t o = 0; o < OW; o++) {
+    for (int64_t o = 0; o < nw; o++) {
       if (vec)
         ec_line(e, "__m512 c%lld = _mm512_loadu_ps(bias);", LL(o));
       else
         ec_line(e, "float c%lld[%d];", LL(o), LANES);
     }
-    if (!vec)
-      ec_line(e, "for (int l = 0; l < %d; l++) { %s }", LANES, "c0[l] = bias[l];");
-    for (int64_t o = 1; !vec && o < OW; o++)
+    for (int64_t o = 0; !vec && o < nw; o++)
       ec_line(e, "for (int l = 0; l < %d; l++) c%lld[l] = bias[l];", LANES, LL(o));
     ec_line(e, "for (long i = 0; i < k1 - k0; i++) {");
-    ec_line(e, "const float *xi = xr + i * %lld, *wi = w + i * %lld;", LL(dh), LL(wrow));
+    ec_line(e, "const float *xi = xs + i * %lld, *wi = w + i * %lld;", LL(dh), LL(wrow));
     for (int64_t j = 0; vec && j < k[1]; j++) { /* the window columns some pixel reads */
-      bool used = false;
-      for (int64_t o = 0; o < OW && !used; o++) {
-        int64_t c = o * s[1] - pl + j * dl[1];
+      bool used = rel;
+      for (int64_t o = 0; o < nw && !used; o++) {
+        int64_t c = (base + o) * s[1] - pl + j * dl[1];
         used = c >= 0 && c < W;
       }
       if (used)
         ec_line(e, "const __m512 w%lld = _mm512_loadu_ps(wi + %lld);", LL(j), LL(j * LANES));
     }
-    for (int64_t o = 0; o < OW; o++) {
-      int64_t ix = o * s[1] - pl;
+    for (int64_t o = 0; o < nw; o++) {
       for (int64_t j = 0; j < k[1]; j++) {
-        int64_t c = ix + j * dl[1];
-        if (c < 0 || c >= W)
+        int64_t c = (base + o) * s[1] - pl + j * dl[1];
+        if (!rel && (c < 0 || c >= W))
           continue;
         if (vec)
           ec_line(e, "c%lld = _mm512_fmadd_ps(_mm512_loadu_ps(xi + %lld), w%lld, c%lld);", LL(o), LL(c * LANES),
@@ -459,23 +469,47 @@ static void emit_dw_small_row(EmitC *e, int64_t W, int64_t OW, const int64_t *k,
       }
     }
     ec_line(e, "}");
-    for (int64_t o = 0; o < OW; o++) {
+    for (int64_t o = 0; o < nw; o++) {
       char v[32];
       if (vec) {
         snprintf(v, sizeof v, "c%lld", LL(o));
         dw_small_act(e, act, v, lo, hi, true);
-        ec_line(e, "_mm512_storeu_ps(yr + %lld, c%lld);", LL(o * LANES), LL(o));
+        ec_line(e, "_mm512_storeu_ps(ys + %lld, c%lld);", LL((base + o) * LANES), LL(o));
       } else {
         ec_line(e, "for (int l = 0; l < %d; l++) {", LANES);
         ec_line(e, "float v = c%lld[l];", LL(o));
         dw_small_act(e, act, "v", lo, hi, false);
-        ec_line(e, "yr[%lld + l] = v;", LL(o * LANES));
+        ec_line(e, "ys[%lld + l] = v;", LL((base + o) * LANES));
         ec_line(e, "}");
       }
     }
     ec_line(e, "}");
   }
   ec_line(e, "#endif");
+  ec_line(e, "}");
+}
+
+/* The output row in strips: [a, b) are the columns whose window lies inside
+ * the image (window_interior); the strips wholly inside it run as one loop. */
+static void emit_dw_strips(EmitC *e, int64_t W, int64_t OW, int64_t a, int64_t b, const int64_t *k,
+                           const int64_t *s, const int64_t *dl, int64_t pl, int act, const char *lo,
+                           const char *hi) {
+  int64_t nst = (OW + DW_STRIP - 1) / DW_STRIP;
+  for (int64_t st = 0; st < nst;) {
+    int64_t x0 = st * DW_STRIP, nw = OW - x0 < DW_STRIP ? OW - x0 : DW_STRIP;
+    int64_t run = 0; /* full interior strips from st on */
+    while (st + run < nst && (st + run) * DW_STRIP >= a && (st + run + 1) * DW_STRIP <= b &&
+           (st + run + 1) * DW_STRIP <= OW)
+      run++;
+    if (run >= 2) {
+      ec_line(e, "for (long st = %lld; st < %lld; st++)", LL(st), LL(st + run));
+      emit_dw_strip(e, W, -1, DW_STRIP, k, s, dl, pl, act, lo, hi);
+      st += run;
+    } else {
+      emit_dw_strip(e, W, x0, nw, k, s, dl, pl, act, lo, hi);
+      st++;
+    }
+  }
 }
 
 static bool emit_dw(EmitC *e, const Node *n) {
@@ -508,9 +542,14 @@ static bool emit_dw(EmitC *e, const Node *n) {
           LL(k[1] * LANES), LANES);
   ec_line(e, "float *yr = Y0 + r * %lld;", LL(OW * LANES));
   const char *hi_or = act == 2 ? hi : "0.0f";
-  bool small = OW <= DW_SMALL_OW && OW + k[1] <= 28;
+  /* strips of registers: each pixel's sum and its window's weight columns
+   * at once */
+  int64_t nst = (OW + DW_STRIP - 1) / DW_STRIP, special = 0; /* strips with taps outside: unrolled each */
+  for (int64_t st = 0; st < nst; st++)
+    special += !(st * DW_STRIP >= a && (st + 1) * DW_STRIP <= b && (st + 1) * DW_STRIP <= OW);
+  bool small = DW_STRIP + k[1] <= 28 && special <= 4;
   if (small) {
-    emit_dw_small_row(e, W, OW, k, s, dl, pd[1], act, lo, hi);
+    emit_dw_strips(e, W, OW, a, b, k, s, dl, pd[1], act, lo, hi);
   } else if (b > a) {
     ec_line(e, "const float *xa = xr + %lld;", LL((a * s[1] - pd[1]) * LANES));
     if (k[0] == 3 && k[1] == 3) {
