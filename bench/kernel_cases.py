@@ -300,6 +300,11 @@ def build(root):
                 pads=[1, 1, 1, 1]))
     c(pool_case(root, rng, "avgpool_count_pad_ceil", "AveragePool", 1, 3, 11, 97, (3, 5),
                 strides=[2, 3], pads=[1, 2, 0, 1], count_include_pad=1, ceil_mode=1))
+    # ceil mode: the last window of each row and column runs past the map
+    # (SqueezeNet's pools), and a 5x5 stride-1 window (YOLOv8's SPPF)
+    c(pool_case(root, rng, "maxpool_ceil_55", "MaxPool", 1, 20, 55, 55, (3, 3), strides=[2, 2],
+                ceil_mode=1))
+    c(pool_case(root, rng, "maxpool_5x5_s1", "MaxPool", 1, 18, 20, 20, (5, 5), pads=[2, 2, 2, 2]))
     c(pool_case(root, rng, "maxpool_dil", "MaxPool", 1, 2, 12, 80, (2, 3), dilations=[2, 2],
                 pads=[1, 1, 1, 2]))
     # costly enough for --threads' parallel paths (codegen/c/threads.c, docs/threads.md)

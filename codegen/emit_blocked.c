@@ -422,8 +422,8 @@ static void dw_small_act(EmitC *e, int act, const char *v, const char *lo, const
 /* One strip of nw pixels: columns ox0 .. ox0 + nw - 1 of the row at xr / yr
  * (ox0 >= 0: a constant, taps outside the image left out), or (ox0 < 0)
  * columns st * DW_STRIP + o of the loop's strip st, every tap inside. */
-static void emit_dw_strip(EmitC *e, int64_t W, int64_t ox0, int64_t nw, const int64_t *k, const int64_t *s,
-                          const int64_t *dl, int64_t pl, int act, const char *lo, const char *hi) {
+static void emit_dw_strip(EmitC *e, bool maxp, int64_t W, int64_t ox0, int64_t nw, const int64_t *k,
+                          const int64_t *s, const int64_t *dl, int64_t pl, int act, const char *lo, const char *hi) {
   int64_t dh = dl[0] * W * LANES, wrow = k[1] * LANES;
   bool rel = ox0 < 0;
   int64_t base = rel ? 0 : ox0;
@@ -436,17 +436,23 @@ static void emit_dw_strip(EmitC *e, int64_t W, int64_t ox0, int64_t nw, const in
   for (int vec = 1; vec >= 0; vec--) {
     ec_line(e, vec ? "#if defined(__AVX512F__)" : "#else");
     ec_line(e, "{");
+    const char *init = maxp ? "-3.40282347e+38f" : NULL; /* MaxPool: as the per-pixel path starts */
     for (int64_t o = 0; o < nw; o++) {
-      if (vec)
+      if (vec && init)
+        ec_line(e, "__m512 c%lld = _mm512_set1_ps(%s);", LL(o), init);
+      else if (vec)
         ec_line(e, "__m512 c%lld = _mm512_loadu_ps(bias);", LL(o));
       else
         ec_line(e, "float c%lld[%d];", LL(o), LANES);
     }
     for (int64_t o = 0; !vec && o < nw; o++)
-      ec_line(e, "for (int l = 0; l < %d; l++) c%lld[l] = bias[l];", LANES, LL(o));
+      ec_line(e, "for (int l = 0; l < %d; l++) c%lld[l] = %s;", LANES, LL(o), init ? init : "bias[l]");
     ec_line(e, "for (long i = 0; i < k1 - k0; i++) {");
-    ec_line(e, "const float *xi = xs + i * %lld, *wi = w + i * %lld;", LL(dh), LL(wrow));
-    for (int64_t j = 0; vec && j < k[1]; j++) { /* the window columns some pixel reads */
+    if (maxp)
+      ec_line(e, "const float *xi = xs + i * %lld;", LL(dh));
+    else
+      ec_line(e, "const float *xi = xs + i * %lld, *wi = w + i * %lld;", LL(dh), LL(wrow));
+    for (int64_t j = 0; vec && !maxp && j < k[1]; j++) { /* the window columns some pixel reads */
       bool used = rel;
       for (int64_t o = 0; o < nw && !used; o++) {
         int64_t c = (base + o) * s[1] - pl + j * dl[1];
@@ -460,7 +466,12 @@ static void emit_dw_strip(EmitC *e, int64_t W, int64_t ox0, int64_t nw, const in
         int64_t c = (base + o) * s[1] - pl + j * dl[1];
         if (!rel && (c < 0 || c >= W))
           continue;
-        if (vec)
+        if (vec && maxp) /* max_ps(x, c): x > c ? x : c, as the per-pixel path (NaN: c) */
+          ec_line(e, "c%lld = _mm512_max_ps(_mm512_loadu_ps(xi + %lld), c%lld);", LL(o), LL(c * LANES), LL(o));
+        else if (maxp)
+          ec_line(e, "for (int l = 0; l < %d; l++) c%lld[l] = xi[%lld + l] > c%lld[l] ? xi[%lld + l] : c%lld[l];",
+                  LANES, LL(o), LL(c * LANES), LL(o), LL(c * LANES), LL(o));
+        else if (vec)
           ec_line(e, "c%lld = _mm512_fmadd_ps(_mm512_loadu_ps(xi + %lld), w%lld, c%lld);", LL(o), LL(c * LANES),
                   LL(j), LL(o));
         else
@@ -491,7 +502,7 @@ static void emit_dw_strip(EmitC *e, int64_t W, int64_t ox0, int64_t nw, const in
 
 /* The output row in strips: [a, b) are the columns whose window lies inside
  * the image (window_interior); the strips wholly inside it run as one loop. */
-static void emit_dw_strips(EmitC *e, int64_t W, int64_t OW, int64_t a, int64_t b, const int64_t *k,
+static void emit_dw_strips(EmitC *e, bool maxp, int64_t W, int64_t OW, int64_t a, int64_t b, const int64_t *k,
                            const int64_t *s, const int64_t *dl, int64_t pl, int act, const char *lo,
                            const char *hi) {
   int64_t nst = (OW + DW_STRIP - 1) / DW_STRIP;
@@ -503,10 +514,10 @@ static void emit_dw_strips(EmitC *e, int64_t W, int64_t OW, int64_t a, int64_t b
       run++;
     if (run >= 2) {
       ec_line(e, "for (long st = %lld; st < %lld; st++)", LL(st), LL(st + run));
-      emit_dw_strip(e, W, -1, DW_STRIP, k, s, dl, pl, act, lo, hi);
+      emit_dw_strip(e, maxp, W, -1, DW_STRIP, k, s, dl, pl, act, lo, hi);
       st += run;
     } else {
-      emit_dw_strip(e, W, x0, nw, k, s, dl, pl, act, lo, hi);
+      emit_dw_strip(e, maxp, W, x0, nw, k, s, dl, pl, act, lo, hi);
       st++;
     }
   }
@@ -549,7 +560,7 @@ static bool emit_dw(EmitC *e, const Node *n) {
     special += !(st * DW_STRIP >= a && (st + 1) * DW_STRIP <= b && (st + 1) * DW_STRIP <= OW);
   bool small = DW_STRIP + k[1] <= 28 && special <= 4;
   if (small) {
-    emit_dw_strips(e, W, OW, a, b, k, s, dl, pd[1], act, lo, hi);
+    emit_dw_strips(e, false, W, OW, a, b, k, s, dl, pd[1], act, lo, hi);
   } else if (b > a) {
     ec_line(e, "const float *xa = xr + %lld;", LL((a * s[1] - pd[1]) * LANES));
     if (k[0] == 3 && k[1] == 3) {
@@ -891,6 +902,18 @@ static bool blocked_emit_pool(EmitC *e, const Node *n) {
   ec_line(e, "long hi0 = s0 >= %lld ? 0 : (%lld - s0) / %lld;", LL(H), LL(H + g.dil[0] - 1), LL(g.dil[0]));
   ec_line(e, "if (hi0 > %lld) hi0 = %lld;", LL(g.k[0]), LL(g.k[0]));
   ec_line(e, "if (hi0 < lo0) hi0 = lo0;");
+  int64_t a, b, nst = (OW + DW_STRIP - 1) / DW_STRIP, special = 0;
+  window_interior(W, OW, g.k[1], g.s[1], g.dil[1], g.pb[1], &a, &b);
+  for (int64_t st = 0; st < nst; st++)
+    special += !(st * DW_STRIP >= a && (st + 1) * DW_STRIP <= b && (st + 1) * DW_STRIP <= OW);
+  if (is_max && special <= 4 && DW_STRIP + g.k[1] <= 28) { /* strips of registers, as the depthwise convs */
+    int64_t kk[2] = {g.k[0], g.k[1]}, ss[2] = {g.s[0], g.s[1]}, dd[2] = {g.dil[0], g.dil[1]};
+    ec_line(e, "const long k0 = lo0, k1 = hi0;");
+    ec_line(e, "const float *xr = x + (s0 + lo0 * %lld) * %lld;", LL(g.dil[0]), LL(W * LANES));
+    emit_dw_strips(e, true, W, OW, a, b, kk, ss, dd, g.pb[1], 0, "0.0f", "0.0f");
+    ec_line(e, "}");
+    return true;
+  }
   if (cip) {
     ec_line(e, "long cnt0 = (%lld - s0) / %lld;", LL(H + g.pe[0] + g.dil[0] - 1), LL(g.dil[0]));
     ec_line(e, "if (cnt0 > %lld) cnt0 = %lld;", LL(g.k[0]), LL(g.k[0]));
