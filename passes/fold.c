@@ -32,12 +32,26 @@ static size_t elem_size(DType t) {
   return bits >= 8 ? (size_t)bits / 8 : 0;
 }
 
+/* (passes.h) */
+bool fold_weight_only(const Value *v) {
+  if (v->n_uses == 0 || v->is_output)
+    return false;
+  for (int u = 0; u < v->n_uses; u++) {
+    const Node *c = v->uses[u];
+    bool prod = c->op == OP_MatMul || c->op == OP_Gemm || c->op == OP_Conv;
+    if (!prod || c->n_in < 2 || c->in[1] != v || c->in[0] == v)
+      return false;
+  }
+  return true;
+}
+
 /* Tensor for output i with its inferred type and shape; NULL (no error) when
  * it is not static or too large to fold. */
 static Tensor *new_out(Node *n, int i, Diag *d) {
   const Value *v = n->out[i];
   int64_t numel, bytes;
-  if (!shape_numel(&v->shape, &numel) || !dtype_bytes(v->dt, numel, &bytes) || bytes > FOLD_MAX_BYTES)
+  if (!shape_numel(&v->shape, &numel) || !dtype_bytes(v->dt, numel, &bytes) ||
+      bytes > (fold_weight_only(v) ? FOLD_WEIGHT_MAX_BYTES : FOLD_MAX_BYTES))
     return NULL;
   return ir_tensor_new(n->g, v->dt, &v->shape, d);
 }

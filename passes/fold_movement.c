@@ -27,7 +27,7 @@ static Tensor *new_out(Node *n, int i, Diag *d) {
   const Value *v = n->out[i];
   int64_t numel, bytes;
   if (v->kind == VK_NONE || !shape_numel(&v->shape, &numel) || !dtype_bytes(v->dt, numel, &bytes) ||
-      bytes > FOLD_MAX_BYTES || !elem_size(v->dt))
+      bytes > (fold_weight_only(v) ? FOLD_WEIGHT_MAX_BYTES : FOLD_MAX_BYTES) || !elem_size(v->dt))
     return NULL;
   return ir_tensor_new(n->g, v->dt, &v->shape, d);
 }
