@@ -423,12 +423,23 @@ static void dw_small_act(EmitC *e, int act, const char *v, const char *lo, const
   }
 }
 
+/* What a strip computes: a depthwise conv (mode 0: bias + sum of x * w), a
+ * MaxPool (1) or an AveragePool (2: the sum over the taps inside, divided by
+ * their count, or with count_include_pad by the window's extent inside the
+ * padded map, pe the end padding of the row). */
+typedef struct StripOp {
+  int mode;
+  bool cip;
+  int64_t pe;
+} StripOp;
+
 /* One strip of nw pixels: columns ox0 .. ox0 + nw - 1 of the row at xr / yr
  * (ox0 >= 0: a constant, taps outside the image left out), or (ox0 < 0)
  * columns st * DW_STRIP + o of the loop's strip st, every tap inside. */
-static void emit_dw_strip(EmitC *e, bool maxp, int64_t W, int64_t ox0, int64_t nw, const int64_t *k,
+static void emit_dw_strip(EmitC *e, const StripOp *op, int64_t W, int64_t ox0, int64_t nw, const int64_t *k,
                           const int64_t *s, const int64_t *dl, int64_t pl, int act, const char *lo, const char *hi) {
   int64_t dh = dl[0] * W * LANES, wrow = k[1] * LANES;
+  bool maxp = op->mode == 1, avgp = op->mode == 2, pool = op->mode != 0;
   bool rel = ox0 < 0;
   int64_t base = rel ? 0 : ox0;
   ec_line(e, "{");
@@ -440,7 +451,8 @@ static void emit_dw_strip(EmitC *e, bool maxp, int64_t W, int64_t ox0, int64_t n
   for (int vec = 1; vec >= 0; vec--) {
     ec_line(e, vec ? "#if defined(__AVX512F__)" : "#else");
     ec_line(e, "{");
-    const char *init = maxp ? "-3.40282347e+38f" : NULL; /* MaxPool: as the per-pixel path starts */
+    /* pools start as the per-pixel path does */
+    const char *init = maxp ? "-3.40282347e+38f" : avgp ? "0.0f" : NULL;
     for (int64_t o = 0; o < nw; o++) {
       if (vec && init)
         ec_line(e, "__m512 c%lld = _mm512_set1_ps(%s);", LL(o), init);
@@ -452,11 +464,11 @@ static void emit_dw_strip(EmitC *e, bool maxp, int64_t W, int64_t ox0, int64_t n
     for (int64_t o = 0; !vec && o < nw; o++)
       ec_line(e, "for (int l = 0; l < %d; l++) c%lld[l] = %s;", LANES, LL(o), init ? init : "bias[l]");
     ec_line(e, "for (long i = 0; i < k1 - k0; i++) {");
-    if (maxp)
+    if (pool)
       ec_line(e, "const float *xi = xs + i * %lld;", LL(dh));
     else
       ec_line(e, "const float *xi = xs + i * %lld, *wi = w + i * %lld;", LL(dh), LL(wrow));
-    for (int64_t j = 0; vec && !maxp && j < k[1]; j++) { /* the window columns some pixel reads */
+    for (int64_t j = 0; vec && !pool && j < k[1]; j++) { /* the window columns some pixel reads */
       bool used = rel;
       for (int64_t o = 0; o < nw && !used; o++) {
         int64_t c = (base + o) * s[1] - pl + j * dl[1];
@@ -475,6 +487,10 @@ static void emit_dw_strip(EmitC *e, bool maxp, int64_t W, int64_t ox0, int64_t n
         else if (maxp)
           ec_line(e, "for (int l = 0; l < %d; l++) c%lld[l] = xi[%lld + l] > c%lld[l] ? xi[%lld + l] : c%lld[l];",
                   LANES, LL(o), LL(c * LANES), LL(o), LL(c * LANES), LL(o));
+        else if (vec && avgp)
+          ec_line(e, "c%lld = _mm512_add_ps(c%lld, _mm512_loadu_ps(xi + %lld));", LL(o), LL(o), LL(c * LANES));
+        else if (avgp)
+          ec_line(e, "for (int l = 0; l < %d; l++) c%lld[l] += xi[%lld + l];", LANES, LL(o), LL(c * LANES));
         else if (vec)
           ec_line(e, "c%lld = _mm512_fmadd_ps(_mm512_loadu_ps(xi + %lld), w%lld, c%lld);", LL(o), LL(c * LANES),
                   LL(j), LL(o));
@@ -485,14 +501,26 @@ static void emit_dw_strip(EmitC *e, bool maxp, int64_t W, int64_t ox0, int64_t n
     }
     ec_line(e, "}");
     for (int64_t o = 0; o < nw; o++) {
-      char v[32];
+      char v[32], div[96] = "";
+      if (avgp) { /* the divisor, as the per-pixel path computes it */
+        int64_t s1 = (base + o) * s[1] - pl, cols = 0;
+        for (int64_t j = 0; j < k[1]; j++)
+          cols += rel || (s1 + j * dl[1] >= 0 && s1 + j * dl[1] < W);
+        if (op->cip && !rel) {
+          int64_t c1 = (W + op->pe + dl[1] - 1 - s1) / dl[1];
+          cols = c1 < k[1] ? c1 : k[1];
+        }
+        snprintf(div, sizeof div, "(float)(%s * %lld)", op->cip ? "cnt0" : "(k1 - k0)", LL(cols));
+      }
+      if (vec && avgp)
+        ec_line(e, "c%lld = _mm512_div_ps(c%lld, _mm512_set1_ps(%s));", LL(o), LL(o), div);
       if (vec) {
         snprintf(v, sizeof v, "c%lld", LL(o));
         dw_small_act(e, act, v, lo, hi, true);
         ec_line(e, "_mm512_storeu_ps(ys + %lld, c%lld);", LL((base + o) * LANES), LL(o));
       } else {
         ec_line(e, "for (int l = 0; l < %d; l++) {", LANES);
-        ec_line(e, "float v = c%lld[l];", LL(o));
+        ec_line(e, "float v = c%lld[l]%s%s;", LL(o), avgp ? " / " : "", div);
         dw_small_act(e, act, "v", lo, hi, false);
         ec_line(e, "ys[%lld + l] = v;", LL((base + o) * LANES));
         ec_line(e, "}");
@@ -506,7 +534,7 @@ static void emit_dw_strip(EmitC *e, bool maxp, int64_t W, int64_t ox0, int64_t n
 
 /* The output row in strips: [a, b) are the columns whose window lies inside
  * the image (window_interior); the strips wholly inside it run as one loop. */
-static void emit_dw_strips(EmitC *e, bool maxp, int64_t W, int64_t OW, int64_t a, int64_t b, const int64_t *k,
+static void emit_dw_strips(EmitC *e, const StripOp *op, int64_t W, int64_t OW, int64_t a, int64_t b, const int64_t *k,
                            const int64_t *s, const int64_t *dl, int64_t pl, int act, const char *lo,
                            const char *hi) {
   int64_t nst = (OW + DW_STRIP - 1) / DW_STRIP;
@@ -518,10 +546,10 @@ static void emit_dw_strips(EmitC *e, bool maxp, int64_t W, int64_t OW, int64_t a
       run++;
     if (run >= 2) {
       ec_line(e, "for (long st = %lld; st < %lld; st++)", LL(st), LL(st + run));
-      emit_dw_strip(e, maxp, W, -1, DW_STRIP, k, s, dl, pl, act, lo, hi);
+      emit_dw_strip(e, op, W, -1, DW_STRIP, k, s, dl, pl, act, lo, hi);
       st += run;
     } else {
-      emit_dw_strip(e, maxp, W, x0, nw, k, s, dl, pl, act, lo, hi);
+      emit_dw_strip(e, op, W, x0, nw, k, s, dl, pl, act, lo, hi);
       st++;
     }
   }
@@ -564,7 +592,8 @@ static bool emit_dw(EmitC *e, const Node *n) {
     special += !(st * DW_STRIP >= a && (st + 1) * DW_STRIP <= b && (st + 1) * DW_STRIP <= OW);
   bool small = DW_STRIP + k[1] <= 28 && special <= 4;
   if (small) {
-    emit_dw_strips(e, false, W, OW, a, b, k, s, dl, pd[1], act, lo, hi);
+    StripOp op = {0, false, 0};
+    emit_dw_strips(e, &op, W, OW, a, b, k, s, dl, pd[1], act, lo, hi);
   } else if (b > a) {
     ec_line(e, "const float *xa = xr + %lld;", LL((a * s[1] - pd[1]) * LANES));
     if (k[0] == 3 && k[1] == 3) {
@@ -909,21 +938,22 @@ static bool blocked_emit_pool(EmitC *e, const Node *n) {
   ec_line(e, "long hi0 = s0 >= %lld ? 0 : (%lld - s0) / %lld;", LL(H), LL(H + g.dil[0] - 1), LL(g.dil[0]));
   ec_line(e, "if (hi0 > %lld) hi0 = %lld;", LL(g.k[0]), LL(g.k[0]));
   ec_line(e, "if (hi0 < lo0) hi0 = lo0;");
+  if (cip) {
+    ec_line(e, "long cnt0 = (%lld - s0) / %lld;", LL(H + g.pe[0] + g.dil[0] - 1), LL(g.dil[0]));
+    ec_line(e, "if (cnt0 > %lld) cnt0 = %lld;", LL(g.k[0]), LL(g.k[0]));
+  }
   int64_t a, b, nst = (OW + DW_STRIP - 1) / DW_STRIP, special = 0;
   window_interior(W, OW, g.k[1], g.s[1], g.dil[1], g.pb[1], &a, &b);
   for (int64_t st = 0; st < nst; st++)
     special += !(st * DW_STRIP >= a && (st + 1) * DW_STRIP <= b && (st + 1) * DW_STRIP <= OW);
-  if (is_max && special <= 4 && DW_STRIP + g.k[1] <= 28) { /* strips of registers, as the depthwise convs */
+  if (special <= 4 && DW_STRIP + g.k[1] <= 28) { /* strips of registers, as the depthwise convs */
     int64_t kk[2] = {g.k[0], g.k[1]}, ss[2] = {g.s[0], g.s[1]}, dd[2] = {g.dil[0], g.dil[1]};
     ec_line(e, "const long k0 = lo0, k1 = hi0;");
     ec_line(e, "const float *xr = x + (s0 + lo0 * %lld) * %lld;", LL(g.dil[0]), LL(W * LANES));
-    emit_dw_strips(e, true, W, OW, a, b, kk, ss, dd, g.pb[1], 0, "0.0f", "0.0f");
+    StripOp op = {is_max ? 1 : 2, cip, g.pe[1]};
+    emit_dw_strips(e, &op, W, OW, a, b, kk, ss, dd, g.pb[1], 0, "0.0f", "0.0f");
     ec_line(e, "}");
     return true;
-  }
-  if (cip) {
-    ec_line(e, "long cnt0 = (%lld - s0) / %lld;", LL(H + g.pe[0] + g.dil[0] - 1), LL(g.dil[0]));
-    ec_line(e, "if (cnt0 > %lld) cnt0 = %lld;", LL(g.k[0]), LL(g.k[0]));
   }
   ec_line(e, "for (long o1 = 0; o1 < %lld; o1++) {", LL(OW));
   ec_line(e, "const long s1 = o1 * %lld - %lld;", LL(g.s[1]), LL(g.pb[1]));
