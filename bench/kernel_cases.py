@@ -204,6 +204,11 @@ def build(root):
                 act="Clip"))
     c(conv_case(root, rng, "conv3x3_m16_s2", 2, 20, 17, 18, 16, (3, 3), strides=[2, 2],
                 pads=[1, 1, 1, 1], act="Relu"))
+    # inputs over 1 MB with weights that stay in the L2: blocked convs run
+    # all panels of a group of tiles before the next group (group-major)
+    c(conv_case(root, rng, "conv_gmajor_1x1_s2_res", 1, 256, 40, 40, 80, (1, 1), strides=[2, 2],
+                residual="left", act="Relu"))
+    c(conv_case(root, rng, "conv_gmajor_3x3", 1, 128, 46, 46, 48, (3, 3), pads=[1, 1, 1, 1]))
     c(conv_case(root, rng, "dw3x3", 1, 12, 14, 15, 12, (3, 3), group=12, pads=[1, 1, 1, 1],
                 act="Clip"))
     c(conv_case(root, rng, "dw3x3_s2", 2, 8, 11, 12, 8, (3, 3), group=8, strides=[2, 2],

@@ -649,6 +649,7 @@ static bool emit_dw(EmitC *e, const Node *n) {
 
 #define BK_NP 14  /* pixels of a tile, at most: 28 accumulators and 2 weight vectors */
 #define BK_TG 16  /* tiles of one item */
+#define BK_L2_BYTES (2.0 * 1024 * 1024) /* one core's L2 (the build machine's; 1-2 MB on recent x86) */
 #define BK_KC 1024 /* depth of one part: 128 KB of weights (a shallower part costs more in its loads and stores than the L2 saves) */
 static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
 
@@ -797,14 +798,23 @@ bool emitc_BlockedConv(EmitC *e, const Node *n) {
     ngroup = min64(want, ntile);
   int64_t items = NPAN * N * ngroup;
   double macs = (double)N * OH * OW * NPAN * 32 * K;
-  bool pref = NPAN > 1 && (double)K * 32 * 4 * (double)NPAN > 65536.0; /* see pf below */
+  /* group-major (all panels of a group of tiles, then the next group) when
+   * the input does not stay in the L2 from one panel to the next and all the
+   * weights do: panel-major read the input from the L3 once per panel
+   * (ResNet-50's 1x1 stride-2 projection, 3.2 MB of input, 16 panels) */
+  double in_bytes = (double)ximg * 4, w_bytes = (double)K * 32 * 4 * (double)NPAN;
+  bool gmajor = NPAN > 1 && ngroup > 1 && in_bytes > BK_L2_BYTES / 2 && w_bytes <= BK_L2_BYTES / 4;
+  bool pref = !gmajor && NPAN > 1 && w_bytes > 65536.0; /* see pf below */
   /* a prefetching conv: one chunk of consecutive panels per thread, so the
    * next panel a tile prefetches is the one its thread computes next */
   ec_open_items_max(e, "t", items, ec_cost(COST_GEMM_MAC, macs), pref ? ec_threads(e) : 0);
   const char *end = e->items_end;
-  /* panel-major: the items of one panel keep its weights in the cache */
-  ec_line(e, "const long pan = t / %lld, n = t / %lld %% %lld, gr = t %% %lld;", LL(N * ngroup), LL(ngroup), LL(N),
-          LL(ngroup));
+  if (gmajor)
+    ec_line(e, "const long gr = t / %lld, n = t / %lld %% %lld, pan = t %% %lld;", LL(N * NPAN), LL(NPAN), LL(N),
+            LL(NPAN));
+  else /* panel-major: the items of one panel keep its weights in the cache */
+    ec_line(e, "const long pan = t / %lld, n = t / %lld %% %lld, gr = t %% %lld;", LL(N * ngroup), LL(ngroup), LL(N),
+            LL(ngroup));
   ec_line(e, "float *y0 = Y0 + n * %lld + pan * %lld;", LL(MB * OH * OW * LANES), LL(2 * OH * OW * LANES));
   ec_line(e, "float *y1 = pan * 2 + 1 < %lld ? y0 + %lld : (float *)0;", LL(MB), LL(OH * OW * LANES));
   if (res) {

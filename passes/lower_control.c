@@ -573,6 +573,10 @@ static bool scan_core(Lower *L, Node *n, Graph *body, const ScanSpec *sp, Value 
   }
   if (len < 0)
     return diag_error(L->d, n, "the scan has no scan input");
+  /* zero iterations: the scan outputs' shapes would come from a body never
+   * run (found by fuzz.short: a null first output) */
+  if (len == 0 && sp->K > 0)
+    return diag_error(L->d, n, "the scan's sequence is empty (length 0): its scan outputs are not supported");
   if (len > LOWER_MAX_TRIPS)
     return diag_error(L->d, n, "the scan runs %lld iterations, more than %d; scans are unrolled",
                       (long long)len, LOWER_MAX_TRIPS);
