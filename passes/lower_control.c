@@ -765,17 +765,6 @@ static bool lower_one(Lower *L, Node *n) {
 }
 
 /* Nodes copied out of subgraphs skipped check-ops: the same checks here. */
-static bool check_node(Lower *L, Node *n) {
-  if (n->op == OP_Unknown_)
-    return diag_error(L->d, n, "unsupported operator");
-  const OpInfo *oi = &ir_ops[n->op];
-  if (n->n_in < oi->min_in || (oi->max_in >= 0 && n->n_in > oi->max_in) || n->n_out < oi->min_out ||
-      (oi->max_out >= 0 && n->n_out > oi->max_out))
-    return diag_error(L->d, n, "has %d inputs and %d outputs, which the operator does not allow",
-                      n->n_in, n->n_out);
-  return true;
-}
-
 bool lower_walk(Lower *L, Node *from, Node *stop) {
   bool ok = true;
   for (Node *n = from, *next; n && n != stop; n = next) {
@@ -784,7 +773,7 @@ bool lower_walk(Lower *L, Node *from, Node *stop) {
     if (L->done[n->id])
       continue;
     L->done[n->id] = 1;
-    if (!check_node(L, n)) {
+    if (!check_op_node(n, L->d)) {
       ok = false;
       continue;
     }

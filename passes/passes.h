@@ -61,6 +61,7 @@ bool passes_run(Graph *g, const PipelineOpts *o, Plan *plan, Diag *d);
 extern const char *const passes_names[];
 
 bool pass_check_ops(Graph *g, Diag *d);       /* every node known, arity right */
+bool check_op_node(const Node *n, Diag *d);   /* the same for one node (control-flow bodies) */
 /* Control flow (If, Loop, Scan, SequenceMap), sequences and optionals
  * lowered to plain dataflow, inferring as it goes (lower_control.c). */
 bool pass_lower_control(Graph *g, Diag *d);

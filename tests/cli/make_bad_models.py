@@ -57,6 +57,22 @@ def main(out):
                     [vi("x", [2])], [vi("y", [2])])
     onnx.save(missing, os.path.join(out, "missing_input.onnx"))
 
+    # An empty name where a required input goes, inside an If branch: the
+    # lowering of control flow checks the branch's nodes as the top level does.
+    cast_empty = helper.make_graph(
+        [helper.make_node("Cast", [""], ["t"], to=TensorProto.FLOAT, name="cast_empty")],
+        "then", [], [vi("t", [1])])
+    keep_x = helper.make_graph([helper.make_node("Identity", ["x"], ["e"], name="keep")],
+                               "else", [], [vi("e", [1])])
+    # The condition is a constant, so the branch is lowered at compile time
+    # (a branch chosen at run time that cannot be built only warns).
+    branch = model([helper.make_node("Constant", [], ["c"], name="cond",
+                                     value=helper.make_tensor("t", TensorProto.BOOL, [], [1])),
+                    helper.make_node("If", ["c"], ["y"], name="branch",
+                                     then_branch=cast_empty, else_branch=keep_x)],
+                   [vi("x", [1])], [vi("y", [1])])
+    onnx.save(branch, os.path.join(out, "branch_required_input_empty.onnx"))
+
     cycle = model(
         [
             helper.make_node("Add", ["x", "b"], ["a"], name="cyc_a"),

@@ -34,6 +34,7 @@ expect_fail empty.onnx 1 "empty.onnx: "
 expect_fail unknown_ops.onnx 1 "node 'frob_a' (FrobnicateA): unsupported operator" \
   "node 'frob_b' (FrobnicateB): unsupported operator"
 expect_fail missing_input.onnx 1 "node 'add_missing' (Add): " "'nowhere'"
+expect_fail branch_required_input_empty.onnx 1 "node 'cast_empty' (Cast): required input 0 is missing"
 expect_fail cycle.onnx 1 "cycle.onnx: node 'cyc_" "cycle"
 expect_fail overflow.onnx 1 "overflow.onnx: " "too large"
 expect_fail external_escape.onnx 1 "external_escape.onnx: " "outside"
