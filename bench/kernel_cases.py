@@ -209,6 +209,11 @@ def build(root):
     c(conv_case(root, rng, "conv_gmajor_1x1_s2_res", 1, 256, 40, 40, 80, (1, 1), strides=[2, 2],
                 residual="left", act="Relu"))
     c(conv_case(root, rng, "conv_gmajor_3x3", 1, 128, 46, 46, 48, (3, 3), pads=[1, 1, 1, 1]))
+    # a row-major input padded to rows of 2 and 3 floats, rows of padding
+    # above (the BlockedPad form GCC 12 at -O3 miscompiled: docs/layout.md)
+    c(conv_case(root, rng, "conv_rowmajor_w2_padrows", 1, 1, 4, 2, 7, (1, 1), pads=[1, 0, 0, 0], bias=False))
+    c(conv_case(root, rng, "conv_rowmajor_1x3_padrows_s3", 1, 1, 10, 3, 7, (1, 3), pads=[2, 0, 1, 0],
+                strides=[3, 3], bias=False))
     c(conv_case(root, rng, "dw3x3", 1, 12, 14, 15, 12, (3, 3), group=12, pads=[1, 1, 1, 1],
                 act="Clip"))
     c(conv_case(root, rng, "dw3x3_s2", 2, 8, 11, 12, 8, (3, 3), group=8, strides=[2, 2],

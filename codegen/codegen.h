@@ -21,6 +21,8 @@ typedef struct CodegenOpts {
   WeightsForm weights;
   const char *weights_section; /* optional linker section for weights, or NULL */
   int threads;              /* --threads: > 1 splits large kernels over a pool (0, 1: none) */
+  int64_t l2_bytes;         /* --l2-kb: one core's L2 as the cache-blocking decisions assume it (0: 2 MB) */
+  int conv_order;           /* --conv-order: blocked convs' items 0 by cost, 1 panel-major, 2 group-major */
   int check_numerics;       /* --check-numerics: 0 off, 1 NaN and Inf, 2 NaN only (docs/numerics.md) */
   bool profile;             /* --profile: timing hooks, NAME_run_profiled (docs/profile.md) */
   bool no_batch;            /* CUDA: launch every kernel alone (-O0), no launch batching (docs/cuda.md) */
@@ -64,6 +66,8 @@ typedef struct EmitC {
    * thread runs without another claim (its chunk), for a kernel that
    * prefetches its next item's data */
   const char *items_end;
+  int64_t l2_bytes;         /* CodegenOpts.l2_bytes (0: the default) */
+  int conv_order;           /* CodegenOpts.conv_order */
 } EmitC;
 
 /* Opens "for (ptrdiff_t VAR = 0; VAR < n; VAR++) {" (the caller closes it) over

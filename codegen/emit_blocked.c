@@ -296,7 +296,12 @@ bool emitc_FromBlocked(EmitC *e, const Node *n) {
 }
 
 /* The blocked input inside a zero border: rows of the padded plane, each
- * zeros, the input row, zeros. */
+ * zeros, the input row, zeros.  A row inside the input copies its count of
+ * values and zeros the rest, a border row copies none: the counts are run
+ * time values, with no branch on the row.  (GCC 12.2 at -O3 miscompiles the
+ * form with a branch, `if (iy < 0 || iy >= H) { zero the row; continue; }`,
+ * when a row is 2 floats: it vectorizes across rows and applies the first
+ * pair of rows' mask to every pair. docs/layout.md.) */
 bool emitc_BlockedPad(EmitC *e, const Node *n) {
   const Shape *x = &n->in[0]->shape, *y = &n->out[0]->shape;
   int k = 0;
@@ -307,16 +312,15 @@ bool emitc_BlockedPad(EmitC *e, const Node *n) {
   int64_t N = x->d[0], CB = (x->d[1] + lanes - 1) / lanes, H = x->d[2], W = x->d[3], Hp = y->d[2], Wp = y->d[3];
   int64_t rows = N * CB * Hp;
   ec_open_items(e, "r", rows, ec_cost(COST_BYTE, 8.0 * (double)(rows * Wp * lanes)));
-  ec_line(e, "const long plane = r / %lld, py = r %% %lld, iy = py - %lld;", LL(Hp), LL(Hp), LL(p[0]));
+  ec_line(e, "const long plane = r / %lld, iy = r %% %lld - %lld;", LL(Hp), LL(Hp), LL(p[0]));
+  ec_line(e, "const int in = iy >= 0 && iy < %lld;", LL(H));
+  ec_line(e, "const long nc = in ? %lld : 0;", LL(W * lanes));
   ec_line(e, "float *yr = Y0 + r * %lld;", LL(Wp * lanes));
-  ec_line(e, "if (iy < 0 || iy >= %lld) {", LL(H));
-  ec_line(e, "for (long q = 0; q < %lld; q++) yr[q] = 0.0f;", LL(Wp * lanes));
-  ec_line(e, "continue;");
-  ec_line(e, "}");
-  ec_line(e, "const float *xr = X0 + (plane * %lld + iy) * %lld;", LL(H), LL(W * lanes));
-  ec_line(e, "for (long q = 0; q < %lld; q++) yr[q] = 0.0f;", LL(p[1] * lanes));
-  ec_line(e, "for (long q = 0; q < %lld; q++) yr[%lld + q] = xr[q];", LL(W * lanes), LL(p[1] * lanes));
-  ec_line(e, "for (long q = %lld; q < %lld; q++) yr[q] = 0.0f;", LL((p[1] + W) * lanes), LL(Wp * lanes));
+  ec_line(e, "const float *xr = X0 + (plane * %lld + (in ? iy : 0)) * %lld;", LL(H), LL(W * lanes));
+  ec_line(e, "const long lead = in ? %lld : %lld;", LL(p[1] * lanes), LL(Wp * lanes));
+  ec_line(e, "for (long q = 0; q < lead; q++) yr[q] = 0.0f;");
+  ec_line(e, "for (long q = 0; q < nc; q++) yr[lead + q] = xr[q];");
+  ec_line(e, "for (long q = lead + nc; q < %lld; q++) yr[q] = 0.0f;", LL(Wp * lanes));
   ec_line(e, "}");
   return true;
 }
@@ -378,7 +382,7 @@ void blocked_window_of(const Node *n, int64_t *k, int64_t *s, int64_t *d) {
 
 #define BK_NP 14  /* pixels of a tile, at most: 28 accumulators and 2 weight vectors */
 #define BK_TG 16  /* tiles of one item */
-#define BK_L2_BYTES (2.0 * 1024 * 1024) /* one core's L2 (the build machine's; 1-2 MB on recent x86) */
+#define BK_L2_DEFAULT (2.0 * 1024 * 1024) /* one core's L2 (the build machine's; 1-2 MB on recent x86), unless --l2-kb */
 #define BK_KC 1024 /* depth of one part: 128 KB of weights (a shallower part costs more in its loads and stores than the L2 saves) */
 static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
 
@@ -532,7 +536,10 @@ bool emitc_BlockedConv(EmitC *e, const Node *n) {
    * weights do: panel-major read the input from the L3 once per panel
    * (ResNet-50's 1x1 stride-2 projection, 3.2 MB of input, 16 panels) */
   double in_bytes = (double)ximg * 4, w_bytes = (double)K * 32 * 4 * (double)NPAN;
-  bool gmajor = NPAN > 1 && ngroup > 1 && in_bytes > BK_L2_BYTES / 2 && w_bytes <= BK_L2_BYTES / 4;
+  double l2 = e->l2_bytes > 0 ? (double)e->l2_bytes : BK_L2_DEFAULT;
+  bool gmajor = NPAN > 1 && ngroup > 1 && in_bytes > l2 / 2 && w_bytes <= l2 / 4;
+  if (e->conv_order) /* --conv-order: the tests reach either order on small maps */
+    gmajor = e->conv_order == 2;
   bool pref = !gmajor && NPAN > 1 && w_bytes > 65536.0; /* see pf below */
   /* a prefetching conv: one chunk of consecutive panels per thread, so the
    * next panel a tile prefetches is the one its thread computes next */

@@ -7,6 +7,9 @@
 #   e2e.kernel_cases_blocked  the conv edge cases of bench/kernel_cases.py
 #                       through the blocked kernels (native; generic in guard mode)
 #   diff.random_blocked random CNNs with every conv region blocked, guard mode
+#   diff.random_blocked_gmajor  more of them with every blocked conv's items
+#                       group-major (--conv-order group), an order the auto
+#                       choice takes only for inputs over 1 MB
 add_test(NAME e2e.layout
   COMMAND ${ONNXC_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/e2e/test_layout.py --onnxc $<TARGET_FILE:onnxc>
           --out ${CMAKE_BINARY_DIR}/layout_cases)
@@ -19,4 +22,8 @@ add_test(NAME diff.random_blocked
   COMMAND ${CMAKE_COMMAND} -E env ONNXC_CHECK_GUARD=1
           ${ONNXC_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/diff/run_diff.py --onnxc $<TARGET_FILE:onnxc>
           --seeds 0:40 --profile cnn --configs O2:b16,O3:t2:b16 -j 2 --timeout 120)
-set_tests_properties(e2e.layout e2e.kernel_cases_blocked diff.random_blocked PROPERTIES LABELS e2e TIMEOUT 900)
+add_test(NAME diff.random_blocked_gmajor
+  COMMAND ${CMAKE_COMMAND} -E env ONNXC_CHECK_GUARD=1
+          ${ONNXC_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/diff/run_diff.py --onnxc $<TARGET_FILE:onnxc>
+          --seeds 40:64 --profile cnn --configs O2:b16:gmaj,O3:t2:b16:gmaj -j 2 --timeout 120)
+set_tests_properties(e2e.layout e2e.kernel_cases_blocked diff.random_blocked diff.random_blocked_gmajor PROPERTIES LABELS e2e TIMEOUT 900)

@@ -260,7 +260,7 @@ bool driver_link_program(const char *dir, const char *main_src, const char *cons
 /* Writes sources into dir; the blob form of the weights when `blob`. */
 static bool generate(const Graph *g, const Plan *plan, const Options *o, const char *name,
                      const char *dir, bool blob, Diag *d) {
-  CodegenOpts co = {.name = name, .model_path = o->model, .weights = blob ? WEIGHTS_BLOB : WEIGHTS_C, .weights_section = o->weights_section, .threads = o->threads,
+  CodegenOpts co = {.name = name, .model_path = o->model, .weights = blob ? WEIGHTS_BLOB : WEIGHTS_C, .weights_section = o->weights_section, .threads = o->threads, .l2_bytes = o->l2_bytes, .conv_order = o->conv_order,
                     .check_numerics = o->check_numerics, .profile = o->profile,
                     .progress = o->progress ? progress_kernels : NULL, .progress_user = o->progress};
   return codegen_c(g, plan, &co, dir, d);

@@ -60,6 +60,10 @@ static void usage(FILE *f) {
           "                         .a for TRIPLE, e.g. thumbv7em-none-eabihf (docs/clang.md)\n"
           "  --threads N            generated code splits its large kernels over N\n"
           "                         threads (pthreads; default 1: no threads)\n"
+          "  --l2-kb N              the L2 cache (KB per core) the blocked convs size\n"
+          "                         their loop order for (default 2048; docs/layout.md)\n"
+          "  --conv-order auto|panel|group  the blocked convs' item order (default\n"
+          "                         auto: by the cache sizes; for tests and tuning)\n"
           "  --layout auto|nchw|nchw16c  tensors between convs stored channel-blocked\n"
           "                         (NCHW16c); auto: where it pays on an AVX-512 CPU\n"
           "                         (docs/layout.md)\n"
@@ -244,6 +248,23 @@ static int parse(int argc, char **argv, Options *o, bool check, const char **pos
       if (!end || *end || v < 1 || v > 256)
         return bad_usage("bad --threads '%s' (expected 1 to 256)", next);
       o->threads = (int)v;
+    } else if (strcmp(a, "--l2-kb") == 0) {
+      NEED_ARG();
+      char *end = NULL;
+      long v = strtol(next, &end, 10);
+      if (!end || *end || v < 16 || v > (1L << 20))
+        return bad_usage("bad --l2-kb '%s' (expected 16 to 1048576)", next);
+      o->l2_bytes = (int64_t)v * 1024;
+    } else if (strcmp(a, "--conv-order") == 0) {
+      NEED_ARG();
+      if (strcmp(next, "auto") == 0)
+        o->conv_order = 0;
+      else if (strcmp(next, "panel") == 0)
+        o->conv_order = 1;
+      else if (strcmp(next, "group") == 0)
+        o->conv_order = 2;
+      else
+        return bad_usage("bad --conv-order '%s' (expected auto, panel or group)", next);
     } else if (strcmp(a, "--precision") == 0) {
       NEED_ARG();
       static const char *const precisions[] = {"f32", "bf16", "fp16", NULL};

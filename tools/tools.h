@@ -44,6 +44,8 @@ typedef struct Options {
   int n_cuda_arch;
   bool build_only;             /* check: build (and link) but do not run */
   int64_t string_bytes;        /* --string-bytes (0: the default; docs/strings.md) */
+  int conv_order;              /* --conv-order: 0 auto, 1 panel, 2 group (CodegenOpts.conv_order) */
+  int64_t l2_bytes;            /* --l2-kb N, in bytes (0: the default; CodegenOpts.l2_bytes) */
   int threads;                 /* --threads N (0, 1: single-threaded code; docs/abi.md) */
   bool guard;                  /* --guard: red zones checked after every node (docs/guard.md) */
   int precision;               /* --precision: 0 f32, 1 bf16, 2 fp16 (PipelineOpts.precision, docs/precision.md) */

@@ -64,7 +64,7 @@ def lowp(spec):
 
 def parse_config(spec):
     """'O3:t2' -> ['-O3', '--threads', '2']; 'O2:bf16' -> ['-O2', '--precision', 'bf16'];
-    'O2:b16' -> ['-O2', '--layout', 'nchw16c']; 'O2:generic' -> ['-O2', '--cpu', 'generic'];
+    'O2:b16' -> ['-O2', '--layout', 'nchw16c']; 'O2:b16:l2k32' adds ['--l2-kb', '32'], ':gmaj' ['--conv-order', 'group']; 'O2:generic' -> ['-O2', '--cpu', 'generic'];
     'cuda' -> the emulated CUDA target."""
     if spec == "cuda":
         return None
@@ -79,6 +79,10 @@ def parse_config(spec):
             args += ["--layout", "nchw16c"]
         elif p == "nchw":
             args += ["--layout", "nchw"]
+        elif p == "gmaj":  # every blocked conv's items group-major (docs/layout.md)
+            args += ["--conv-order", "group"]
+        elif p.startswith("l2k"):  # a small L2 for the blocked convs' loop order (group-major items)
+            args += ["--l2-kb", p[3:]]
         elif p == "generic":  # the portable C of every kernel
             args += ["--cpu", "generic"]
         else:
