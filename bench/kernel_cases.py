@@ -214,6 +214,10 @@ def build(root):
     c(conv_case(root, rng, "conv_rowmajor_w2_padrows", 1, 1, 4, 2, 7, (1, 1), pads=[1, 0, 0, 0], bias=False))
     c(conv_case(root, rng, "conv_rowmajor_1x3_padrows_s3", 1, 1, 10, 3, 7, (1, 3), pads=[2, 0, 1, 0],
                 strides=[3, 3], bias=False))
+    # a depthwise conv on a map 1 column wide whose output columns read
+    # only padding (a strip with no tap inside the map)
+    c(conv_case(root, rng, "dw3x1_w1_padcols", 1, 16, 4, 1, 16, (3, 1), group=16, strides=[1, 2],
+                pads=[2, 1, 0, 1], dilations=[2, 1]))
     c(conv_case(root, rng, "dw3x3", 1, 12, 14, 15, 12, (3, 3), group=12, pads=[1, 1, 1, 1],
                 act="Clip"))
     c(conv_case(root, rng, "dw3x3_s2", 2, 8, 11, 12, 8, (3, 3), group=8, strides=[2, 2],

@@ -83,11 +83,23 @@ static void emit_dw_strip(EmitC *e, const StripOp *op, int64_t W, int64_t ox0, i
     }
     for (int64_t o = 0; !vec && o < nw; o++)
       ec_line(e, "for (int l = 0; l < %d; l++) c%lld[l] = %s;", LANES, LL(o), init ? init : "bias[l]");
+    /* a strip whose pixels all read only padding (a window wider than a
+     * narrow map) keeps its starting sums: its loop reads nothing */
+    bool any = rel;
+    for (int64_t o = 0; o < nw && !any; o++)
+      for (int64_t j = 0; j < k[1] && !any; j++) {
+        int64_t c = (base + o) * s[1] - pl + j * dl[1];
+        any = c >= 0 && c < W;
+      }
     ec_line(e, "for (long i = 0; i < k1 - k0; i++) {");
     if (pool)
       ec_line(e, "const float *xi = xs + i * %lld;", LL(dh));
     else
       ec_line(e, "const float *xi = xs + i * %lld, *wi = w + i * %lld;", LL(dh), LL(wrow));
+    if (!any)
+      ec_line(e, "(void)xi;");
+    if (!any && !pool)
+      ec_line(e, "(void)wi;");
     for (int64_t j = 0; vec && !pool && j < k[1]; j++) { /* the window columns some pixel reads */
       bool used = rel;
       for (int64_t o = 0; o < nw && !used; o++) {
