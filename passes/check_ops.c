@@ -38,7 +38,9 @@ bool check_op_node(const Node *n, Diag *d) {
   }
   if (n->n_out < oi->min_out || (oi->max_out >= 0 && n->n_out > oi->max_out))
     diag_error(d, n, "has %d outputs, expected %d to %d", n->n_out, oi->min_out, oi->max_out);
-  for (int i = 0; i < oi->min_in && i < n->n_in; i++)
+  /* the table's min_in counts positions; Loop's first two (M and cond) are
+   * optional in the schema, so "" is allowed there (the only such op) */
+  for (int i = n->op == OP_Loop ? 2 : 0; i < oi->min_in && i < n->n_in; i++)
     if (n->in[i]->kind == VK_NONE)
       diag_error(d, n, "required input %d is missing", i);
   return d->n_errors == before;
