@@ -1,7 +1,8 @@
 /* check_ops.c - every node must be an operator we implement, with an arity
  * the table allows.
  *
- * requires: a loaded graph.  provides: no OP_Unknown_ nodes.  invalidates: none.
+ * requires: a loaded graph.  provides: no OP_Unknown_ nodes, in subgraphs
+ * too.  invalidates: none.
  * All problems are reported in one run, so a user sees the full list of
  * unsupported operators at once instead of one per compile.
  */
@@ -46,10 +47,25 @@ bool check_op_node(const Node *n, Diag *d) {
   return d->n_errors == before;
 }
 
+/* The nodes of g and of every graph its nodes hold (If branches, Loop and
+ * Scan bodies, at any depth), so one run lists all the unsupported operators
+ * a model has, those inside control flow included. */
+static void check_nodes(const Graph *g, Diag *d) {
+  for (const Node *n = g->first; n; n = n->next) {
+    check_op_node(n, d);
+    for (int i = 0; i < n->n_attrs; i++) {
+      const Attr *a = &n->attrs[i];
+      if (a->kind == AT_GRAPH && a->u.g)
+        check_nodes(a->u.g, d);
+      for (int k = 0; a->kind == AT_GRAPHS && k < a->n; k++)
+        check_nodes(a->u.gs[k], d);
+    }
+  }
+}
+
 bool pass_check_ops(Graph *g, Diag *d) {
   int before = d->n_errors;
-  for (Node *n = g->first; n; n = n->next)
-    check_op_node(n, d);
+  check_nodes(g, d);
   for (int i = 0; i < g->n_inputs; i++)
     if (!dtype_valid(g->inputs[i]->dt) || g->inputs[i]->dt == DT_UNDEF)
       diag_error(d, NULL, "graph input '%s' has no element type", g->inputs[i]->name);

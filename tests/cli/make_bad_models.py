@@ -53,6 +53,22 @@ def main(out):
         [vi("x", [2])], [vi("y", [2])])
     onnx.save(unknown, os.path.join(out, "unknown_ops.onnx"))
 
+    # unsupported operators inside an If branch are listed with the top
+    # level's, in one run
+    frob_then = helper.make_graph([helper.make_node("FrobBranch", ["x"], ["t"], name="frob_then")],
+                                  "then", [], [vi("t", [2])])
+    keep_else = helper.make_graph([helper.make_node("Identity", ["x"], ["e"], name="keep_else")],
+                                  "else", [], [vi("e", [2])])
+    unknown_branch = model(
+        [
+            helper.make_node("ReduceSum", ["x"], ["s"], keepdims=0, name="sum"),
+            helper.make_node("Greater", ["s", "s"], ["c"], name="gt"),
+            helper.make_node("If", ["c"], ["b"], name="branch", then_branch=frob_then, else_branch=keep_else),
+            helper.make_node("FrobTop", ["b"], ["y"], name="frob_top"),
+        ],
+        [vi("x", [2])], [vi("y", [2])])
+    onnx.save(unknown_branch, os.path.join(out, "unknown_ops_branch.onnx"))
+
     missing = model([helper.make_node("Add", ["x", "nowhere"], ["y"], name="add_missing")],
                     [vi("x", [2])], [vi("y", [2])])
     onnx.save(missing, os.path.join(out, "missing_input.onnx"))

@@ -33,6 +33,8 @@ expect_fail garbage.onnx 1 "garbage.onnx: " "malformed"
 expect_fail empty.onnx 1 "empty.onnx: "
 expect_fail unknown_ops.onnx 1 "node 'frob_a' (FrobnicateA): unsupported operator" \
   "node 'frob_b' (FrobnicateB): unsupported operator"
+expect_fail unknown_ops_branch.onnx 1 "node 'frob_then' (FrobBranch): unsupported operator" \
+  "node 'frob_top' (FrobTop): unsupported operator"
 expect_fail missing_input.onnx 1 "node 'add_missing' (Add): " "'nowhere'"
 expect_fail branch_required_input_empty.onnx 1 "node 'cast_empty' (Cast): required input 0 is missing"
 expect_fail cycle.onnx 1 "cycle.onnx: node 'cyc_" "cycle"
