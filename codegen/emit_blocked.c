@@ -542,8 +542,12 @@ bool emitc_BlockedConv(EmitC *e, const Node *n) {
     gmajor = e->conv_order == 2;
   bool pref = !gmajor && NPAN > 1 && w_bytes > 65536.0; /* see pf below */
   /* a prefetching conv: one chunk of consecutive panels per thread, so the
-   * next panel a tile prefetches is the one its thread computes next */
-  ec_open_items_max(e, "t", items, ec_cost(COST_GEMM_MAC, macs), pref ? ec_threads(e) : 0);
+   * next panel a tile prefetches is the one its thread computes next;
+   * group-major: chunks of whole groups (every panel of one group of tiles),
+   * so a group's input is read into one core's L2, not into both (where
+   * there are groups enough for the threads to share evenly) */
+  int64_t max_chunks = pref ? ec_threads(e) : gmajor && N * ngroup >= 2 * ec_threads(e) ? N * ngroup : 0;
+  ec_open_items_max(e, "t", items, ec_cost(COST_GEMM_MAC, macs), max_chunks);
   const char *end = e->items_end;
   if (gmajor)
     ec_line(e, "const long gr = t / %lld, n = t / %lld %% %lld, pan = t %% %lld;", LL(N * NPAN), LL(NPAN), LL(N),
