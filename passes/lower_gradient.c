@@ -92,7 +92,7 @@ static Value *unbroadcast(Grad *G, Value *g, const Value *x) {
 }
 
 static void accumulate(Grad *G, Value *x, Value *g) {
-  if (!G->ok || !g)
+  if (!G->ok || !g || x->id < 0) /* an omitted input ("") takes no gradient */
     return;
   g = unbroadcast(G, g, x);
   G->adj[x->id] = G->adj[x->id] ? op2(G, OP_Add, G->adj[x->id], g) : g;
@@ -227,11 +227,12 @@ static bool lower_one(Graph *g, Node *gn, Diag *d) {
     if (n == gn)
       continue;
     bool any = false;
+    /* an omitted input or output ("") is the graph's shared none value, id -1 */
     for (int i = 0; i < n->n_in; i++)
-      any = any || (n->in[i]->id < n_before && dep[n->in[i]->id]);
+      any = any || (n->in[i]->id >= 0 && n->in[i]->id < n_before && dep[n->in[i]->id]);
     if (any)
       for (int j = 0; j < n->n_out; j++)
-        if (n->out[j])
+        if (n->out[j] && n->out[j]->id >= 0 && n->out[j]->id < n_before)
           dep[n->out[j]->id] = true;
   }
 
@@ -240,14 +241,14 @@ static bool lower_one(Graph *g, Node *gn, Diag *d) {
     /* Reverse order: a node's output gradient is complete before its adjoint. */
     for (int i = k - 1; i >= 0 && G.ok; i--) {
       Node *n = order[i];
-      if (n == gn || n->n_out < 1 || !n->out[0] || n->out[0]->id >= n_before)
+      if (n == gn || n->n_out < 1 || !n->out[0] || n->out[0]->id < 0 || n->out[0]->id >= n_before)
         continue;
       Value *gy = G.adj[n->out[0]->id];
       if (!gy)
         continue;
       bool any = false;
       for (int j = 0; j < n->n_in; j++)
-        any = any || dep[n->in[j]->id] || (n->in[j]->id < n_before && G.adj[n->in[j]->id]);
+        any = any || (n->in[j]->id >= 0 && n->in[j]->id < n_before && (dep[n->in[j]->id] || G.adj[n->in[j]->id]));
       if (!any)
         continue;
       if (n->n_out != 1) {
