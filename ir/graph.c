@@ -91,6 +91,18 @@ Graph *ir_subgraph_new(Graph *parent, const char *name) {
   return g;
 }
 
+Graph *ir_node_subgraph(const Node *n, int k) {
+  for (int i = 0; i < n->n_attrs; i++) {
+    const Attr *a = &n->attrs[i];
+    if (a->kind == AT_GRAPH && a->u.g && k-- == 0)
+      return a->u.g;
+    for (int j = 0; a->kind == AT_GRAPHS && j < a->n; j++)
+      if (a->u.gs[j] && k-- == 0)
+        return a->u.gs[j];
+  }
+  return NULL;
+}
+
 void ir_graph_free(Graph *g) {
   if (g && g->owns_arena)
     arena_free(g->arena);

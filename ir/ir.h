@@ -414,6 +414,10 @@ Graph *ir_graph_new(const char *file);
 void ir_graph_free(Graph *g);
 /* A subgraph (If/Loop/Scan body) living in the parent's arena. */
 Graph *ir_subgraph_new(Graph *parent, const char *name);
+/* The k-th graph node n holds (If branches, Loop/Scan bodies: its graph and
+ * graphs attributes in order), or NULL past the last:
+ * for (int k = 0; (sub = ir_node_subgraph(n, k)); k++) ... */
+Graph *ir_node_subgraph(const Node *n, int k);
 /* Records that subgraph g reads outer value `name`; returns its local stand-in. */
 Value *ir_capture_add(Graph *g, const char *name, DType dt, const Shape *s);
 /* A fresh value with a unique name (suffix added when taken); kind VK_NODE. */

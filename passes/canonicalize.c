@@ -149,13 +149,9 @@ bool pass_canonicalize(Graph *g, Diag *d) {
     default:
       break;
     }
-    for (int i = 0; i < n->n_attrs; i++) {
-      const Attr *a = &n->attrs[i];
-      if (a->kind == AT_GRAPH && a->u.g)
-        pass_canonicalize(a->u.g, d);
-      for (int k = 0; a->kind == AT_GRAPHS && k < a->n; k++)
-        pass_canonicalize(a->u.gs[k], d);
-    }
+    Graph *sub;
+    for (int k = 0; (sub = ir_node_subgraph(n, k)); k++)
+      pass_canonicalize(sub, d);
   }
   return d->n_errors == before;
 }

@@ -53,13 +53,9 @@ bool check_op_node(const Node *n, Diag *d) {
 static void check_nodes(const Graph *g, Diag *d) {
   for (const Node *n = g->first; n; n = n->next) {
     check_op_node(n, d);
-    for (int i = 0; i < n->n_attrs; i++) {
-      const Attr *a = &n->attrs[i];
-      if (a->kind == AT_GRAPH && a->u.g)
-        check_nodes(a->u.g, d);
-      for (int k = 0; a->kind == AT_GRAPHS && k < a->n; k++)
-        check_nodes(a->u.gs[k], d);
-    }
+    const Graph *sub;
+    for (int k = 0; (sub = ir_node_subgraph(n, k)); k++)
+      check_nodes(sub, d);
   }
 }
 

@@ -764,7 +764,9 @@ static bool lower_one(Lower *L, Node *n) {
   }
 }
 
-/* Nodes copied out of subgraphs skipped check-ops: the same checks here. */
+/* check-ops checked the subgraphs' nodes too; they are checked again as they
+ * are copied out, for a caller that runs this pass without check-ops (the
+ * unit tests, a graph built through the API): an error, not a crash. */
 bool lower_walk(Lower *L, Node *from, Node *stop) {
   bool ok = true;
   for (Node *n = from, *next; n && n != stop; n = next) {

@@ -64,7 +64,8 @@ def lowp(spec):
 
 def parse_config(spec):
     """'O3:t2' -> ['-O3', '--threads', '2']; 'O2:bf16' -> ['-O2', '--precision', 'bf16'];
-    'O2:b16' -> ['-O2', '--layout', 'nchw16c']; 'O2:b16:l2k32' adds ['--l2-kb', '32'], ':gmaj' ['--conv-order', 'group']; 'O2:generic' -> ['-O2', '--cpu', 'generic'];
+    'O2:b16' -> ['-O2', '--layout', 'nchw16c']; 'O2:generic' -> ['-O2', '--cpu', 'generic'];
+    ':gmaj' adds ['--conv-order', 'group'], ':l2k32' ['--l2-kb', '32'];
     'cuda' -> the emulated CUDA target."""
     if spec == "cuda":
         return None
