@@ -21,8 +21,16 @@
  * (row, column) order, as the interior / border path computes it. */
 #define DW_STRIP 14
 
-static void strip_act(EmitC *e, int act, const char *v, const char *lo, const char *hi, bool vec) {
-  if (vec) {
+static void strip_act(EmitC *e, int act, const char *v, const char *lo, const char *hi, int vec) {
+  if (vec == 1) {
+    if (act == 1)
+      ec_line(e, "%s = _mm256_max_ps(%s, _mm256_setzero_ps());", v, v);
+    else if (act == 2)
+      ec_line(e, "%s = _mm256_min_ps(_mm256_set1_ps(%s), _mm256_max_ps(_mm256_set1_ps(%s), %s));", v, hi, lo, v);
+    else if (act == 3)
+      ec_line(e, "%s = _mm256_blendv_ps(%s, _mm256_mul_ps(%s, _mm256_set1_ps(%s)), _mm256_cmp_ps(%s, "
+                 "_mm256_setzero_ps(), _CMP_NGE_UQ));", v, v, v, lo, v);
+  } else if (vec) {
     if (act == 1)
       ec_line(e, "%s = _mm512_max_ps(%s, _mm512_setzero_ps());", v, v);
     else if (act == 2)
@@ -68,16 +76,20 @@ static void emit_dw_strip(EmitC *e, const StripOp *op, int64_t W, int64_t ox0, i
     ec_line(e, "float *ys = yr + st * %lld;", LL(DW_STRIP * LANES));
   else
     ec_line(e, "float *ys = yr;");
-  for (int vec = 1; vec >= 0; vec--) {
-    ec_line(e, vec ? "#if defined(__AVX512F__)" : "#else");
-    ec_line(e, "{");
+  /* vec 2: AVX-512, a vector per pixel; 1: AVX2, the strip run twice, on
+   * lanes q .. q + 7 (a vector per pixel; the weights as memory operands); 0:
+   * portable loops */
+  for (int vec = 2; vec >= 0; vec--) {
+    ec_line(e, vec == 2 ? "#if defined(__AVX512F__)" : vec ? "#elif defined(__AVX2__) && defined(__FMA__)" : "#else");
+    const char *P = vec == 2 ? "_mm512_" : "_mm256_", *T = vec == 2 ? "__m512" : "__m256", *Q = vec == 1 ? " + q" : "";
+    ec_line(e, vec == 1 ? "for (int q = 0; q < %d; q += 8) {" : "{", LANES);
     /* pools start as the per-pixel path does */
     const char *init = maxp ? "-3.40282347e+38f" : avgp ? "0.0f" : NULL;
     for (int64_t o = 0; o < nw; o++) {
       if (vec && init)
-        ec_line(e, "__m512 c%lld = _mm512_set1_ps(%s);", LL(o), init);
+        ec_line(e, "%s c%lld = %sset1_ps(%s);", T, LL(o), P, init);
       else if (vec)
-        ec_line(e, "__m512 c%lld = _mm512_loadu_ps(bias);", LL(o));
+        ec_line(e, "%s c%lld = %sloadu_ps(bias%s);", T, LL(o), P, Q);
       else
         ec_line(e, "float c%lld[%d];", LL(o), LANES);
     }
@@ -107,7 +119,7 @@ static void emit_dw_strip(EmitC *e, const StripOp *op, int64_t W, int64_t ox0, i
         used = c >= 0 && c < W;
       }
       if (used)
-        ec_line(e, "const __m512 w%lld = _mm512_loadu_ps(wi + %lld);", LL(j), LL(j * LANES));
+        ec_line(e, "const %s w%lld = %sloadu_ps(wi + %lld%s);", T, LL(j), P, LL(j * LANES), Q);
     }
     for (int64_t o = 0; o < nw; o++) {
       for (int64_t j = 0; j < k[1]; j++) {
@@ -115,16 +127,16 @@ static void emit_dw_strip(EmitC *e, const StripOp *op, int64_t W, int64_t ox0, i
         if (!rel && (c < 0 || c >= W))
           continue;
         if (vec && maxp) /* max_ps(x, c): x > c ? x : c, as the per-pixel path (NaN: c) */
-          ec_line(e, "c%lld = _mm512_max_ps(_mm512_loadu_ps(xi + %lld), c%lld);", LL(o), LL(c * LANES), LL(o));
+          ec_line(e, "c%lld = %smax_ps(%sloadu_ps(xi + %lld%s), c%lld);", LL(o), P, P, LL(c * LANES), Q, LL(o));
         else if (maxp)
           ec_line(e, "for (int l = 0; l < %d; l++) c%lld[l] = xi[%lld + l] > c%lld[l] ? xi[%lld + l] : c%lld[l];",
                   LANES, LL(o), LL(c * LANES), LL(o), LL(c * LANES), LL(o));
         else if (vec && avgp)
-          ec_line(e, "c%lld = _mm512_add_ps(c%lld, _mm512_loadu_ps(xi + %lld));", LL(o), LL(o), LL(c * LANES));
+          ec_line(e, "c%lld = %sadd_ps(c%lld, %sloadu_ps(xi + %lld%s));", LL(o), P, LL(o), P, LL(c * LANES), Q);
         else if (avgp)
           ec_line(e, "for (int l = 0; l < %d; l++) c%lld[l] += xi[%lld + l];", LANES, LL(o), LL(c * LANES));
         else if (vec)
-          ec_line(e, "c%lld = _mm512_fmadd_ps(_mm512_loadu_ps(xi + %lld), w%lld, c%lld);", LL(o), LL(c * LANES),
+          ec_line(e, "c%lld = %sfmadd_ps(%sloadu_ps(xi + %lld%s), w%lld, c%lld);", LL(o), P, P, LL(c * LANES), Q,
                   LL(j), LL(o));
         else
           ec_line(e, "for (int l = 0; l < %d; l++) c%lld[l] = ONNXC_FMAF(xi[%lld + l], wi[%lld + l], c%lld[l]);",
@@ -145,15 +157,15 @@ static void emit_dw_strip(EmitC *e, const StripOp *op, int64_t W, int64_t ox0, i
         snprintf(div, sizeof div, "(float)(%s * %lld)", op->cip ? "cnt0" : "(k1 - k0)", LL(cols));
       }
       if (vec && avgp)
-        ec_line(e, "c%lld = _mm512_div_ps(c%lld, _mm512_set1_ps(%s));", LL(o), LL(o), div);
+        ec_line(e, "c%lld = %sdiv_ps(c%lld, %sset1_ps(%s));", LL(o), P, LL(o), P, div);
       if (vec) {
         snprintf(v, sizeof v, "c%lld", LL(o));
-        strip_act(e, act, v, lo, hi, true);
-        ec_line(e, "_mm512_storeu_ps(ys + %lld, c%lld);", LL((base + o) * LANES), LL(o));
+        strip_act(e, act, v, lo, hi, vec);
+        ec_line(e, "%sstoreu_ps(ys + %lld%s, c%lld);", P, LL((base + o) * LANES), Q, LL(o));
       } else {
         ec_line(e, "for (int l = 0; l < %d; l++) {", LANES);
         ec_line(e, "float v = c%lld[l]%s%s;", LL(o), avgp ? " / " : "", div);
-        strip_act(e, act, "v", lo, hi, false);
+        strip_act(e, act, "v", lo, hi, 0);
         ec_line(e, "ys[%lld + l] = v;", LL((base + o) * LANES));
         ec_line(e, "}");
       }
@@ -270,7 +282,7 @@ bool blocked_emit_dw(EmitC *e, const Node *n) {
     ec_line(e, "}");
     ec_line(e, "for (long l = 0; l < %d; l++) {", LANES);
     ec_line(e, "float v = acc[l];");
-    strip_act(e, act, "v", lo, hi, false);
+    strip_act(e, act, "v", lo, hi, 0);
     ec_line(e, "yr[ox * %d + l] = v;", LANES);
     ec_line(e, "}");
     ec_line(e, "}");

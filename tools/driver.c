@@ -153,7 +153,10 @@ int driver_blocked_lanes(const Options *o) {
   arg(&a, "/dev/null");
   Buf log;
   buf_init(&log);
-  if (sys_run(a.v, &log) == 0 && log.s && strstr(log.s, "#define __AVX512F__ "))
+  /* AVX-512: 16-lane vectors; AVX2 with FMA: the same blocks as two 8-lane
+   * vectors (the tile kernel's AVX2 form, codegen/emit_blocked.c) */
+  if (sys_run(a.v, &log) == 0 && log.s &&
+      (strstr(log.s, "#define __AVX512F__ ") || (strstr(log.s, "#define __AVX2__ ") && strstr(log.s, "#define __FMA__ "))))
     answer = 16;
   buf_free(&log);
   argv_free(&a);
