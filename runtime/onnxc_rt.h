@@ -17,6 +17,17 @@
 #endif
 
 /* Helpers are plain static inline C; under CUDA they are usable in kernels too. */
+/* gcc: floating-point operations are taken not to trap. The generated code
+ * never reads the floating-point exception flags, and no value changes (no
+ * reassociation, no contraction). Without it gcc will not turn a select
+ * (x < lo ? lo : x) into a blend unless the target has masked vector
+ * instructions: on AVX2 every loop through onnxc_expf / onnxc_erff (Softmax,
+ * GELU, Sigmoid) and every clamp stayed scalar (BERT-tiny's GELU Gemm 11 ns
+ * per element). Clang never keeps such selects as branches. */
+#if defined(__GNUC__) && !defined(__clang__) && !defined(__CUDACC__)
+#pragma GCC optimize("no-trapping-math")
+#endif
+
 #ifndef ONNXC_RT_FN
 #if defined(__CUDACC__)
 #define ONNXC_RT_FN static __host__ __device__ inline
