@@ -64,7 +64,8 @@ def lowp(spec):
 
 def parse_config(spec):
     """'O3:t2' -> ['-O3', '--threads', '2']; 'O2:bf16' -> ['-O2', '--precision', 'bf16'];
-    'O2:b16' -> ['-O2', '--layout', 'nchw16c']; 'O2:generic' -> ['-O2', '--cpu', 'generic'];
+    'O2:b16' -> ['-O2', '--layout', 'nchw16c']; 'O2:generic' -> ['-O2', '--cpu', 'generic']
+    (':haswell': '--cpu haswell', the AVX2 kernels);
     ':gmaj' adds ['--conv-order', 'group'], ':l2k32' ['--l2-kb', '32'];
     'cuda' -> the emulated CUDA target."""
     if spec == "cuda":
@@ -86,6 +87,8 @@ def parse_config(spec):
             args += ["--l2-kb", p[3:]]
         elif p == "generic":  # the portable C of every kernel
             args += ["--cpu", "generic"]
+        elif p == "haswell":  # the AVX2 kernels, also on an AVX-512 machine
+            args += ["--cpu", "haswell"]
         else:
             raise SystemExit(f"bad config '{spec}'")
     return args
