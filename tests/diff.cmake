@@ -23,7 +23,7 @@ endif()
 add_test(NAME diff.random
   COMMAND ${CMAKE_COMMAND} -E env ${ONNXC_DIFF_ENV}
           ${ONNXC_PYTHON} ${ONNXC_DIFF_DIR}/run_diff.py --onnxc $<TARGET_FILE:onnxc>
-          --seeds 0:60 -j 2 --timeout 120 ${ONNXC_DIFF_CUDA})
+          --seeds 0:60 -j 2 --timeout 300 ${ONNXC_DIFF_CUDA})
 
 # Models with a dynamic dim n (tests/diff/gen_dynamic.py), each compiled once
 # with -D n=1..48 and run at several n, in guard mode: the red zones then
@@ -31,10 +31,10 @@ add_test(NAME diff.random
 add_test(NAME diff.dynamic
   COMMAND ${CMAKE_COMMAND} -E env ONNXC_CHECK_GUARD=1
           ${ONNXC_PYTHON} ${ONNXC_DIFF_DIR}/run_diff.py --onnxc $<TARGET_FILE:onnxc> --dynamic
-          --seeds 0:14 --configs O0,O3:t2 -j 2 --timeout 120)
+          --seeds 0:14 --configs O0,O3:t2 -j 2 --timeout 300)
 
 add_test(NAME diff.regressions
   COMMAND ${CMAKE_COMMAND} -E env ONNXC_CHECK_GUARD=1 ${ONNXC_PYTHON} ${ONNXC_DIFF_DIR}/run_diff.py --onnxc $<TARGET_FILE:onnxc>
-          --cases ${ONNXC_DIFF_DIR}/regressions -j 2 --timeout 120)
+          --cases ${ONNXC_DIFF_DIR}/regressions -j 2 --timeout 300)
 
-set_tests_properties(diff.random diff.dynamic diff.regressions PROPERTIES LABELS e2e TIMEOUT 600)
+set_tests_properties(diff.random diff.dynamic diff.regressions PROPERTIES LABELS e2e TIMEOUT 1200)
