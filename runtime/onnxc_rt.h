@@ -248,8 +248,11 @@ ONNXC_RT_FN float onnxc_tanhf(float x) {
  * F16C alone one instruction each (VCVTPH2PS / VCVTPS2PH on a scalar). All
  * three forms give the same bits on every float and half (checked on all
  * 2^32 and 2^16 patterns), except that the portable one keeps a signaling
- * half NaN signaling where the others quiet it. */
-#if defined(__F16C__) && !defined(__CUDACC__)
+ * half NaN signaling where the others quiet it. The F16C forms are taken
+ * only where the includer defines ONNXC_RT_HALF (generated sources that
+ * convert float16 do): <immintrin.h> would otherwise cost every compile
+ * about half a second. */
+#if defined(__F16C__) && !defined(__CUDACC__) && defined(ONNXC_RT_HALF)
 #include <immintrin.h>
 #define ONNXC_RT_F16C 1
 #endif
