@@ -22,19 +22,15 @@
 #define DW_STRIP 14
 
 static void strip_act(EmitC *e, int act, const char *v, const char *lo, const char *hi, int vec) {
-  if (vec == 1) {
+  if (vec) {
+    const char *p = vec == 1 ? "_mm256" : "_mm512"; /* AVX2 / AVX-512 */
     if (act == 1)
-      ec_line(e, "%s = _mm256_max_ps(%s, _mm256_setzero_ps());", v, v);
+      ec_line(e, "%s = %s_max_ps(%s, %s_setzero_ps());", v, p, v, p);
     else if (act == 2)
-      ec_line(e, "%s = _mm256_min_ps(_mm256_set1_ps(%s), _mm256_max_ps(_mm256_set1_ps(%s), %s));", v, hi, lo, v);
-    else if (act == 3)
+      ec_line(e, "%s = %s_min_ps(%s_set1_ps(%s), %s_max_ps(%s_set1_ps(%s), %s));", v, p, p, hi, p, p, lo, v);
+    else if (act == 3 && vec == 1) /* no masks on AVX2: a blend */
       ec_line(e, "%s = _mm256_blendv_ps(%s, _mm256_mul_ps(%s, _mm256_set1_ps(%s)), _mm256_cmp_ps(%s, "
                  "_mm256_setzero_ps(), _CMP_NGE_UQ));", v, v, v, lo, v);
-  } else if (vec) {
-    if (act == 1)
-      ec_line(e, "%s = _mm512_max_ps(%s, _mm512_setzero_ps());", v, v);
-    else if (act == 2)
-      ec_line(e, "%s = _mm512_min_ps(_mm512_set1_ps(%s), _mm512_max_ps(_mm512_set1_ps(%s), %s));", v, hi, lo, v);
     else if (act == 3)
       ec_line(e, "%s = _mm512_mask_mul_ps(%s, _mm512_cmp_ps_mask(%s, _mm512_setzero_ps(), _CMP_NGE_UQ), %s, "
                  "_mm512_set1_ps(%s));", v, v, v, v, lo);
