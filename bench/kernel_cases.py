@@ -16,8 +16,13 @@ Relu / Clip / LeakyRelu epilogues. Then runs `onnxc check` on each with every
 --guard-cpu CPUS runs the cases of those --cpu values in guard mode
 (docs/guard.md): red zones around every arena buffer and output, checked
 after each node; the other values run the normal code.
+
+Cases run --jobs at a time (default: one per core). Where the compiler's
+-march=native is AVX2 without AVX-512, --cpu native is left out when haswell
+is also given: it would build the same kernels again.
 """
 import argparse
+import concurrent.futures
 import os
 import re
 import subprocess
@@ -408,6 +413,15 @@ def check_threads(onnxc, d, threads, cpu, env, guard=False, layout=None):
     return None
 
 
+def native_is_avx2(env):
+    """The C compiler's -march=native has AVX2 and FMA but not AVX-512F (the
+    generated code's AVX2 branches, as with --cpu haswell)."""
+    cc = env.get("CC", "cc")
+    r = subprocess.run([cc, "-march=native", "-dM", "-E", "-x", "c", os.devnull], capture_output=True, text=True)
+    macros = set(line.split()[1] for line in r.stdout.splitlines() if line.startswith("#define "))
+    return r.returncode == 0 and {"__AVX2__", "__FMA__"} <= macros and "__AVX512F__" not in macros
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--onnxc", required=True)
@@ -420,6 +434,7 @@ def main():
     ap.add_argument("--threads", type=int, default=0,
                     help="also build each par_* case with --threads N and check its outputs")
     ap.add_argument("--only", default=None, help="run only the cases whose name matches this regex")
+    ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="cases checked at once")
     ap.add_argument("--layout", default=None, help="onnxc --layout for every case (nchw16c: the blocked kernels)")
     a = ap.parse_args()
     cases = build(a.out)
@@ -428,28 +443,43 @@ def main():
     env = dict(os.environ)
     if a.cc:
         env["CC"] = a.cc
+    cpus = a.cpu.split(",")
+    if "native" in cpus and "haswell" in cpus and native_is_avx2(env):
+        # the same kernel text (docs/layout.md: one AVX2 branch), so the
+        # same code once more; what differs is only -march's tuning
+        cpus.remove("native")
+        print("--cpu native: AVX2 without AVX-512 on this machine, the kernels of --cpu haswell: not run twice")
+
+    def one(job):
+        cpu, d = job
+        guard = cpu in a.guard_cpu.split(",")
+        with open(os.path.join(d, "atol.txt")) as f:
+            atol = f.read().strip()
+        cmd = [a.onnxc, "check", d, "--cpu", cpu, "--atol", atol] + (["--guard"] if guard else [])
+        if a.layout:
+            cmd += ["--layout", a.layout]
+        if a.sanitize:
+            cmd.append("--sanitize")
+        fails = []
+        r = subprocess.run(cmd, capture_output=True, text=True, env=env)
+        if r.returncode != 0:
+            fails.append(f"FAIL [{cpu}] {os.path.basename(d)}: {(r.stdout + r.stderr).strip()[-600:]}")
+        # only the par_* cases are large enough for the parallel paths
+        if a.threads > 1 and os.path.basename(d).startswith("par_"):
+            why = check_threads(a.onnxc, d, a.threads, cpu, env, guard, a.layout)
+            if why:
+                fails.append(f"FAIL [{cpu}, --threads {a.threads}] {os.path.basename(d)}: {why}")
+        return fails
+
     bad = 0
-    for cpu in a.cpu.split(","):
-        for d in cases:
-            guard = cpu in a.guard_cpu.split(",")
-            with open(os.path.join(d, "atol.txt")) as f:
-                atol = f.read().strip()
-            cmd = [a.onnxc, "check", d, "--cpu", cpu, "--atol", atol] + (["--guard"] if guard else [])
-            if a.layout:
-                cmd += ["--layout", a.layout]
-            if a.sanitize:
-                cmd.append("--sanitize")
-            r = subprocess.run(cmd, capture_output=True, text=True, env=env)
-            if r.returncode != 0:
-                bad += 1
-                print(f"FAIL [{cpu}] {os.path.basename(d)}: {(r.stdout + r.stderr).strip()[-600:]}")
-            # only the par_* cases are large enough for the parallel paths
-            if a.threads > 1 and os.path.basename(d).startswith("par_"):
-                why = check_threads(a.onnxc, d, a.threads, cpu, env, guard, a.layout)
-                if why:
-                    bad += 1
-                    print(f"FAIL [{cpu}, --threads {a.threads}] {os.path.basename(d)}: {why}")
-        print(f"--cpu {cpu}: {len(cases)} cases run{' in guard mode' if cpu in a.guard_cpu.split(',') else ''}")
+    with concurrent.futures.ThreadPoolExecutor(max(1, a.jobs)) as ex:
+        for cpu in cpus:
+            for fails in ex.map(one, [(cpu, d) for d in cases]):
+                bad += len(fails)
+                for f in fails:
+                    print(f, flush=True)
+            print(f"--cpu {cpu}: {len(cases)} cases run{' in guard mode' if cpu in a.guard_cpu.split(',') else ''}",
+                  flush=True)
     print("all passed" if not bad else f"{bad} failures")
     return 1 if bad else 0
 

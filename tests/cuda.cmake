@@ -21,7 +21,7 @@ target_link_libraries(test_emit_cuda PRIVATE onnxc_codegen onnxc_passes onnxc_ir
 add_test(NAME unit.emit_cuda COMMAND test_emit_cuda)
 set_tests_properties(unit.emit_cuda PROPERTIES LABELS unit)
 
-set(ONNXC_CUDA_BUILD_EVERY 3 CACHE STRING "cuda.build checks every K-th ratchet case (and one per operator); 1: all")
+set(ONNXC_CUDA_BUILD_EVERY 5 CACHE STRING "cuda.build checks every K-th ratchet case (and one per operator); 1: all")
 option(ONNXC_CUDA_GPU_TESTS "Register the CUDA GPU test suite (label gpu; needs a GPU)" OFF)
 # Jobs of the CUDA tests: one per core (the build is CPU-bound: NVRTC and $CC).
 include(ProcessorCount)

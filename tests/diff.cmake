@@ -23,7 +23,7 @@ endif()
 add_test(NAME diff.random
   COMMAND ${CMAKE_COMMAND} -E env ${ONNXC_DIFF_ENV}
           ${ONNXC_PYTHON} ${ONNXC_DIFF_DIR}/run_diff.py --onnxc $<TARGET_FILE:onnxc>
-          --seeds 0:60 -j 2 --timeout 300 ${ONNXC_DIFF_CUDA})
+          --seeds 0:40 -j 2 --timeout 300 ${ONNXC_DIFF_CUDA})
 
 # Models with a dynamic dim n (tests/diff/gen_dynamic.py), each compiled once
 # with -D n=1..48 and run at several n, in guard mode: the red zones then

@@ -20,7 +20,7 @@ set_tests_properties(e2e.precision_bf16 PROPERTIES LABELS e2e TIMEOUT 900)
 add_test(NAME diff.random_bf16
   COMMAND ${CMAKE_COMMAND} -E env ONNXC_CHECK_GUARD=1
           ${ONNXC_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/diff/run_diff.py --onnxc $<TARGET_FILE:onnxc>
-          --seeds 0:60 --configs O2:bf16 -j 2 --timeout 300)
+          --seeds 0:40 --configs O2:bf16 -j 2 --timeout 300)
 set_tests_properties(diff.random_bf16 PROPERTIES LABELS e2e TIMEOUT 600)
 
 # --precision fp16: corpus models against ONNX Runtime at check's fp16
@@ -35,7 +35,7 @@ set_tests_properties(e2e.precision_fp16 PROPERTIES LABELS e2e TIMEOUT 900)
 add_test(NAME diff.random_fp16
   COMMAND ${CMAKE_COMMAND} -E env ONNXC_CHECK_GUARD=1
           ${ONNXC_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/diff/run_diff.py --onnxc $<TARGET_FILE:onnxc>
-          --seeds 0:60 --configs O2:fp16 -j 2 --timeout 300)
+          --seeds 0:40 --configs O2:fp16 -j 2 --timeout 300)
 set_tests_properties(diff.random_fp16 PROPERTIES LABELS e2e TIMEOUT 600)
 add_test(NAME e2e.float16_models
   COMMAND ${ONNXC_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/e2e/test_float16_models.py
@@ -47,5 +47,5 @@ set_tests_properties(e2e.float16_models PROPERTIES LABELS e2e TIMEOUT 900)
 add_test(NAME diff.random_float16
   COMMAND ${CMAKE_COMMAND} -E env ONNXC_CHECK_GUARD=1
           ${ONNXC_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/diff/run_diff.py --onnxc $<TARGET_FILE:onnxc>
-          --seeds 0:60 --configs O0,O2 --float16 -j 2 --timeout 300)
+          --seeds 0:40 --configs O0,O2 --float16 -j 2 --timeout 300)
 set_tests_properties(diff.random_float16 PROPERTIES LABELS e2e TIMEOUT 900)
