@@ -23,14 +23,25 @@ add_test(NAME e2e.conformance
 # guard mode (red zones around every arena buffer, checked after each node;
 # docs/guard.md): any report fails the case. scripts/test.sh runs it in the
 # sanitizer build (-DONNXC_SANITIZE=ON), so the compiler itself runs under
-# ASan and UBSan over the whole ratchet too.
+# ASan and UBSan too. By default a fixed sample (ONNXC_SANITIZE_EVERY: every
+# K-th case, one case of every operator stem and every whole model, the count
+# printed): the whole ratchet sanitized took 10.5 minutes of CI's 2 cores on a
+# Zen 3. e2e.conformance_rest runs the cases that sample leaves out, plainly,
+# so CI checks every ratchet case's outputs; 1 sanitizes them all.
+set(ONNXC_SANITIZE_EVERY 2 CACHE STRING "e2e.conformance_sanitize checks every K-th ratchet case (and one per operator, and the whole models); 1: all")
 add_test(NAME e2e.conformance_sanitize
   COMMAND ${CMAKE_COMMAND} -E env ONNXC_CHECK_SANITIZE=1 ONNXC_CHECK_GUARD=1
           ${ONNXC_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/conformance/run_conformance.py
           --onnxc ${ONNXC_BIN} --ratchet ${CMAKE_CURRENT_LIST_DIR}/conformance/passing.txt --only-listed
-          --timeout 900)
-# The whole ratchet, sanitized and guarded: longer than ctest's default limit.
+          --every ${ONNXC_SANITIZE_EVERY} --timeout 900)
 set_tests_properties(e2e.conformance_sanitize PROPERTIES TIMEOUT 3600)
+if(ONNXC_SANITIZE_EVERY GREATER 1)
+  add_test(NAME e2e.conformance_rest
+    COMMAND ${ONNXC_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/conformance/run_conformance.py
+            --onnxc ${ONNXC_BIN} --ratchet ${CMAKE_CURRENT_LIST_DIR}/conformance/passing.txt --only-listed
+            --every ${ONNXC_SANITIZE_EVERY} --rest --timeout 600)
+  set_tests_properties(e2e.conformance_rest PROPERTIES LABELS e2e TIMEOUT 1800)
+endif()
 
 add_test(NAME e2e.models_vs_ort
   COMMAND ${ONNXC_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/models/compare_ort.py

@@ -399,6 +399,11 @@ def parse_args(argv):
                          "by those that passed, the others are kept")
     ap.add_argument("--only-listed", action="store_true",
                     help="run only the cases listed in the ratchet file")
+    ap.add_argument("--every", type=int, default=1, metavar="K",
+                    help="a fixed sample: every K-th selected case (sorted), one case of every "
+                         "operator stem and every whole model (light); the count is printed")
+    ap.add_argument("--rest", action="store_true",
+                    help="with --every: the selected cases that sample leaves out instead")
     ap.add_argument("--slowest", type=int, default=0, metavar="N",
                     help="print the N slowest cases and the sum of all cases' times")
     ap.add_argument("--report", help="write a markdown report to this file")
@@ -428,7 +433,33 @@ def parse_args(argv):
         ap.error("--update-ratchet and --only-listed need --ratchet FILE")
     if args.jobs < 1:
         ap.error("--jobs must be at least 1")
+    if args.every < 1:
+        ap.error("--every must be at least 1")
+    if args.rest and args.every < 2:
+        ap.error("--rest needs --every K with K >= 2")
+    if args.update_ratchet and args.every > 1:
+        ap.error("--update-ratchet needs every case (no --every)")
     return args
+
+
+def stem(key):
+    """The operator part of a case name: node/test_conv_with_strides -> node/conv."""
+    name = key.split("/", 1)[1]
+    name = name[5:] if name.startswith("test_") else name
+    return key.split("/", 1)[0] + "/" + name.split("_", 1)[0]
+
+
+def sample(keys, every, whole_models=False):
+    """Every `every`-th key of the sorted list, plus the first key of each stem
+    not covered by one (and, with whole_models, every light model)."""
+    keys = sorted(keys)
+    picked = [k for i, k in enumerate(keys) if i % every == 0 or (whole_models and k.startswith("light/"))]
+    seen = {stem(k) for k in picked}
+    for k in keys:
+        if stem(k) not in seen:
+            seen.add(stem(k))
+            picked.append(k)
+    return sorted(set(picked))
 
 
 def main(argv=None):
@@ -444,6 +475,20 @@ def main(argv=None):
     cases = discover(args.data, args.categories, args.pattern)
     if args.only_listed:
         cases = [c for c in cases if c.key in listed]
+    if args.every > 1:
+        picked = set(sample([c.key for c in cases], args.every, whole_models=True))
+        total = len(cases)
+        cases = [c for c in cases if (c.key in picked) != args.rest]
+        print(f"sample: {len(cases)} of {total} cases ("
+              + ("those that " if args.rest else "")
+              + f"--every {args.every}{' leaves out' if args.rest else ': 1 in ' + str(args.every)}"
+              + ("" if args.rest else ", one case of every operator stem and every whole model")
+              + "); without --every all of them run", flush=True)
+        sampled = {c.key for c in cases}
+        scope = in_scope
+
+        def in_scope(key):  # noqa: F811  (the ratchet checks only the sampled cases)
+            return scope(key) and key in sampled
     if not cases:
         print("warning: no case selected", file=sys.stderr)
 

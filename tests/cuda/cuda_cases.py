@@ -57,24 +57,6 @@ def run_one(key, args, light_dir):
     return key, ok, time.time() - t0, out
 
 
-def stem(key):
-    """The operator part of a case name: node/test_conv_with_strides -> conv."""
-    name = key.split("/", 1)[1]
-    name = name[5:] if name.startswith("test_") else name
-    return key.split("/", 1)[0] + "/" + name.split("_", 1)[0]
-
-
-def sample(keys, every):
-    """Every `every`-th key, plus the first key of each stem not covered by one."""
-    picked = [k for i, k in enumerate(keys) if i % every == 0]
-    seen = {stem(k) for k in picked}
-    for k in keys:
-        if stem(k) not in seen:
-            seen.add(stem(k))
-            picked.append(k)
-    return sorted(picked)
-
-
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--onnxc", required=True)
@@ -97,7 +79,7 @@ def main():
         keys = [k for k in keys if args.filter in k]
     total = len(keys)
     if args.every > 1:
-        keys = sample(sorted(keys), args.every)
+        keys = rc.sample(keys, args.every)
         print(f"sample: {len(keys)} of {total} cases (1 in {args.every}, and one case of every "
               f"operator stem); the full set runs without --every", flush=True)
     t0 = time.time()

@@ -436,14 +436,17 @@ def main():
     jobs.sort(key=lambda j: j[0] != "check" or "--threads" not in j[3])
 
     def work(j):
+        t = time.time()
         if j[0] == "structure":
-            return j, verify_structure(onnxc, j[2], j[1], j[3], j[4])
-        why = check(onnxc, j[2], j[3], j[4])
-        return j, [why] if why else []
+            probs = verify_structure(onnxc, j[2], j[1], j[3], j[4])
+        else:
+            why = check(onnxc, j[2], j[3], j[4])
+            probs = [why] if why else []
+        return j, probs, time.time() - t
 
     fails = 0
     with concurrent.futures.ThreadPoolExecutor(max(1, a.jobs)) as ex:
-        for j, probs in ex.map(work, jobs):
+        for j, probs, secs in ex.map(work, jobs):
             what = "path and fusion" if j[0] == "structure" else f"{' '.join(j[3])} --cpu {j[4]}"
             if probs:
                 fails += 1
@@ -451,7 +454,7 @@ def main():
                 for pr in probs[:40]:
                     print("   ", pr.replace("\n", "\n    "))
             else:
-                print(f"ok   {j[1]['name']} [{what}]", flush=True)
+                print(f"ok   {j[1]['name']} [{what}] {secs:.1f}s", flush=True)
     print(f"{len(jobs)} runs over {len(paths)} paths ({n_var} variants) in {time.time() - t0:.0f}s: "
           + ("all passed" if not fails else f"{fails} failed"))
     return 1 if fails else 0
