@@ -388,8 +388,13 @@ static bool emit_fused_body(EmitC *e, const Kdesc *kd, const Nest *ns) {
   if (ok) {
     ec_lines(e, st.s);
     index_expr(&idx, ns->ostride, ns->rank - 1);
+    /* an output nothing reads (a Shape of it folded) is no parameter: its
+     * value is dropped, which keeps the loads only it read used */
     for (int o = 0; o < kd->n_out; o++)
-      ec_line(e, "Y%d[%s] = %s;", o, idx.s, res[o].s);
+      if (ec_has_output(kd->fused, o))
+        ec_line(e, "Y%d[%s] = %s;", o, idx.s, res[o].s);
+      else
+        ec_line(e, "(void)(%s);", res[o].s);
   }
   buf_free(&st);
   buf_free(&idx);

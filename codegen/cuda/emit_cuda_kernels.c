@@ -188,8 +188,11 @@ static int emit_fused(CudaKernel *k, const Node *n) {
   bool ok = kd_emit_outputs(&kd, false, "    ", &st, res, k->d);
   if (ok) {
     buf_puts(k->cu, st.s);
-    for (int o = 0; o < kd.n_out; o++)
-      ck_line(k, "  Y%d[i] = %s;", o, res[o].s);
+    for (int o = 0; o < kd.n_out; o++) /* an output nothing reads: no parameter, its value dropped */
+      if (ec_has_output(n, o))
+        ck_line(k, "  Y%d[i] = %s;", o, res[o].s);
+      else
+        ck_line(k, "  (void)(%s);", res[o].s);
   }
   ck_line(k, "}");
   ck_close(k);
