@@ -16,18 +16,7 @@
 #include <math.h>
 
 #include "onnxc_rt.h"
-
-static uint32_t f32_bits(float f) {
-  uint32_t u;
-  memcpy(&u, &f, 4);
-  return u;
-}
-
-static float bits_f32(uint32_t u) {
-  float f;
-  memcpy(&f, &u, 4);
-  return f;
-}
+#include "float_bits.h"
 
 /* ---- the runtime's minifloats ------------------------------------------------- */
 

@@ -17,6 +17,8 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "float_bits.h"
+
 #define FORM_DECLS(p)                                                  \
   float p##_to_f32(uint16_t h);                                        \
   uint16_t p##_to_f16(float f);                                        \
@@ -41,17 +43,6 @@ static const Form forms[] = {
   {"AVX-512", "avx512f", avx512_to_f32, avx512_to_f16, avx512_to_f32_n, avx512_to_f16_n, avx512_instructions},
 };
 
-static uint32_t bits(float f) {
-  uint32_t u;
-  memcpy(&u, &f, 4);
-  return u;
-}
-
-static float of_bits(uint32_t u) {
-  float f;
-  memcpy(&f, &u, 4);
-  return f;
-}
 
 static int runnable(const Form *f) {
 #if defined(__x86_64__) || defined(__i386__)
@@ -81,8 +72,8 @@ static void check_form(void **state) {
   port_to_f32_n(want, h, 65536);
   f->to_f32_n(got_n, h, 65536);
   for (uint32_t u = 0; u < 65536; u++) {
-    uint32_t w = bits(want[u]), g = bits(f->to_f32((uint16_t)u)), gn = bits(got_n[u]);
-    assert_int_equal(w, bits(port_to_f32((uint16_t)u)));
+    uint32_t w = f32_bits(want[u]), g = f32_bits(f->to_f32((uint16_t)u)), gn = f32_bits(got_n[u]);
+    assert_int_equal(w, f32_bits(port_to_f32((uint16_t)u)));
     int snan = (u & 0x7c00u) == 0x7c00u && (u & 0x3ffu) && !(u & 0x200u);
     if (snan)
       w |= 0x400000u; /* the instructions quiet a signaling NaN */
@@ -96,14 +87,14 @@ static void check_form(void **state) {
   while (u < 0x100000000ull) {
     int n = 0;
     for (; n < CHUNK && u < 0x100000000ull; n++, u += 61)
-      x[n] = of_bits((uint32_t)u);
+      x[n] = bits_f32((uint32_t)u);
     port_to_f16_n(wv, x, n);
     f->to_f16_n(gv, x, n);
     for (int i = 0; i < n; i++) {
       uint16_t ws = port_to_f16(x[i]), gs = f->to_f16(x[i]);
       if (ws != wv[i] || gs != wv[i] || gv[i] != wv[i])
         fail_msg("%s: float 0x%08x -> 0x%04x (scalar) 0x%04x (vector), portable 0x%04x / 0x%04x", f->name,
-                 bits(x[i]), gs, gv[i], ws, wv[i]);
+                 f32_bits(x[i]), gs, gv[i], ws, wv[i]);
     }
   }
   /* odd lengths: the vector loops' tails */

@@ -21,17 +21,7 @@
 #include "passes.h"
 #include "plan_util.h"
 
-static float from_bits(uint32_t u) {
-  float f;
-  memcpy(&f, &u, 4);
-  return f;
-}
-
-static uint32_t to_bits(float f) {
-  uint32_t u;
-  memcpy(&u, &f, 4);
-  return u;
-}
+#include "float_bits.h"
 
 /* The reference: the nearest value with an 8-bit significand (ties to the
  * even significand), computed in double from frexp; float32 subnormals to
@@ -55,18 +45,18 @@ static void test_lowp_bf16_rounds_to_nearest_even(void **state) {
   (void)state;
   /* exact, halfway (to even, both directions), above halfway, below */
   assert_true(lowp_bf16(1.0f) == 0x3f80);
-  assert_true(lowp_bf16(from_bits(0x3f808000u)) == 0x3f80); /* tie, even below */
-  assert_true(lowp_bf16(from_bits(0x3f818000u)) == 0x3f82); /* tie, even above */
-  assert_true(lowp_bf16(from_bits(0x3f808001u)) == 0x3f81);
-  assert_true(lowp_bf16(from_bits(0x3f807fffu)) == 0x3f80);
+  assert_true(lowp_bf16(bits_f32(0x3f808000u)) == 0x3f80); /* tie, even below */
+  assert_true(lowp_bf16(bits_f32(0x3f818000u)) == 0x3f82); /* tie, even above */
+  assert_true(lowp_bf16(bits_f32(0x3f808001u)) == 0x3f81);
+  assert_true(lowp_bf16(bits_f32(0x3f807fffu)) == 0x3f80);
   assert_true(lowp_bf16(-1.5f) == 0xbfc0);
   /* a carry into the exponent: 1.99999 -> 2 */
-  assert_true(lowp_bf16(from_bits(0x3fffffffu)) == 0x4000);
+  assert_true(lowp_bf16(bits_f32(0x3fffffffu)) == 0x4000);
   /* 2^24 random patterns' neighbourhoods: the reference agrees on every finite value */
   uint32_t x = 12345;
   for (int i = 0; i < 1 << 20; i++) {
     x = x * 1664525u + 1013904223u;
-    float f = from_bits(x);
+    float f = bits_f32(x);
     if (isnan(f))
       continue;
     double want = ref_bf16(f), got = lowp_bf16_f32(lowp_bf16(f));
@@ -78,18 +68,18 @@ static void test_lowp_bf16_rounds_to_nearest_even(void **state) {
 static void test_lowp_bf16_nan_overflow_subnormal(void **state) {
   (void)state;
   /* NaN stays NaN, quiet, sign kept, even when only low payload bits are set */
-  uint16_t n1 = lowp_bf16(from_bits(0x7f800001u)), n2 = lowp_bf16(from_bits(0xffc00000u));
+  uint16_t n1 = lowp_bf16(bits_f32(0x7f800001u)), n2 = lowp_bf16(bits_f32(0xffc00000u));
   assert_true(isnan(lowp_bf16_f32(n1)) && (n1 & 0x40) && !(n1 & 0x8000));
   assert_true(isnan(lowp_bf16_f32(n2)) && (n2 & 0x8000));
   /* infinities stay; the largest float rounds past the largest bfloat16 */
   assert_true(lowp_bf16(INFINITY) == 0x7f80 && lowp_bf16(-INFINITY) == 0xff80);
   assert_true(lowp_bf16(3.4028235e38f) == 0x7f80);
   assert_true(lowp_bf16(-3.4028235e38f) == 0xff80);
-  assert_true(lowp_bf16(from_bits(0x7f7f7fffu)) == 0x7f7f); /* just below the tie: largest finite */
+  assert_true(lowp_bf16(bits_f32(0x7f7f7fffu)) == 0x7f7f); /* just below the tie: largest finite */
   /* subnormals become a signed zero (as VCVTNEPS2BF16); the smallest normal stays */
-  assert_true(lowp_bf16(from_bits(0x00400000u)) == 0x0000);
-  assert_true(lowp_bf16(from_bits(0x807fffffu)) == 0x8000);
-  assert_true(lowp_bf16(from_bits(0x00800000u)) == 0x0080);
+  assert_true(lowp_bf16(bits_f32(0x00400000u)) == 0x0000);
+  assert_true(lowp_bf16(bits_f32(0x807fffffu)) == 0x8000);
+  assert_true(lowp_bf16(bits_f32(0x00800000u)) == 0x0080);
   assert_true(lowp_bf16(-0.0f) == 0x8000);
   /* bfloat16 -> float32 is exact: every non-NaN pattern round-trips */
   for (uint32_t h = 0; h < 0x10000; h++) {
@@ -97,7 +87,7 @@ static void test_lowp_bf16_nan_overflow_subnormal(void **state) {
     if (isnan(f) || ((h & 0x7f80) == 0 && (h & 0x7f)))
       continue; /* bfloat16 subnormals are float32 subnormals: flushed */
     assert_true(lowp_bf16(f) == h);
-    assert_true(to_bits(f) == h << 16);
+    assert_true(f32_bits(f) == h << 16);
   }
 }
 
@@ -258,8 +248,8 @@ static void test_lowp_f16_rounds_to_nearest_even(void **state) {
   /* 1 + 2^-11 is halfway between 1 and 1 + 2^-10: to even (1); 1 + 3 * 2^-11 to 1 + 2^-9 */
   assert_true(lowp_f16(1.0f + 0x1p-11f) == 0x3c00);
   assert_true(lowp_f16(1.0f + 3 * 0x1p-11f) == 0x3c02);
-  assert_true(lowp_f16(from_bits(0x3f801001u)) == 0x3c01); /* just above the tie */
-  assert_true(lowp_f16(from_bits(0x3f800fffu)) == 0x3c00); /* just below */
+  assert_true(lowp_f16(bits_f32(0x3f801001u)) == 0x3c01); /* just above the tie */
+  assert_true(lowp_f16(bits_f32(0x3f800fffu)) == 0x3c00); /* just below */
   /* a carry into the exponent: 2 - 2^-12 -> 2 */
   assert_true(lowp_f16(2.0f - 0x1p-12f) == 0x4000);
   /* random patterns over the whole float range: the reference agrees */
@@ -268,7 +258,7 @@ static void test_lowp_f16_rounds_to_nearest_even(void **state) {
     x = x * 1664525u + 1013904223u;
     /* half the draws near float16's range, where all the cases are */
     uint32_t u = (i & 1) ? x : (x & 0x807fffffu) | ((uint32_t)(100 + (x >> 23) % 48) << 23);
-    float f = from_bits(u);
+    float f = bits_f32(u);
     if (isnan(f))
       continue;
     double want = ref_f16(f), got = lowp_f16_f32(lowp_f16(f));
@@ -290,7 +280,7 @@ static void test_lowp_f16_subnormal_overflow_nan(void **state) {
   assert_true(lowp_f16(5 * 0x1p-25f) == 0x0002);
   assert_true(lowp_f16(0x1p-14f) == 0x0400);         /* the smallest normal */
   assert_true(lowp_f16(0x1p-14f - 0x1p-25f) == 0x0400); /* a tie that carries into it (0x3ff is odd) */
-  assert_true(lowp_f16(from_bits(0x00000001u)) == 0x0000 && lowp_f16(from_bits(0x80400000u)) == 0x8000);
+  assert_true(lowp_f16(bits_f32(0x00000001u)) == 0x0000 && lowp_f16(bits_f32(0x80400000u)) == 0x8000);
   assert_true(lowp_f16(-0.0f) == 0x8000);
   /* overflow: 65504 is the largest; 65519.99 rounds down, 65520 (the tie, 0x3ff odd) up to infinity */
   assert_true(lowp_f16(65504.0f) == 0x7bff);
@@ -300,7 +290,7 @@ static void test_lowp_f16_subnormal_overflow_nan(void **state) {
   assert_true(lowp_f16(3.4028235e38f) == 0x7c00);
   assert_true(lowp_f16(INFINITY) == 0x7c00 && lowp_f16(-INFINITY) == 0xfc00);
   /* NaN stays NaN, quiet, sign kept, even with only low payload bits */
-  uint16_t n1 = lowp_f16(from_bits(0x7f800001u)), n2 = lowp_f16(from_bits(0xffc00000u));
+  uint16_t n1 = lowp_f16(bits_f32(0x7f800001u)), n2 = lowp_f16(bits_f32(0xffc00000u));
   assert_true((n1 & 0x7c00) == 0x7c00 && (n1 & 0x200) && !(n1 & 0x8000));
   assert_true((n2 & 0x7c00) == 0x7c00 && (n2 & 0x3ff) && (n2 & 0x8000));
   assert_true(isnan(lowp_f16_f32(n1)) && isnan(lowp_f16_f32(n2)));
