@@ -22,6 +22,7 @@ typedef struct CodegenOpts {
   const char *weights_section; /* optional linker section for weights, or NULL */
   int threads;              /* --threads: > 1 splits large kernels over a pool (0, 1: none) */
   int64_t l2_bytes;         /* --l2-kb: one core's L2 as the cache-blocking decisions assume it (0: 2 MB) */
+  int vec_bits;             /* the host-built code's vectors: 512 AVX-512F, 256 AVX2 + FMA, 0 neither or not known */
   int conv_order;           /* --conv-order: blocked convs' items 0 by cost, 1 panel-major, 2 group-major */
   int check_numerics;       /* --check-numerics: 0 off, 1 NaN and Inf, 2 NaN only (docs/numerics.md) */
   bool profile;             /* --profile: timing hooks, NAME_run_profiled (docs/profile.md) */
@@ -68,6 +69,7 @@ typedef struct EmitC {
   const char *items_end;
   int64_t l2_bytes;         /* CodegenOpts.l2_bytes (0: the default) */
   int conv_order;           /* CodegenOpts.conv_order */
+  int vec_bits;             /* CodegenOpts.vec_bits */
 } EmitC;
 
 /* Opens "for (ptrdiff_t VAR = 0; VAR < n; VAR++) {" (the caller closes it) over

@@ -45,11 +45,16 @@ static const char *const bk_prelude[] = {
     "#define ONNXC_BK_UNUSED __attribute__((unused))\n"
     "#define ONNXC_BK_NOINLINE __attribute__((noinline))\n"
     "#define ONNXC_BK_UNROLL _Pragma(\"GCC unroll 16\")\n"
+    "/* the two weight vectors of a k step held in registers: without it gcc\n"
+    " * folded their loads into every multiply-add of a small group (8 loads a\n"
+    " * step instead of 2: a 4-pixel group at 43 instead of 80 GFLOP/s on Zen 3) */\n"
+    "#define ONNXC_BK_KEEP(u, v) __asm__(\"\" : \"+x\"(u), \"+x\"(v))\n"
     "#else\n"
     "#define ONNXC_BK_INLINE static\n"
     "#define ONNXC_BK_UNUSED\n"
     "#define ONNXC_BK_NOINLINE\n"
     "#define ONNXC_BK_UNROLL\n"
+    "#define ONNXC_BK_KEEP(u, v) (void)0\n"
     "#endif\n"
     "#if defined(__AVX512F__)\n"
     "#include <immintrin.h>\n"
@@ -192,7 +197,8 @@ static const char *const bk_prelude[] = {
     "      _mm_prefetch((const char *)pf, _MM_HINT_T1);\n"
     "      pf += pstep;\n"
     "    }\n"
-    "    const __m256 w0 = _mm256_loadu_ps(b), w1 = _mm256_loadu_ps(b + 8);\n"
+    "    __m256 w0 = _mm256_loadu_ps(b), w1 = _mm256_loadu_ps(b + 8);\n"
+    "    ONNXC_BK_KEEP(w0, w1);\n"
     "    ONNXC_BK_UNROLL\n"
     "    for (i = 0; i < gn; i++) {\n"
     "      const __m256 x = _mm256_broadcast_ss(ak + ((g0 + i) % L) * ps + ((g0 + i) / L) * rs);\n"
@@ -228,30 +234,28 @@ static const char *const bk_prelude[] = {
     "  }\n"
     "}\n"
     ,
-    "ONNXC_BK_INLINE void onnxc_bk_body(long kc, const float *a, const int *aoff, long ps, long rs, int L,\n"
-    "                                   const float *b, float *y0, float *y1, const long *yo,\n"
-    "                                   const float *bias, const float *r0, const float *r1, int act,\n"
-    "                                   float lo, float hi, int np, int nb, int part, const float *pf,\n"
-    "                                   long pstep) {\n"
-    "  int q;\n"
+    "/* one block of 16 channels: the tile's pixels in groups of 4 to 6 where\n"
+    " * np allows (14: 5 + 5 + 4; a group of 2 runs at half speed, its 4\n"
+    " * accumulators too few for the FMA latency: 6 + 6 + 2 was 7% slower),\n"
+    " * the first group prefetching the next panel's weights */\n"
+    "ONNXC_BK_INLINE void onnxc_bk_blk(long kc, const float *a, const int *aoff, long ps, long rs, int L,\n"
+    "                                  const float *b, float *y, const long *yo, const float *bias,\n"
+    "                                  const float *r, int act, float lo, float hi, int np, int part,\n"
+    "                                  const float *pf, long pstep) {\n"
+    "  const int ng = (np + 5) / 6;\n"
+    "  int g, g0 = 0;\n"
     "  ONNXC_BK_UNROLL\n"
-    "  for (q = 0; q < nb; q++) {\n"
-    "    float *y = q ? y1 : y0;\n"
-    "    if (!y) continue;\n"
-    "    const float *r = q ? r1 : r0, *bq = b + 16 * q, *sq = bias + 16 * q;\n"
-    "    /* groups of 6 pixels, the last one the rest (6 + 6 + 2 measured faster\n"
-    "     * than 5 + 5 + 4 on Zen 3); the first prefetches the next panel's weights */\n"
-    "    const int ng = (np + 5) / 6;\n"
-    "    int g, g0 = 0;\n"
-    "    ONNXC_BK_UNROLL\n"
-    "    for (g = 0; g < ng; g++) {\n"
-    "      const int gn = g == ng - 1 ? np - 6 * g : 6;\n"
-    "      onnxc_bk_grp(kc, a, aoff, ps, rs, L, bq, y, yo, sq, r, act, lo, hi, g0, gn, part,\n"
-    "                   q || g ? (const float *)0 : pf, pstep);\n"
-    "      g0 += gn;\n"
-    "    }\n"
+    "  for (g = 0; g < ng; g++) {\n"
+    "    const int gn = (np + ng - 1 - g) / ng;\n"
+    "    onnxc_bk_grp(kc, a, aoff, ps, rs, L, b, y, yo, bias, r, act, lo, hi, g0, gn, part,\n"
+    "                 g ? (const float *)0 : pf, pstep);\n"
+    "    g0 += gn;\n"
     "  }\n"
     "}\n"
+    "/* ONNXC_BK_DEF below makes each block a function of its own: with both\n"
+    " * blocks in one function gcc kept an accumulator of one group on the stack\n"
+    " * (a 14-pixel tile 25% slower) */\n"
+    "#define ONNXC_BK_PER_BLOCK 1\n"
     ,
     "#define ONNXC_BDW_ACT(u) \\\n"
     "  if (act == 1) u = _mm256_max_ps(u, z); \\\n"
@@ -370,6 +374,26 @@ static const char *const bk_prelude[] = {
     " * build's especially), the tile lost a vector register to the caller and\n"
     " * read a weight vector from memory at every multiply-add (27% slower on\n"
     " * AVX2) */\n"
+    "#if defined(ONNXC_BK_PER_BLOCK)\n"
+    "#define ONNXC_BK_DEF(NB, NP, L, PS) \\\n"
+    "  static ONNXC_BK_NOINLINE void onnxc_bkb##NB##_##NP##_##L##_##PS(long kc, const float *a, const int *aoff, long rs, \\\n"
+    "                                              const float *b, float *y, const long *yo, \\\n"
+    "                                              const float *bias, const float *r, int act, float lo, \\\n"
+    "                                              float hi, int part, const float *pf, long pstep) { \\\n"
+    "    onnxc_bk_blk(kc, a, aoff, PS, rs, L, b, y, yo, bias, r, act, lo, hi, NP, part, pf, pstep); \\\n"
+    "  } \\\n"
+    "  static ONNXC_BK_NOINLINE void onnxc_bk##NB##_##NP##_##L##_##PS(long kc, const float *a, const int *aoff, long rs, \\\n"
+    "                                              const float *b, float *y0, float *y1, const long *yo, \\\n"
+    "                                              const float *bias, const float *r0, const float *r1, \\\n"
+    "                                              int act, float lo, float hi, int part, const float *pf, \\\n"
+    "                                              long pstep) { \\\n"
+    "    if (y0) \\\n"
+    "      onnxc_bkb##NB##_##NP##_##L##_##PS(kc, a, aoff, rs, b, y0, yo, bias, r0, act, lo, hi, part, pf, pstep); \\\n"
+    "    if (NB > 1 && y1) \\\n"
+    "      onnxc_bkb##NB##_##NP##_##L##_##PS(kc, a, aoff, rs, b + 16, y1, yo, bias + 16, r1, act, lo, hi, part, \\\n"
+    "                                        y0 ? (const float *)0 : pf, pstep); \\\n"
+    "  }\n"
+    "#else\n"
     "#define ONNXC_BK_DEF(NB, NP, L, PS) \\\n"
     "  static ONNXC_BK_NOINLINE void onnxc_bk##NB##_##NP##_##L##_##PS(long kc, const float *a, const int *aoff, long rs, \\\n"
     "                                              const float *b, float *y0, float *y1, const long *yo, \\\n"
@@ -379,6 +403,7 @@ static const char *const bk_prelude[] = {
     "    onnxc_bk_body(kc, a, aoff, PS, rs, L, b, y0, y1, yo, bias, r0, r1, act, lo, hi, NP, NB, part, \\\n"
     "                  pf, pstep); \\\n"
     "  }\n"
+    "#endif\n"
     ,
     "/* depthwise rows: a 3x3 window (unrolled), any other */\n"
     "static void onnxc_bdw_33(const float *xr, long ps, long dh, long dw, const float *w, const float *bias,\n"
@@ -523,6 +548,7 @@ void blocked_window_of(const Node *n, int64_t *k, int64_t *s, int64_t *d) {
 #define BK_TG 16  /* tiles of one item */
 #define BK_L2_DEFAULT (2.0 * 1024 * 1024) /* one core's L2 (the build machine's; 1-2 MB on recent x86), unless --l2-kb */
 #define BK_KC 1024 /* depth of one part: 128 KB of weights (a shallower part costs more in its loads and stores than the L2 saves) */
+#define BK_KC_AVX2 192 /* the same on AVX2, where a tile makes several passes over k: 24 KB, in the L1 */
 static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
 
 /* How a group-1 BlockedConv's output pixels (per image) fall into tiles, each
@@ -664,7 +690,13 @@ bool emitc_BlockedConv(EmitC *e, const Node *n) {
    * (the part's weights stay in L1 while every tile of the group reads them) */
   /* groups of equal size, at least 8 items per thread where the tiles allow */
   int64_t ntile = tp.ntile;
-  int64_t ngroup = (ntile + BK_TG - 1) / BK_TG, KC = K <= BK_KC * 3 / 2 ? K : BK_KC;
+  /* the depth of a part: on AVX2 its weights (32 channels x KC) stay in the
+   * L1 while the tiles' groups read them again (24 KB of a 32 KB L1 on Zen
+   * 3: 1x1 1024 -> 256 at 14x14 1.37 -> 1.25 ms, 3x3 64 -> 64 at 56x56 2.74
+   * -> 2.61 ms, against KC 1024); the AVX-512 tile (one pass over k) keeps
+   * KC 1024 as measured there */
+  const int64_t kcmax = e->vec_bits == 256 ? BK_KC_AVX2 : BK_KC;
+  int64_t ngroup = (ntile + BK_TG - 1) / BK_TG, KC = K <= kcmax * 3 / 2 ? K : kcmax;
   int64_t want = (8 * (int64_t)(ec_threads(e) > 1 ? ec_threads(e) : 1) + NPAN * N - 1) / (NPAN * N);
   if (ngroup < want)
     ngroup = min64(want, ntile);

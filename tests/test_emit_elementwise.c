@@ -14,7 +14,7 @@ static char *emit_body(Node *n) {
   buf_init(&b);
   Diag d;
   diag_init(&d, "t.onnx", NULL);
-  EmitC e = {n->g, NULL, &b, 0, &d, "m", 1, false, false, 0, 0, NULL, NULL, 0, 0};
+  EmitC e = {n->g, NULL, &b, 0, &d, "m", 1, false, false, 0, 0, NULL, NULL, 0, 0, 0};
   if (!emitc_elementwise(&e, n))
     fail_msg("emit failed: %s", diag_last(&d));
   diag_free(&d);

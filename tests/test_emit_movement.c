@@ -18,7 +18,7 @@ static char *emit(Node *n, const char **msg) {
   buf_init(&b);
   Diag d;
   diag_init(&d, "t.onnx", NULL);
-  EmitC e = {n->g, NULL, &b, 0, &d, "m", 1, false, false, 0, 0, NULL, NULL, 0, 0};
+  EmitC e = {n->g, NULL, &b, 0, &d, "m", 1, false, false, 0, 0, NULL, NULL, 0, 0, 0};
   typedef bool (*Fn)(EmitC *, const Node *);
   static const Fn fns[OP_COUNT_] = {
       [OP_Slice] = emitc_Slice, [OP_Pad] = emitc_Pad,     [OP_Expand] = emitc_Expand,
@@ -61,7 +61,7 @@ static void test_slice_inner_run(void **state) {
   buf_init(&b);
   Diag d;
   diag_init(&d, "t.onnx", NULL);
-  EmitC e = {g, NULL, &b, 0, &d, "m", 1, false, false, 0, 0, NULL, NULL, 0, 0};
+  EmitC e = {g, NULL, &b, 0, &d, "m", 1, false, false, 0, 0, NULL, NULL, 0, 0, 0};
   assert_false(emitc_Slice(&e, n));
   assert_non_null(strstr(diag_last(&d), "input 1 (starts) must be a compile-time constant"));
   diag_free(&d);

@@ -497,7 +497,7 @@ static Graph *build_runner(const char *model, const DataSet *ds, const Options *
     if (g->values[i]->kind == VK_CONST && g->values[i]->n_uses > 0)
       wbytes += g->values[i]->konst->nbytes;
   CodegenOpts co = {.name = "model", .model_path = model, .weights = wbytes > (8 << 20) ? WEIGHTS_BLOB : WEIGHTS_C, .weights_section = NULL, .threads = target.threads,
-                    .l2_bytes = o->l2_bytes, .conv_order = o->conv_order, .check_numerics = o->check_numerics};
+                    .l2_bytes = o->l2_bytes, .vec_bits = driver_vector_bits(o), .conv_order = o->conv_order, .check_numerics = o->check_numerics};
   Buf objects, h;
   buf_init(&objects);
   buf_init(&h);

@@ -119,19 +119,12 @@ static const char *march_flag(const Options *o, char *buf, size_t n) {
   return buf;
 }
 
-int driver_blocked_lanes(const Options *o) {
-  if (strcmp(o->target, "c") != 0 || o->layout == 1)
-    return 0;
-  if (o->layout == 2)
-    return 16;
-  /* sources (-S) are built elsewhere, often for firmware: blocked only when
-   * --cpu names the CPU they are for; `onnxc footprint` builds with its own
-   * (cross) compiler, for a microcontroller */
-  if (o->triple || o->footprint || (o->kind == OUT_SRC && !o->cpu))
-    return 0;
-  /* the compiler's own answer for the flags the build takes (the -march of
-   * --cpu, or one in $CC / ONNXC_CFLAGS; a cross compiler answers no), asked
-   * once per process */
+/* The widest vector form the host-built code compiles for (the flags the
+ * build takes: the -march of --cpu, or one in $CC / ONNXC_CFLAGS): 512 for
+ * AVX-512F, 256 for AVX2 with FMA, 0 otherwise (a cross compiler, another
+ * architecture). The compiler's own answer (`cc -dM -E`), asked once per
+ * process and set of flags. */
+static int cc_vector_bits(const Options *o) {
   char march[128], key[600];
   const char *m = march_flag(o, march, sizeof march), *cf = getenv("ONNXC_CFLAGS");
   snprintf(key, sizeof key, "%s|%s|%s", sys_cc(), m ? m : "", cf ? cf : "");
@@ -153,14 +146,38 @@ int driver_blocked_lanes(const Options *o) {
   arg(&a, "/dev/null");
   Buf log;
   buf_init(&log);
-  /* AVX-512: 16-lane vectors; AVX2 with FMA: the same blocks as two 8-lane
-   * vectors (the tile kernel's AVX2 form, codegen/emit_blocked.c) */
-  if (sys_run(a.v, &log) == 0 && log.s &&
-      (strstr(log.s, "#define __AVX512F__ ") || (strstr(log.s, "#define __AVX2__ ") && strstr(log.s, "#define __FMA__ "))))
-    answer = 16;
+  if (sys_run(a.v, &log) == 0 && log.s) {
+    if (strstr(log.s, "#define __AVX512F__ "))
+      answer = 512;
+    else if (strstr(log.s, "#define __AVX2__ ") && strstr(log.s, "#define __FMA__ "))
+      answer = 256;
+  }
   buf_free(&log);
   argv_free(&a);
   return answer;
+}
+
+/* whether the build is for a known CPU: sources (-S) are built elsewhere,
+ * often for firmware, so only when --cpu names the CPU they are for; `onnxc
+ * footprint` builds with its own (cross) compiler, for a microcontroller */
+static bool host_cpu_known(const Options *o) {
+  return !(o->triple || o->footprint || (o->kind == OUT_SRC && !o->cpu));
+}
+
+int driver_vector_bits(const Options *o) {
+  return strcmp(o->target, "c") == 0 && host_cpu_known(o) ? cc_vector_bits(o) : 0;
+}
+
+int driver_blocked_lanes(const Options *o) {
+  if (strcmp(o->target, "c") != 0 || o->layout == 1)
+    return 0;
+  if (o->layout == 2)
+    return 16;
+  if (!host_cpu_known(o))
+    return 0;
+  /* AVX-512: 16-lane vectors; AVX2 with FMA: the same blocks as two 8-lane
+   * vectors (the tile kernel's AVX2 form, codegen/emit_blocked.c) */
+  return cc_vector_bits(o) ? 16 : 0;
 }
 
 static bool cc_one(const char *dir, const char *src, const char *obj, const Options *o,
@@ -263,7 +280,7 @@ bool driver_link_program(const char *dir, const char *main_src, const char *cons
 /* Writes sources into dir; the blob form of the weights when `blob`. */
 static bool generate(const Graph *g, const Plan *plan, const Options *o, const char *name,
                      const char *dir, bool blob, Diag *d) {
-  CodegenOpts co = {.name = name, .model_path = o->model, .weights = blob ? WEIGHTS_BLOB : WEIGHTS_C, .weights_section = o->weights_section, .threads = o->threads, .l2_bytes = o->l2_bytes, .conv_order = o->conv_order,
+  CodegenOpts co = {.name = name, .model_path = o->model, .weights = blob ? WEIGHTS_BLOB : WEIGHTS_C, .weights_section = o->weights_section, .threads = o->threads, .l2_bytes = o->l2_bytes, .vec_bits = driver_vector_bits(o), .conv_order = o->conv_order,
                     .check_numerics = o->check_numerics, .profile = o->profile,
                     .progress = o->progress ? progress_kernels : NULL, .progress_user = o->progress};
   return codegen_c(g, plan, &co, dir, d);

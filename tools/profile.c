@@ -89,8 +89,8 @@ static bool build(const Graph *g, const Plan *plan, const Options *o, const char
     if (g->values[i]->kind == VK_CONST && g->values[i]->n_uses > 0)
       wbytes += g->values[i]->konst->nbytes;
   WeightsForm wf = wbytes > (8 << 20) ? WEIGHTS_BLOB : WEIGHTS_C;
-  CodegenOpts prof = {.name = "model", .model_path = o->model, .weights = wf, .threads = o->threads, .l2_bytes = o->l2_bytes, .conv_order = o->conv_order, .profile = true};
-  CodegenOpts base = {.name = "base", .model_path = o->model, .weights = wf, .threads = o->threads, .l2_bytes = o->l2_bytes, .conv_order = o->conv_order};
+  CodegenOpts prof = {.name = "model", .model_path = o->model, .weights = wf, .threads = o->threads, .l2_bytes = o->l2_bytes, .vec_bits = driver_vector_bits(o), .conv_order = o->conv_order, .profile = true};
+  CodegenOpts base = {.name = "base", .model_path = o->model, .weights = wf, .threads = o->threads, .l2_bytes = o->l2_bytes, .vec_bits = driver_vector_bits(o), .conv_order = o->conv_order};
   Buf objects, h;
   buf_init(&objects);
   buf_init(&h);

@@ -193,7 +193,7 @@ static bool emit_node(CGen *cg, Arena *a, const Node *n, int step, int kernel, B
   int64_t scratch = scratch_of(cg, n);
   Buf body;
   buf_init(&body);
-  EmitC e = {cg->g, cg->plan, &body, 0, cg->d, cg->o->name, cg->o->threads, false, false, 0, 0, NULL, NULL, cg->o->l2_bytes, cg->o->conv_order};
+  EmitC e = {cg->g, cg->plan, &body, 0, cg->d, cg->o->name, cg->o->threads, false, false, 0, 0, NULL, NULL, cg->o->l2_bytes, cg->o->conv_order, cg->o->vec_bits};
   /* Every parameter is marked used: hooks read only what they need. */
   for (int i = 0; i < n->n_in; i++)
     if (ir_has_input(n, i))

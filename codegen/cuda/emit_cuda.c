@@ -206,7 +206,7 @@ static bool emit_fallback(CudaGen *cu, Arena *a, const Node *n, const char *fn, 
                           int n_dims) {
   Buf body;
   buf_init(&body);
-  EmitC e = {cu->cg.g, cu->cg.plan, &body, 0, cu->cg.d, cu->cg.o->name, 1, false, true, 0, 0, NULL, NULL, 0, 0};
+  EmitC e = {cu->cg.g, cu->cg.plan, &body, 0, cu->cg.d, cu->cg.o->name, 1, false, true, 0, 0, NULL, NULL, 0, 0, 0};
   for (int i = 0; i < n->n_in; i++)
     if (ir_has_input(n, i))
       ec_line(&e, "(void)X%d;", i);
