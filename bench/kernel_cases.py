@@ -194,6 +194,9 @@ def build(root):
     c(conv_case(root, rng, "conv_same", 1, 3, 10, 7, 8, (4, 3), auto_pad="SAME_LOWER", strides=[2, 1]))
     c(conv_case(root, rng, "conv1x1", 1, 300, 7, 7, 50, (1, 1), act="Clip"))
     c(conv_case(root, rng, "conv1x1_s2", 1, 17, 9, 9, 33, (1, 1), strides=[2, 2]))
+    # a strided 1x1 reads a strided copy of its input (passes/layout.c): one
+    # dim strided, batch 2, a stride past the map's last column
+    c(conv_case(root, rng, "conv1x1_s13_b2", 2, 20, 7, 11, 18, (1, 1), strides=[1, 3]))
     # small maps computed transposed with cols^T read from the image (trans_x):
     # the last tile of 49 and 196 rows is partial for every MR (8, 6, 4)
     c(conv_case(root, rng, "conv1x1_small", 1, 40, 7, 7, 64, (1, 1), act="Clip"))

@@ -85,7 +85,7 @@ bool qint_used(const Graph *g);
  * at the top of NAME.c when blocked_conv_used. */
 bool blocked_dispatch(EmitC *e, const Node *n, bool *done);
 bool blocked_conv_used(const Graph *g);
-void blocked_write_prelude(Buf *out, const Graph *g);
+void blocked_write_prelude(Buf *out, const Graph *g, int vec_bits);
 void qint_write_prelude(Buf *out);
 int64_t qint_scratch_bytes(const Node *n, int threads);
 bool string_used(const Graph *g);

@@ -40,6 +40,7 @@ static const char *const bk_prelude[] = {
     " * are stored (a later part follows). pf: a line of weights to prefetch\n"
     " * into the L2 per k (the next panel's, while this one's are read from the\n"
     " * L2), pf += pstep (0: the same line again). */\n"
+    "#define ONNXC_BK_NPMAX 18 /* pixels of a tile, at most (14 where the emitter tunes for AVX-512) */\n"
     "#if defined(__GNUC__) || defined(__clang__)\n"
     "#define ONNXC_BK_INLINE static inline __attribute__((always_inline))\n"
     "#define ONNXC_BK_UNUSED __attribute__((unused))\n"
@@ -56,6 +57,7 @@ static const char *const bk_prelude[] = {
     "#define ONNXC_BK_UNROLL\n"
     "#define ONNXC_BK_KEEP(u, v) (void)0\n"
     "#endif\n"
+    ,
     "#if defined(__AVX512F__)\n"
     "#include <immintrin.h>\n"
     "ONNXC_BK_INLINE void onnxc_bk_body(long kc, const float *a, const int *aoff, long ps, long rs, int L,\n"
@@ -63,7 +65,7 @@ static const char *const bk_prelude[] = {
     "                                   const float *bias, const float *r0, const float *r1, int act,\n"
     "                                   float lo, float hi, int np, int nb, int part, const float *pf,\n"
     "                                   long pstep) {\n"
-    "  __m512 c0[14], c1[14];\n"
+    "  __m512 c0[ONNXC_BK_NPMAX], c1[ONNXC_BK_NPMAX];\n"
     "  const __m512 bb0 = _mm512_loadu_ps(bias), bb1 = _mm512_loadu_ps(bias + 16);\n"
     "  const __m512 l = _mm512_set1_ps(lo), h = _mm512_set1_ps(hi), z = _mm512_setzero_ps();\n"
     "  long k;\n"
@@ -329,7 +331,7 @@ static const char *const bk_prelude[] = {
     "                                   const float *bias, const float *r0, const float *r1, int act,\n"
     "                                   float lo, float hi, int np, int nb, int part, const float *pf,\n"
     "                                   long pstep) {\n"
-    "  float c[14][32];\n"
+    "  float c[ONNXC_BK_NPMAX][32];\n"
     "  long k;\n"
     "  int i, j;\n"
     "  (void)pf;\n"
@@ -475,6 +477,25 @@ bool emitc_BlockedPad(EmitC *e, const Node *n) {
   int64_t lanes = n->in[0]->blocked ? LANES : 1;
   int64_t N = x->d[0], CB = (x->d[1] + lanes - 1) / lanes, H = x->d[2], W = x->d[3], Hp = y->d[2], Wp = y->d[3];
   int64_t rows = N * CB * Hp;
+  int64_t st[2] = {1, 1};
+  const int64_t *sv = ir_attr_ints(n, "strides", &k);
+  if (sv && k == 2) {
+    st[0] = sv[0];
+    st[1] = sv[1];
+  }
+  if (st[0] > 1 || st[1] > 1) {
+    /* every st-th row and column (the input of a strided 1x1 conv; no pads) */
+    IR_ASSERT(!p[0] && !p[1] && !p[2] && !p[3]);
+    ec_open_items(e, "r", rows, ec_cost(COST_BYTE, 8.0 * (double)(rows * Wp * lanes)));
+    ec_line(e, "const long plane = r / %lld, oy = r %% %lld;", LL(Hp), LL(Hp));
+    ec_line(e, "float *yr = Y0 + r * %lld;", LL(Wp * lanes));
+    ec_line(e, "const float *xr = X0 + (plane * %lld + oy * %lld) * %lld;", LL(H), LL(st[0]), LL(W * lanes));
+    ec_line(e, "for (long q = 0; q < %lld; q++)", LL(Wp));
+    ec_line(e, "for (long l = 0; l < %lld; l++) yr[q * %lld + l] = xr[q * %lld + l];", LL(lanes), LL(lanes),
+            LL(st[1] * lanes));
+    ec_line(e, "}");
+    return true;
+  }
   ec_open_items(e, "r", rows, ec_cost(COST_BYTE, 8.0 * (double)(rows * Wp * lanes)));
   ec_line(e, "const long plane = r / %lld, iy = r %% %lld - %lld;", LL(Hp), LL(Hp), LL(p[0]));
   ec_line(e, "const int in = iy >= 0 && iy < %lld;", LL(H));
@@ -545,6 +566,7 @@ void blocked_window_of(const Node *n, int64_t *k, int64_t *s, int64_t *d) {
 }
 
 #define BK_NP 14  /* pixels of a tile, at most: 28 accumulators and 2 weight vectors */
+#define BK_NP_AVX2 18 /* on AVX2, where a tile runs as groups of at most 6 (ONNXC_BK_NPMAX) */
 #define BK_TG 16  /* tiles of one item */
 #define BK_L2_DEFAULT (2.0 * 1024 * 1024) /* one core's L2 (the build machine's; 1-2 MB on recent x86), unless --l2-kb */
 #define BK_KC 1024 /* depth of one part: 128 KB of weights (a shallower part costs more in its loads and stores than the L2 saves) */
@@ -568,28 +590,71 @@ typedef struct {
   int64_t ps; /* floats between a row's pixels in the input */
 } BkTiles;
 
-static void bk_tiles(const Node *n, BkTiles *t) {
+/* The AVX2 tile's time for np pixels (per block and k step, in units of one
+ * multiply-add of 8 lanes at full speed): groups of np / ng pixels
+ * (onnxc_bk_blk), each at the speed measured for its size on Zen 3 with
+ * the weights in the L1 (a group of 1-3 pixels has too few accumulators for
+ * the FMA latency). */
+static double bk_avx2_cost(int64_t np) {
+  static const double speed[7] = {1, 0.23, 0.46, 0.73, 0.91, 0.94, 0.95};
+  int64_t ng = (np + 5) / 6;
+  double c = 0;
+  for (int64_t g = 0; g < ng; g++) {
+    int64_t gn = (np + ng - 1 - g) / ng;
+    c += (double)gn / speed[gn];
+  }
+  return c;
+}
+
+/* the cost of cutting n pixels into m near-equal tiles */
+static double bk_split_cost(int64_t n, int64_t m) {
+  int64_t big = n % m, small = m - big;
+  return (double)small * bk_avx2_cost(n / m) + (big ? (double)big * bk_avx2_cost(n / m + 1) : 0);
+}
+
+/* into how many tiles of at most npmax pixels to cut n pixels: the fewest,
+ * or on AVX2 the count (up to three more) whose groups run 2% faster */
+static int64_t bk_cut(int64_t n, int npmax, bool avx2) {
+  int64_t m = (n + npmax - 1) / npmax, best = m;
+  for (int64_t c = m + 1; avx2 && c <= m + 3 && c <= n; c++)
+    if (bk_split_cost(n, c) < bk_split_cost(n, best) * 0.98)
+      best = c;
+  return best;
+}
+
+static void bk_tiles(const Node *n, int vec_bits, BkTiles *t) {
   const Shape *x = &n->in[0]->shape, *y = &n->out[0]->shape;
   int64_t k[2], s[2], dl[2];
   blocked_window_of(n, k, s, dl);
   int64_t W = x->d[3], OH = y->d[2], OW = y->d[3];
+  bool avx2 = vec_bits == 256;
+  int npmax = avx2 ? BK_NP_AVX2 : BK_NP;
   memset(t, 0, sizeof *t);
   t->ps = s[1] * (ir_attr_int(n, "onnxc.plain", 0) ? 1 : LANES);
   if (s[0] == 1 && s[1] == 1 && W == OW) {
     int64_t P = OH * OW;
     t->mode = BK_RUNS;
-    t->ntile = (P + BK_NP - 1) / BK_NP;
+    t->ntile = bk_cut(P, npmax, avx2);
     t->np_a = t->L_a = (int)(P / t->ntile);
     t->np_b = t->L_b = (int)((P + t->ntile - 1) / t->ntile);
   } else if (OW > BK_NP / 2 || OH == 1) {
     t->mode = BK_STRIPS;
-    t->nst = (OW + BK_NP - 1) / BK_NP;
+    t->nst = bk_cut(OW, npmax, avx2);
     t->ntile = OH * t->nst;
     t->np_a = t->L_a = (int)(OW / t->nst);
     t->np_b = t->L_b = (int)((OW + t->nst - 1) / t->nst);
   } else {
     t->mode = BK_ROWS;
-    t->R = min64(OH, BK_NP / OW);
+    t->R = min64(OH, npmax / OW);
+    /* AVX2: the row count whose tiles run fastest */
+    for (int64_t r = t->R - 1; avx2 && r >= 1; r--) {
+      int64_t nt = (OH + r - 1) / r, last = (OH - (nt - 1) * r) * OW;
+      int64_t ntb = (OH + t->R - 1) / t->R, lastb = (OH - (ntb - 1) * t->R) * OW;
+      double c = (double)(nt - 1) * bk_avx2_cost(r * OW) + bk_avx2_cost(last);
+      double cb = (double)(ntb - 1) * bk_avx2_cost(t->R * OW) + bk_avx2_cost(lastb);
+      if (c < cb * 0.98)
+        t->R = r;
+    }
     t->ntile = (OH + t->R - 1) / t->R;
     t->np_a = (int)(t->R * OW);
     t->np_b = (int)((OH - (t->ntile - 1) * t->R) * OW);
@@ -599,7 +664,7 @@ static void bk_tiles(const Node *n, BkTiles *t) {
 
 static bool bk_group1(const Node *n) { return n->op == OP_BlockedConv && ir_attr_int(n, "group", 1) == 1; }
 
-void blocked_write_prelude(Buf *out, const Graph *g) {
+void blocked_write_prelude(Buf *out, const Graph *g, int vec_bits) {
   for (size_t i = 0; i < sizeof bk_prelude / sizeof bk_prelude[0]; i++)
     buf_puts(out, bk_prelude[i]);
   /* the tile kernels the model's convs call, each once (at most four per
@@ -614,7 +679,7 @@ void blocked_write_prelude(Buf *out, const Graph *g) {
     if (!bk_group1(n))
       continue;
     BkTiles t;
-    bk_tiles(n, &t);
+    bk_tiles(n, vec_bits, &t);
     int64_t M = n->out[0]->shape.d[1], MB = (M + LANES - 1) / LANES;
     for (int v = 0; v < 4; v++) {
       int64_t nb = v < 2 ? 2 : 1;
@@ -648,7 +713,7 @@ bool emitc_BlockedConv(EmitC *e, const Node *n) {
   bool plain = ir_attr_int(n, "onnxc.plain", 0) != 0;
   int64_t inl = plain ? 1 : LANES, ximg = (plain ? C : CB * LANES) * H * W;
   BkTiles tp;
-  bk_tiles(n, &tp);
+  bk_tiles(n, e->vec_bits, &tp);
   char lo[64], hi[64];
   int act = blocked_act_code(n, lo, hi, sizeof lo);
   bool res = ir_has_input(n, 3);
@@ -742,7 +807,7 @@ bool emitc_BlockedConv(EmitC *e, const Node *n) {
           LL(ngroup));
   /* the tile's first output pixel q0 (its pixels are q0 .. q0 + np - 1 of the
    * map, row-major, in every mode) and its first input pixel */
-  ec_line(e, "long yo[%d], q0, np;", BK_NP);
+  ec_line(e, "long yo[%d], q0, np;", BK_NP_AVX2);
   ec_line(e, "const float *a;");
   switch (tp.mode) {
   case BK_RUNS:

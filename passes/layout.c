@@ -10,7 +10,10 @@
  *   before. Inside a region:
  *   - a Conv (2-D, group 1, or depthwise) becomes BlockedConv: its padding
  *     moves into a BlockedPad node before it (a copy of the input inside a
- *     zero border), its weights are repacked
+ *     zero border), as does the stride of an unpadded 1x1 conv (a copy of
+ *     every s-th row and column: the conv then reads whole lines of one
+ *     image a quarter the size, not every other pixel of the whole input
+ *     once per panel of weights), its weights are repacked
  *     here (group 1: panels of 32 output channels, k = (channel block, kh,
  *     kw, lane) over the real input channels; depthwise: [C/16][KH*KW][16]),
  *     its bias padded to the panel; the fused activation and residual stay.
@@ -259,7 +262,8 @@ static Value *pad_bias(Graph *g, const Node *n, int64_t m, int64_t len, Diag *d)
   return ir_const_new(g, arena_printf(g->arena, "%s_blocked_b", n->name), t);
 }
 
-/* Conv n (blocked input) as BlockedConv, behind a BlockedPad when padded. */
+/* Conv n (blocked input) as BlockedConv, behind a BlockedPad when padded or
+ * a strided 1x1. */
 static bool rewrite_conv(Graph *g, Node *n, Kind k, Diag *d) {
   const Shape *x = &n->in[0]->shape, *w = &n->in[1]->shape, *y = &n->out[0]->shape;
   int64_t st[2], di[2], pb[2], pe[2], kk[2] = {w->d[2], w->d[3]}, m = y->d[1];
@@ -286,6 +290,22 @@ static bool rewrite_conv(Graph *g, Node *n, Kind k, Diag *d) {
     p->out[0]->shape = ps;
     p->out[0]->blocked = k == K_CONVP ? 0 : LANES; /* K_CONVP: a row-major copy */
     ir_node_set_input(n, 0, p->out[0]);
+  } else if (k == K_CONV && kk[0] == 1 && kk[1] == 1 && (st[0] > 1 || st[1] > 1)) {
+    /* ResNet-50's projections on Zen 3, 1x1 512 -> 1024 at 28x28 / 2: 2.98 -> 2.35 ms in
+     * the model (the copy 0.03 ms) */
+    int64_t pd[4] = {x->d[0], x->d[1], (x->d[2] - 1) / st[0] + 1, (x->d[3] - 1) / st[1] + 1};
+    Value *in = n->in[0];
+    Node *p = ir_node_insert(g, n, OP_BlockedPad, "BlockedPad", arena_printf(g->arena, "%s_stride", n->name), 1,
+                             &in, 1);
+    p->domain = "onnxc";
+    int64_t pads[4] = {0, 0, 0, 0};
+    ir_attr_set_ints(p, "pads", pads, 4);
+    ir_attr_set_ints(p, "strides", st, 2);
+    p->out[0]->dt = DT_F32;
+    p->out[0]->shape = shape_make(4, pd);
+    p->out[0]->blocked = LANES;
+    ir_node_set_input(n, 0, p->out[0]);
+    st[0] = st[1] = 1;
   }
   ir_node_set_input(n, 1, wv);
   if (n->n_in < 3)
@@ -522,7 +542,9 @@ bool infer_BlockedPad(Node *n, Diag *d) {
   const Shape *x = &n->in[0]->shape;
   if (!p || k != 4 || x->rank != 4)
     return diag_error(d, n, "internal: BlockedPad without 2-D pads");
-  int64_t dims[4] = {x->d[0], x->d[1], x->d[2] + p[0] + p[2], x->d[3] + p[1] + p[3]};
+  int64_t st[2];
+  ints2(n, "strides", st);
+  int64_t dims[4] = {x->d[0], x->d[1], (x->d[2] + p[0] + p[2] - 1) / st[0] + 1, (x->d[3] + p[1] + p[3] - 1) / st[1] + 1};
   n->out[0]->dt = n->in[0]->dt;
   n->out[0]->shape = shape_make(4, dims);
   return true;

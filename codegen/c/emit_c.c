@@ -662,7 +662,7 @@ bool codegen_c(const Graph *g, const Plan *plan, const CodegenOpts *o, const cha
     if (qint_used(g))
       qint_write_prelude(&c);
     if (blocked_conv_used(g))
-      blocked_write_prelude(&c, g);
+      blocked_write_prelude(&c, g, o->vec_bits);
     if (gemm_lp_used(g, plan, o->threads))
       gemm_write_prelude_lp(&c, gemm_lp_used(g, plan, o->threads));
     if (string_used(g)) {
