@@ -71,7 +71,10 @@ static void ints2(const Node *n, const char *name, int64_t *v) {
 
 /* K_CONVP: a group-1 conv of fewer than 16 input channels (an RGB stem),
  * which reads its input row-major and writes its output blocked */
-typedef enum Kind { K_NONE, K_CONV, K_CONVP, K_DW, K_POOL, K_GPOOL, K_LANEWISE } Kind;
+/* K_AFFINE: a fused elementwise act(a[c] * x + b[c]) of one tensor (a
+ * BatchNormalization not after a conv, DenseNet's), run as a depthwise 1x1
+ * BlockedConv */
+typedef enum Kind { K_NONE, K_CONV, K_CONVP, K_DW, K_POOL, K_GPOOL, K_LANEWISE, K_AFFINE } Kind;
 
 /* What the blocked conv kernels apply on the way out: a Relu, Clip or
  * LeakyRelu in the tile's store, or a fused elementwise epilogue body
@@ -110,6 +113,212 @@ static Kind conv_kind(const Node *n) {
   return K_NONE;
 }
 
+/* The values of constant operand v per channel (C of them) when v is a
+ * scalar or a per-channel [C, 1, 1] (leading 1s allowed) float32 constant. */
+static bool channel_const(const Value *v, int64_t C, float *out) {
+  if (v->kind != VK_CONST || v->dt != DT_F32 || !v->konst)
+    return false;
+  const Shape *s = &v->shape;
+  int64_t e = 0;
+  if (!shape_numel(s, &e))
+    return false;
+  if (e == 1) {
+    for (int64_t c = 0; c < C; c++)
+      out[c] = (float)tensor_get_f64(v->konst, 0);
+    return true;
+  }
+  if (s->rank < 3 || s->rank > 4 || s->d[s->rank - 3] != C || s->d[s->rank - 2] != 1 || s->d[s->rank - 1] != 1 ||
+      (s->rank == 4 && s->d[0] != 1))
+    return false;
+  for (int64_t c = 0; c < C; c++)
+    out[c] = (float)tensor_get_f64(v->konst, c);
+  return true;
+}
+
+/* The one operand of fused elementwise n that is no constant, or -1. */
+static int affine_x(const Node *n) {
+  int xs = -1;
+  for (int i = 0; i < n->n_in; i++)
+    if (ir_has_input(n, i) && n->in[i]->kind != VK_CONST) {
+      if (xs >= 0)
+        return -1;
+      xs = i;
+    }
+  return xs;
+}
+
+/* Whether fused elementwise n computes act(a[c] * x + b[c]) of its one
+ * tensor operand x (4-D float32, the output's shape) with every other operand a scalar or
+ * per-channel constant: a chain of Add, Sub, Mul and Div (by a constant) on
+ * x, then optionally Relu, LeakyRelu or Clip with constant bounds. When a is
+ * given, fills a and b (C each) and act / lo / hi as the BlockedConv
+ * attributes want them. */
+typedef struct Affine {
+  float *a, *b;
+  const char *act;
+  float lo, hi, alpha;
+} Affine;
+
+static bool affine_chain(const Node *n, Affine *out) {
+  if (n->op != OP_FusedElementwise || n->n_out != 1 || n->n_in < 2 || !all_f32_static4(n->out[0]) ||
+      ir_attr(n, "onnxc.precision"))
+    return false;
+  int xs = affine_x(n);
+  if (xs < 0 || !all_f32_static4(n->in[xs]) || !rewrite_same_shape(&n->in[xs]->shape, &n->out[0]->shape))
+    return false;
+  const Attr *ba = ir_attr(n, "body");
+  const Graph *body = ba ? ba->u.g : NULL;
+  if (!body || body->n_inputs != n->n_in || body->n_outputs != 1 || body->n_nodes > 16)
+    return false;
+  int64_t C = n->out[0]->shape.d[1];
+  /* the body's values in order: its inputs, then each node's output; kind 1
+   * a per-channel constant (v), 2 affine in x (v = a, w = b) */
+  enum { MAXV = 48 };
+  const Value *val[MAXV];
+  int kind[MAXV], nv = 0;
+  float *buf = malloc((size_t)(2 * MAXV * C) * sizeof *buf);
+  IR_ASSERT(buf);
+  bool ok = true;
+  const char *act = NULL;
+  float lo = -INFINITY, hi = INFINITY, alpha = 0.01f;
+  for (int i = 0; i < n->n_in && ok; i++) {
+    float *v = buf + 2 * nv * C, *w = v + C;
+    val[nv] = body->inputs[i];
+    if (i == xs) {
+      kind[nv] = 2;
+      for (int64_t c = 0; c < C; c++) {
+        v[c] = 1.0f;
+        w[c] = 0.0f;
+      }
+    } else {
+      kind[nv] = 1;
+      ok = ir_has_input(n, i) && channel_const(n->in[i], C, v);
+    }
+    nv++;
+  }
+  for (const Node *m = body->first; m && ok; m = m->next) {
+    if (act || nv >= MAXV || m->n_out != 1 || m->out[0]->dt != DT_F32) {
+      ok = false;
+      break;
+    }
+    int at[3] = {-1, -1, -1};
+    for (int j = 0; j < m->n_in && j < 3; j++)
+      for (int k = 0; k < nv; k++)
+        if (ir_has_input(m, j) && val[k] == m->in[j])
+          at[j] = k;
+    float *v = buf + 2 * nv * C, *w = v + C;
+    val[nv] = m->out[0];
+    kind[nv] = 2;
+    if (m->op == OP_Relu || m->op == OP_LeakyRelu || m->op == OP_Clip) {
+      /* the last node: the activation of the affine value */
+      ok = m->n_in >= 1 && at[0] >= 0 && kind[at[0]] == 2 && m == body->last;
+      if (ok && m->op == OP_Clip)
+        for (int j = 1; j < 3 && ok; j++) {
+          if (m->n_in <= j || !ir_has_input(m, j))
+            continue;
+          const float *cv = at[j] >= 0 && kind[at[j]] == 1 ? buf + 2 * at[j] * C : NULL;
+          bool uniform = cv != NULL;
+          for (int64_t c = 1; uniform && c < C; c++)
+            uniform = cv[c] == cv[0];
+          ok = uniform;
+          if (ok && j == 1)
+            lo = cv[0];
+          else if (ok)
+            hi = cv[0];
+        }
+      if (ok) {
+        act = m->op_type;
+        alpha = ir_attr_float(m, "alpha", 0.01f);
+        memcpy(v, buf + 2 * at[0] * C, (size_t)(2 * C) * sizeof *v);
+      }
+      nv++;
+      continue;
+    }
+    if (m->n_in != 2 || at[0] < 0 || at[1] < 0 || kind[at[0]] + kind[at[1]] != 3 ||
+        (m->op != OP_Add && m->op != OP_Sub && m->op != OP_Mul && m->op != OP_Div) ||
+        (m->op == OP_Div && kind[at[1]] != 1)) {
+      ok = false;
+      break;
+    }
+    bool xfirst = kind[at[0]] == 2;
+    const float *xa = buf + 2 * at[xfirst ? 0 : 1] * C, *xb = xa + C, *k = buf + 2 * at[xfirst ? 1 : 0] * C;
+    for (int64_t c = 0; c < C; c++) {
+      switch (m->op) {
+      case OP_Add:
+        v[c] = xa[c];
+        w[c] = xb[c] + k[c];
+        break;
+      case OP_Sub:
+        v[c] = xfirst ? xa[c] : -xa[c];
+        w[c] = xfirst ? xb[c] - k[c] : k[c] - xb[c];
+        break;
+      case OP_Mul:
+        v[c] = xa[c] * k[c];
+        w[c] = xb[c] * k[c];
+        break;
+      default: /* Div by the constant */
+        v[c] = xa[c] / k[c];
+        w[c] = xb[c] / k[c];
+        break;
+      }
+    }
+    nv++;
+  }
+  ok = ok && nv > n->n_in && val[nv - 1] == body->outputs[0] && kind[nv - 1] == 2;
+  for (int64_t c = 0; ok && c < C; c++) /* a finite affine map (not a division by 0) */
+    ok = isfinite(buf[2 * (nv - 1) * C + c]) && isfinite(buf[2 * (nv - 1) * C + C + c]);
+  if (ok && out) {
+    memcpy(out->a, buf + 2 * (nv - 1) * C, (size_t)C * sizeof *out->a);
+    memcpy(out->b, buf + 2 * (nv - 1) * C + C, (size_t)C * sizeof *out->b);
+    out->act = act;
+    out->lo = lo;
+    out->hi = hi;
+    out->alpha = alpha;
+  }
+  free(buf);
+  return ok;
+}
+
+/* Fused elementwise n (affine_chain) as the depthwise 1x1 Conv(x, a, b) with
+ * its activation, for rewrite_conv. */
+static bool affine_to_conv(Graph *g, Node *n, Diag *d) {
+  int64_t C = n->out[0]->shape.d[1];
+  int64_t wd[4] = {C, 1, 1, 1}, bd[1] = {C};
+  Shape ws = shape_make(4, wd), bs = shape_make(1, bd);
+  Tensor *wt = ir_tensor_new(g, DT_F32, &ws, d), *bt = ir_tensor_new(g, DT_F32, &bs, d);
+  if (!wt || !bt)
+    return false;
+  Affine f = {wt->data, bt->data, NULL, 0, 0, 0};
+  IR_ASSERT(affine_chain(n, &f));
+  Value *x = n->in[affine_x(n)];
+  Value *in[3] = {x, ir_const_new(g, arena_printf(g->arena, "%s_scale", n->name), wt),
+                  ir_const_new(g, arena_printf(g->arena, "%s_shift", n->name), bt)};
+  for (int i = n->n_in - 1; i >= 0; i--)
+    ir_node_set_input(n, i, g->none);
+  n->n_in = 0;
+  for (int i = 0; i < 3; i++)
+    ir_node_add_input(n, in[i]);
+  ir_attr_remove(n, "body");
+  int64_t one[2] = {1, 1};
+  ir_attr_set_ints(n, "kernel_shape", one, 2);
+  ir_attr_set_int(n, "group", C);
+  if (f.act) {
+    Attr *a = ir_attr_add(n, "activation", AT_STRING);
+    a->u.s = arena_strdup(g->arena, f.act);
+    a->slen = strlen(f.act);
+    if (!strcmp(f.act, "LeakyRelu"))
+      ir_attr_add(n, "activation_alpha", AT_FLOAT)->u.f = f.alpha;
+    if (!strcmp(f.act, "Clip")) {
+      ir_attr_add(n, "activation_min", AT_FLOAT)->u.f = f.lo;
+      ir_attr_add(n, "activation_max", AT_FLOAT)->u.f = f.hi;
+    }
+  }
+  n->op = OP_Conv;
+  n->op_type = "Conv";
+  n->domain = "";
+  return true;
+}
+
 static Kind node_kind(const Node *n) {
   switch (n->op) {
   case OP_Conv:
@@ -125,6 +334,8 @@ static Kind node_kind(const Node *n) {
   default:
     break;
   }
+  if (affine_chain(n, NULL))
+    return K_AFFINE;
   bool ew = (ir_ops[n->op].flags & OPF_EW) != 0 || n->op == OP_FusedElementwise;
   bool cat = n->op == OP_Concat || n->op == OP_Split;
   if (!ew && !cat)
@@ -162,6 +373,8 @@ static bool blocked_input(const Node *n, Kind k, int i) {
   case K_CONV:
   case K_DW:
     return i == 0 || i == 3;
+  case K_AFFINE:
+    return n->in[i]->kind != VK_CONST;
   case K_CONVP:
     return i == 3;
   case K_POOL:
@@ -264,7 +477,7 @@ static Value *pad_bias(Graph *g, const Node *n, int64_t m, int64_t len, Diag *d)
 
 /* Conv n (blocked input) as BlockedConv, behind a BlockedPad when padded or
  * a strided 1x1. */
-static bool rewrite_conv(Graph *g, Node *n, Kind k, Diag *d) {
+static bool rewrite_conv(Graph *g, Node *n, Kind k, bool record_self, Diag *d) {
   const Shape *x = &n->in[0]->shape, *w = &n->in[1]->shape, *y = &n->out[0]->shape;
   int64_t st[2], di[2], pb[2], pe[2], kk[2] = {w->d[2], w->d[3]}, m = y->d[1];
   ints2(n, "strides", st);
@@ -321,17 +534,20 @@ static bool rewrite_conv(Graph *g, Node *n, Kind k, Diag *d) {
   ir_attr_set_int(n, "onnxc.c", x->d[1]);
   if (k == K_CONVP)
     ir_attr_set_int(n, "onnxc.plain", 1);
-  /* the record of ONNX nodes this kernel computes starts with the Conv itself */
-  Attr *fa = (Attr *)ir_attr(n, "onnxc.fused");
-  int old = fa ? fa->n : 0;
-  const char **ss = arena_alloc(g->arena, (size_t)(old + 2) * sizeof *ss);
-  ss[0] = arena_printf(g->arena, "%s %s", n->op_type, n->name);
-  for (int i = 0; i < old; i++)
-    ss[i + 1] = fa->u.ss[i];
-  if (!fa)
-    fa = ir_attr_add(n, "onnxc.fused", AT_STRINGS);
-  fa->u.ss = ss;
-  fa->n = old + 1;
+  /* the record of ONNX nodes this kernel computes starts with the Conv itself
+   * (a fused elementwise as a conv, K_AFFINE: its record is whole) */
+  if (record_self) {
+    Attr *fa = (Attr *)ir_attr(n, "onnxc.fused");
+    int old = fa ? fa->n : 0;
+    const char **ss = arena_alloc(g->arena, (size_t)(old + 2) * sizeof *ss);
+    ss[0] = arena_printf(g->arena, "%s %s", n->op_type, n->name);
+    for (int i = 0; i < old; i++)
+      ss[i + 1] = fa->u.ss[i];
+    if (!fa)
+      fa = ir_attr_add(n, "onnxc.fused", AT_STRINGS);
+    fa->u.ss = ss;
+    fa->n = old + 1;
+  }
   n->op = OP_BlockedConv;
   n->op_type = "BlockedConv";
   n->domain = "onnxc";
@@ -377,6 +593,8 @@ bool pass_layout_blocked(Graph *g, int lanes, int mode, Diag *d) {
     int r = find(par, n->id);
     if (k == K_CONV || k == K_CONVP || k == K_DW)
       macs[r] += conv_macs(n);
+    if (k == K_AFFINE)
+      macs[r] += numel_d(n->out[0]);
     if (k == K_CONV || k == K_CONVP)
       conv[r] += 1;
     for (int i = 0; i < n->n_in; i++) {
@@ -513,9 +731,14 @@ bool pass_layout_blocked(Graph *g, int lanes, int mode, Diag *d) {
   }
   free(to);
   free(from);
-  for (Node *n = g->first; n && ok; n = n->next)
-    if (n->id < nn && keep[n->id] && (kind[n->id] == K_CONV || kind[n->id] == K_CONVP || kind[n->id] == K_DW))
-      ok = rewrite_conv(g, n, kind[n->id], d);
+  for (Node *n = g->first; n && ok; n = n->next) {
+    if (n->id >= nn || !keep[n->id])
+      continue;
+    if (kind[n->id] == K_AFFINE)
+      ok = affine_to_conv(g, n, d) && rewrite_conv(g, n, K_DW, false, d);
+    else if (kind[n->id] == K_CONV || kind[n->id] == K_CONVP || kind[n->id] == K_DW)
+      ok = rewrite_conv(g, n, kind[n->id], true, d);
+  }
 done:
   free(kind);
   free(par);

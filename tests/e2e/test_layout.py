@@ -145,7 +145,36 @@ def swishish():
     return g.model([gp, e])
 
 
-MODELS = [resnetish, mobileish, concatish, swishish]
+def denseish():
+    """Per-channel affine maps of a tensor that no conv makes (DenseNet's
+    pre-activation BatchNormalization after a Concat, and such chains written
+    as Mul / Add / Sub / Div by per-channel or scalar constants), each with or
+    without an activation, run as depthwise 1x1 blocked convs: none is left a
+    row-major elementwise kernel between conversions."""
+    g = G("denseish", [2, 32, 9, 11], 5)
+
+    def bn(x, c):
+        r = g.rng
+        return g.node("BatchNormalization", [x, g.const(r.uniform(0.5, 1.5, c)), g.const(r.standard_normal(c) * 0.1),
+                                             g.const(r.standard_normal(c) * 0.1), g.const(r.uniform(0.5, 2.0, c))],
+                      epsilon=1e-5)
+
+    s = g.node("Relu", [g.conv("x", 32, 32, 1)])
+    a = g.conv(g.node("Relu", [bn(s, 32)]), 32, 16, 3, pads=[1, 1, 1, 1])
+    c = g.node("Concat", [s, a], axis=1)  # 48 channels
+    sc = g.const(g.rng.uniform(0.5, 1.5, (48, 1, 1)))
+    sh = g.const(g.rng.standard_normal((1, 48, 1, 1)) * 0.1)
+    b = g.node("Clip", [g.node("Add", [g.node("Mul", [c, sc]), sh]), g.const(np.array(0.0)), g.const(np.array(4.0))])
+    b = g.conv(b, 48, 40, 1)  # 40: a partly real last block
+    t = g.node("Div", [g.node("Sub", [g.const(np.array(0.25)), b]), g.const(g.rng.uniform(1.0, 2.0, (40, 1, 1)))])
+    t = g.node("LeakyRelu", [t], alpha=0.1)
+    u = g.conv(t, 40, 24, 3, pads=[1, 1, 1, 1])
+    v = g.node("Add", [g.node("Mul", [u, g.const(np.array(1.5))]), g.const(g.rng.standard_normal((24, 1, 1)))])
+    out = g.conv(v, 24, 8, 1)
+    return g.model([out])
+
+
+MODELS = [resnetish, mobileish, concatish, swishish, denseish]
 
 
 def run(cmd):
@@ -186,6 +215,14 @@ def main():
             # every conv and pool of these models is in a region: none left row-major
             rowmajor = [ln for ln in text.splitlines()
                         if re.search(r"= (Conv|MaxPool|AveragePool)\{", ln) and "nchw16c =" not in ln]
+            # denseish: every affine map a blocked depthwise conv, the one
+            # conversion back the graph output's
+            if m.graph.name == "denseish":
+                lines = text.splitlines()
+                rowmajor += [ln for ln in lines if "FusedElementwise" in ln]
+                froms = [ln for ln in lines if "onnxc:FromBlocked" in ln]
+                if len(froms) > 1:
+                    rowmajor += froms
             if want and rowmajor:
                 has = False
             if rc != 0 or has != want:
