@@ -2,8 +2,9 @@
  * passes/layout.c, docs/layout.md): a blocked [N, C, H, W] tensor is stored
  * [N][ceil(C/16)][H][W][16].
  *
- * BlockedConv (group 1) computes tiles of up to 12 output pixels of one row
- * by 32 output channels (two blocks) in registers: per k, one broadcast of
+ * BlockedConv (group 1) computes tiles of up to 14 output pixels (18 on
+ * AVX2, in groups of at most 6) by 32 output channels (two blocks) in
+ * registers: per k, one broadcast of
  * each pixel's input value and two vectors of the weight panel, k running
  * over (input block, kh, kw, lane) of the real input channels, read through a
  * table of offsets into the (already padded) input; the tile is stored as two
