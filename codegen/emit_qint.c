@@ -47,6 +47,15 @@ static const char *const prelude[] = {
     "  f = f > hi ? hi : f;\n"
     "  return (uint8_t)((int32_t)onnxc_qround(f) + zy);\n"
     "}\n"
+    "#if defined(__AVX2__) && !defined(__AVX512F__)\n"
+    "/* 16 int32 in [0, 255] (a: the first 8) to 16 bytes at y */\n"
+    "ONNXC_QFN void onnxc_qpack16(__m256i a, __m256i b, uint8_t *y) {\n"
+    "  const __m256i p = _mm256_packus_epi16(_mm256_packus_epi32(a, b), _mm256_setzero_si256());\n"
+    "  const __m256i q = _mm256_permutevar8x32_epi32(p, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));\n"
+    "  _mm_storeu_si128((__m128i *)y, _mm256_castsi256_si128(q));\n"
+    "}\n"
+    "#endif\n"
+    ,
     "/* y[i] = requant(acc[i]) for i < n (lo, hi: the clamp minus zy) */\n"
     "ONNXC_QFN void onnxc_qrow(const int32_t *acc, long n, float m, float lo, float hi, int32_t zy,\n"
     "                       uint8_t *y) {\n"
@@ -59,6 +68,18 @@ static const char *const prelude[] = {
     "    f = _mm512_min_ps(_mm512_max_ps(f, vl), vh);\n"
     "    _mm_storeu_si128((__m128i *)(y + i),\n"
     "                     _mm512_cvtepi32_epi8(_mm512_add_epi32(_mm512_cvtps_epi32(f), vz)));\n"
+    "  }\n"
+    "#elif defined(__AVX2__)\n"
+    "  /* vcvtps2dq rounds half to even (the default MXCSR), as onnxc_qround */\n"
+    "  const __m256 vm = _mm256_set1_ps(m), vl = _mm256_set1_ps(lo), vh = _mm256_set1_ps(hi);\n"
+    "  const __m256i vz = _mm256_set1_epi32(zy);\n"
+    "  for (; i + 16 <= n; i += 16) {\n"
+    "    __m256 f0 = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_loadu_si256((const __m256i *)(acc + i))), vm);\n"
+    "    __m256 f1 = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_loadu_si256((const __m256i *)(acc + i + 8))), vm);\n"
+    "    f0 = _mm256_min_ps(_mm256_max_ps(f0, vl), vh);\n"
+    "    f1 = _mm256_min_ps(_mm256_max_ps(f1, vl), vh);\n"
+    "    onnxc_qpack16(_mm256_add_epi32(_mm256_cvtps_epi32(f0), vz), _mm256_add_epi32(_mm256_cvtps_epi32(f1), vz),\n"
+    "                  y + i);\n"
     "  }\n"
     "#endif\n"
     "  for (; i < n; i++)\n"
@@ -78,6 +99,19 @@ static const char *const prelude[] = {
     "    __m512 f = _mm512_fmadd_ps(fa, va, _mm512_fmadd_ps(fb, vb, vf));\n"
     "    f = _mm512_min_ps(_mm512_max_ps(f, vl), vh);\n"
     "    _mm_storeu_si128((__m128i *)(y + i), _mm512_cvtepi32_epi8(_mm512_cvtps_epi32(f)));\n"
+    "  }\n"
+    "#elif defined(__AVX2__) && defined(__FMA__)\n"
+    "  const __m256 va = _mm256_set1_ps(c[0]), vb = _mm256_set1_ps(c[1]), vf = _mm256_set1_ps(c[2]);\n"
+    "  const __m256 vl = _mm256_set1_ps(c[3]), vh = _mm256_set1_ps(c[4]);\n"
+    "  for (; i + 16 <= n; i += 16) {\n"
+    "    __m256i q[2];\n"
+    "    for (int h = 0; h < 2; h++) {\n"
+    "      const __m256 fa = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(a + i + 8 * h))));\n"
+    "      const __m256 fb = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(b + i + 8 * h))));\n"
+    "      __m256 f = _mm256_fmadd_ps(fa, va, _mm256_fmadd_ps(fb, vb, vf));\n"
+    "      q[h] = _mm256_cvtps_epi32(_mm256_min_ps(_mm256_max_ps(f, vl), vh));\n"
+    "    }\n"
+    "    onnxc_qpack16(q[0], q[1], y + i);\n"
     "  }\n"
     "#endif\n"
     "  for (; i < n; i++) {\n"
@@ -194,7 +228,8 @@ static const char *const prelude[] = {
     "    _mm512_mask_cvtepi32_storeu_epi8(y + (i) * ldy + 16, m1, q1); }\n"
     "ONNXC_QFN void onnxc_qtile(long k4, const int32_t *w, const uint8_t *b, long ldb, const int32_t *bias,\n"
     "                        const float *mult, int nr, uint8_t *y, long ldy, int np, float lo,\n"
-    "                        float hi, int32_t zy, const uint8_t *res, const float *rc, int ca) {\n"
+    "                        float hi, int32_t zy, const uint8_t *res, const float *rc, int ca,\n"
+    "                        const int32_t *rt, long rr) {\n"
     "  __m512i c00 = _mm512_setzero_si512(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00,\n"
     "          c30 = c00, c31 = c00, c40 = c00, c41 = c00, c50 = c00, c51 = c00, c60 = c00,\n"
     "          c61 = c00, c70 = c00, c71 = c00;\n"
@@ -205,6 +240,15 @@ static const char *const prelude[] = {
     "      ONNXC_QROW(0); ONNXC_QROW(1); ONNXC_QROW(2); ONNXC_QROW(3);\n"
     "      ONNXC_QROW(4); ONNXC_QROW(5); ONNXC_QROW(6); ONNXC_QROW(7);\n"
     "    }\n"
+    "  }\n"
+    "  if (rt) { /* split weights' residual (exact here too) */\n"
+    "    b -= k4 * ldb;\n"
+    "#define ONNXC_QRESV(i) for (long e = rt[rr + (i)]; e < rt[rr + (i) + 1]; e += 2) { \\\n"
+    "      const __m512i b0 = _mm512_loadu_si512(b + rt[e] * ldb), b1 = _mm512_loadu_si512(b + rt[e] * ldb + 64); \\\n"
+    "      const __m512i wv = _mm512_set1_epi32(rt[e + 1]); ONNXC_DPBUSD(c##i##0, b0, wv); ONNXC_DPBUSD(c##i##1, b1, wv); }\n"
+    "    ONNXC_QRESV(0) ONNXC_QRESV(1) ONNXC_QRESV(2) ONNXC_QRESV(3)\n"
+    "    ONNXC_QRESV(4) ONNXC_QRESV(5) ONNXC_QRESV(6) ONNXC_QRESV(7)\n"
+    "#undef ONNXC_QRESV\n"
     "  }\n"
     "  const __m512 vl = _mm512_set1_ps(lo), vh = _mm512_set1_ps(hi);\n"
     "  const __m512i vz = _mm512_set1_epi32(zy);\n"
@@ -217,8 +261,10 @@ static const char *const prelude[] = {
     "#else\n"
     "ONNXC_QFN void onnxc_qtile(long k4, const int32_t *w, const uint8_t *b, long ldb, const int32_t *bias,\n"
     "                        const float *mult, int nr, uint8_t *y, long ldy, int np, float lo,\n"
-    "                        float hi, int32_t zy, const uint8_t *res, const float *rc, int ca) {\n"
+    "                        float hi, int32_t zy, const uint8_t *res, const float *rc, int ca,\n"
+    "                        const int32_t *rt, long rr) {\n"
     "  int32_t acc[8][32];\n"
+    "  const uint8_t *b0 = b;\n"
     "#if defined(__AVX2__)\n"
     "  /* 8 pixels at a time, the 8 rows' sums in 8 registers. Exact, unlike\n"
     "   * vpmaddubsw (whose pairs of products saturate in 16 bits): the bytes\n"
@@ -268,6 +314,76 @@ static const char *const prelude[] = {
     "                     (int32_t)b[4 * p + 2] * w2 + (int32_t)b[4 * p + 3] * w3;\n"
     "    }\n"
     "#endif\n"
+    "  for (int i = 0; rt && i < 8; i++) /* split weights' residual (onnxc_qtile_u is the fast form) */\n"
+    "    for (long e = rt[rr + i]; e < rt[rr + i + 1]; e += 2) {\n"
+    "      const uint8_t *be = b0 + rt[e] * ldb;\n"
+    "      const uint32_t wv = (uint32_t)rt[e + 1];\n"
+    "      for (int p = 0; p < 32; p++)\n"
+    "        for (int j = 0; j < 4; j++)\n"
+    "          acc[i][p] += (int32_t)be[4 * p + j] * (int32_t)(int8_t)(uint8_t)((wv >> (8 * j)) & 0xffu);\n"
+    "    }\n"
+    "  for (int i = 0; i < nr; i++) {\n"
+    "    for (int p = 0; p < np; p++)\n"
+    "      acc[i][p] += bias[i];\n"
+    "    onnxc_qrow(acc[i], np, mult[i], lo, hi, zy, y + i * ldy);\n"
+    "    if (res)\n"
+    "      onnxc_qaddrow(ca ? y + i * ldy : res + i * ldy, ca ? res + i * ldy : y + i * ldy, np, rc,\n"
+    "                    y + i * ldy);\n"
+    "  }\n"
+    "}\n"
+    "#endif\n",
+    "#if defined(__AVX2__) && !(defined(__AVX512F__) && defined(__AVX512VNNI__))\n"
+    "#define ONNXC_QTILE_U 1\n"
+    "/* onnxc_qtile for split weights (fuse_quant.c) and nr <= 32 rows (w: row 0's block; rows\n"
+    " * 16.. wcs words on): no pair of products saturates vpmaddubsw's 16 bits, and the\n"
+    " * residual table rt (rows rr.., pairs of k4 group and word) adds what the split left\n"
+    " * over, also in safe pairs: exact int32 sums */\n"
+    "ONNXC_QFN void onnxc_qtile_u(long k4, const int32_t *w, long wcs, const uint8_t *b, long ldb,\n"
+    "                          const int32_t *bias, const float *mult, int nr, uint8_t *y, long ldy, int np,\n"
+    "                          float lo, float hi, int32_t zy, const uint8_t *res, const float *rc, int ca,\n"
+    "                          const int32_t *rt, long rr) {\n"
+    "  int32_t acc[32][32];\n"
+    "    const __m256i one = _mm256_set1_epi16(1);\n"
+    "#define ONNXC_QROWU(i, wd) c##i = _mm256_add_epi32(c##i, \\\n"
+    "      _mm256_madd_epi16(_mm256_maddubs_epi16(x, _mm256_set1_epi32(wd)), one))\n"
+    "#define ONNXC_QRESU(i) for (long e = rt[rr + 8 * g + (i)]; e < rt[rr + 8 * g + (i) + 1]; e += 2) { \\\n"
+    "      const __m256i x = _mm256_loadu_si256((const __m256i *)(b + 32 * v + rt[e] * ldb)); \\\n"
+    "      ONNXC_QROWU(i, rt[e + 1]); }\n"
+    "#define ONNXC_QACC(i) c##i = k0 ? _mm256_loadu_si256((const __m256i *)(acc[8 * g + (i)] + 8 * v)) : _mm256_setzero_si256()\n"
+    "#define ONNXC_QSAV(i) _mm256_storeu_si256((__m256i *)(acc[8 * g + (i)] + 8 * v), c##i)\n"
+    "    /* parts of 64 k4 groups (8 KB of b and 2 KB of weights per 8 rows: L1) for all rows and pixels */\n"
+    "    for (long k0 = 0; k0 < k4; k0 += 64) {\n"
+    "      const long kn = k4 - k0 < 64 ? k4 - k0 : 64;\n"
+    "      for (int g = 0; 8 * g < nr; g++) {\n"
+    "      const int32_t *wg = w + (g >> 1) * wcs + (g & 1) * 128 + k0 * 16;\n"
+    "      for (int v = 0; v < 4 && 8 * v < np; v++) {\n"
+    "        __m256i c0, c1, c2, c3, c4, c5, c6, c7;\n"
+    "        ONNXC_QACC(0); ONNXC_QACC(1); ONNXC_QACC(2); ONNXC_QACC(3);\n"
+    "        ONNXC_QACC(4); ONNXC_QACC(5); ONNXC_QACC(6); ONNXC_QACC(7);\n"
+    "        const uint8_t *bv = b + 32 * v + k0 * ldb;\n"
+    "        const int32_t *wk = wg;\n"
+    "        for (long k = 0; k < kn; k += 16, wk += 256) {\n"
+    "          const long jn = kn - k < 16 ? kn - k : 16;\n"
+    "          for (long j = 0; j < jn; j++, bv += ldb) {\n"
+    "            const __m256i x = _mm256_loadu_si256((const __m256i *)bv);\n"
+    "            ONNXC_QROWU(0, wk[j]); ONNXC_QROWU(1, wk[j + 16]); ONNXC_QROWU(2, wk[j + 32]);\n"
+    "            ONNXC_QROWU(3, wk[j + 48]); ONNXC_QROWU(4, wk[j + 64]); ONNXC_QROWU(5, wk[j + 80]);\n"
+    "            ONNXC_QROWU(6, wk[j + 96]); ONNXC_QROWU(7, wk[j + 112]);\n"
+    "          }\n"
+    "        }\n"
+    "        if (k0 + 64 >= k4) {\n"
+    "          ONNXC_QRESU(0) ONNXC_QRESU(1) ONNXC_QRESU(2) ONNXC_QRESU(3)\n"
+    "          ONNXC_QRESU(4) ONNXC_QRESU(5) ONNXC_QRESU(6) ONNXC_QRESU(7)\n"
+    "        }\n"
+    "        ONNXC_QSAV(0); ONNXC_QSAV(1); ONNXC_QSAV(2); ONNXC_QSAV(3);\n"
+    "        ONNXC_QSAV(4); ONNXC_QSAV(5); ONNXC_QSAV(6); ONNXC_QSAV(7);\n"
+    "      }\n"
+    "      }\n"
+    "    }\n"
+    "#undef ONNXC_QACC\n"
+    "#undef ONNXC_QSAV\n"
+    "#undef ONNXC_QROWU\n"
+    "#undef ONNXC_QRESU\n"
     "  for (int i = 0; i < nr; i++) {\n"
     "    for (int p = 0; p < np; p++)\n"
     "      acc[i][p] += bias[i];\n"
@@ -455,7 +571,7 @@ static void clamp_consts(EmitC *e, const Node *n) {
 static void emit_conv_gemm(EmitC *e, const Node *n, const QConv *q) {
   int64_t P = q->oh * q->ow, zx = ir_attr_int(n, "x_zero_point", 0);
   int64_t Pp = (P + QT_NP - 1) / QT_NP * QT_NP;
-  bool direct = direct_1x1(q), res = ir_has_input(n, 4);
+  bool direct = direct_1x1(q), res = ir_has_input(n, 4), split = ir_has_input(n, 5);
   /* Gp groups of 4 k per tile (whole weight blocks); G of them packed, the rest (k past
    * K4) meet zero weights only, so whatever bytes they hold add 0; ncb items of QT_CB
    * channels, nch weight blocks along k */
@@ -596,6 +712,7 @@ interleave:
   const char *rs = res ? "res + c * %lld + p0" : "(const uint8_t *)0";
   const char *rcs = res ? "rc" : "(const float *)0";
   int ca = res ? (int)ir_attr_int(n, "res_conv_a", 1) : 0;
+  if (!split) {  /* (split weights: the AVX2 build, no AMX) */
   ec_line(e, "#if defined(ONNXC_QAMX)");
   ec_line(e, "if (amx) {");
   ec_line(e, "const long c = c0;");
@@ -606,11 +723,23 @@ interleave:
   ec_line(e, "continue;");
   ec_line(e, "}");
   ec_line(e, "#endif");
+  }
+  if (split) {
+    ec_line(e, "#if defined(ONNXC_QTILE_U)");
+    ec_line(e, "onnxc_qtile_u(%lld, X1 + c0 / 16 * %lld, %lld, B + p0 * %lld, %d, X2 + c0, X3 + c0, "
+               "(int)(%lld - c0 < %d ? %lld - c0 : %d), y + c0 * %lld + p0, %lld, np, lo, hi, zy, %s, %s, %d, X5, c0);",
+            LL(q->k4 / 4), LL(nch * 256), LL(nch * 256), LL(q->kp), QT_NP * 4, LL(q->cout), QT_CB, LL(q->cout), QT_CB,
+            LL(P), LL(P), arena_printf(e->g->arena, res ? "res + c0 * %lld + p0" : "(const uint8_t *)0", LL(P)),
+            rcs, ca);
+    ec_line(e, "#else");
+  }
   ec_line(e, "for (long c = c0; c < c0 + %d && c < %lld; c += %d)", QT_CB, LL(q->cout), QT_MR);
   ec_line(e, "  onnxc_qtile(%lld, X1 + c / 16 * %lld + c %% 16 * 16, B + p0 * %lld, %d, X2 + c, X3 + c, "
-             "(int)(%lld - c < %d ? %lld - c : %d), y + c * %lld + p0, %lld, np, lo, hi, zy, %s, %s, %d);",
+             "(int)(%lld - c < %d ? %lld - c : %d), y + c * %lld + p0, %lld, np, lo, hi, zy, %s, %s, %d, %s, c);",
           LL(q->k4 / 4), LL(nch * 256), LL(q->kp), QT_NP * 4, LL(q->cout), QT_MR, LL(q->cout), QT_MR,
-          LL(P), LL(P), arena_printf(e->g->arena, rs, LL(P)), rcs, ca);
+          LL(P), LL(P), arena_printf(e->g->arena, rs, LL(P)), rcs, ca, split ? "X5" : "(const int32_t *)0");
+  if (split)
+    ec_line(e, "#endif");
   ec_line(e, "}");
   ec_line(e, "}");  /* items of the run */
   ec_line(e, "}");  /* claims */

@@ -30,6 +30,7 @@
 #include "passes.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* The conv GEMM's weight layout (codegen/emit_qint.c): blocks of 16 output
@@ -229,8 +230,65 @@ static int32_t w_at(const WInfo *wi, int64_t c, int64_t k) {
 
 static int64_t round_up(int64_t x, int64_t m) { return (x + m - 1) / m * m; }
 
-/* Builds the QIntConv for `op` (Conv, Gemm or MatMul) when its group matches. */
-static bool fuse_linear(Graph *g, Node *op, bool *done, Diag *d) {
+/* AVX2's vpmaddubsw adds the products of two u8 x s8 pairs in 16 bits,
+ * saturating: with x up to 255, the pair (a, b) is safe when its positive
+ * weights add to at most 128 and its negative ones to at least -128
+ * (255 x 128 = 32640). An unsafe pair keeps 128 (or -128) and gives the
+ * excess of its larger weight to the residual r, itself a safe pair (the
+ * excess is at most half the pair's sum). a + r is the weight unchanged. */
+static void split_pair(int32_t *a, int32_t *b, int32_t *ra, int32_t *rb) {
+  int32_t pos = (*a > 0 ? *a : 0) + (*b > 0 ? *b : 0), neg = (*a < 0 ? -*a : 0) + (*b < 0 ? -*b : 0);
+  bool a_big = *a > 0 ? *a >= *b : *a <= *b;
+  int32_t *big = a_big ? a : b, *rbig = a_big ? ra : rb;
+  *ra = *rb = 0;
+  if (pos > 128) {
+    *rbig = pos - 128;
+    *big -= pos - 128;
+  } else if (neg > 128) {
+    *rbig = -(neg - 128);
+    *big += neg - 128;
+  }
+}
+
+/* Weight w of channel c at k into the conv GEMM's blocks [C/16][K/64][16][16]
+ * (4 int8 per int32, k % 4 in byte k % 4). */
+static void put_panel(uint32_t *wq, int64_t nch, int64_t c, int64_t k, int32_t w) {
+  wq[((c / QINT_CB) * nch + k / QINT_KC) * (QINT_CB * QINT_KC / 4) + (c % QINT_CB) * (QINT_KC / 4) +
+     (k % QINT_KC) / 4] |= ((uint32_t)w & 0xffu) << (8 * (k % 4));
+}
+
+/* The residual table of split weights (conv GEMM, Target.int8_pairs16): int32
+ * [Cp + 1 offsets][pairs (k4 group, 4 int8 word)], Cp = C rounded up to 8;
+ * row c's words (k 4j..4j+3 of channel c) lie from table[c] to table[c + 1]
+ * (absolute indices, 2 per entry); rows past C have none. res[c * K4 + j]:
+ * each word, 0 where nothing is left over. */
+static Value *residual_table(Graph *g, const char *name, const uint32_t *res, int64_t C, int64_t K4,
+                             Diag *d) {
+  int64_t Cp = round_up(C, 8), n = 0;
+  for (int64_t i = 0; i < C * K4; i++)
+    n += res[i] != 0;
+  int64_t len = Cp + 1 + 2 * n;
+  Value *v = new_const(g, name, DT_I32, 1, &len, d);
+  if (!v)
+    return NULL;
+  int32_t *t = v->konst->data;
+  int64_t at = Cp + 1;
+  for (int64_t c = 0; c < Cp; c++) {
+    t[c] = (int32_t)at;
+    for (int64_t j = 0; c < C && j < K4; j++)
+      if (res[c * K4 + j]) {
+        t[at++] = (int32_t)j;
+        t[at++] = (int32_t)res[c * K4 + j];
+      }
+  }
+  t[Cp] = (int32_t)at;
+  return v;
+}
+
+/* Builds the QIntConv for `op` (Conv, Gemm or MatMul) when its group matches;
+ * split: the conv GEMM's weights as a saturation-free part and a residual
+ * table (split_pair, residual_table). */
+static bool fuse_linear(Graph *g, Node *op, bool split, bool *done, Diag *d) {
   *done = false;
   QParam x, y;
   if (!dq_u8(op->in[0], &x))
@@ -305,23 +363,42 @@ static bool fuse_linear(Graph *g, Node *op, bool *done, Diag *d) {
   uint32_t *wq = wv->konst->data;  /* panels: 4 int8 per int32, k % 4 in byte k % 4 */
   int32_t *bp = bv->konst->data;
   float *mp = mv->konst->data;
+  split = split && panels;
+  int64_t K4 = round_up(wi.K, 4) / 4;
+  uint32_t *res = split ? calloc((size_t)(wi.C * K4), sizeof *res) : NULL;
+  if (split && !res)
+    return diag_error(d, op, "out of memory");
   for (int64_t c = 0; c < wi.C; c++) {
     int64_t sum = 0;
     for (int64_t k = 0; k < wi.K; k++) {
       int32_t w = w_at(&wi, c, k);
       sum += w;
-      if (!panels)
+      if (!panels) {
         wp[c * wi.K + k] = (int8_t)w;
-      else
-        wq[((c / QINT_CB) * nch + k / QINT_KC) * (QINT_CB * QINT_KC / 4) + (c % QINT_CB) * (QINT_KC / 4) +
-           (k % QINT_KC) / 4] |= ((uint32_t)w & 0xffu) << (8 * (k % 4));
+      } else if (split && k % 2 == 0 && k + 1 < wi.K) { /* the pair (k, k + 1) */
+        int32_t w1 = w_at(&wi, c, k + 1), r0, r1;
+        sum += w1;
+        split_pair(&w, &w1, &r0, &r1);
+        res[c * K4 + k / 4] |= (((uint32_t)r0 & 0xffu) | ((uint32_t)r1 & 0xffu) << 8) << (8 * (k % 4));
+        put_panel(wq, nch, c, k, w);
+        put_panel(wq, nch, c, ++k, w1);
+      } else {
+        put_panel(wq, nch, c, k, w);
+      }
     }
     bp[c] = (int32_t)((bias ? tensor_get_i64(bias, c) : 0) - (int64_t)x.z * sum);
     float m = x.s * scale_at(wi.ws, c);
     mp[c] = m / y.s;
   }
-  Value *in[4] = {x.v, wv, bv, mv};
-  Node *nn = ir_node_insert(g, chain[n_chain - 1], OP_QIntConv, "QIntConv", op->name, 4, in, 1);
+  Value *rt = NULL;
+  if (split) {
+    rt = residual_table(g, arena_printf(g->arena, "%s_qr", op->name), res, wi.C, K4, d);
+    free(res);
+    if (!rt)
+      return false;
+  }
+  Value *in[6] = {x.v, wv, bv, mv, NULL, rt};
+  Node *nn = ir_node_insert(g, chain[n_chain - 1], OP_QIntConv, "QIntConv", op->name, split ? 6 : 4, in, 1);
   nn->domain = "onnxc";
   for (int i = 0; i < op->n_attrs; i++)
     if (op->op == OP_Conv)
@@ -495,7 +572,7 @@ static void fuse_residual(Node *add, const int64_t *pos) {
     if (v->kind != VK_NODE || v == o)
       continue;
     Node *c = v->producer;
-    if (c->op != OP_QIntConv || ir_attr_int(c, "mode", 0) != 0 || c->n_in != 4 || sole_live_user(v) != add ||
+    if (c->op != OP_QIntConv || ir_attr_int(c, "mode", 0) != 0 || ir_has_input(c, 4) || sole_live_user(v) != add ||
         !shape_is_static(&v->shape))
       continue;
     if (o->kind == VK_NODE && pos[o->producer->id] > pos[c->id])
@@ -507,7 +584,10 @@ static void fuse_residual(Node *add, const int64_t *pos) {
   }
   if (!best)
     return;
-  ir_node_add_input(best, add->in[1 - bj]);
+  if (best->n_in > 4)  /* the slot before the residual table of split weights */
+    ir_node_set_input(best, 4, add->in[1 - bj]);
+  else
+    ir_node_add_input(best, add->in[1 - bj]);
   set_float(best, "res_a_ratio", ir_attr_float(add, "a_ratio", 1));
   set_float(best, "res_b_ratio", ir_attr_float(add, "b_ratio", 1));
   set_float(best, "res_fixed", ir_attr_float(add, "fixed", 0));
@@ -518,7 +598,7 @@ static void fuse_residual(Node *add, const int64_t *pos) {
   ir_node_remove(add);
 }
 
-bool pass_fuse_quant(Graph *g, Diag *d) {
+bool pass_fuse_quant(Graph *g, bool split, Diag *d) {
   Node *next;
   for (Node *n = g->first; n; n = next) {
     next = n->next;
@@ -527,7 +607,7 @@ bool pass_fuse_quant(Graph *g, Diag *d) {
     case OP_Conv:
     case OP_Gemm:
     case OP_MatMul:
-      ok = fuse_linear(g, n, &done, d);
+      ok = fuse_linear(g, n, split, &done, d);
       break;
     case OP_Add:
       ok = fuse_add(g, n, &done);
@@ -591,6 +671,9 @@ bool infer_QIntConv(Node *n, Diag *d) {
   n->out[0]->shape = shape_make(r, ys);
   if (ir_has_input(n, 4) && (!u8_in(n, 4, d) || !shape_equal(&n->in[4]->shape, &n->out[0]->shape)))
     return diag_error(d, n, "internal: QIntConv residual must be uint8 of the output's shape");
+  if (ir_has_input(n, 5) && (n->in[5]->dt != DT_I32 || n->in[5]->shape.rank != 1 || !n->in[5]->konst ||
+                             ir_attr_int(n, "mode", 0) != 0))
+    return diag_error(d, n, "internal: QIntConv's residual weights must be an int32 table (conv GEMM)");
   return true;
 }
 

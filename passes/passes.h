@@ -87,7 +87,9 @@ bool pass_infer(Graph *g, Diag *d);           /* dtypes and shapes of every valu
 bool pass_lower_gradient(Graph *g, Diag *d);  /* Gradient -> its derivative's nodes */
 bool pass_fold(Graph *g, Diag *d);            /* constant folding */
 bool pass_simplify(Graph *g, Diag *d);        /* algebraic identities (simplify.c) */
-bool pass_fuse_quant(Graph *g, Diag *d);      /* QDQ groups -> uint8 integer kernels (fuse_quant.c) */
+/* QDQ groups -> uint8 integer kernels (fuse_quant.c); split: the conv GEMM's
+ * weights safe for 16-bit pair sums plus a residual (Target.int8_pairs16) */
+bool pass_fuse_quant(Graph *g, bool split, Diag *d);
 bool pass_fuse_bn(Graph *g, Diag *d);         /* BN, Mul, Add... folded into Conv/Gemm */
 bool pass_fuse_layout(Graph *g, Diag *d);      /* Transposes around batched MatMuls read/written in place */
 /* The channel-blocked layout between convolution-like ops (layout.c,

@@ -14,19 +14,21 @@
 
 #include "passes.h"
 
-static Graph *lowered(const char *text) {
+static Graph *lowered_split(const char *text, bool split) {
   Diag d;
   diag_init(&d, "t.ir", stderr);
   Graph *g = ir_parse(text, "t.ir", &d);
   assert_non_null(g);
   assert_true(pass_infer(g, &d));
-  assert_true(pass_fuse_quant(g, &d));
+  assert_true(pass_fuse_quant(g, split, &d));
   assert_true(pass_dce(g, &d));
   assert_true(ir_verify(g, true, &d));
   assert_int_equal(d.n_errors, 0);
   diag_free(&d);
   return g;
 }
+
+static Graph *lowered(const char *text) { return lowered_split(text, false); }
 
 static int count_op(const Graph *g, OpKind op) {
   int k = 0;
@@ -323,6 +325,76 @@ static void test_residual_into_conv(void **state) {
   ir_graph_free(g);
 }
 
+/* Target.int8_pairs16: the conv GEMM's weights become a part whose pairs
+ * (k, k + 1), k even, are safe for vpmaddubsw's 16-bit sums (positive
+ * weights add to <= 128, negative ones to >= -128) and a residual table of
+ * safe words; the two add up to the weights. Channel 0 has two unsafe pairs,
+ * channel 1 a pair of opposite signs (safe) and one of 128 exactly; 9 k. */
+static void test_split_weights(void **state) {
+  (void)state;
+  static const int w8[2][9] = {{127, 100, -128, -5, 3, 4, 5, 6, -7}, {70, -80, 64, 64, 0, 127, 1, 1, 120}};
+  char wl[512] = "";
+  for (int c = 0; c < 2; c++)
+    for (int k = 0; k < 9; k++)
+      snprintf(wl + strlen(wl), sizeof wl - strlen(wl), "%s%d", c || k ? ", " : "", w8[c][k]);
+  char text[2048];
+  snprintf(text, sizeof text,
+           "graph g opset 19\n"
+           "input %%x : u8[1,9,2,2]\n"
+           "const %%xs : f32[] = [0.5]\n"
+           "const %%xz : u8[] = [3]\n"
+           "const %%wq : i8[2,9,1,1] = [%s]\n"
+           "const %%ws : f32[2] = [0.5, 0.25]\n"
+           "const %%ys : f32[] = [0.25]\n"
+           "const %%yz : u8[] = [10]\n"
+           "%%xf : f32[1,9,2,2] = DequantizeLinear(%%x, %%xs, %%xz) @dqx\n"
+           "%%wf : f32[2,9,1,1] = DequantizeLinear{axis=0}(%%wq, %%ws) @dqw\n"
+           "%%c : f32[1,2,2,2] = Conv{kernel_shape=ints[1,1]}(%%xf, %%wf) @conv\n"
+           "%%q : u8[1,2,2,2] = QuantizeLinear(%%c, %%ys, %%yz) @q\n"
+           "output %%q\n",
+           wl);
+  Graph *plain = lowered_split(text, false), *g = lowered_split(text, true);
+  const Node *n0 = first_op(plain, OP_QIntConv), *n = first_op(g, OP_QIntConv);
+  assert_non_null(n0);
+  assert_non_null(n);
+  assert_false(ir_has_input(n0, 5));
+  assert_true(ir_has_input(n, 5));
+  assert_false(ir_has_input(n, 4));
+  const uint32_t *wm = n->in[1]->konst->data, *wp = n0->in[1]->konst->data;
+  const int32_t *t = n->in[5]->konst->data;
+  /* offsets of rows 0..7 (C = 2 rounded up to 8), then (k4 group, word) pairs */
+  assert_int_equal(t[0], 9);
+  int rows[2][3] = {{0}};  /* residual word per row and k4 group */
+  for (int c = 0; c < 8; c++)
+    for (int e = t[c]; e < t[c + 1]; e += 2) {
+      assert_true(c < 2);
+      assert_true(t[e] >= 0 && t[e] < 3);
+      rows[c][t[e]] = t[e + 1];
+    }
+  assert_int_equal(t[8], n->in[5]->konst->numel);
+  int n_res = 0;
+  for (int c = 0; c < 2; c++)
+    for (int k = 0; k < 9; k++) {
+      /* block 0 (16 channels x 64 k): word (c, k / 4), byte k % 4 */
+      int m = (int8_t)(uint8_t)(wm[c * 16 + k / 4] >> (8 * (k % 4)));
+      int r = (int8_t)(uint8_t)((uint32_t)rows[c][k / 4] >> (8 * (k % 4)));
+      int full = (int8_t)(uint8_t)(wp[c * 16 + k / 4] >> (8 * (k % 4)));
+      assert_int_equal(full, w8[c][k]);
+      assert_int_equal(m + r, w8[c][k]);
+      n_res += r != 0;
+    }
+  assert_int_equal(n_res, 2);  /* 127 + 100 and -128 - 5: one weight each */
+  for (int c = 0; c < 2; c++)
+    for (int k = 0; k < 9; k += 2) {
+      int a = (int8_t)(uint8_t)(wm[c * 16 + k / 4] >> (8 * (k % 4)));
+      int b = k + 1 < 9 ? (int8_t)(uint8_t)(wm[c * 16 + k / 4] >> (8 * (k % 4 + 1))) : 0;
+      assert_true((a > 0 ? a : 0) + (b > 0 ? b : 0) <= 128);
+      assert_true((a < 0 ? -a : 0) + (b < 0 ? -b : 0) <= 128);
+    }
+  ir_graph_free(plain);
+  ir_graph_free(g);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_conv_relu_fuses),
@@ -333,6 +405,7 @@ int main(void) {
       cmocka_unit_test(test_shared_output_not_fused),
       cmocka_unit_test(test_maxpool),
       cmocka_unit_test(test_concat_and_add),
+      cmocka_unit_test(test_split_weights),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -77,6 +77,7 @@ Graph *driver_compile(const Options *o, Plan *plan, Diag *d) {
   Target t;
   codegen_target(&t, o->target, o->threads);
   t.blocked_lanes = driver_blocked_lanes(o);
+  t.int8_pairs16 = driver_int8_pairs16(o);
   PipelineOpts po = {.layout = o->layout, .opt_level = o->opt_level, .pins = o->pins, .n_pins = o->n_pins,
                      .dump_after = o->dump_after, .dump_to = stderr, .verify = o->verify_ir, .target = &t,
                      .shapes = o->shapes, .n_shapes = o->n_shapes, .guard = o->guard, .precision = o->precision,
@@ -124,16 +125,24 @@ static const char *march_flag(const Options *o, char *buf, size_t n) {
  * AVX-512F, 256 for AVX2 with FMA, 0 otherwise (a cross compiler, another
  * architecture). The compiler's own answer (`cc -dM -E`), asked once per
  * process and set of flags. */
-static int cc_vector_bits(const Options *o) {
+typedef struct CcVec {
+  int bits;  /* 512, 256 or 0 as above */
+  bool vnni; /* __AVX512VNNI__ or __AVXVNNI__: exact u8 x s8 dot products in 32 bits */
+} CcVec;
+
+static CcVec cc_vector(const Options *o) {
   char march[128], key[600];
   const char *m = march_flag(o, march, sizeof march), *cf = getenv("ONNXC_CFLAGS");
   snprintf(key, sizeof key, "%s|%s|%s", sys_cc(), m ? m : "", cf ? cf : "");
   static char asked[600];
-  static int answer = -1;
-  if (answer >= 0 && strcmp(asked, key) == 0)
+  static CcVec answer;
+  static bool have;
+  if (have && strcmp(asked, key) == 0)
     return answer;
   snprintf(asked, sizeof asked, "%s", key);
-  answer = 0;
+  have = true;
+  answer.bits = 0;
+  answer.vnni = false;
   Argv a = {{0}, 0, {0}, 0};
   arg_cc(&a);
   if (m)
@@ -148,9 +157,10 @@ static int cc_vector_bits(const Options *o) {
   buf_init(&log);
   if (sys_run(a.v, &log) == 0 && log.s) {
     if (strstr(log.s, "#define __AVX512F__ "))
-      answer = 512;
+      answer.bits = 512;
     else if (strstr(log.s, "#define __AVX2__ ") && strstr(log.s, "#define __FMA__ "))
-      answer = 256;
+      answer.bits = 256;
+    answer.vnni = strstr(log.s, "#define __AVX512VNNI__ ") || strstr(log.s, "#define __AVXVNNI__ ");
   }
   buf_free(&log);
   argv_free(&a);
@@ -165,7 +175,16 @@ static bool host_cpu_known(const Options *o) {
 }
 
 int driver_vector_bits(const Options *o) {
-  return strcmp(o->target, "c") == 0 && host_cpu_known(o) ? cc_vector_bits(o) : 0;
+  return strcmp(o->target, "c") == 0 && host_cpu_known(o) ? cc_vector(o).bits : 0;
+}
+
+bool driver_int8_pairs16(const Options *o) {
+  /* AVX2 (or AVX-512 without VNNI, whose int8 kernels take the AVX2 form):
+   * the int8 conv tile adds pairs of products in 16 bits (fuse_quant.c) */
+  if (strcmp(o->target, "c") != 0 || !host_cpu_known(o))
+    return false;
+  CcVec v = cc_vector(o);
+  return v.bits != 0 && !v.vnni;
 }
 
 int driver_blocked_lanes(const Options *o) {
@@ -177,7 +196,7 @@ int driver_blocked_lanes(const Options *o) {
     return 0;
   /* AVX-512: 16-lane vectors; AVX2 with FMA: the same blocks as two 8-lane
    * vectors (the tile kernel's AVX2 form, codegen/emit_blocked.c) */
-  return cc_vector_bits(o) ? 16 : 0;
+  return cc_vector(o).bits ? 16 : 0;
 }
 
 static bool cc_one(const char *dir, const char *src, const char *obj, const Options *o,
