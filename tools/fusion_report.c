@@ -31,7 +31,8 @@ static int64_t body_steps(const Node *n, const char *attr) {
   return a && a->kind == AT_GRAPH && a->u.g ? a->u.g->n_nodes : 0;
 }
 
-/* Floating-point operations, estimated: 2 per multiply-add of a product,
+/* Floating-point operations, estimated: 2 per multiply-add of a product
+ * (and of an int8 product),
  * one per element and step of elementwise work, a few per element of the
  * normalizations; data movement counts none. */
 int64_t fusion_flops(const Node *n) {
@@ -65,6 +66,8 @@ int64_t fusion_flops(const Node *n) {
       per *= ir_attr_int(n, "onnxc.c", 1);
     return 2 * out * per + epi;
   }
+  case OP_QIntConv: /* int8 multiply-adds, counted as two operations like float ones */
+    return 2 * out * ir_attr_int(n, "kdim", 0);
   case OP_FusedElementwise:
     return out * body_steps(n, "body");
   case OP_LayerNormalization:
