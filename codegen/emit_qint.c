@@ -608,6 +608,19 @@ static void emit_conv_gemm(EmitC *e, const Node *n, const QConv *q) {
             (double)ir_attr_float(n, "res_a_ratio", 1), (double)ir_attr_float(n, "res_b_ratio", 1),
             (double)ir_attr_float(n, "res_fixed", 0), LL(ir_attr_int(n, "res_lo", 0)),
             LL(ir_attr_int(n, "res_hi", 255)));
+  /* split weights: the columns' k order that pairs large weights with small ones */
+  int nkp = 0;
+  const int64_t *kperm = ir_attr_ints(n, "kperm", &nkp);
+  if (kperm && nkp == q->kdim) {
+    Buf kb;
+    buf_init(&kb);
+    for (int i = 0; i < nkp; i++)
+      buf_printf(&kb, "%s%lld", i == 0 ? "" : i % 16 ? ", " : ",\n", LL(kperm[i]));
+    ec_line(e, "static const int32_t kp[%d] = {\n%s};", nkp, kb.s);
+    buf_free(&kb);
+  } else {
+    kperm = NULL;
+  }
   ec_line(e, "uint8_t *B = S;");
   if (!direct)
     ec_line(e, "uint8_t *restrict rows = S + %lld + %s * %lld;", LL(q->kp * Pp), par ? "onnxc_th" : "0",
@@ -628,7 +641,7 @@ static void emit_conv_gemm(EmitC *e, const Node *n, const QConv *q) {
   ec_line(e, "for (int j = 0; j < 4; j++) {");
   ec_line(e, "const long k = 4 * g + j;");
   if (direct) {
-    ec_line(e, "r[j] = x + (k < %lld ? k : 0) * %lld;", LL(q->kdim), LL(P));
+    ec_line(e, "r[j] = x + (k < %lld ? %s : 0) * %lld;", LL(q->kdim), kperm ? "kp[k]" : "k", LL(P));
     ec_line(e, "}");
     /* k past K multiplies zero weights: any row will do */
   } else {
@@ -636,7 +649,8 @@ static void emit_conv_gemm(EmitC *e, const Node *n, const QConv *q) {
     ec_line(e, "r[j] = row;");
     ec_line(e, "if (k >= %lld) { for (long p = 0; p < %lld; p++) row[p] = 0; continue; }", LL(q->kdim),
             LL(P));
-    ec_line(e, "const long ci = k / %lld, kh = k / %lld %% %lld, kw = k %% %lld;",
+    ec_line(e, "const long kk = %s;", kperm ? "kp[k]" : "k");
+    ec_line(e, "const long ci = kk / %lld, kh = kk / %lld %% %lld, kw = kk %% %lld;",
             LL(q->k[0] * q->k[1]), LL(q->k[1]), LL(q->k[0]), LL(q->k[1]));
     ec_line(e, "const uint8_t *xc = x + ci * %lld;", LL(q->h * q->w));
     ec_line(e, "const long off = kw * %lld - %lld;", LL(q->dil[1]), LL(q->pb[1]));

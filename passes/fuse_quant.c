@@ -158,6 +158,7 @@ typedef struct WInfo {
   const Tensor *ws;       /* scales: 1 or C */
   int64_t C, K;           /* output channels, reduction length */
   bool trans;             /* w is [K, C] (MatMul, Gemm without transB) rather than [C, ...] */
+  const int64_t *perm;    /* the conv GEMM's k order (pair_order), NULL: as is */
 } WInfo;
 
 /* v = DequantizeLinear(W int8 const, scales, zero points 0) per tensor or
@@ -225,6 +226,8 @@ static bool dq_bias(const Value *v, int64_t C, float sx, const Tensor *ws, const
 
 /* W element (c, k) of the weight as [C, K]. */
 static int32_t w_at(const WInfo *wi, int64_t c, int64_t k) {
+  if (wi->perm)
+    k = wi->perm[k];
   return (int32_t)tensor_get_i64(wi->w, wi->trans ? k * wi->C + c : c * wi->K + k);
 }
 
@@ -248,6 +251,89 @@ static void split_pair(int32_t *a, int32_t *b, int32_t *ra, int32_t *rb) {
     *rbig = -(neg - 128);
     *big += neg - 128;
   }
+}
+
+static const int64_t *heavy_of; /* for by_heavy (qsort has no context) */
+static int by_heavy(const void *a, const void *b) {
+  int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+  if (heavy_of[x] != heavy_of[y])
+    return heavy_of[x] > heavy_of[y] ? -1 : 1;
+  return x < y ? -1 : x > y;
+}
+
+/* A k order for split weights with fewer unsafe pairs (split_pair), so fewer
+ * residual words: only a weight beyond 64 can make a pair unsafe, so each k
+ * with such weights, most first, is paired with the unused k, of up to 64
+ * from the light end, that leaves the fewest unsafe channels; the light rest
+ * keep their order. perm[i]: the k at place i; NULL when that is the order
+ * as is (or out of memory: the order as is, still right). */
+static int64_t *pair_order(const WInfo *wi) {
+  int64_t C = wi->C, K = wi->K;
+  int64_t *perm = malloc((size_t)K * sizeof *perm), *heavy = calloc((size_t)K, sizeof *heavy),
+          *order = malloc((size_t)K * sizeof *order);
+  int32_t *col = malloc((size_t)(C * K) * sizeof *col);
+  bool *used = calloc((size_t)K, sizeof *used);
+  bool ok = perm && heavy && order && col && used;
+  int64_t n = 0;
+  if (ok) {
+    for (int64_t k = 0; k < K; k++) {
+      order[k] = k;
+      for (int64_t c = 0; c < C; c++) {
+        int32_t w = w_at(wi, c, k);
+        col[k * C + c] = w;
+        heavy[k] += w > 64 || w < -64;
+      }
+    }
+    heavy_of = heavy;
+    qsort(order, (size_t)K, sizeof *order, by_heavy);
+    int64_t light = K - 1;  /* the lightest unused place of order */
+    for (int64_t i = 0; i < K && heavy[order[i]] > 0; i++) {
+      int64_t k = order[i];
+      if (used[k])
+        continue;
+      used[k] = true;
+      perm[n++] = k;
+      int64_t best = -1, best_cost = C + 1, seen = 0;
+      for (int64_t t = light; t > i && seen < 64 && best_cost > 0; t--) {
+        int64_t j = order[t];
+        if (used[j])
+          continue;
+        seen++;
+        int64_t cost = 0;
+        const int32_t *a = col + k * C, *b = col + j * C;
+        for (int64_t c = 0; c < C; c++) {
+          int32_t pos = (a[c] > 0 ? a[c] : 0) + (b[c] > 0 ? b[c] : 0);
+          int32_t neg = (a[c] < 0 ? -a[c] : 0) + (b[c] < 0 ? -b[c] : 0);
+          cost += pos > 128 || neg > 128;
+        }
+        if (cost < best_cost) {
+          best_cost = cost;
+          best = j;
+        }
+      }
+      if (best >= 0) {
+        used[best] = true;
+        perm[n++] = best;
+      }
+      while (light > i && used[order[light]])
+        light--;
+    }
+    for (int64_t k = 0; k < K; k++)
+      if (!used[k])
+        perm[n++] = k;
+  }
+  bool same = ok;
+  for (int64_t k = 0; same && k < K; k++)
+    same = perm[k] == k;
+  free(heavy);
+  free(order);
+  free(col);
+  free(used);
+  if (!ok || same) {
+    free(perm);
+    return NULL;
+  }
+  return perm;
 }
 
 /* Weight w of channel c at k into the conv GEMM's blocks [C/16][K/64][16][16]
@@ -365,9 +451,13 @@ static bool fuse_linear(Graph *g, Node *op, bool split, bool *done, Diag *d) {
   float *mp = mv->konst->data;
   split = split && panels;
   int64_t K4 = round_up(wi.K, 4) / 4;
+  int64_t *perm = split ? pair_order(&wi) : NULL;
+  wi.perm = perm;
   uint32_t *res = split ? calloc((size_t)(wi.C * K4), sizeof *res) : NULL;
-  if (split && !res)
+  if (split && !res) {
+    free(perm);
     return diag_error(d, op, "out of memory");
+  }
   for (int64_t c = 0; c < wi.C; c++) {
     int64_t sum = 0;
     for (int64_t k = 0; k < wi.K; k++) {
@@ -390,12 +480,15 @@ static bool fuse_linear(Graph *g, Node *op, bool split, bool *done, Diag *d) {
     float m = x.s * scale_at(wi.ws, c);
     mp[c] = m / y.s;
   }
+  wi.perm = NULL;
   Value *rt = NULL;
   if (split) {
     rt = residual_table(g, arena_printf(g->arena, "%s_qr", op->name), res, wi.C, K4, d);
     free(res);
-    if (!rt)
+    if (!rt) {
+      free(perm);
       return false;
+    }
   }
   Value *in[6] = {x.v, wv, bv, mv, NULL, rt};
   Node *nn = ir_node_insert(g, chain[n_chain - 1], OP_QIntConv, "QIntConv", op->name, split ? 6 : 4, in, 1);
@@ -405,6 +498,10 @@ static bool fuse_linear(Graph *g, Node *op, bool split, bool *done, Diag *d) {
       *ir_attr_add(nn, op->attrs[i].name, op->attrs[i].kind) = op->attrs[i];
   if (op->op == OP_Conv && !ir_attr(nn, "kernel_shape"))
     ir_attr_set_ints(nn, "kernel_shape", &wsh->d[2], 2);
+  if (perm) {  /* the columns' k order (the emitter's im2col rows) */
+    ir_attr_set_ints(nn, "kperm", perm, (int)wi.K);
+    free(perm);
+  }
   ir_attr_set_int(nn, "mode", depthwise ? 2 : gemm ? 1 : 0);
   ir_attr_set_int(nn, "cout", wi.C);
   ir_attr_set_int(nn, "kdim", wi.K);
