@@ -185,9 +185,13 @@ bool emitc_QuantizeLinear(EmitC *e, const Node *n) {
       buf_puts(&z, "0");
     /* NaN fails both compares and takes the low bound, as the reference's
      * int32 conversion does. */
-    ec_line(e, "const double v = (double)rint%s(q) + (double)%s;", sfx, z.s);
-    ec_line(e, "const int32_t c = v >= %lld.0 ? (v <= %lld.0 ? (int32_t)v : %lld) : %lld;", LL(lo),
-            LL(hi), LL(hi), LL(lo));
+    /* 8-bit results from a float quotient: in float (exact up to 2^24, and past it
+     * the clamp decides the same; gcc vectorizes it), else in double */
+    const char *VT = !dbl && dtype_bits(yt) <= 8 ? "float" : "double";
+    ec_line(e, "const %s v = (%s)rint%s(q) + (%s)%s;", VT, VT, sfx, VT, z.s);
+    const char *fs = VT[0] == 'f' ? "f" : "";
+    ec_line(e, "const int32_t c = v >= %lld.0%s ? (v <= %lld.0%s ? (int32_t)v : %lld) : %lld;", LL(lo), fs,
+            LL(hi), fs, LL(hi), LL(lo));
     if (packed(yt)) {
       char bits[64];
       snprintf(bits, sizeof bits, "(unsigned)c & %uu", (1u << dtype_bits(yt)) - 1u);
