@@ -449,8 +449,9 @@ static bool fuse_linear(Graph *g, Node *op, bool split, bool *done, Diag *d) {
   uint32_t *wq = wv->konst->data;  /* panels: 4 int8 per int32, k % 4 in byte k % 4 */
   int32_t *bp = bv->konst->data;
   float *mp = mv->konst->data;
-  split = split && panels;
   int64_t K4 = round_up(wi.K, 4) / 4;
+  /* (the residual table's int32 offsets must reach its end) */
+  split = split && panels && wi.C * K4 * 2 + round_up(wi.C, 8) < INT32_MAX;
   int64_t *perm = split ? pair_order(&wi) : NULL;
   wi.perm = perm;
   uint32_t *res = split ? calloc((size_t)(wi.C * K4), sizeof *res) : NULL;
