@@ -239,8 +239,13 @@ static int64_t round_up(int64_t x, int64_t m) { return (x + m - 1) / m * m; }
  * (255 x 128 = 32640). An unsafe pair keeps 128 (or -128) and gives the
  * excess of its larger weight to the residual r, itself a safe pair (the
  * excess is at most half the pair's sum). a + r is the weight unchanged. */
+static int32_t pos_sum(int32_t a, int32_t b) { return (a > 0 ? a : 0) + (b > 0 ? b : 0); }
+static int32_t neg_sum(int32_t a, int32_t b) { return (a < 0 ? -a : 0) + (b < 0 ? -b : 0); }
+static bool pair_safe(int32_t a, int32_t b) { return pos_sum(a, b) <= 128 && neg_sum(a, b) <= 128; }
+
+/* Splits (a, b) into a safe pair and its residual (both returned in place). */
 static void split_pair(int32_t *a, int32_t *b, int32_t *ra, int32_t *rb) {
-  int32_t pos = (*a > 0 ? *a : 0) + (*b > 0 ? *b : 0), neg = (*a < 0 ? -*a : 0) + (*b < 0 ? -*b : 0);
+  int32_t pos = pos_sum(*a, *b), neg = neg_sum(*a, *b);
   bool a_big = *a > 0 ? *a >= *b : *a <= *b;
   int32_t *big = a_big ? a : b, *rbig = a_big ? ra : rb;
   *ra = *rb = 0;
@@ -253,12 +258,15 @@ static void split_pair(int32_t *a, int32_t *b, int32_t *ra, int32_t *rb) {
   }
 }
 
-static const int64_t *heavy_of; /* for by_heavy (qsort has no context) */
+/* A k and how many of its weights lie beyond 64: most first, then by k. */
+typedef struct KHeavy {
+  int64_t heavy, k;
+} KHeavy;
 static int by_heavy(const void *a, const void *b) {
-  int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-  if (heavy_of[x] != heavy_of[y])
-    return heavy_of[x] > heavy_of[y] ? -1 : 1;
-  return x < y ? -1 : x > y;
+  const KHeavy *x = a, *y = b;
+  if (x->heavy != y->heavy)
+    return x->heavy > y->heavy ? -1 : 1;
+  return x->k < y->k ? -1 : x->k > y->k;
 }
 
 /* A k order for split weights with fewer unsafe pairs (split_pair), so fewer
@@ -269,43 +277,39 @@ static int by_heavy(const void *a, const void *b) {
  * as is (or out of memory: the order as is, still right). */
 static int64_t *pair_order(const WInfo *wi) {
   int64_t C = wi->C, K = wi->K;
-  int64_t *perm = malloc((size_t)K * sizeof *perm), *heavy = calloc((size_t)K, sizeof *heavy),
-          *order = malloc((size_t)K * sizeof *order);
+  int64_t *perm = malloc((size_t)K * sizeof *perm);
+  KHeavy *order = calloc((size_t)K, sizeof *order);
   int32_t *col = malloc((size_t)(C * K) * sizeof *col);
   bool *used = calloc((size_t)K, sizeof *used);
-  bool ok = perm && heavy && order && col && used;
+  bool ok = perm && order && col && used;
   int64_t n = 0;
   if (ok) {
     for (int64_t k = 0; k < K; k++) {
-      order[k] = k;
+      order[k].k = k;
       for (int64_t c = 0; c < C; c++) {
         int32_t w = w_at(wi, c, k);
         col[k * C + c] = w;
-        heavy[k] += w > 64 || w < -64;
+        order[k].heavy += w > 64 || w < -64;
       }
     }
-    heavy_of = heavy;
     qsort(order, (size_t)K, sizeof *order, by_heavy);
     int64_t light = K - 1;  /* the lightest unused place of order */
-    for (int64_t i = 0; i < K && heavy[order[i]] > 0; i++) {
-      int64_t k = order[i];
+    for (int64_t i = 0; i < K && order[i].heavy > 0; i++) {
+      int64_t k = order[i].k;
       if (used[k])
         continue;
       used[k] = true;
       perm[n++] = k;
       int64_t best = -1, best_cost = C + 1, seen = 0;
       for (int64_t t = light; t > i && seen < 64 && best_cost > 0; t--) {
-        int64_t j = order[t];
+        int64_t j = order[t].k;
         if (used[j])
           continue;
         seen++;
         int64_t cost = 0;
         const int32_t *a = col + k * C, *b = col + j * C;
-        for (int64_t c = 0; c < C; c++) {
-          int32_t pos = (a[c] > 0 ? a[c] : 0) + (b[c] > 0 ? b[c] : 0);
-          int32_t neg = (a[c] < 0 ? -a[c] : 0) + (b[c] < 0 ? -b[c] : 0);
-          cost += pos > 128 || neg > 128;
-        }
+        for (int64_t c = 0; c < C; c++)
+          cost += !pair_safe(a[c], b[c]);
         if (cost < best_cost) {
           best_cost = cost;
           best = j;
@@ -315,25 +319,23 @@ static int64_t *pair_order(const WInfo *wi) {
         used[best] = true;
         perm[n++] = best;
       }
-      while (light > i && used[order[light]])
+      while (light > i && used[order[light].k])
         light--;
     }
     for (int64_t k = 0; k < K; k++)
       if (!used[k])
         perm[n++] = k;
   }
-  bool same = ok;
-  for (int64_t k = 0; same && k < K; k++)
+  bool same = true;
+  for (int64_t k = 0; ok && same && k < K; k++)
     same = perm[k] == k;
-  free(heavy);
   free(order);
   free(col);
   free(used);
-  if (!ok || same) {
-    free(perm);
-    return NULL;
-  }
-  return perm;
+  if (ok && !same)
+    return perm;
+  free(perm);  /* the order as is (also when out of memory: still right) */
+  return NULL;
 }
 
 /* Weight w of channel c at k into the conv GEMM's blocks [C/16][K/64][16][16]
