@@ -77,7 +77,7 @@ Graph *driver_compile(const Options *o, Plan *plan, Diag *d) {
   Target t;
   codegen_target(&t, o->target, o->threads);
   t.blocked_lanes = driver_blocked_lanes(o);
-  t.int8_pairs16 = driver_int8_pairs16(o);
+  t.int8_pairs16 = driver_int8_pairs16(o, g);
   PipelineOpts po = {.layout = o->layout, .opt_level = o->opt_level, .pins = o->pins, .n_pins = o->n_pins,
                      .dump_after = o->dump_after, .dump_to = stderr, .verify = o->verify_ir, .target = &t,
                      .shapes = o->shapes, .n_shapes = o->n_shapes, .guard = o->guard, .precision = o->precision,
@@ -178,10 +178,16 @@ int driver_vector_bits(const Options *o) {
   return strcmp(o->target, "c") == 0 && host_cpu_known(o) ? cc_vector(o).bits : 0;
 }
 
-bool driver_int8_pairs16(const Options *o) {
+bool driver_int8_pairs16(const Options *o, const Graph *g) {
   /* AVX2 (or AVX-512 without VNNI, whose int8 kernels take the AVX2 form):
-   * the int8 conv tile adds pairs of products in 16 bits (fuse_quant.c) */
+   * the int8 conv tile adds pairs of products in 16 bits (fuse_quant.c).
+   * Asked only of a graph with QDQ groups (no compiler run for the others). */
   if (strcmp(o->target, "c") != 0 || !host_cpu_known(o))
+    return false;
+  bool qdq = false;
+  for (const Node *n = g->first; n && !qdq; n = n->next)
+    qdq = n->op == OP_DequantizeLinear;
+  if (!qdq)
     return false;
   CcVec v = cc_vector(o);
   return v.bits != 0 && !v.vnni;

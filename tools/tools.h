@@ -224,8 +224,9 @@ const char *sys_cc(void);                           /* $CC or "cc" */
  * nchw16c, or by default where the code is built for a CPU with AVX-512F
  * (asked of the C compiler with the -march the build takes); else 0. */
 int driver_blocked_lanes(const Options *o);
-/* Whether the host-built int8 conv tile is the AVX2 one (no VNNI): Target.int8_pairs16. */
-bool driver_int8_pairs16(const Options *o);
+/* Whether the host-built int8 conv tile is the AVX2 one (no VNNI) for a graph
+ * with QDQ groups: Target.int8_pairs16. */
+bool driver_int8_pairs16(const Options *o, const Graph *g);
 /* 512: the host-built code has AVX-512F; 256: AVX2 with FMA; 0: neither, or not known (-S without --cpu) */
 int driver_vector_bits(const Options *o);
 
