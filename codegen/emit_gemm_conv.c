@@ -12,38 +12,50 @@
 
 /* ---- Conv ------------------------------------------------------------------------ */
 
+/* The window of a 2-D conv, or of a 1-D one as a 2-D conv of one row
+ * ([N, C, L] is [N, C, 1, L]: the same bytes), so audio and sequence models'
+ * convs take the same products. */
 static bool conv_window(const Node *n, Window *w) {
   const Shape *x = &n->in[0]->shape, *ws = &n->in[1]->shape, *y = &n->out[0]->shape;
   int64_t g = ir_attr_int(n, "group", 1);
   /* grouped (not depthwise: emit_conv.c has its own path) when each group has
    * 8 output channels or more and 2 input channels or more */
-  if (x->rank != 4 || g < 1 || (g != 1 && (ws->d[1] < 2 || ws->d[0] / g < 8)))
+  if ((x->rank != 4 && x->rank != 3) || ws->rank != x->rank || y->rank != x->rank || g < 1 ||
+      (g != 1 && (ws->d[1] < 2 || ws->d[0] / g < 8)))
     return false;
+  int r = x->rank - 2, ns, nd;
+  const int64_t *s = ir_attr_ints(n, "strides", &ns), *dl = ir_attr_ints(n, "dilations", &nd);
+  int64_t in[2], out[2], k[2], st[2], di[2], pb[2], pe[2];
+  for (int i = 0; i < r; i++) {
+    in[i] = x->d[2 + i];
+    out[i] = y->d[2 + i];
+    k[i] = ws->d[2 + i];
+    st[i] = s && ns == r ? s[i] : 1;
+    di[i] = dl && nd == r ? dl[i] : 1;
+  }
+  ir_window_pads(n, r, in, out, k, st, di, pb, pe);
+  for (int i = 0; i < r; i++)
+    if (pb[i] < 0 || pe[i] < 0)
+      return false;
   memset(w, 0, sizeof *w);
   w->groups = g;
   w->c = x->d[1];
-  w->h = x->d[2];
-  w->w = x->d[3];
-  w->kh = ws->d[2];
-  w->kw = ws->d[3];
-  w->oh = y->d[2];
-  w->ow = y->d[3];
-  int ns, nd;
-  const int64_t *s = ir_attr_ints(n, "strides", &ns), *dl = ir_attr_ints(n, "dilations", &nd);
-  w->sh = s && ns == 2 ? s[0] : 1;
-  w->sw = s && ns == 2 ? s[1] : 1;
-  w->dh = dl && nd == 2 ? dl[0] : 1;
-  w->dw = dl && nd == 2 ? dl[1] : 1;
-  int64_t in[2] = {w->h, w->w}, out[2] = {w->oh, w->ow}, k[2] = {w->kh, w->kw};
-  int64_t st[2] = {w->sh, w->sw}, di[2] = {w->dh, w->dw}, pb[2], pe[2];
-  ir_window_pads(n, 2, in, out, k, st, di, pb, pe);
-  for (int i = 0; i < 2; i++)
-    if (pb[i] < 0 || pe[i] < 0)
-      return false;
-  w->pt = pb[0];
-  w->pl = pb[1];
-  w->pb = pe[0];
-  w->pr = pe[1];
+  /* the row dim: the first spatial dim of a 2-D conv, a single row of a 1-D one */
+  int h = r == 2 ? 0 : -1, c = r - 1;
+  w->h = h < 0 ? 1 : in[h];
+  w->kh = h < 0 ? 1 : k[h];
+  w->oh = h < 0 ? 1 : out[h];
+  w->sh = h < 0 ? 1 : st[h];
+  w->dh = h < 0 ? 1 : di[h];
+  w->pt = h < 0 ? 0 : pb[h];
+  w->pb = h < 0 ? 0 : pe[h];
+  w->w = in[c];
+  w->kw = k[c];
+  w->ow = out[c];
+  w->sw = st[c];
+  w->dw = di[c];
+  w->pl = pb[c];
+  w->pr = pe[c];
   w->padded = w->pt || w->pl || w->pb || w->pr;
   return true;
 }
@@ -181,7 +193,7 @@ bool gk_conv_prod(const Node *n, int threads, Prod *p, Window *w) {
   p->threads = threads;
   p->lp = gk_lp(n); /* bf16: the im2col product below, not the small-map or direct forms */
   p->m = ws->d[0];
-  p->k = ws->d[1] * ws->d[2] * ws->d[3];
+  p->k = ws->d[1] * w->kh * w->kw;
   p->n = w->oh * w->ow;
   if (!p->lp && conv_small(n, p->m, p->n)) { /* Y^T = cols^T x W^T */
     int64_t rows = up(p->n, GEMM_MRP);

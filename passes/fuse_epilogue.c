@@ -126,7 +126,7 @@ static bool try_bias(Graph *g, Node *n, const Captured *cap, Diag *d) {
  * (group 1, static shapes, not empty): the one kernel that adds a residual. */
 static bool gemm_conv(const Node *c) {
   if (c->op != OP_Conv || c->n_in > 3 || c->n_out != 1 || ir_attr_int(c, "group", 1) != 1 ||
-      c->in[0]->shape.rank != 4 || !shape_is_static(&c->in[0]->shape) ||
+      (c->in[0]->shape.rank != 4 && c->in[0]->shape.rank != 3) || !shape_is_static(&c->in[0]->shape) ||
       !shape_is_static(&c->in[1]->shape) || !shape_is_static(&c->out[0]->shape))
     return false;
   for (int i = 0; i < c->n_in; i++)

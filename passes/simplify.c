@@ -7,7 +7,8 @@
  *   that keeps its input's shape; chains of those collapsed into one Reshape
  *   whenever the final shape is static (or the last Reshape has a constant
  *   shape that does not copy dims); no Add/Sub of constant 0, Mul/Div by
- *   constant 1 whose result is the other operand (same type and shape).
+ *   constant 1 whose result is the other operand (same type and shape); no
+ *   float Pow by constant 2 (a Mul of x by itself instead).
  * invalidates: schedule positions (nodes go); graph output values may become
  *   an input, a constant or another node's value (codegen copies then).
  * One walk in schedule order suffices: each rule reads only the node and its
@@ -190,6 +191,24 @@ static Value *neutral(const Node *n) {
   return NULL;
 }
 
+/* ---- x ^ 2 -> x * x ------------------------------------------------------------ */
+
+/* Pow(x, 2) of a float x becomes Mul(x, x): the same value (pow is exact
+ * there: one rounding of the square), without a call to pow per element
+ * (Silero VAD's spectrum magnitude, variances written as primitives). The
+ * exponent must not broadcast x to a larger shape. */
+static void square(Node *n) {
+  Value *x = n->in[0];
+  DType t = x->dt;
+  bool fl = t == DT_F16 || t == DT_BF16 || t == DT_F32 || t == DT_F64;
+  if (!fl || n->n_in != 2 || n->out[0]->dt != t || !all_equal(n->in[1], 2.0) || n->in[1]->konst->numel < 1 ||
+      !rewrite_same_shape(&x->shape, &n->out[0]->shape))
+    return;
+  n->op = OP_Mul;
+  n->op_type = "Mul";
+  ir_node_set_input(n, 1, x);
+}
+
 /* ---- the pass ------------------------------------------------------------------- */
 
 /* Applies the node's rule: rewrites n in place, or returns the value that
@@ -210,6 +229,9 @@ static Value *simplify_node(Node *n) {
   case OP_Mul:
   case OP_Div:
     return neutral(n);
+  case OP_Pow:
+    square(n);
+    return NULL;
   default:
     return NULL;
   }

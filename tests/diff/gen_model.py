@@ -185,6 +185,69 @@ def op_conv(b, x):
     return b.one("Conv", ins, (n, cout, oh, ow), **attrs)
 
 
+def op_conv1d(b, x):
+    """A 1-D Conv over [N, C, L] (audio and sequence models: Silero's STFT and
+    encoder, TCNs), maybe grouped, then maybe an activation. onnxc runs it as
+    a 2-D conv of one row, so it reaches the packed products of 2-D convs."""
+    r = b.rng
+    if len(x.shape) != 3:
+        raise Reject("not [N, C, L]")
+    n, c, length = x.shape
+    for _ in range(20):
+        k = int(r.choice([1, 1, 2, 3, 3, 5, 7]))
+        s = int(r.choice([1, 1, 1, 2, 3]))
+        dil = int(r.choice([1, 1, 2])) if k > 1 else 1
+        pads = [int(r.integers(0, k)) for _ in range(2)] if r.random() < 0.7 else [0, 0]
+        divs = [g for g in range(2, c + 1) if c % g == 0]
+        group = int(r.choice(divs)) if divs and r.random() < 0.2 else 1
+        cout = group * int(r.choice([1, 2, 4, 8, 16, 32, 64])) if group > 1 else int(
+            r.choice([1, 3, 8, 16, 32, 32, 64, 96]))
+        ol = conv_out(length, k, s, dil, pads[0], pads[1])
+        if ol >= 1 and cout * ol * n <= 1 << 15:
+            break
+    else:
+        raise Reject("no conv1d fits")
+    ins = [x, b.weight((cout, c // group, k), c // group * k)]
+    if r.random() < 0.6:
+        ins.append(b.const(r.uniform(-0.5, 0.5, size=cout).astype(np.float32), "bias"))
+    y = b.one("Conv", ins, (n, cout, ol), kernel_shape=[k], strides=[s], dilations=[dil], pads=pads,
+              group=group)
+    if r.random() < 0.5:
+        y = b.one(str(r.choice(["Relu", "Tanh", "Sigmoid"])), [y], y.shape)
+    return y
+
+
+def op_rnn(b, x):
+    """LSTM, GRU or RNN over [seq, batch, in] (a VAD's or a tagger's), one or
+    two directions; continues with Y_h ([dirs, batch, hid]), Y left as a
+    side output some of the time."""
+    r = b.rng
+    if len(x.shape) != 3:
+        raise Reject("not [seq, batch, in]")
+    seq, batch, inp = x.shape
+    op = str(r.choice(["LSTM", "LSTM", "GRU", "RNN"]))
+    g = {"LSTM": 4, "GRU": 3, "RNN": 1}[op]
+    hid = int(r.choice([4, 8, 16, 20, 32]))
+    direction = str(r.choice(["forward", "forward", "reverse", "bidirectional"]))
+    nd = 2 if direction == "bidirectional" else 1
+    ins = [x, b.weight((nd, g * hid, inp), inp), b.weight((nd, g * hid, hid), hid)]
+    if r.random() < 0.7:
+        ins.append(b.const(r.uniform(-0.3, 0.3, size=(nd, 2 * g * hid)).astype(np.float32), "bias"))
+    attrs = dict(hidden_size=hid, direction=direction)
+    if op == "GRU" and r.random() < 0.5:
+        attrs["linear_before_reset"] = 1
+    if r.random() < 0.3:
+        while len(ins) < 5:
+            ins.append("")
+        ins.append(b.input((nd, batch, hid), lo=-0.5, hi=0.5))
+    outs = b.node(op, ins, [(seq, nd, batch, hid), (nd, batch, hid)], bounded=True, **attrs)
+    if r.random() < 0.5:  # Y read back as [seq, batch, dirs * hid]
+        y = b.one("Transpose", [outs[0]], (seq, batch, nd, hid), bounded=True, perm=[0, 2, 1, 3])
+        return b.one("Reshape", [y, b.const(np.array([seq, batch, nd * hid], np.int64), "shape")],
+                     (seq, batch, nd * hid), bounded=True)
+    return outs[1]
+
+
 def op_conv_block(b, x):
     """The unit of most CNNs: Conv -> [BatchNormalization] -> activation, the
     pattern whose epilogues onnxc fuses."""
@@ -1099,6 +1162,7 @@ OPS2 = {
     op_gemm: 6, op_matmul: 5, op_unary: 6, op_binary: 5, op_layernorm: 2, op_softmax: 1.5, op_gelu: 1,
     op_attention: 1, op_transpose: 1, op_reshape: 1.5, op_concat_c: 0, op_split: 1, op_slice: 1, op_gather: 1,
     op_reduce: 1, op_unsqueeze: 0.5, op_squeeze: 0.5, op_flatten: 0.5, op_cast: 0.7, op_ew_siblings: 1.5,
+    op_conv1d: 1.5, op_rnn: 1.5,
 }
 
 
