@@ -246,7 +246,13 @@ static void softmax_strided(EmitC *e, DType t, bool log, int64_t outer, int64_t 
   ec_line(e, "}");
   ec_line(e, "for (long l = 0; l < %lld; l++) {", LL(len));
   ec_line(e, "for (long i = 0; i < ni; i++) {");
-  ec_line(e, "const %s v = exp%s(%s(x[l * %lld + i]) - mx[i]);", CT, f, L, LL(inner));
+  /* float32: the vectorizable exp of onnxc_rt.h, as the contiguous rows use
+   * (libm's expf is a call per element: YOLOv8n's DFL Softmax over 16 rows
+   * of 8400, 0.9 ms) */
+  if (t == DT_F32)
+    ec_line(e, "const float v = onnxc_expf(x[l * %lld + i] - mx[i]);", LL(inner));
+  else
+    ec_line(e, "const %s v = exp%s(%s(x[l * %lld + i]) - mx[i]);", CT, f, L, LL(inner));
   if (!log && !narrow)
     ec_line(e, "y[l * %lld + i] = v;", LL(inner));
   ec_line(e, "sum[i] += v;");

@@ -103,6 +103,10 @@
  * first SiLU + Add, 102400 elements: 0.70 ms instead of 0.05). */
 #if defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 8 && defined(__AVX512F__)
 #define ONNXC_NODE_FN_W static __attribute__((noinline, target("prefer-vector-width=512")))
+#elif defined(__GNUC__) || defined(__clang__)
+/* the same inlining, and the same scalar loop, on every other target (AVX2:
+ * YOLOv8n's SiLU + Add 1.1 ms) */
+#define ONNXC_NODE_FN_W static __attribute__((noinline))
 #else
 #define ONNXC_NODE_FN_W ONNXC_NODE_FN
 #endif
