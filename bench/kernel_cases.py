@@ -109,6 +109,29 @@ def conv_case(root, rng, name, n, c, h, w, m, k, group=1, act=None, weights_cons
     return write_case(root, name, nodes, ins, inits, outs, feeds, depth=c // group * k[0] * k[1])
 
 
+def conv1d_case(root, rng, name, n, c, length, m, k, group=1, act=None, residual=False, **attrs):
+    """A 1-D Conv ([N, C, L]): onnxc runs it as a 2-D conv of one row, on the
+    same packed products (im2col, direct, small-map transposed)."""
+    x = rnd(rng, n, c, length)
+    wt = rnd(rng, m, c // group, k) * 0.3
+    ins = [helper.make_tensor_value_info("x", F, list(x.shape))]
+    feeds = {"x": x}
+    inits = [numpy_helper.from_array(wt, "w"), numpy_helper.from_array(rnd(rng, m), "b")]
+    conv_out = "c" if residual else "y" if act else "z"
+    nodes = [helper.make_node("Conv", ["x", "w", "b"], [conv_out], group=group, kernel_shape=[k], **attrs)]
+    if residual:
+        s, d = attrs.get("strides", [1])[0], attrs.get("dilations", [1])[0]
+        pads = attrs.get("pads", [0, 0])
+        ol = (length + pads[0] + pads[1] - (k - 1) * d - 1) // s + 1
+        r = rnd(rng, n, m, ol)
+        ins.append(helper.make_tensor_value_info("r", F, list(r.shape)))
+        feeds["r"] = r
+        nodes.append(helper.make_node("Add", ["c", "r"], ["y" if act else "z"]))
+    nodes += act_nodes(act, "y", "z", inits)
+    outs = [helper.make_tensor_value_info("z", F, None)]
+    return write_case(root, name, nodes, ins, inits, outs, feeds, depth=c // group * k)
+
+
 def act_nodes(act, src, dst, inits):
     if not act:
         return []
@@ -189,6 +212,14 @@ def build(root):
     cases = []
     c = cases.append
     c(conv_case(root, rng, "conv3x3_pad", 1, 5, 9, 11, 7, (3, 3), pads=[1, 1, 1, 1], act="Relu"))
+    # 1-D convs: an STFT-like stride (im2col), a 4-sample map (transposed small
+    # map), stride and dilation with a residual, a long sequence (direct), groups
+    c(conv1d_case(root, rng, "conv1d_stft", 1, 1, 320, 66, 64, strides=[32]))
+    c(conv1d_case(root, rng, "conv1d_k3_small", 1, 40, 4, 64, 3, pads=[1, 1], act="Relu"))
+    c(conv1d_case(root, rng, "conv1d_s2_dil_res", 2, 24, 50, 48, 5, strides=[2], dilations=[2], pads=[3, 1],
+                  residual=True, act="Clip"))
+    c(conv1d_case(root, rng, "conv1d_long", 1, 16, 300, 32, 7, pads=[3, 3], act="LeakyRelu"))
+    c(conv1d_case(root, rng, "conv1d_grouped", 1, 32, 40, 64, 3, group=2, pads=[1, 1]))
     c(conv_case(root, rng, "conv3x3_s2", 2, 6, 13, 10, 30, (3, 3), strides=[2, 2], pads=[1, 0, 1, 2]))
     c(conv_case(root, rng, "conv_dil", 1, 4, 12, 12, 25, (3, 2), dilations=[2, 3], pads=[2, 1, 0, 3]))
     c(conv_case(root, rng, "conv_same", 1, 3, 10, 7, 8, (4, 3), auto_pad="SAME_LOWER", strides=[2, 1]))
