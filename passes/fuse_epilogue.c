@@ -84,9 +84,19 @@ static bool try_bias(Graph *g, Node *n, const Captured *cap, Diag *d) {
         !shape_is_static(as) || !shape_is_static(xs) || !rewrite_same_shape(xs, &y->shape))
       continue;
     int64_t k = w->shape.d[0], nn = w->shape.d[1], m = 1;
-    if (b->kind != VK_CONST || b->dt != DT_F32 || b->shape.rank != 1 || b->shape.d[0] != nn ||
-        as->d[as->rank - 1] != k)
+    /* [N], or [1, ..., 1, N] (tf2onnx's Dense bias after a rank-3 einsum) */
+    bool row = b->kind == VK_CONST && b->konst && b->shape.rank >= 1 && b->shape.d[b->shape.rank - 1] == nn;
+    for (int i = 0; row && i + 1 < b->shape.rank; i++)
+      row = b->shape.d[i] == 1;
+    if (!row || b->dt != DT_F32 || as->d[as->rank - 1] != k)
       continue;
+    if (b->shape.rank != 1) {
+      Shape s1 = shape_make(1, &nn);
+      Tensor *t = ir_tensor_new(g, DT_F32, &s1, NULL);
+      IR_ASSERT(t);
+      memcpy(t->data, b->konst->data, (size_t)t->nbytes);
+      b = ir_const_new(g, arena_printf(g->arena, "%s_bias", mm->name), t);
+    }
     for (int i = 0; i + 1 < as->rank; i++)
       m *= as->d[i];
     Value *ga = a;

@@ -35,6 +35,24 @@ static bool const_zero(const Value *v) {
   return v->kind == VK_CONST && v->konst->numel == 1 && tensor_get_f64(v->konst, 0) == 0.0;
 }
 
+/* A Slice (opset 10+: starts, ends, axes and steps as inputs) whose result is
+ * its whole input: the same static shape, every step 1 (tf2onnx writes one
+ * after each Conv of a Keras Conv1D). */
+static bool slice_keeps_all(const Node *n) {
+  const Shape *x = &n->in[0]->shape, *y = &n->out[0]->shape;
+  if (n->n_in < 3 || !shape_is_static(x) || !shape_equal(x, y))
+    return false;
+  if (ir_has_input(n, 4)) {
+    const Value *st = n->in[4];
+    if (st->kind != VK_CONST || !st->konst)
+      return false;
+    for (int64_t i = 0; i < st->konst->numel; i++)
+      if (tensor_get_i64(st->konst, i) != 1)
+        return false;
+  }
+  return true;
+}
+
 static bool forwards_input(const Node *n) {
   switch (n->op) {
   case OP_Identity:
@@ -50,6 +68,8 @@ static bool forwards_input(const Node *n) {
   case OP_Cast:
   case OP_CastLike:
     return n->out[0]->dt != DT_UNDEF && n->out[0]->dt == n->in[0]->dt;
+  case OP_Slice:
+    return slice_keeps_all(n);
   default:
     return false;
   }
@@ -209,6 +229,131 @@ static void square(Node *n) {
   ir_node_set_input(n, 1, x);
 }
 
+/* ---- squeeze-like reshapes sunk below elementwise nodes ------------------------- */
+
+/* A reshape-like node whose static input and output shapes differ only in
+ * dims of extent 1 (a Squeeze or an Unsqueeze, whatever op wrote it). */
+static bool squeeze_like(const Node *r) {
+  if ((r->op != OP_Reshape && r->op != OP_Squeeze && r->op != OP_Unsqueeze && r->op != OP_Flatten) ||
+      r->n_out != 1)
+    return false;
+  const Shape *a = &r->in[0]->shape, *b = &r->out[0]->shape;
+  if (!shape_is_static(a) || !shape_is_static(b))
+    return false;
+  int i = 0, j = 0;
+  for (;;) {
+    while (i < a->rank && a->d[i] == 1)
+      i++;
+    while (j < b->rank && b->d[j] == 1)
+      j++;
+    if (i == a->rank || j == b->rank)
+      return i == a->rank && j == b->rank;
+    if (a->d[i++] != b->d[j++])
+      return false;
+  }
+}
+
+/* c (broadcast against `to`) as the same data broadcast against `from`, where
+ * a squeeze-like reshape takes `from` to `to`: each dim of `from` above 1 takes
+ * the extent c has at the matching dim of `to`. NULL when c does not fit. */
+static Value *rebroadcast(Graph *g, const Node *at, const Value *c, const Shape *from, const Shape *to) {
+  if (c->konst->numel == 1)
+    return (Value *)c;
+  const Shape *cs = &c->shape;
+  if (cs->rank > to->rank)
+    return NULL;
+  int64_t dims[IR_MAX_RANK];
+  int j = 0;
+  for (int i = 0; i < from->rank; i++) {
+    dims[i] = 1;
+    if (from->d[i] == 1)
+      continue;
+    while (j < to->rank && to->d[j] == 1) {
+      int k = j - (to->rank - cs->rank);
+      if (k >= 0 && cs->d[k] != 1)
+        return NULL;
+      j++;
+    }
+    int k = j - (to->rank - cs->rank);
+    dims[i] = k >= 0 ? cs->d[k] : 1;
+    j++;
+  }
+  Shape s = shape_make(from->rank, dims);
+  Tensor *t = ir_tensor_new(g, c->dt, &s, NULL);
+  IR_ASSERT(t && t->nbytes == c->konst->nbytes);
+  memcpy(t->data, c->konst->data, (size_t)t->nbytes);
+  return ir_const_new(g, arena_printf(g->arena, "%s_%s", at->name, c->name), t);
+}
+
+/* E(R(y), c...) with R squeeze-like and y made by a Conv (or by an
+ * elementwise node: the chain after it) becomes R'(E(y, c'...)), c' the
+ * constants broadcast against y: the elementwise chain then meets the Conv,
+ * so fuse-bn folds a bias Add into it and fuse-elementwise stores the rest
+ * as its epilogue (tf2onnx's Keras Conv1D: Conv, Squeeze, BiasAdd,
+ * activation). Every non-constant operand must come through such a reshape
+ * from values of one shape. Returns whether n was rewritten (it is then the
+ * Reshape R'). */
+static bool sink_reshape(Node *n, const Captured *cap, Diag *d) {
+  Graph *g = n->g;
+  if (!ir_ops[n->op].expr || n->n_out != 1 || n->n_in < 1 || n->n_in > 3 || !ir_has_input(n, 0) ||
+      rewrite_is_captured(cap, n->out[0]) || !shape_is_static(&n->out[0]->shape))
+    return false;
+  const Shape *so = &n->out[0]->shape, *si = NULL;
+  Value *in[3];
+  for (int i = 0; i < n->n_in; i++) {
+    Value *v = n->in[i];
+    if (!ir_has_input(n, i))
+      return false;
+    if (v->kind == VK_CONST) {
+      if (!v->konst || v->dt == DT_STRING)
+        return false;
+      continue;
+    }
+    Node *r = v->kind == VK_NODE ? v->producer : NULL;
+    if (!r || !squeeze_like(r) || !shape_equal(&v->shape, so))
+      return false;
+    Value *y = r->in[0];
+    const Node *p = y->kind == VK_NODE ? y->producer : NULL;
+    if (!p || (p->op != OP_Conv && p->op != OP_ConvTranspose && !ir_ops[p->op].expr) || p->n_out != 1)
+      return false;
+    if (si && !shape_equal(si, &y->shape))
+      return false;
+    si = &y->shape;
+    in[i] = y;
+  }
+  if (!si || shape_equal(si, so))
+    return false;
+  for (int i = 0; i < n->n_in; i++)
+    if (n->in[i]->kind == VK_CONST && !(in[i] = rebroadcast(g, n, n->in[i], si, so)))
+      return false;
+  Node *e = ir_node_insert(g, n, n->op, n->op_type, arena_printf(g->arena, "%s_unsqueezed", n->name), n->n_in,
+                           in, 1);
+  for (int a = 0; a < n->n_attrs; a++)
+    *ir_attr_add(e, n->attrs[a].name, n->attrs[a].kind) = n->attrs[a];
+  if (!infer_node(e, d) || !shape_equal(&e->out[0]->shape, si) || e->out[0]->dt != n->out[0]->dt) {
+    ir_node_remove(e);
+    return false;
+  }
+  Node *old[3] = {0};
+  for (int i = 0; i < n->n_in; i++)
+    if (n->in[i]->kind == VK_NODE)
+      old[i] = n->in[i]->producer;
+  /* n becomes Reshape(e's result): its operands (a Clip's bounds too) let go */
+  for (int i = n->n_in - 1; i >= 1; i--)
+    ir_node_set_input(n, i, g->none);
+  n->n_in = 1;
+  become_reshape(n, e->out[0]);
+  for (int i = 0; i < 3; i++) /* the reshapes only n read: gone now, so the Conv has one reader */
+    if (old[i] && old[i]->out[0]->n_uses == 0 && !old[i]->out[0]->is_output &&
+        !rewrite_is_captured(cap, old[i]->out[0])) {
+      for (int k = i + 1; k < 3; k++)
+        if (old[k] == old[i])
+          old[k] = NULL;
+      ir_node_remove(old[i]);
+    }
+  return true;
+}
+
 /* ---- the pass ------------------------------------------------------------------- */
 
 /* Applies the node's rule: rewrites n in place, or returns the value that
@@ -238,10 +383,11 @@ static Value *simplify_node(Node *n) {
 }
 
 bool pass_simplify(Graph *g, Diag *d) {
-  (void)d;
   Captured cap = rewrite_captured(g);
   for (Node *n = g->first, *next; n; n = next) {
     next = n->next;
+    if (sink_reshape(n, &cap, d))
+      continue;
     Value *by = simplify_node(n);
     if (!by || rewrite_is_captured(&cap, n->out[0]))
       continue;

@@ -207,6 +207,19 @@ def op_conv1d(b, x):
             break
     else:
         raise Reject("no conv1d fits")
+    if r.random() < 0.3:
+        # as tf2onnx writes a Keras Conv1D: a 2-D conv of k x 1 between an
+        # Unsqueeze and a Squeeze, the bias an Add of [C, 1] after it (onnxc
+        # sinks the Squeeze below the Add and the activation, into the conv)
+        x4 = b.one("Unsqueeze", [x, b.const(np.array([3], np.int64), "axes")], (n, c, length, 1))
+        y4 = b.one("Conv", [x4, b.weight((cout, c // group, k, 1), c // group * k)], (n, cout, ol, 1),
+                   kernel_shape=[k, 1], strides=[s, 1], dilations=[dil, 1], pads=[pads[0], 0, pads[1], 0],
+                   group=group)
+        y = b.one("Squeeze", [y4, b.const(np.array([3], np.int64), "axes")], (n, cout, ol))
+        y = b.one("Add", [y, b.const(r.uniform(-0.5, 0.5, size=(cout, 1)).astype(np.float32), "bias")], y.shape)
+        if r.random() < 0.5:
+            y = op_gelu(b, y)
+        return y
     ins = [x, b.weight((cout, c // group, k), c // group * k)]
     if r.random() < 0.6:
         ins.append(b.const(r.uniform(-0.5, 0.5, size=cout).astype(np.float32), "bias"))
