@@ -332,8 +332,22 @@ static void emit_update(EmitC *e, const Rnn *r, int d) {
     ec_line(e, "for (ptrdiff_t j = 0; j < %lld; j++) {", LL(h));
     ec_line(e, "const %s *rr = X2 + (%lld + j) * %lld;", dtype_ctype(r->t), LL(d * 3 * h + 2 * h), LL(h));
     ec_line(e, "%s acc = %s;", r->CT, rb.s);
-    ec_line(e, "for (ptrdiff_t k = 0; k < %lld; k++) acc += %s * %s;", LL(h), lbr ? "H[k]" : "T[k]",
-            rh.s);
+    { /* the same partial sums as emit_gate_dots */
+      int64_t full = h / GATE_LANES * GATE_LANES;
+      Buf ru;
+      buf_init(&ru);
+      ld(&ru, r, "rr", "k + u");
+      if (full > 0) {
+        ec_line(e, "%s part[%d] = {0};", r->CT, GATE_LANES);
+        ec_line(e, "for (ptrdiff_t k = 0; k < %lld; k += %d)", LL(full), GATE_LANES);
+        ec_line(e, "  for (ptrdiff_t u = 0; u < %d; u++) part[u] += %s * %s;", GATE_LANES,
+                lbr ? "H[k + u]" : "T[k + u]", ru.s);
+        ec_line(e, "for (ptrdiff_t u = 0; u < %d; u++) acc += part[u];", GATE_LANES);
+      }
+      buf_free(&ru);
+      ec_line(e, "for (ptrdiff_t k = %lld; k < %lld; k++) acc += %s * %s;", LL(full), LL(h),
+              lbr ? "H[k]" : "T[k]", rh.s);
+    }
     if (lbr)
       ec_line(e, "Gt[%lld + j] += Gt[%lld + j] * acc;", LL(2 * h), LL(h));
     else

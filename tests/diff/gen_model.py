@@ -233,8 +233,12 @@ def op_conv1d(b, x):
 def op_rnn(b, x):
     """LSTM, GRU or RNN over [seq, batch, in] (a VAD's or a tagger's), one or
     two directions; continues with Y_h ([dirs, batch, hid]), Y left as a
-    side output some of the time."""
+    side output some of the time. A [batch, in] value runs one step and
+    continues as [batch, dirs * hid]."""
     r = b.rng
+    flat = len(x.shape) == 2  # [batch, in]: one step, Unsqueezed, and Y_h squeezed back
+    if flat:
+        x = b.one("Unsqueeze", [x, b.const(np.array([0], np.int64), "axes")], (1,) + x.shape)
     if len(x.shape) != 3:
         raise Reject("not [seq, batch, in]")
     seq, batch, inp = x.shape
@@ -254,6 +258,9 @@ def op_rnn(b, x):
             ins.append("")
         ins.append(b.input((nd, batch, hid), lo=-0.5, hi=0.5))
     outs = b.node(op, ins, [(seq, nd, batch, hid), (nd, batch, hid)], bounded=True, **attrs)
+    if flat:
+        return b.one("Reshape", [outs[1], b.const(np.array([batch, nd * hid], np.int64), "shape")],
+                     (batch, nd * hid), bounded=True)
     if r.random() < 0.5:  # Y read back as [seq, batch, dirs * hid]
         y = b.one("Transpose", [outs[0]], (seq, batch, nd, hid), bounded=True, perm=[0, 2, 1, 3])
         return b.one("Reshape", [y, b.const(np.array([seq, batch, nd * hid], np.int64), "shape")],
