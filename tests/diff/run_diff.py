@@ -183,9 +183,14 @@ def check_cuda(onnxc, case_dir, timeout):
     m = re.search(r"onnxc check: kept (\S+)", p.stderr)
     if p.returncode or not m:
         return "compile", summary(p.stderr)
+    # judged at the tolerance of the other configurations: the case's own when
+    # it names one (a float16 case: float16's scaled tolerance), else RTOL/ATOL
+    extra = case_args(case_dir)
+    tol = (float(RTOL), float(ATOL))
+    if "--rtol" in extra and "--atol" in extra:
+        tol = (float(extra[extra.index("--rtol") + 1]), float(extra[extra.index("--atol") + 1]))
     try:
-        # judged at the tolerance of the other configurations
-        _, status, msg = emu_check.run_built("diff", m.group(1), case_dir, _EMU["dir"], (float(RTOL), float(ATOL)))
+        _, status, msg = emu_check.run_built("diff", m.group(1), case_dir, _EMU["dir"], tol)
     finally:
         shutil.rmtree(m.group(1), ignore_errors=True)
     return ("ok" if status == "ok" else status), msg.strip()[:400]
