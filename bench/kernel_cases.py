@@ -220,6 +220,12 @@ def build(root):
                   residual=True, act="Clip"))
     c(conv1d_case(root, rng, "conv1d_long", 1, 16, 300, 32, 7, pads=[3, 3], act="LeakyRelu"))
     c(conv1d_case(root, rng, "conv1d_grouped", 1, 32, 40, 64, 3, group=2, pads=[1, 1]))
+    # one output pixel: dot products (emit_conv.c), taps in the padding, a
+    # residual, a channel count that is not a multiple of 4, a 2-D map
+    c(conv1d_case(root, rng, "conv1d_one_px", 2, 64, 2, 70, 3, strides=[2], pads=[1, 1], act="Relu"))
+    c(conv1d_case(root, rng, "conv1d_one_px_res", 1, 40, 5, 33, 5, residual=True))
+    c(conv_case(root, rng, "conv_one_px_2d", 1, 24, 3, 3, 19, (3, 3), act="Clip"))
+    c(conv_case(root, rng, "conv_one_px_se", 2, 96, 1, 1, 24, (1, 1), residual="left"))
     c(conv_case(root, rng, "conv3x3_s2", 2, 6, 13, 10, 30, (3, 3), strides=[2, 2], pads=[1, 0, 1, 2]))
     c(conv_case(root, rng, "conv_dil", 1, 4, 12, 12, 25, (3, 2), dilations=[2, 3], pads=[2, 1, 0, 3]))
     c(conv_case(root, rng, "conv_same", 1, 3, 10, 7, 8, (4, 3), auto_pad="SAME_LOWER", strides=[2, 1]))

@@ -167,7 +167,123 @@ int64_t conv_scratch_bytes(const Node *n, int threads) {
   return gemm > 0 ? gemm : depthwise_scratch_bytes(n, threads);
 }
 
+/* ---- a one-pixel output map: dot products ------------------------------------------ */
+
+#define GEMV_MAX_K 1024 /* floats of the gathered input column (on the stack) */
+#define GEMV_LANES 16   /* partial sums of each dot product */
+#define GEMV_ROWS 4     /* output channels at a time */
+
+bool conv_gemv_form(const Node *n) {
+  if (n->op != OP_Conv || n->n_in < 2 || n->n_out != 1 || ir_attr_int(n, "group", 1) != 1)
+    return false;
+  for (int i = 0; i < n->n_in; i++)
+    if (ir_has_input(n, i) && (n->in[i]->dt != DT_F32 || !shape_is_static(&n->in[i]->shape)))
+      return false;
+  const Shape *x = &n->in[0]->shape, *w = &n->in[1]->shape, *y = &n->out[0]->shape;
+  if (n->out[0]->dt != DT_F32 || !shape_is_static(y) || x->rank < 3 || w->rank != x->rank ||
+      y->rank != x->rank)
+    return false;
+  int64_t k = w->d[1];
+  for (int i = 2; i < w->rank; i++) {
+    if (y->d[i] != 1)
+      return false;
+    k *= w->d[i];
+  }
+  return y->d[0] > 0 && y->d[1] > 0 && k >= GEMV_LANES && k <= GEMV_MAX_K;
+}
+
+/* A conv whose output map is one pixel (the last convs of a streaming audio
+ * encoder, a squeeze-excite gate's 1x1 map): each output channel is the dot
+ * product of its weight row with the pixel's input column, gathered once
+ * (zeros where a tap falls in the padding), summed in GEMV_LANES partial sums
+ * that compilers vectorize, GEMV_ROWS channels at a time so the column is
+ * loaded once for them. The weights are read once, as stored. */
+static bool emit_conv_gemv(EmitC *e, const Node *n) {
+  const Shape *xs = &n->in[0]->shape, *ws = &n->in[1]->shape, *ys = &n->out[0]->shape;
+  Window g;
+  window_read(n, xs, ys, &ws->d[2], &g);
+  int64_t C = ws->d[1], M = ws->d[0], taps = 1;
+  for (int i = 0; i < g.r; i++)
+    taps *= g.k[i];
+  int64_t K = C * taps, full = K / GEMV_LANES * GEMV_LANES, m4 = M / GEMV_ROWS * GEMV_ROWS;
+  /* each tap's input offset in a channel's plane, -1 in the padding */
+  ec_line(e, "static const int toff[%lld] = {", LL(taps));
+  Buf tb;
+  buf_init(&tb);
+  for (int64_t t = 0; t < taps; t++) {
+    int64_t rem = t, off = 0, stride = 1;
+    bool in = true;
+    for (int i = g.r - 1; i >= 0; i--) {
+      int64_t ki = rem % g.k[i], pos = ki * g.dil[i] - g.pb[i];
+      rem /= g.k[i];
+      in = in && pos >= 0 && pos < g.in[i];
+      off += pos * stride;
+      stride *= g.in[i];
+    }
+    buf_printf(&tb, "%lld,", LL(in ? off : -1));
+    if (tb.len > 100) {
+      ec_line(e, "%s", tb.s);
+      tb.len = 0;
+      tb.s[0] = 0;
+    }
+  }
+  if (tb.len)
+    ec_line(e, "%s", tb.s);
+  buf_free(&tb);
+  ec_line(e, "};");
+  bool bias = ir_has_input(n, 2), res = ir_has_input(n, 3);
+  ec_line(e, "for (long nb = 0; nb < %lld; nb++) {", LL(xs->d[0]));
+  ec_line(e, "const float *xn = X0 + nb * %lld;", LL(C * g.in_plane));
+  ec_line(e, "float *yn = Y0 + nb * %lld;", LL(M));
+  if (res)
+    ec_line(e, "const float *rn = X3 + nb * %lld;", LL(M));
+  ec_line(e, "float col[%lld];", LL(K));
+  ec_line(e, "for (long c = 0; c < %lld; c++)", LL(C));
+  ec_line(e, "  for (long t = 0; t < %lld; t++) col[c * %lld + t] = toff[t] < 0 ? 0.0f : xn[c * %lld + toff[t]];",
+          LL(taps), LL(taps), LL(g.in_plane));
+  for (int pass = 0; pass < 2; pass++) {
+    int rows = pass == 0 ? GEMV_ROWS : 1;
+    int64_t lo = pass == 0 ? 0 : m4, hi = pass == 0 ? m4 : M;
+    if (lo >= hi)
+      continue;
+    ec_line(e, "for (long m0 = %lld; m0 < %lld; m0 += %d) {", LL(lo), LL(hi), rows);
+    for (int r = 0; r < rows; r++) {
+      ec_line(e, "const float *w%d = X1 + (m0 + %d) * %lld;", r, r, LL(K));
+      ec_line(e, "float part%d[%d] = {0};", r, GEMV_LANES);
+    }
+    ec_line(e, "for (long k = 0; k < %lld; k += %d) {", LL(full), GEMV_LANES);
+    ec_line(e, "for (long u = 0; u < %d; u++) {", GEMV_LANES);
+    ec_line(e, "const float v = col[k + u];");
+    for (int r = 0; r < rows; r++)
+      ec_line(e, "part%d[u] += v * w%d[k + u];", r, r);
+    ec_line(e, "}");
+    ec_line(e, "}");
+    for (int r = 0; r < rows; r++) {
+      ec_line(e, "{");
+      if (bias)
+        ec_line(e, "float acc = X2[m0 + %d];", r);
+      else
+        ec_line(e, "float acc = 0;");
+      ec_line(e, "for (long u = 0; u < %d; u++) acc += part%d[u];", GEMV_LANES, r);
+      ec_line(e, "for (long k = %lld; k < %lld; k++) acc += col[k] * w%d[k];", LL(full), LL(K), r);
+      char v[64];
+      Buf act;
+      buf_init(&act);
+      snprintf(v, sizeof v, res ? "acc + rn[m0 + %d]" : "acc", r);
+      gemm_act_expr(n, v, &act);
+      ec_line(e, "yn[m0 + %d] = %s;", r, act.s);
+      buf_free(&act);
+      ec_line(e, "}");
+    }
+    ec_line(e, "}");
+  }
+  ec_line(e, "}");
+  return true;
+}
+
 bool emitc_Conv(EmitC *e, const Node *n) {
+  if (conv_gemv_form(n))
+    return emit_conv_gemv(e, n);
   if (gemm_emit_conv(e, n) || conv_emit_depthwise(e, n))
     return true;
   const Shape *xs = &n->in[0]->shape, *ws = &n->in[1]->shape, *ys = &n->out[0]->shape;

@@ -183,6 +183,8 @@ bool gemm_emit_conv_rt(EmitC *e, const Node *n) {
 
 /* Product plan of a Conv; false when the fast path does not apply. */
 bool gk_conv_prod(const Node *n, int threads, Prod *p, Window *w) {
+  if (conv_gemv_form(n))
+    return false;
   if (gk_is_f32(n) && (!shape_is_static(&n->in[0]->shape) || !shape_is_static(&n->out[0]->shape)))
     return conv_prod_rt(n, p);
   if (!gk_is_f32(n) || !shape_is_static(&n->in[0]->shape) || !shape_is_static(&n->in[1]->shape) ||

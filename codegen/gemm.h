@@ -94,4 +94,9 @@ void gemm_act_expr(const Node *n, const char *v, Buf *out);
  * `threads` threads; 0 when the node keeps the plain loops. */
 int64_t gemm_scratch_bytes(const Node *n, int threads);
 
+/* A float32 Conv of one group whose output map is a single pixel (column
+ * of at most 1024 floats): emit_conv.c computes it as dot products, not on
+ * the packed products (emit_gemm_conv.c declines it). */
+bool conv_gemv_form(const Node *n);
+
 #endif
