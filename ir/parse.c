@@ -160,10 +160,13 @@ static Tensor *data(P *p, DType dt, const Shape *sh) {
   for (int64_t i = 0; i < t->numel; i++) {
     double v;
     bool f;
+    const char *at = p->s;
     if ((i && !expect(p, ',')) || !number(p, &v, &f))
       return NULL;
     if (dtype_is_float(dt))
       tensor_set_f64(t, i, v);
+    else if (!f) /* read again as an integer: through a double, 2^63 - 1 wrapped to -2^63 */
+      tensor_set_i64(t, i, strtoll(at + (i ? strspn(at, " \t\n,") : strspn(at, " \t\n")), NULL, 10));
     else
       tensor_set_i64(t, i, (int64_t)v);
   }
