@@ -183,44 +183,39 @@ static void h_index(const Rnn *r, int d, char *buf, size_t len) {
 static void emit_gate_dots(EmitC *e, const Rnn *r, int d, int rows, int slot, const char *vec,
                            int64_t len) {
   int64_t gh = r->g * r->hid, full = len / GATE_LANES * GATE_LANES;
-  char arr[16], idx[32], mat[16];
-  Buf m, v;
-  snprintf(mat, sizeof mat, "X%d", slot);
   for (int i = 0; i < rows; i++)
-    ec_line(e, "const %s *m%d_%d = %s + (%lld + j0 + %d) * %lld;", dtype_ctype(r->t), slot, i, mat,
+    ec_line(e, "const %s *m%d_%d = X%d + (%lld + j0 + %d) * %lld;", dtype_ctype(r->t), slot, i, slot,
             LL(d * gh), i, LL(len));
-  if (full > 0) {
-    ec_line(e, "for (ptrdiff_t k = 0; k < %lld; k += %d) {", LL(full), GATE_LANES);
-    ec_line(e, "for (ptrdiff_t u = 0; u < %d; u++) {", GATE_LANES);
+  /* the lanes (k + u into part<i>), then the tail (k into acc<i>) */
+  for (int tail = 0; tail < 2; tail++) {
+    const char *k = tail ? "k" : "k + u";
+    if (tail ? full == len : full == 0)
+      continue;
+    if (tail) {
+      ec_line(e, "for (ptrdiff_t k = %lld; k < %lld; k++) {", LL(full), LL(len));
+    } else {
+      ec_line(e, "for (ptrdiff_t k = 0; k < %lld; k += %d) {", LL(full), GATE_LANES);
+      ec_line(e, "for (ptrdiff_t u = 0; u < %d; u++) {", GATE_LANES);
+    }
+    Buf v, m;
     buf_init(&v);
-    buf_printf(&v, vec, "k + u");
+    buf_printf(&v, vec, k);
     ec_line(e, "const %s v = %s;", r->CT, v.s);
     buf_free(&v);
     for (int i = 0; i < rows; i++) {
+      char arr[24];
       snprintf(arr, sizeof arr, "m%d_%d", slot, i);
       buf_init(&m);
-      ld(&m, r, arr, "k + u");
-      ec_line(e, "part%d[u] += v * %s;", i, m.s);
+      ld(&m, r, arr, k);
+      if (tail)
+        ec_line(e, "acc%d += v * %s;", i, m.s);
+      else
+        ec_line(e, "part%d[u] += v * %s;", i, m.s);
       buf_free(&m);
     }
     ec_line(e, "}");
-    ec_line(e, "}");
-  }
-  if (full < len) {
-    ec_line(e, "for (ptrdiff_t k = %lld; k < %lld; k++) {", LL(full), LL(len));
-    buf_init(&v);
-    buf_printf(&v, vec, "k");
-    ec_line(e, "const %s v = %s;", r->CT, v.s);
-    buf_free(&v);
-    for (int i = 0; i < rows; i++) {
-      snprintf(arr, sizeof arr, "m%d_%d", slot, i);
-      snprintf(idx, sizeof idx, "k");
-      buf_init(&m);
-      ld(&m, r, arr, idx);
-      ec_line(e, "acc%d += v * %s;", i, m.s);
-      buf_free(&m);
-    }
-    ec_line(e, "}");
+    if (!tail)
+      ec_line(e, "}");
   }
 }
 
@@ -317,10 +312,8 @@ static void emit_update(EmitC *e, const Rnn *r, int d) {
     emit_act(e, r, &fn[0], "gv", "Gt[j]");
     ec_line(e, "Gt[j] = gv;");
     ec_line(e, "}");
-    Buf rh, rb;
-    buf_init(&rh);
+    Buf rb;
     buf_init(&rb);
-    ld(&rh, r, "rr", "k");
     char bi[64];
     snprintf(bi, sizeof bi, "%lld + j", LL(d * 6 * h + 5 * h));
     if (ir_has_input(n, 3))
@@ -330,24 +323,12 @@ static void emit_update(EmitC *e, const Rnn *r, int d) {
     if (!lbr)
       ec_line(e, "for (ptrdiff_t k = 0; k < %lld; k++) T[k] = Gt[%lld + k] * H[k];", LL(h), LL(h));
     ec_line(e, "for (ptrdiff_t j = 0; j < %lld; j++) {", LL(h));
-    ec_line(e, "const %s *rr = X2 + (%lld + j) * %lld;", dtype_ctype(r->t), LL(d * 3 * h + 2 * h), LL(h));
-    ec_line(e, "%s acc = %s;", r->CT, rb.s);
-    { /* the same partial sums as emit_gate_dots */
-      int64_t full = h / GATE_LANES * GATE_LANES;
-      Buf ru;
-      buf_init(&ru);
-      ld(&ru, r, "rr", "k + u");
-      if (full > 0) {
-        ec_line(e, "%s part[%d] = {0};", r->CT, GATE_LANES);
-        ec_line(e, "for (ptrdiff_t k = 0; k < %lld; k += %d)", LL(full), GATE_LANES);
-        ec_line(e, "  for (ptrdiff_t u = 0; u < %d; u++) part[u] += %s * %s;", GATE_LANES,
-                lbr ? "H[k + u]" : "T[k + u]", ru.s);
-        ec_line(e, "for (ptrdiff_t u = 0; u < %d; u++) acc += part[u];", GATE_LANES);
-      }
-      buf_free(&ru);
-      ec_line(e, "for (ptrdiff_t k = %lld; k < %lld; k++) acc += %s * %s;", LL(full), LL(h),
-              lbr ? "H[k]" : "T[k]", rh.s);
-    }
+    ec_line(e, "const ptrdiff_t j0 = %lld + j;", LL(2 * h)); /* the h gate's row of R */
+    ec_line(e, "%s part0[%d] = {0};", r->CT, GATE_LANES);
+    ec_line(e, "%s acc0 = %s;", r->CT, rb.s);
+    emit_gate_dots(e, r, d, 1, 2, lbr ? "H[%s]" : "T[%s]", h);
+    ec_line(e, "for (ptrdiff_t u = 0; u < %d; u++) acc0 += part0[u];", GATE_LANES);
+    ec_line(e, "const %s acc = acc0;", r->CT);
     if (lbr)
       ec_line(e, "Gt[%lld + j] += Gt[%lld + j] * acc;", LL(2 * h), LL(h));
     else
@@ -359,7 +340,6 @@ static void emit_update(EmitC *e, const Rnn *r, int d) {
     emit_act(e, r, &fn[1], "hh", hin);
     ec_line(e, "H[j] = ((%s)1 - Gt[j]) * hh + Gt[j] * H[j];", r->CT);
     ec_line(e, "}");
-    buf_free(&rh);
     buf_free(&rb);
   } else {
     bool peep = ir_has_input(n, 7), coupled = ir_attr_int(n, "input_forget", 0) != 0;
