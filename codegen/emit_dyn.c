@@ -1206,6 +1206,14 @@ static bool k_constant_of_shape(Dx *x, const Node *n) {
   return true;
 }
 
+/* RNN/GRU/LSTM over a run-time sequence length or batch (emit_rnn.c's loops;
+ * the state and gate rows are sized by the static hidden size). */
+static bool k_recurrent(Dx *x, const Node *n) {
+  const Shape *xs = &n->in[0]->shape;
+  bool bfirst = n->g->opset >= 14 && ir_attr_int(n, "layout", 0) == 1;
+  return rnn_emit_rt(x->e, n, dim_c(x, xs, bfirst ? 1 : 0), dim_c(x, xs, bfirst ? 0 : 1));
+}
+
 /* ---- dispatch ------------------------------------------------------------------------ */
 
 typedef bool (*DynFn)(Dx *, const Node *);
@@ -1238,6 +1246,7 @@ static DynFn dyn_kernel(const Node *n) {
   case OP_GlobalAveragePool: case OP_GlobalMaxPool: return k_global_pool;
   case OP_BatchNormalization: return k_batchnorm;
   case OP_Gemm: return k_gemm;
+  case OP_RNN: case OP_GRU: case OP_LSTM: return k_recurrent;
   case OP_ReduceSum: case OP_ReduceMean: case OP_ReduceMax: case OP_ReduceMin: case OP_ReduceProd:
   case OP_ReduceSumSquare: case OP_ReduceL1: case OP_ReduceL2:
     return k_reduce;

@@ -150,23 +150,23 @@ static void emit_act(EmitC *e, const Rnn *r, const Fn *fn, const char *out, cons
 /* Index expressions of X, Y and the states for the layout. */
 static void x_index(const Rnn *r, char *buf, size_t len) {
   if (r->bfirst)
-    snprintf(buf, len, "(b * %lld + t) * %lld", LL(r->seq), LL(r->in));
+    snprintf(buf, len, "(b * SEQ + t) * %lld", LL(r->in));
   else
-    snprintf(buf, len, "(t * %lld + b) * %lld", LL(r->batch), LL(r->in));
+    snprintf(buf, len, "(t * NB + b) * %lld", LL(r->in));
 }
 
 static void y_index(const Rnn *r, int d, const char *t, char *buf, size_t len) {
   if (r->bfirst)
-    snprintf(buf, len, "((b * %lld + %s) * %d + %d) * %lld", LL(r->seq), t, r->nd, d, LL(r->hid));
+    snprintf(buf, len, "((b * SEQ + %s) * %d + %d) * %lld", t, r->nd, d, LL(r->hid));
   else
-    snprintf(buf, len, "((%s * %d + %d) * %lld + b) * %lld", t, r->nd, d, LL(r->batch), LL(r->hid));
+    snprintf(buf, len, "((%s * %d + %d) * NB + b) * %lld", t, r->nd, d, LL(r->hid));
 }
 
 static void h_index(const Rnn *r, int d, char *buf, size_t len) {
   if (r->bfirst)
     snprintf(buf, len, "(b * %d + %d) * %lld", r->nd, d, LL(r->hid));
   else
-    snprintf(buf, len, "(%d * %lld + b) * %lld", d, LL(r->batch), LL(r->hid));
+    snprintf(buf, len, "(%d * NB + b) * %lld", d, LL(r->hid));
 }
 
 /* Rows of the gate matrices per step of emit_gates, and the partial sums of
@@ -400,12 +400,11 @@ static void emit_direction(EmitC *e, const Rnn *r, int d, bool rev) {
   char xi[96], yi[128], hi[96];
   x_index(r, xi, sizeof xi);
   h_index(r, d, hi, sizeof hi);
-  ec_line(e, "for (ptrdiff_t b = 0; b < %lld; b++) {", LL(r->batch));
+  ec_line(e, "for (ptrdiff_t b = 0; b < NB; b++) {");
   if (ir_has_input(n, 4))
-    ec_line(e, "const ptrdiff_t len = X4[b] < 0 ? 0 : X4[b] > %lld ? %lld : (ptrdiff_t)X4[b];",
-            LL(r->seq), LL(r->seq));
+    ec_line(e, "const ptrdiff_t len = X4[b] < 0 ? 0 : X4[b] > SEQ ? SEQ : (ptrdiff_t)X4[b];");
   else
-    ec_line(e, "const ptrdiff_t len = %lld;", LL(r->seq));
+    ec_line(e, "const ptrdiff_t len = SEQ;");
   emit_state_init(e, r, d, 5, "H");
   if (r->g == 4)
     emit_state_init(e, r, d, 6, "C");
@@ -420,7 +419,7 @@ static void emit_direction(EmitC *e, const Rnn *r, int d, bool rev) {
   ec_line(e, "}");
   if (ec_has_output(n, 0)) {
     y_index(r, d, "t", yi, sizeof yi);
-    ec_line(e, "for (ptrdiff_t t = len; t < %lld; t++)", LL(r->seq));
+    ec_line(e, "for (ptrdiff_t t = len; t < SEQ; t++)");
     ec_line(e, "  for (ptrdiff_t j = 0; j < %lld; j++) Y0[%s + j] = %s(0);", LL(r->hid), yi, S);
   }
   if (ec_has_output(n, 1))
@@ -430,7 +429,10 @@ static void emit_direction(EmitC *e, const Rnn *r, int d, bool rev) {
   ec_line(e, "}");
 }
 
-static bool emit_recurrent(EmitC *e, const Node *n, int g) {
+/* seq and batch: C expressions of the sequence length and the batch (numbers
+ * for the static hooks, run-time dims for emit_dyn.c); every other extent is
+ * static. */
+static bool emit_recurrent(EmitC *e, const Node *n, int g, const char *seq, const char *batch) {
   Rnn r;
   memset(&r, 0, sizeof r);
   r.n = n;
@@ -453,7 +455,7 @@ static bool emit_recurrent(EmitC *e, const Node *n, int g) {
   if (!read_fns(e, n, per_dir, r.nd, r.fns))
     return false;
   int64_t need = (g + 3) * r.hid * (r.t == DT_F64 ? 8 : 4);
-  if (need == 0 || r.batch == 0) {  /* no state: only empty outputs */
+  if (need == 0 || r.batch == 0 || r.seq == 0) {  /* no state or no steps: only empty outputs */
     for (int i = 0; i < n->n_out; i++)
       if (ec_has_output(n, i))
         ec_line(e, "(void)Y%d;", i);
@@ -464,6 +466,7 @@ static bool emit_recurrent(EmitC *e, const Node *n, int g) {
   if (e->plan->scratch_size[n->id] < need)
     return diag_error(e->d, n, "internal: scratch of %lld bytes, expected %lld",
                       LL(e->plan->scratch_size[n->id]), LL(need));
+  ec_line(e, "const ptrdiff_t SEQ = %s, NB = %s;", seq, batch);
   ec_line(e, "%s *H = (%s *)(void *)S;", r.CT, r.CT);
   ec_line(e, "%s *C = H + %lld;", r.CT, LL(r.hid));
   ec_line(e, "%s *Gt = C + %lld;", r.CT, LL(r.hid));
@@ -476,9 +479,26 @@ static bool emit_recurrent(EmitC *e, const Node *n, int g) {
   return true;
 }
 
-bool emitc_RNN(EmitC *e, const Node *n) { return emit_recurrent(e, n, 1); }
-bool emitc_GRU(EmitC *e, const Node *n) { return emit_recurrent(e, n, 3); }
-bool emitc_LSTM(EmitC *e, const Node *n) { return emit_recurrent(e, n, 4); }
+static int gates_of(const Node *n) { return n->op == OP_LSTM ? 4 : n->op == OP_GRU ? 3 : 1; }
+
+static bool emit_static(EmitC *e, const Node *n) {
+  const Shape *xs = &n->in[0]->shape;
+  bool bfirst = n->g->opset >= 14 && ir_attr_int(n, "layout", 0) == 1;
+  char seq[24], batch[24];
+  snprintf(seq, sizeof seq, "%lld", LL(xs->d[bfirst ? 1 : 0]));
+  snprintf(batch, sizeof batch, "%lld", LL(xs->d[bfirst ? 0 : 1]));
+  return emit_recurrent(e, n, gates_of(n), seq, batch);
+}
+
+bool emitc_RNN(EmitC *e, const Node *n) { return emit_static(e, n); }
+bool emitc_GRU(EmitC *e, const Node *n) { return emit_static(e, n); }
+bool emitc_LSTM(EmitC *e, const Node *n) { return emit_static(e, n); }
+
+bool rnn_emit_rt(EmitC *e, const Node *n, const char *seq, const char *batch) {
+  if (n->in[0]->shape.d[2] < 0 || n->in[2]->shape.rank != 3 || n->in[2]->shape.d[2] < 0)
+    return diag_error(e->d, n, "run-time extents: %s with a static input size and hidden size", n->op_type);
+  return emit_recurrent(e, n, gates_of(n), seq, batch);
+}
 
 /* Scratch (asked by the planner through codegen/target.c): states H and C,
  * the gate pre-activations (G*H) and one temporary row (H), in the compute

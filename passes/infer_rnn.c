@@ -96,11 +96,13 @@ static bool check_attrs(Node *n, Diag *d, int nd) {
 }
 
 /* The state shape [D,B,H] (layout 1: [B,D,H]). */
-static Shape state_shape(int64_t nd, int64_t batch, const char *bsym, int64_t hid, bool bfirst) {
+static Shape state_shape(int64_t nd, int64_t batch, const char *bsym, const DimExpr *bx, int64_t hid,
+                         bool bfirst) {
   Shape s = shape_unknown();
   s.rank = 3;
   s.d[bfirst ? 0 : 1] = batch;
   s.sym[bfirst ? 0 : 1] = batch >= 0 ? NULL : bsym;
+  s.x[bfirst ? 0 : 1] = batch >= 0 ? NULL : bx;
   s.d[bfirst ? 1 : 0] = nd;
   s.sym[bfirst ? 1 : 0] = NULL, s.x[bfirst ? 1 : 0] = NULL;
   s.d[2] = hid;
@@ -139,6 +141,9 @@ static bool infer_recurrent(Node *n, Diag *d) {
   int64_t in = xs->rank == 3 ? xs->d[2] : DIM_UNKNOWN;
   const char *ssym = xs->rank == 3 ? xs->sym[bfirst ? 1 : 0] : NULL;
   const char *bsym = xs->rank == 3 ? xs->sym[bfirst ? 0 : 1] : NULL;
+  /* a symbolic dim keeps its expression with its name (shape_is_bounded needs both) */
+  const DimExpr *sx = xs->rank == 3 && seq < 0 ? xs->x[bfirst ? 1 : 0] : NULL;
+  const DimExpr *bx = xs->rank == 3 && batch < 0 ? xs->x[bfirst ? 0 : 1] : NULL;
   int64_t gh = hid >= 0 ? g * hid : DIM_UNKNOWN;
   int64_t wd[3] = {nd, gh, in}, rd[3] = {nd, gh, hid}, bd[2] = {nd, gh >= 0 ? 2 * gh : -1};
   int64_t sl[1] = {batch}, pd[2] = {nd, hid >= 0 ? 3 * hid : -1};
@@ -154,13 +159,16 @@ static bool infer_recurrent(Node *n, Diag *d) {
   y.rank = 4;
   y.d[0] = bfirst ? batch : seq;
   y.sym[0] = bfirst ? (batch >= 0 ? NULL : bsym) : (seq >= 0 ? NULL : ssym);
+  y.x[0] = bfirst ? bx : sx;
   y.d[1] = bfirst ? seq : nd;
   y.sym[1] = bfirst && seq < 0 ? ssym : NULL;
+  y.x[1] = bfirst ? sx : NULL;
   y.d[2] = bfirst ? nd : batch;
   y.sym[2] = !bfirst && batch < 0 ? bsym : NULL;
+  y.x[2] = bfirst ? NULL : bx;
   y.d[3] = hid;
   y.sym[3] = NULL, y.x[3] = NULL;
-  Shape h = state_shape(nd, batch, bsym, hid, bfirst);
+  Shape h = state_shape(nd, batch, bsym, bx, hid, bfirst);
   for (int i = 0; i < n->n_out; i++)
     infer_set(n, i, x->dt, i == 0 ? &y : &h);
   return true;

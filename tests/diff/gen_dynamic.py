@@ -12,7 +12,7 @@ against other dynamic values), MatMul and Gemm with weights, Softmax,
 LayerNormalization, GELU and LayerNorm as primitives, reductions over a static
 axis, Transpose, heads split and merged (attention, with scores of n x n),
 Slice and Gather over static axes, Concat along any axis, Unsqueeze/Squeeze,
-Cast round trips. About a third are image models instead, [1, C, H, n] with n
+Cast round trips, LSTM/GRU/RNN over n (as the sequence or the batch). About a third are image models instead, [1, C, H, n] with n
 a width: convs of every kind, BatchNormalization, activations, pools, residuals,
 squeeze-excite and channel concats (build_image). The data sets run the same
 model at several n in 1..N_MAX
@@ -301,10 +301,55 @@ def op_const_of_shape(b, x):
     return b.op("Mul", [x.name, c.name], x.shape)
 
 
+def op_recurrent(b, x):
+    """LSTM/GRU/RNN over n: as the sequence ([n, d] -> [n, 1, d], or a [1, n, d]
+    batch of one transposed), or as the batch ([n, d] -> one step of n
+    items). The outputs are brought back to n rows as OCR exports do
+    (Transpose, Reshape [0, 0, -1])."""
+    if len(x.shape) not in (2, 3) or x.shape[-1] == "n" or (len(x.shape) == 3 and x.shape[:2] != (1, "n")):
+        raise Reject()
+    op = str(b.rng.choice(["LSTM", "GRU", "RNN"]))
+    g = {"LSTM": 4, "GRU": 3, "RNN": 1}[op]
+    direction = str(b.rng.choice(["forward", "reverse", "bidirectional"]))
+    nd = 2 if direction == "bidirectional" else 1
+    d, h = x.shape[-1], int(b.rng.choice([4, 8, 16]))
+    # (layout 1, batch first, is not drawn: ONNX Runtime's CPU kernels refuse it)
+    form = "batch" if len(x.shape) == 2 and b.rng.random() < 0.3 else "seq"
+    if form == "batch":
+        xin = b.op("Unsqueeze", [x.name, b.const(np.array([0], np.int64))], (1, "n", d))
+    elif len(x.shape) == 2:
+        xin = b.op("Unsqueeze", [x.name, b.const(np.array([1], np.int64))], ("n", 1, d))
+    else:
+        xin = b.op("Transpose", [x.name], ("n", 1, d), perm=[1, 0, 2])
+    ins = [xin.name, b.weight((nd, g * h, d), d), b.weight((nd, g * h, h), h)]
+    if b.rng.random() < 0.7:
+        ins.append(b.weight((nd, 2 * g * h), 4))
+    if form != "batch" and b.rng.random() < 0.4:   # a state of static shape
+        while len(ins) < 5:
+            ins.append("")
+        ins.append(b.weight((nd, 1, h), 2))
+    attrs = dict(hidden_size=h, direction=direction)
+    if op == "GRU" and b.rng.random() < 0.5:
+        attrs["linear_before_reset"] = 1
+    outs = ["", ""] if op != "LSTM" else ["", "", ""]
+    take = 1 if form == "batch" else 0   # Y_h [D, n, H] for the batch form, else Y
+    outs[take] = b.fresh(op.lower())
+    b.nodes.append(helper.make_node(op, ins, outs, name=outs[take], **attrs))
+    y = outs[take]
+    if form == "batch":
+        t = b.op("Transpose", [y], ("n", nd, h), perm=[1, 0, 2])
+        return b.op("Reshape", [t.name, b.const(np.array([0, -1], np.int64))], ("n", nd * h))
+    t = b.op("Transpose", [y], ("n", 1, nd, h), perm=[0, 2, 1, 3])
+    r = b.op("Reshape", [t.name, b.const(np.array([0, 0, -1], np.int64))], ("n", 1, nd * h))
+    if len(x.shape) == 2:
+        return b.op("Squeeze", [r.name, b.const(np.array([1], np.int64))], ("n", nd * h))
+    return b.op("Transpose", [r.name], (1, "n", nd * h), perm=[1, 0, 2])
+
+
 OPS = {op_unary: 6, op_binary: 6, op_matmul: 5, op_gemm: 2, op_softmax: 1.5, op_layernorm: 1.5,
        op_layernorm_primitives: 1, op_gelu: 1.5, op_reduce: 1, op_transpose: 1, op_attention: 1.5,
        op_slice: 1, op_gather: 1, op_concat: 1, op_unsqueeze: 1, op_cast: 0.5, op_mask_where: 2,
-       op_positions: 2, op_const_of_shape: 1}
+       op_positions: 2, op_const_of_shape: 1, op_recurrent: 1.5}
 
 
 # ---- the image profile: [1, C, H, n] maps, n a width (OCR-style lines) ----------

@@ -261,7 +261,52 @@ def reference_ops():
         def _run(self, x, x_scale, x_zero_point=None, axis=1, **_):
             return DequantizeLinear_19._run(self, x, x_scale, x_zero_point, axis=1 if axis is None else axis)
 
-    return [DequantizeLinear]
+    return [DequantizeLinear] + recurrent_reference_ops()
+
+
+def recurrent_reference_ops():
+    """onnx.reference's RNN, GRU and LSTM ignore `direction` (a reverse one
+    runs forward) and refuse two directions: these run the reference's
+    one-direction step per direction, the reverse one over X flipped in time,
+    and stack the results as the op does. sequence_lens shorter than the
+    sequence and layout 1 are refused (the generators write neither)."""
+    from onnx.reference.ops.op_gru import GRU as RefGRU
+    from onnx.reference.ops.op_lstm import LSTM as RefLSTM
+    from onnx.reference.ops.op_rnn import RNN_14 as RefRNN
+
+    def wrap(base, name, has_c):
+        def _run(self, X, W, R, B=None, sequence_lens=None, initial_h=None, initial_c=None, P=None, **attrs):
+            if attrs.get("layout") or (sequence_lens is not None and np.any(sequence_lens != X.shape[0])):
+                raise NotImplementedError(f"{name}: layout 1 or short sequence_lens")
+            direction = attrs.get("direction") or getattr(self, "direction", "forward")
+            direction = direction.decode() if isinstance(direction, bytes) else direction
+            ys, hs = [], []
+            for d in range(W.shape[0]):
+                rev = direction == "reverse" or d == 1
+                one = dict(B=None if B is None else B[d:d + 1],
+                           initial_h=None if initial_h is None else initial_h[d:d + 1])
+                if has_c:
+                    one.update(initial_c=None if initial_c is None else initial_c[d:d + 1],
+                               P=None if P is None else P[d:d + 1])
+                keep = self.n_outputs
+                self.n_outputs = 2
+                try:
+                    y, yh = base._run(self, X[::-1] if rev else X, W[d:d + 1], R[d:d + 1],
+                                      hidden_size=attrs.get("hidden_size"), layout=0, **one)
+                finally:
+                    self.n_outputs = keep
+                ys.append(y[::-1] if rev else y)
+                hs.append(np.asarray(yh).reshape(1, X.shape[1], -1))
+            outs = (np.concatenate(ys, axis=1).astype(X.dtype), np.concatenate(hs, axis=0).astype(X.dtype))
+            return outs[:self.n_outputs] + (None,) * max(0, self.n_outputs - 2)
+
+        if not has_c:
+            def run_no_c(self, X, W, R, B=None, sequence_lens=None, initial_h=None, **attrs):
+                return _run(self, X, W, R, B, sequence_lens, initial_h, **attrs)
+            return type(name, (base,), {"op_domain": "", "_run": run_no_c})
+        return type(name, (base,), {"op_domain": "", "_run": _run})
+
+    return [wrap(RefGRU, "GRU", False), wrap(RefLSTM, "LSTM", True), wrap(RefRNN, "RNN", False)]
 
 
 def float64_referee(case, model, feeds, res, args):

