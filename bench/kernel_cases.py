@@ -132,6 +132,29 @@ def conv1d_case(root, rng, name, n, c, length, m, k, group=1, act=None, residual
     return write_case(root, name, nodes, ins, inits, outs, feeds, depth=c // group * k)
 
 
+def rnn_case(root, rng, name, op, seq, batch, inp, hid, direction="forward", bias=True, h0=False, **attrs):
+    """RNN/GRU/LSTM [seq, batch, in] with constant weights: at -O1 and up the
+    input products of every step are one MatMul (passes/rnn_project.c), and a
+    bidirectional node that large runs a direction per thread (emit_rnn.c).
+    Outputs Y and Y_h."""
+    g = {"LSTM": 4, "GRU": 3, "RNN": 1}[op]
+    nd = 2 if direction == "bidirectional" else 1
+    x = rnd(rng, seq, batch, inp)
+    inits = [numpy_helper.from_array((rnd(rng, nd, g * hid, inp) / np.sqrt(inp)).astype(np.float32), "w"),
+             numpy_helper.from_array((rnd(rng, nd, g * hid, hid) / np.sqrt(hid)).astype(np.float32), "r")]
+    ins = ["x", "w", "r"]
+    if bias:
+        inits.append(numpy_helper.from_array((rnd(rng, nd, 2 * g * hid) * 0.3).astype(np.float32), "b"))
+        ins.append("b")
+    if h0:
+        ins += [""] * (5 - len(ins)) + ["h0"]
+        inits.append(numpy_helper.from_array((rnd(rng, nd, batch, hid) * 0.5).astype(np.float32), "h0"))
+    node = helper.make_node(op, ins, ["y", "yh"], hidden_size=hid, direction=direction, **attrs)
+    return write_case(root, name, [node], [helper.make_tensor_value_info("x", F, list(x.shape))], inits,
+                      [helper.make_tensor_value_info(v, F, None) for v in ("y", "yh")], {"x": x},
+                      depth=inp + hid)
+
+
 def act_nodes(act, src, dst, inits):
     if not act:
         return []
@@ -226,6 +249,13 @@ def build(root):
     c(conv1d_case(root, rng, "conv1d_one_px_res", 1, 40, 5, 33, 5, residual=True))
     c(conv_case(root, rng, "conv_one_px_2d", 1, 24, 3, 3, 19, (3, 3), act="Clip"))
     c(conv_case(root, rng, "conv_one_px_se", 2, 96, 1, 1, 24, (1, 1), residual="left"))
+    # recurrent: the input products hoisted into one MatMul; two directions side by side
+    c(rnn_case(root, rng, "lstm_bidir_ocr", "LSTM", 20, 1, 256, 128, direction="bidirectional"))
+    c(rnn_case(root, rng, "gru_bidir_lbr_b3", "GRU", 9, 3, 40, 96, direction="bidirectional", h0=True,
+               linear_before_reset=1))
+    c(rnn_case(root, rng, "gru_reverse", "GRU", 12, 2, 24, 64, direction="reverse", bias=False))
+    c(rnn_case(root, rng, "rnn_bidir_relu", "RNN", 16, 2, 33, 128, direction="bidirectional",
+               activations=["Relu", "Tanh"]))
     c(conv_case(root, rng, "conv3x3_s2", 2, 6, 13, 10, 30, (3, 3), strides=[2, 2], pads=[1, 0, 1, 2]))
     c(conv_case(root, rng, "conv_dil", 1, 4, 12, 12, 25, (3, 2), dilations=[2, 3], pads=[2, 1, 0, 3]))
     c(conv_case(root, rng, "conv_same", 1, 3, 10, 7, 8, (4, 3), auto_pad="SAME_LOWER", strides=[2, 1]))

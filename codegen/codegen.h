@@ -155,8 +155,9 @@ int64_t depthwise_scratch_bytes(const Node *n, int threads);
 int64_t attn_scratch_bytes(const Node *n);               /* emit_attention.c */
 int64_t rnn_scratch_bytes(const Node *n);                /* emit_rnn.c */
 /* RNN/GRU/LSTM whose sequence length and batch are the C expressions seq and
- * batch (emit_dyn.c); the input and hidden sizes must be static. */
-bool rnn_emit_rt(EmitC *e, const Node *n, const char *seq, const char *batch);
+ * batch (emit_dyn.c), seq x batch at most rows_hi; the input and hidden sizes
+ * must be static. */
+bool rnn_emit_rt(EmitC *e, const Node *n, const char *seq, const char *batch, int64_t rows_hi);
 int64_t string_char_bytes(const Node *n);                /* emit_string.c: kept to the end */
 void ec_set_parallel(EmitC *e);
 /* Opens `for (long o ...) {` over `outer` rows of `len` elements of a row

@@ -1211,7 +1211,7 @@ static bool k_constant_of_shape(Dx *x, const Node *n) {
 static bool k_recurrent(Dx *x, const Node *n) {
   const Shape *xs = &n->in[0]->shape;
   bool bfirst = n->g->opset >= 14 && ir_attr_int(n, "layout", 0) == 1;
-  return rnn_emit_rt(x->e, n, dim_c(x, xs, bfirst ? 1 : 0), dim_c(x, xs, bfirst ? 0 : 1));
+  return rnn_emit_rt(x->e, n, dim_c(x, xs, bfirst ? 1 : 0), dim_c(x, xs, bfirst ? 0 : 1), prod_hi(x, xs, 0, 2));
 }
 
 /* ---- dispatch ------------------------------------------------------------------------ */

@@ -12,6 +12,9 @@
  * order by the activations that take them (Affine, LeakyRelu,
  * ThresholdedRelu, ScaledTanh, HardSigmoid, Elu), defaults as in the
  * corresponding ONNX ops. f16/bf16 compute in float, f64 in double.
+ * A node with onnxc.xproj (passes/rnn_project.c) reads, instead of X and W,
+ * the projection P [S, B, D*G*H] = X W^T + Wb computed for every step by a
+ * MatMul before it: its gate rows start from P's row and add only Rb + R h.
  */
 #include "codegen.h"
 
@@ -86,6 +89,7 @@ typedef struct Rnn {
   int g, nd;
   int64_t seq, batch, in, hid;
   bool bfirst, has_clip;
+  bool xproj;                  /* X is the projection P [S, B, D*G*H] (passes/rnn_project.c) */
   double clip;
   Fn fns[6];
 } Rnn;
@@ -228,16 +232,34 @@ static void emit_gate_rows(EmitC *e, const Rnn *r, int d, int rows, bool with_r)
     ec_line(e, "%s part%d[%d] = {0};", r->CT, i, GATE_LANES);
     ec_line(e, "%s acc%d = 0;", r->CT, i);
   }
-  Buf xv;
-  buf_init(&xv);
-  ld(&xv, r, "xt", "%s");
-  emit_gate_dots(e, r, d, rows, 1, xv.s, r->in);
-  buf_free(&xv);
+  if (!r->xproj) {
+    Buf xv;
+    buf_init(&xv);
+    ld(&xv, r, "xt", "%s");
+    emit_gate_dots(e, r, d, rows, 1, xv.s, r->in);
+    buf_free(&xv);
+  }
   if (with_r)
     emit_gate_dots(e, r, d, rows, 2, "H[%s]", r->hid);
   for (int i = 0; i < rows; i++) {
     ec_line(e, "{");
-    if (ir_has_input(n, 3)) {
+    if (r->xproj) {   /* P holds W x_t + Wb; the R half of B stays here */
+      char pi[64], bi[64];
+      Buf pv, br;
+      buf_init(&pv);
+      buf_init(&br);
+      snprintf(pi, sizeof pi, "%lld + j0 + %d", LL(d * gh), i);
+      ld(&pv, r, "xt", pi);
+      if (with_r && ir_has_input(n, 3)) {
+        snprintf(bi, sizeof bi, "%lld + j0 + %d", LL(d * 2 * gh + gh), i);
+        ld(&br, r, "X3", bi);
+        ec_line(e, "%s s = %s + %s;", r->CT, pv.s, br.s);
+      } else {
+        ec_line(e, "%s s = %s;", r->CT, pv.s);
+      }
+      buf_free(&pv);
+      buf_free(&br);
+    } else if (ir_has_input(n, 3)) {
       char i1[64], i2[64];
       Buf bw, br;
       buf_init(&bw);
@@ -432,7 +454,7 @@ static void emit_direction(EmitC *e, const Rnn *r, int d, bool rev) {
 /* seq and batch: C expressions of the sequence length and the batch (numbers
  * for the static hooks, run-time dims for emit_dyn.c); every other extent is
  * static. */
-static bool emit_recurrent(EmitC *e, const Node *n, int g, const char *seq, const char *batch) {
+static bool emit_recurrent(EmitC *e, const Node *n, int g, const char *seq, const char *batch, int64_t rows_hi) {
   Rnn r;
   memset(&r, 0, sizeof r);
   r.n = n;
@@ -448,13 +470,14 @@ static bool emit_recurrent(EmitC *e, const Node *n, int g, const char *seq, cons
   r.batch = xs->d[r.bfirst ? 0 : 1];
   r.in = xs->d[2];
   r.hid = n->in[2]->shape.d[2];
+  r.xproj = ir_attr_int(n, "onnxc.xproj", 0) != 0;
   const Attr *clip = ir_attr(n, "clip");
   r.has_clip = clip && clip->kind == AT_FLOAT;
   r.clip = r.has_clip ? clip->u.f : 0;
   int per_dir = g == 4 ? 3 : g == 3 ? 2 : 1;
   if (!read_fns(e, n, per_dir, r.nd, r.fns))
     return false;
-  int64_t need = (g + 3) * r.hid * (r.t == DT_F64 ? 8 : 4);
+  int64_t per = (g + 3) * r.hid, need = per * r.nd * (r.t == DT_F64 ? 8 : 4);
   if (need == 0 || r.batch == 0 || r.seq == 0) {  /* no state or no steps: only empty outputs */
     for (int i = 0; i < n->n_out; i++)
       if (ec_has_output(n, i))
@@ -466,16 +489,32 @@ static bool emit_recurrent(EmitC *e, const Node *n, int g, const char *seq, cons
   if (e->plan->scratch_size[n->id] < need)
     return diag_error(e->d, n, "internal: scratch of %lld bytes, expected %lld",
                       LL(e->plan->scratch_size[n->id]), LL(need));
+  /* --threads: the two directions of a bidirectional node are independent,
+   * one per thread when a direction's products (at their rate as
+   * matrix-vector products, about a quarter of the packed GEMM's) pay for it */
+  double dir_ns = 4 * ec_cost(COST_GEMM_MAC, (double)rows_hi * (double)(g * r.hid) *
+                                                 (double)(r.hid + (r.xproj ? 0 : r.in)));
+  bool par = r.nd == 2 && rows_hi > 0 && ec_par_worth(e, 2 * dir_ns);
   ec_line(e, "const ptrdiff_t SEQ = %s, NB = %s;", seq, batch);
-  ec_line(e, "%s *H = (%s *)(void *)S;", r.CT, r.CT);
+  if (par)
+    ec_open_items(e, "dir", 2, 2 * dir_ns);
+  /* each direction's state of its own: H, C, the gates Gt and T */
+  ec_line(e, "%s *H = (%s *)(void *)S%s;", r.CT, r.CT, par ? arena_printf(e->g->arena, " + dir * %lld", LL(per)) : "");
   ec_line(e, "%s *C = H + %lld;", r.CT, LL(r.hid));
   ec_line(e, "%s *Gt = C + %lld;", r.CT, LL(r.hid));
   ec_line(e, "%s *T = Gt + %lld;", r.CT, LL(g * r.hid));
   ec_line(e, "(void)C;");
   ec_line(e, "(void)T;");
   bool reverse = !strcmp(dir, "reverse");
-  for (int d = 0; d < r.nd; d++)
+  for (int d = 0; d < r.nd; d++) {
+    if (par)
+      ec_line(e, d == 0 ? "if (dir == 0) {" : "} else {");
     emit_direction(e, &r, d, reverse || d == 1);
+  }
+  if (par) {
+    ec_line(e, "}");
+    ec_line(e, "}");
+  }
   return true;
 }
 
@@ -487,27 +526,28 @@ static bool emit_static(EmitC *e, const Node *n) {
   char seq[24], batch[24];
   snprintf(seq, sizeof seq, "%lld", LL(xs->d[bfirst ? 1 : 0]));
   snprintf(batch, sizeof batch, "%lld", LL(xs->d[bfirst ? 0 : 1]));
-  return emit_recurrent(e, n, gates_of(n), seq, batch);
+  return emit_recurrent(e, n, gates_of(n), seq, batch, xs->d[0] * xs->d[1]);
 }
 
 bool emitc_RNN(EmitC *e, const Node *n) { return emit_static(e, n); }
 bool emitc_GRU(EmitC *e, const Node *n) { return emit_static(e, n); }
 bool emitc_LSTM(EmitC *e, const Node *n) { return emit_static(e, n); }
 
-bool rnn_emit_rt(EmitC *e, const Node *n, const char *seq, const char *batch) {
+bool rnn_emit_rt(EmitC *e, const Node *n, const char *seq, const char *batch, int64_t rows_hi) {
   if (n->in[0]->shape.d[2] < 0 || n->in[2]->shape.rank != 3 || n->in[2]->shape.d[2] < 0)
     return diag_error(e->d, n, "run-time extents: %s with a static input size and hidden size", n->op_type);
-  return emit_recurrent(e, n, gates_of(n), seq, batch);
+  return emit_recurrent(e, n, gates_of(n), seq, batch, rows_hi);
 }
 
-/* Scratch (asked by the planner through codegen/target.c): states H and C,
- * the gate pre-activations (G*H) and one temporary row (H), in the compute
- * type (double for f64, else float). */
+/* Scratch (asked by the planner through codegen/target.c), per direction:
+ * states H and C, the gate pre-activations (G*H) and one temporary row (H),
+ * in the compute type (double for f64, else float). */
 int64_t rnn_scratch_bytes(const Node *n) {
   const Shape *r = &n->in[2]->shape;
   if (r->rank != 3 || r->d[2] < 0)
     return 0;
   int64_t gates = n->op == OP_LSTM ? 4 : n->op == OP_GRU ? 3 : 1;
   int64_t hid = r->d[2], esz = n->in[0]->dt == DT_F64 ? 8 : 4;
-  return (gates + 3) * hid * esz;
+  int64_t dirs = !strcmp(ir_attr_str(n, "direction", "forward"), "bidirectional") ? 2 : 1;
+  return (gates + 3) * hid * esz * dirs;   /* one state per direction (they may run side by side) */
 }

@@ -97,6 +97,7 @@ bool pass_fuse_layout(Graph *g, Diag *d);      /* Transposes around batched MatM
  * cost, 1 never, 2 every region with a conv (--layout nchw16c). */
 bool pass_layout_blocked(Graph *g, int lanes, int mode, Diag *d);
 bool pass_fuse_siblings(Graph *g, Diag *d);    /* sibling Convs on one input as one Conv and a Split */
+bool pass_rnn_project(Graph *g, Diag *d);      /* RNN/GRU/LSTM input products over every step as one MatMul */
 bool pass_fuse_norm(Graph *g, Diag *d);        /* LayerNorm written as primitives into LayerNormalization */
 /* elementwise chains into FusedElementwise kernels; with `epilogue`, a float32
  * chain of a Conv/Gemm/MatMul output and constant scalars into that node's stores */

@@ -51,6 +51,8 @@ static bool run_layout(Graph *g, Ctx *c, Diag *d) {
 }
 /* float16 models: computed in float32 between their float16 boundaries, static shapes (-O1 and up) */
 static bool run_f16_compute(Graph *g, Ctx *c, Diag *d) { return !fusing(g, c) || pass_f16_compute(g, d); }
+/* RNN input projections as one MatMul over every step (rnn_project.c); -O1 and up */
+static bool run_rnn_project(Graph *g, Ctx *c, Diag *d) { return c->o->opt_level < 1 || pass_rnn_project(g, d); }
 static bool run_cse(Graph *g, Ctx *c, Diag *d) { return c->o->opt_level < 1 || pass_cse(g, d); }
 static bool run_dce(Graph *g, Ctx *c, Diag *d) { (void)c; return pass_dce(g, d); }
 static bool run_static(Graph *g, Ctx *c, Diag *d) { (void)c; return pass_require_static(g, d); }
@@ -83,6 +85,7 @@ static const Step steps[] = {
     {"fuse-quant", run_fuse_quant, true},
     {"simplify", run_simplify, true},
     {"f16-compute", run_f16_compute, true},
+    {"rnn-project", run_rnn_project, true},
     {"fuse-bn", run_fuse_bn, true},
     {"cse", run_cse, true},
     {"fuse-norm", run_fuse_norm, true},
@@ -99,7 +102,7 @@ static const Step steps[] = {
 
 const char *const passes_names[] = {"check-ops", "topo-order", "canonicalize", "pin-dims", "lower-control",
                                     "infer", "lower-gradient", "fuse-quant",
-                                    "simplify", "f16-compute", "fuse-bn", "cse", "fuse-norm", "fuse-epilogue", "fuse-elementwise", "fuse-layout", "fuse-siblings", "layout", "dce", "require-static", "schedule",
+                                    "simplify", "f16-compute", "rnn-project", "fuse-bn", "cse", "fuse-norm", "fuse-epilogue", "fuse-elementwise", "fuse-layout", "fuse-siblings", "layout", "dce", "require-static", "schedule",
                                     "memplan", NULL};
 
 bool passes_run(Graph *g, const PipelineOpts *o, Plan *plan, Diag *d) {
