@@ -36,6 +36,7 @@ static bool run_pass(const char *name, Graph *g, Diag *d) {
   if (strcmp(name, "fuse-norm") == 0) return pass_fuse_norm(g, d);
   if (strcmp(name, "fuse-layout") == 0) return pass_fuse_layout(g, d);
   if (strcmp(name, "fuse-siblings") == 0) return pass_fuse_siblings(g, d);
+  if (strcmp(name, "rnn-project") == 0) return pass_rnn_project(g, d);
   if (strcmp(name, "fuse-elementwise") == 0) return pass_fuse_elementwise(g, true, d);
   if (strcmp(name, "dce") == 0) return pass_dce(g, d);
   if (strcmp(name, "require-static") == 0) return pass_require_static(g, d);
