@@ -673,17 +673,35 @@ static bool k_reduce(Dx *x, const Node *n) {
   const Shape *xs = &n->in[0]->shape;
   int count = 0;
   const int64_t *axes = ir_attr_ints(n, "axes", &count);
-  int64_t ax_in[2];
-  if (!axes && ir_has_input(n, 1) && n->in[1]->kind == VK_CONST && n->in[1]->konst->numel <= 2) {
+  int64_t ax_in[IR_MAX_RANK];
+  if (!axes && ir_has_input(n, 1) && n->in[1]->kind == VK_CONST && n->in[1]->konst->numel <= IR_MAX_RANK) {
     count = (int)n->in[1]->konst->numel;
     for (int k = 0; k < count; k++)
       ax_in[k] = tensor_get_i64(n->in[1]->konst, k);
     axes = ax_in;
   }
-  int axis;
-  if (count != 1 || !shape_axis(axes[0], xs->rank, &axis) || n->out[0]->dt != DT_F32)
-    return diag_error(x->e->d, n, "run-time extents: %s over exactly one constant axis of float32",
-                      n->op_type);
+  /* the reduced axes must be one run lo..hi (GlobalAveragePool's [2, 3]):
+   * reduced as one axis of their product; no axes (and no noop flag): all */
+  bool ok = n->out[0]->dt == DT_F32 && xs->rank >= 1 && (!ir_has_input(n, 1) || axes);
+  int lo = xs->rank, hi = -1;
+  bool seen[IR_MAX_RANK] = {false};
+  if (ok && count == 0) {
+    ok = ir_attr_int(n, "noop_with_empty_axes", 0) == 0;
+    lo = 0, hi = xs->rank - 1;
+  }
+  for (int k = 0; ok && k < count; k++) {
+    int a;
+    ok = shape_axis(axes[k], xs->rank, &a) && !seen[a];
+    if (ok) {
+      seen[a] = true;
+      lo = a < lo ? a : lo;
+      hi = a > hi ? a : hi;
+    }
+  }
+  ok = ok && hi >= lo && hi - lo + 1 == (count ? count : xs->rank);
+  if (!ok)
+    return diag_error(x->e->d, n, "run-time extents: %s of float32 over constant, consecutive axes", n->op_type);
+  int axis = lo;
   /* sums accumulate in double, as the static kernels (emit_reduce.c) */
   const char *acc_t = "double", *init = "0.0", *step = "acc += v;", *fin = "(float)acc";
   switch (n->op) {
@@ -697,8 +715,8 @@ static bool k_reduce(Dx *x, const Node *n) {
   default: break;
   }
   EmitC *e = x->e;
-  ec_line(e, "const int64_t outer = %s, len = %s, inner = %s;", prod_c(x, xs, 0, axis), dim_c(x, xs, axis),
-          prod_c(x, xs, axis + 1, xs->rank));
+  ec_line(e, "const int64_t outer = %s, len = %s, inner = %s;", prod_c(x, xs, 0, axis), prod_c(x, xs, axis, hi + 1),
+          prod_c(x, xs, hi + 1, xs->rank));
   ec_line(e, "for (int64_t o = 0; o < outer; o++)");
   ec_line(e, "  for (int64_t i = 0; i < inner; i++) {");
   ec_line(e, "    %s acc = %s;", acc_t, init);

@@ -461,7 +461,10 @@ def op_image_binary(b, x, others):
 
 def op_squeeze_excite(b, x):
     c = x.shape[1]
-    gp = b.op("GlobalAveragePool", [x.name], (1, c, 1, 1))
+    if b.rng.random() < 0.5:
+        gp = b.op("GlobalAveragePool", [x.name], (1, c, 1, 1))
+    else:   # as Paddle2ONNX writes it: a mean over both spatial axes
+        gp = b.op("ReduceMean", [x.name], (1, c, 1, 1), axes=[2, 3], keepdims=1)
     r = max(c // 4, 2)
     h = b.op("Relu", [b.op("Conv", [gp.name, b.weight((r, c, 1, 1), c), b.weight((r,), 4)], (1, r, 1, 1),
                            kernel_shape=[1, 1]).name], (1, r, 1, 1))
