@@ -129,7 +129,7 @@ MODELS = [
          what="captcha OCR (CNN + LSTM + CTC logits); input [1,1,64,image_width], grey",
          args=["--shape", "input1=1x1x64x160"],
          inputs=[("input1", "float32", [1, 1, 64, 160], ("uniform", -1, 1))]),
-    dict(id="ddddocr_widths", pkg=DDDDOCR, exporter="PyTorch 1.9 (opset 12, LSTM)", default=True,
+    dict(id="ddddocr_widths", pkg=DDDDOCR, exporter="PyTorch 1.9 (opset 12, LSTM)", default=False,
          member="ddddocr/common.onnx", sha256="33b5cd351ee94e73a6bf8fa18c415ed8b819b3ffd342e267c30d8ad8334e34e8",
          what="the same OCR built once for widths 16..512",
          args=["--shape", "input1=1x1x64xW", "-D", "W=16..512"],
