@@ -76,6 +76,16 @@ int64_t fusion_flops(const Node *n) {
   case OP_Softmax:
   case OP_LogSoftmax:
     return 5 * in0;
+  case OP_RNN:
+  case OP_GRU:
+  case OP_LSTM: { /* per step, item and direction: R h (and W x unless rnn-project took it out) */
+    const Shape *xs = &n->in[0]->shape, *rs = &n->in[2]->shape;
+    if (xs->rank != 3 || rs->rank != 3 || !shape_is_static(xs) || !shape_is_static(rs))
+      return 0;
+    int64_t gh = rs->d[1], hid = rs->d[2], nd = rs->d[0];
+    int64_t in = ir_attr_int(n, "onnxc.xproj", 0) ? 0 : xs->d[2];
+    return 2 * xs->d[0] * xs->d[1] * nd * gh * (hid + in);
+  }
   default:
     if (ir_ops[n->op].expr)
       return out;
