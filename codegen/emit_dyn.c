@@ -598,9 +598,16 @@ static bool k_slice(Dx *x, const Node *n) {
   const char *start[IR_MAX_RANK];
   for (int j = 0; j < xs->rank; j++)
     start[j] = "0";
-  if (!operand_exts(x, n, 1, st, &ns, IR_MAX_RANK) ||
-      (ir_has_input(n, 3) && !operand_exts(x, n, 3, ax, &na, IR_MAX_RANK)))
-    return diag_error(x->e->d, n, "run-time extents: starts and axes must be constants or extents");
+  /* starts that are not extents (-seq, a constant -19) are read at run time,
+   * counted from the end and clamped as the spec says; the output's extents
+   * (inference) already count them so */
+  bool rt = !operand_exts(x, n, 1, st, &ns, IR_MAX_RANK);
+  if (rt) {
+    const Shape *ss = &n->in[1]->shape;
+    ns = ss->rank == 1 && ss->d[0] > 0 && ss->d[0] <= IR_MAX_RANK ? (int)ss->d[0] : 0;
+  }
+  if (ns == 0 || (ir_has_input(n, 3) && !operand_exts(x, n, 3, ax, &na, IR_MAX_RANK)))
+    return diag_error(x->e->d, n, "run-time extents: axes must be constants and starts a known count");
   if (ir_has_input(n, 4)) {
     const Value *sp = n->in[4];
     for (int64_t k = 0; sp->kind == VK_CONST && k < sp->konst->numel; k++)
@@ -611,9 +618,15 @@ static bool k_slice(Dx *x, const Node *n) {
     int a = k;
     if (na && !shape_axis(strtoll(ax[k], NULL, 10), xs->rank, &a))
       return diag_error(x->e->d, n, "run-time extents: bad axis");
-    if (st[k][0] == '-')
-      return diag_error(x->e->d, n, "run-time extents: negative starts are not supported");
-    start[a] = st[k];
+    if (rt || st[k][0] == '-') {
+      const char *dim = dim_c(x, xs, a);
+      ec_line(x->e, "const int64_t s%d = (int64_t)X1[%d] < 0 ? (int64_t)X1[%d] + (%s) : (int64_t)X1[%d];", k, k, k,
+              dim, k);
+      ec_line(x->e, "const int64_t c%d = s%d < 0 ? 0 : s%d > (%s) ? (%s) : s%d;", k, k, k, dim, dim, k);
+      start[a] = arena_printf(x->a, "c%d", k);
+    } else {
+      start[a] = st[k];
+    }
   }
   Buf src;
   buf_init(&src);

@@ -68,6 +68,7 @@ static void set_sval(Value *v, const DimExpr *const *e, int count) {
   }
   v->sval = arena_dup(v->g->arena, e, (size_t)count * sizeof *e);
   v->n_sval = count;
+
 }
 
 /* The root graph, where the symbols live. */
@@ -274,12 +275,70 @@ static bool sym_reshape(Node *n, Diag *d) {
 
 /* Slice with extents as starts/ends: step 1 along each listed axis, starts
  * and ends that stay inside the axis over the whole range. */
+/* Slice operand i as the negation of extents (-seq: Neg of a valued tensor,
+ * through Unsqueeze/Squeeze/Reshape/Identity): the extents themselves.
+ * Extents stay monotone (no negative coefficients), so -seq has no sval of
+ * its own; sym_slice counts such a bound from the end. */
+static bool neg_sv_of(Arena *a, const Node *n, int i, const DimExpr **out, int *count) {
+  if (!ir_has_input(n, i))
+    return false;
+  const Value *v = n->in[i];
+  while (v->kind == VK_NODE && v->producer &&
+         (v->producer->op == OP_Unsqueeze || v->producer->op == OP_Squeeze || v->producer->op == OP_Reshape ||
+          v->producer->op == OP_Identity))
+    v = v->producer->in[0];
+  return v->kind == VK_NODE && v->producer && v->producer->op == OP_Neg && v->producer->in[0]->sval &&
+         sv_of(a, v->producer, 0, out, count);
+}
+
+/* A slice bound v as an index from the start: v itself when it is an extent
+ * (never negative), dim + v when v is below zero for every value of the
+ * ranges and dim + v never is; false otherwise. */
+static bool from_end(const Graph *g, Arena *a, const DimExpr *dim, const DimExpr **v) {
+  int64_t lo, hi;
+  if (dx_bounds(g, *v, &lo, &hi) && lo >= 0)
+    return true;
+  const DimExpr *neg = dx_sub(a, dx_const(a, 0), *v), *abs_v = neg;
+  if (!neg || !dx_bounds(g, abs_v, &lo, &hi) || lo < 1)
+    return false;
+  const DimExpr *r = dx_sub(a, dim, neg);
+  if (!r || !dx_bounds(g, r, &lo, &hi) || lo < 0)
+    return false;
+  *v = r;
+  return true;
+}
+
+/* A Slice with constant bounds, one of them negative, along an axis whose
+ * extent is a range: the ordinary inference would leave the sliced extent
+ * unknown (FSMN-VAD's cache update x[:, :, -19:, :]); sym_slice computes it. */
+static bool slice_from_end_ranged(const Node *n) {
+  const Shape *xs = &n->in[0]->shape;
+  if (n->g->opset < 10 || xs->rank < 0 || !ir_has_input(n, 2) || n->in[1]->kind != VK_CONST ||
+      n->in[2]->kind != VK_CONST || (ir_has_input(n, 3) && n->in[3]->kind != VK_CONST) ||
+      (ir_has_input(n, 4) && n->in[4]->kind != VK_CONST))
+    return false;
+  const Tensor *st = n->in[1]->konst, *en = n->in[2]->konst, *ax = ir_has_input(n, 3) ? n->in[3]->konst : NULL;
+  if (st->numel != en->numel || (ax && ax->numel != st->numel))
+    return false;
+  for (int64_t k = 0; k < st->numel; k++) {
+    int ai;
+    if (!shape_axis(ax ? tensor_get_i64(ax, k) : k, xs->rank, &ai))
+      return false;
+    if (xs->d[ai] < 0 && xs->x[ai] && (tensor_get_i64(st, k) < 0 || tensor_get_i64(en, k) < 0))
+      return true;
+  }
+  return false;
+}
+
 static bool sym_slice(Node *n, Diag *d) {
   Arena *a = n->g->arena;
   const Shape *xs = &n->in[0]->shape;
   const DimExpr *st[SV_MAX], *en[SV_MAX], *ax[SV_MAX], *sp[SV_MAX];
-  int ns, ne, na = 0, np = 0;
-  if (n->g->opset < 10 || !sv_of(a, n, 1, st, &ns) || !sv_of(a, n, 2, en, &ne) || ns != ne ||
+  int ns = 0, ne = 0, na = 0, np = 0;
+  /* starts or ends given as -extents (neg_sv_of) count from the end */
+  bool neg_st = !sv_of(a, n, 1, st, &ns) && neg_sv_of(a, n, 1, st, &ns);
+  bool neg_en = !sv_of(a, n, 2, en, &ne) && neg_sv_of(a, n, 2, en, &ne);
+  if (n->g->opset < 10 || ns == 0 || ns != ne ||
       (ir_has_input(n, 3) && !sv_of(a, n, 3, ax, &na)) || (ir_has_input(n, 4) && !sv_of(a, n, 4, sp, &np)) ||
       xs->rank < 0)
     return diag_error(d, n, "starts, ends, axes and steps must be constants or extents");
@@ -298,7 +357,24 @@ static bool sym_slice(Node *n, Diag *d) {
     int64_t c;
     if (dx_is_const(e, &c) && c >= (int64_t)1 << 31)   /* INT_MAX-style "to the end" */
       e = dim;
-    if (!dim || !dx_bounds(g, b, &slo, &shi) || !dx_bounds(g, e, &lo, &hi) || !dx_bounds(g, dim, &dlo, &dhi))
+    if (!dim || !dx_bounds(g, dim, &dlo, &dhi))
+      return diag_error(d, n, "a start or end of the slice is not a bounded extent");
+    for (int w = 0; w < 2; w++) {   /* -v with v >= 1 for every value: dim - v */
+      const DimExpr **bound = w ? &e : &b;
+      int64_t vlo, vhi;
+      if (!(w ? neg_en : neg_st))
+        continue;
+      if (!dx_bounds(g, *bound, &vlo, &vhi) || vlo < 1 || !(*bound = dx_sub(a, dim, *bound)))
+        return diag_error(d, n, "a start or end of the slice counts from the end by an extent that may be 0 "
+                          "or pass the axis' start");
+    }
+    /* a start or end below zero for every value counts from the end: dim + it
+     * (x[-19:] over a ranged axis, T5's bias[:, :, -seq:]); one that is
+     * negative for some values only would clamp, which no extent expresses */
+    if (!from_end(g, a, dim, &b) || !from_end(g, a, dim, &e))
+      return diag_error(d, n, "a start or end of the slice is negative for some values of the ranges only "
+                        "(or counts from the end past the axis' start)");
+    if (!dx_bounds(g, b, &slo, &shi) || !dx_bounds(g, e, &lo, &hi))
       return diag_error(d, n, "a start or end of the slice is not a bounded extent");
     if (slo < 0 || lo < 0)
       return diag_error(d, n, "a slice by extents needs non-negative starts and ends");
@@ -403,11 +479,15 @@ bool infer_symbolic(Node *n, bool *handled, Diag *d) {
       return true;
     *handled = true;
     return sym_reshape(n, d);
-  case OP_Slice:
-    if (!operand_symbolic(n, 1) && !operand_symbolic(n, 2))
+  case OP_Slice: {
+    const DimExpr *t[SV_MAX];
+    int nt;
+    if (!operand_symbolic(n, 1) && !operand_symbolic(n, 2) && !slice_from_end_ranged(n) &&
+        !neg_sv_of(n->g->arena, n, 1, t, &nt) && !neg_sv_of(n->g->arena, n, 2, t, &nt))
       return true;
     *handled = true;
     return sym_slice(n, d);
+  }
   case OP_Expand:
     if (!operand_symbolic(n, 1))
       return true;

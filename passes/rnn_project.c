@@ -2,8 +2,9 @@
  *
  * requires: inferred shapes.
  * provides: a float32 RNN, GRU or LSTM (layout 0) with a constant W
- *   [D, G*H, I], a constant B or none, a static input size I and more than
- *   one row of input (sequence x batch, at its upper bound under -D ranges)
+ *   [D, G*H, I] of at least 32 KB, a constant B or none, a static input size
+ *   I and more than one row of input (sequence x batch, at its upper bound
+ *   under -D ranges)
  *   reads, instead of X, the product P = X W^T + Wb of every time step at
  *   once: a MatMul of X [S, B, I] by the constant W^T [I, D*G*H] (the
  *   directions side by side), plus the W half of the bias, [D*G*H], as an
@@ -19,6 +20,9 @@
 #include "passes.h"
 
 #include <string.h>
+
+/* Weights (floats, all directions) from which the products are hoisted: 32 KB. */
+#define RNN_PROJECT_MIN_W 8192
 
 static int gates_of(const Node *n) { return n->op == OP_LSTM ? 4 : n->op == OP_GRU ? 3 : 1; }
 
@@ -49,6 +53,11 @@ static bool qualifies(const Graph *g, const Node *n) {
     return false;
   const Shape *rs = &n->in[2]->shape;
   if (rs->rank != 3 || rs->d[2] < 1 || w->shape.d[1] != gates_of(n) * rs->d[2] || w->shape.d[0] != rs->d[0])
+    return false;
+  /* a small W (a keyword spotter's GRU) stays in the L1/L2 between steps:
+   * the hoisted products would gain little and cost S x B x D*G*H floats of
+   * arena, which firmware counts */
+  if (w->shape.d[0] * w->shape.d[1] * w->shape.d[2] < RNN_PROJECT_MIN_W)
     return false;
   int64_t rows = rows_hi(g, &x->shape);
   return rows >= 2;

@@ -223,6 +223,32 @@ def op_slice(b, x):
     return b.op("Slice", ins, tuple(e0 - s0 if i == a else d for i, d in enumerate(x.shape)))
 
 
+def op_slice_from_end(b, x):
+    """Slices counted from the end of the dynamic axis: a cache of c rows
+    concatenated before x, then either its last n rows (start -n, from
+    Shape -> Gather -> Neg: T5's position bias[:, :, -seq:]) or its last k <= c
+    rows (start -k: FSMN-VAD's cache update), whose mean is added to x."""
+    if "n" not in x.shape:
+        raise Reject()
+    a = x.shape.index("n")
+    c = int(b.rng.choice([2, 5, 19]))
+    cache = b.weight(tuple(c if i == a else d for i, d in enumerate(x.shape)), 1)
+    cat = b.op("Concat", [cache, x.name], x.shape, axis=a)   # (its extent is c + n: read only here)
+    big = int(np.iinfo(np.int64).max)
+    if b.rng.random() < 0.5:
+        start = b.op("Unsqueeze", [b.op("Neg", [seq_scalar(b, x).name], ()).name, b.const(np.array([0], np.int64))],
+                     (1,))
+        tail = b.op("Slice", [cat.name, start.name, b.const(np.array([big], np.int64)), b.const(np.array([a], np.int64))],
+                    x.shape)
+        return b.op("Add", [tail.name, x.name], x.shape)
+    k = int(b.rng.integers(1, c + 1))
+    tail = b.op("Slice", [cat.name, b.const(np.array([-k], np.int64)), b.const(np.array([big], np.int64)),
+                          b.const(np.array([a], np.int64))], tuple(k if i == a else d for i, d in enumerate(x.shape)))
+    m = b.op("ReduceMean", [tail.name], tuple(1 if i == a else d for i, d in enumerate(x.shape)), axes=[a],
+             keepdims=1)
+    return b.op("Add", [x.name, m.name], x.shape)
+
+
 def op_gather(b, x):
     axes = static_axes(x)
     if not axes:
@@ -312,7 +338,11 @@ def op_recurrent(b, x):
     g = {"LSTM": 4, "GRU": 3, "RNN": 1}[op]
     direction = str(b.rng.choice(["forward", "reverse", "bidirectional"]))
     nd = 2 if direction == "bidirectional" else 1
-    d, h = x.shape[-1], int(b.rng.choice([4, 8, 16]))
+    h = int(b.rng.choice([4, 8, 16]))
+    if b.rng.random() < 0.4:   # widened first: W of 32 KB and more, whose input products
+        h = int(b.rng.choice([32, 64]))   # rnn-project hoists into one MatMul over n rows
+        x = b.op("MatMul", [x.name, b.weight((x.shape[-1], 128), x.shape[-1])], x.shape[:-1] + (128,))
+    d = x.shape[-1]
     # (layout 1, batch first, is not drawn: ONNX Runtime's CPU kernels refuse it)
     form = "batch" if len(x.shape) == 2 and b.rng.random() < 0.3 else "seq"
     if form == "batch":
@@ -349,7 +379,7 @@ def op_recurrent(b, x):
 OPS = {op_unary: 6, op_binary: 6, op_matmul: 5, op_gemm: 2, op_softmax: 1.5, op_layernorm: 1.5,
        op_layernorm_primitives: 1, op_gelu: 1.5, op_reduce: 1, op_transpose: 1, op_attention: 1.5,
        op_slice: 1, op_gather: 1, op_concat: 1, op_unsqueeze: 1, op_cast: 0.5, op_mask_where: 2,
-       op_positions: 2, op_const_of_shape: 1, op_recurrent: 1.5}
+       op_positions: 2, op_const_of_shape: 1, op_recurrent: 1.5, op_slice_from_end: 1}
 
 
 # ---- the image profile: [1, C, H, n] maps, n a width (OCR-style lines) ----------
