@@ -158,6 +158,9 @@ int64_t rnn_scratch_bytes(const Node *n);                /* emit_rnn.c */
  * batch (emit_dyn.c), seq x batch at most rows_hi; the input and hidden sizes
  * must be static. */
 bool rnn_emit_rt(EmitC *e, const Node *n, const char *seq, const char *batch, int64_t rows_hi);
+/* DynamicQuantizeLinear over `count` elements (C text: a number, or the
+ * run-time extents of emit_dyn.c); emit_quant.c. */
+bool quant_emit_dql(EmitC *e, const Node *n, const char *count);
 int64_t string_char_bytes(const Node *n);                /* emit_string.c: kept to the end */
 void ec_set_parallel(EmitC *e);
 /* Opens `for (long o ...) {` over `outer` rows of `len` elements of a row

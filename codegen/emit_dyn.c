@@ -834,7 +834,9 @@ static bool window_decl(Dx *x, const Node *n, const int64_t *kernel, int *r_out)
 static bool k_conv(Dx *x, const Node *n) {
   const Shape *ws = &n->in[1]->shape;
   if (n->out[0]->dt != DT_F32 || !shape_is_static(ws) || ir_attr(n, "activation") || ir_has_input(n, 3))
-    return diag_error(x->e->d, n, "run-time extents: Conv of float32 with a static weight");
+    return diag_error(x->e->d, n, "run-time extents: a Conv needs float32 data, a static weight and no "
+                      "fused activation (this one: %s data, %s weight)", dtype_name(n->out[0]->dt),
+                      shape_is_static(ws) ? "static" : "run-time");
   int r;
   int64_t k[2] = {ws->d[2], ws->rank > 3 ? ws->d[3] : 1};
   if (ws->rank == 3)
@@ -1245,6 +1247,67 @@ static bool k_recurrent(Dx *x, const Node *n) {
   return rnn_emit_rt(x->e, n, dim_c(x, xs, bfirst ? 1 : 0), dim_c(x, xs, bfirst ? 0 : 1), prod_hi(x, xs, 0, 2));
 }
 
+/* DynamicQuantizeLinear over a run-time element count (emit_quant.c's loops). */
+static bool k_dql(Dx *x, const Node *n) {
+  const Shape *xs = &n->in[0]->shape;
+  return quant_emit_dql(x->e, n, prod_c(x, xs, 0, xs->rank));
+}
+
+/* Elements of a statically shaped value (zero points); -1 when not static. */
+static int64_t static_numel(const Value *v) {
+  int64_t n;
+  return shape_is_static(&v->shape) && shape_numel(&v->shape, &n) ? n : -1;
+}
+
+/* MatMulInteger of activations with run-time rows by a 2-D B ([K, N], the
+ * weight of quantize_dynamic's products): int32 sums as the static loops
+ * (emit_quant.c), A's zero point one scalar, B's a scalar or one per column. */
+static bool k_matmul_integer(Dx *x, const Node *n) {
+  const Shape *as = &n->in[0]->shape, *bs = &n->in[1]->shape;
+  if (as->rank < 2 || bs->rank != 2 || !shape_is_static(bs) || as->d[as->rank - 1] != bs->d[0] ||
+      (ir_has_input(n, 2) && static_numel(n->in[2]) != 1) ||
+      (ir_has_input(n, 3) && static_numel(n->in[3]) != 1 && static_numel(n->in[3]) != bs->d[1]))
+    return diag_error(x->e->d, n, "run-time extents: MatMulInteger of [..., M, K] by a static [K, N] with a "
+                      "scalar zero point of A");
+  EmitC *e = x->e;
+  int64_t k = bs->d[0], nn = bs->d[1];
+  const char *bz = !ir_has_input(n, 3) ? "0" : static_numel(n->in[3]) > 1 ? "(int32_t)X3[j]" : "(int32_t)X3[0]";
+  ec_line(e, "const int64_t rows = %s;", prod_c(x, as, 0, as->rank - 1));
+  ec_line(e, "const int32_t az = %s;", ir_has_input(n, 2) ? "(int32_t)X2[0]" : "0");
+  ec_line(e, "for (int64_t i = 0; i < rows; i++) {");
+  ec_line(e, "uint32_t *yr = (uint32_t *)Y0 + i * %lld;", (long long)nn);
+  ec_line(e, "for (int64_t j = 0; j < %lld; j++) yr[j] = 0;", (long long)nn);
+  ec_line(e, "for (int64_t kk = 0; kk < %lld; kk++) {", (long long)k);
+  ec_line(e, "const int32_t av = (int32_t)X0[i * %lld + kk] - az;", (long long)k);
+  ec_line(e, "for (int64_t j = 0; j < %lld; j++)", (long long)nn);
+  ec_line(e, "  yr[j] += (uint32_t)(av * ((int32_t)X1[kk * %lld + j] - %s));", (long long)nn, bz);
+  ec_line(e, "}");
+  ec_line(e, "}");
+  return true;
+}
+
+/* DequantizeLinear with one scale (and zero point) over a run-time element
+ * count, into float32: the arithmetic of the static kernel (emit_quant.c:
+ * int8/uint8 data in float, int32 data through double). */
+static bool k_dequant(Dx *x, const Node *n) {
+  DType xt = n->in[0]->dt;
+  if (n->out[0]->dt != DT_F32 || n->in[1]->dt != DT_F32 || static_numel(n->in[1]) != 1 ||
+      (ir_has_input(n, 2) && static_numel(n->in[2]) != 1) || (xt != DT_U8 && xt != DT_I8 && xt != DT_I32))
+    return diag_error(x->e->d, n, "run-time extents: DequantizeLinear of int8/uint8/int32 data to float32 "
+                      "with one scale");
+  const Shape *xs = &n->in[0]->shape;
+  const char *zp = ir_has_input(n, 2) ? "X2[0]" : "0";
+  EmitC *e = x->e;
+  ec_line(e, "for (int64_t i = 0; i < %s; i++) {", prod_c(x, xs, 0, xs->rank));
+  if (xt == DT_I32)
+    ec_line(e, "  const double dx = (double)(float)X0[i] - (double)%s;", zp);
+  else
+    ec_line(e, "  const float dx = (float)X0[i] - (float)%s;", zp);
+  ec_line(e, "  Y0[i] = (float)(dx * (%s)X1[0]);", xt == DT_I32 ? "double" : "float");
+  ec_line(e, "}");
+  return true;
+}
+
 /* ---- dispatch ------------------------------------------------------------------------ */
 
 typedef bool (*DynFn)(Dx *, const Node *);
@@ -1278,6 +1341,9 @@ static DynFn dyn_kernel(const Node *n) {
   case OP_BatchNormalization: return k_batchnorm;
   case OP_Gemm: return k_gemm;
   case OP_RNN: case OP_GRU: case OP_LSTM: return k_recurrent;
+  case OP_DynamicQuantizeLinear: return k_dql;
+  case OP_DequantizeLinear: return k_dequant;
+  case OP_MatMulInteger: return k_matmul_integer;
   case OP_ReduceSum: case OP_ReduceMean: case OP_ReduceMax: case OP_ReduceMin: case OP_ReduceProd:
   case OP_ReduceSumSquare: case OP_ReduceL1: case OP_ReduceL2:
     return k_reduce;

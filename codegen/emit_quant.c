@@ -262,19 +262,18 @@ bool emitc_DequantizeLinear(EmitC *e, const Node *n) {
   return true;
 }
 
-bool emitc_DynamicQuantizeLinear(EmitC *e, const Node *n) {
-  int64_t count = numel_of(n->in[0]);
+bool quant_emit_dql(EmitC *e, const Node *n, const char *count) {
   /* Range of the data widened to include 0; scale and zero point as the
    * reference computes them in float. */
   ec_line(e, "float mx = 0.0f, mn = 0.0f;");
-  ec_line(e, "for (ptrdiff_t i = 0; i < %lld; i++) {", LL(count));
+  ec_line(e, "for (ptrdiff_t i = 0; i < (ptrdiff_t)(%s); i++) {", count);
   ec_line(e, "if (X0[i] > mx) mx = X0[i];");
   ec_line(e, "if (X0[i] < mn) mn = X0[i];");
   ec_line(e, "}");
   ec_line(e, "const float scale = (mx == mn ? 1.0f : mx - mn) / 255.0f;");
   ec_line(e, "const float z0 = 0.0f - mn / scale;");
   ec_line(e, "const float zp = rintf(z0 < 0.0f ? 0.0f : z0 > 255.0f ? 255.0f : z0);");
-  ec_line(e, "for (ptrdiff_t i = 0; i < %lld; i++) {", LL(count));
+  ec_line(e, "for (ptrdiff_t i = 0; i < (ptrdiff_t)(%s); i++) {", count);
   ec_line(e, "const float v = rintf(X0[i] / scale) + zp;");
   ec_line(e, "Y0[i] = (uint8_t)(v >= 0.0f ? (v <= 255.0f ? v : 255.0f) : 0.0f);");
   ec_line(e, "}");
@@ -283,6 +282,12 @@ bool emitc_DynamicQuantizeLinear(EmitC *e, const Node *n) {
   if (ec_has_output(n, 2))
     ec_line(e, "Y2[0] = (uint8_t)zp;");
   return true;
+}
+
+bool emitc_DynamicQuantizeLinear(EmitC *e, const Node *n) {
+  char count[32];
+  snprintf(count, sizeof count, "%lld", LL(numel_of(n->in[0])));
+  return quant_emit_dql(e, n, count);
 }
 
 /* ---- MatMulInteger, QLinearMatMul ------------------------------------------------ */

@@ -249,6 +249,28 @@ def op_slice_from_end(b, x):
     return b.op("Add", [x.name, m.name], x.shape)
 
 
+def op_dynamic_quant(b, x):
+    """onnxruntime.quantization.quantize_dynamic's product: x quantized at run
+    time (DynamicQuantizeLinear), MatMulInteger by an int8 weight, the int32
+    sums Cast and scaled by both scales; or x quantized and dequantized
+    (DequantizeLinear). The weight stays in [-64, 63], so no pair of u8 x s8
+    products exceeds int16 (ONNX Runtime's AVX2 kernel saturates such pairs)."""
+    if "n" not in x.shape or x.shape[-1] == "n":
+        raise Reject()
+    q = b.fresh("dql")
+    sc, zp = q + "_scale", q + "_zp"
+    b.nodes.append(helper.make_node("DynamicQuantizeLinear", [x.name], [q, sc, zp], name=q))
+    if b.rng.random() < 0.3:
+        return b.op("DequantizeLinear", [q, sc, zp], x.shape)
+    d, d2 = x.shape[-1], int(b.rng.choice([8, 16, 32]))
+    w = b.const(b.rng.integers(-64, 64, size=(d, d2)).astype(np.int8), "wq")
+    wz = b.const(np.array(int(b.rng.integers(-3, 4)), np.int8), "wz")
+    mm = b.op("MatMulInteger", [q, w, zp, wz], x.shape[:-1] + (d2,))
+    f = b.op("Cast", [mm.name], mm.shape, to=F32)
+    s = b.op("Mul", [sc, b.const(np.float32(b.rng.uniform(0.002, 0.02)))], ())
+    return b.op("Mul", [f.name, s.name], mm.shape)
+
+
 def op_gather(b, x):
     axes = static_axes(x)
     if not axes:
@@ -379,7 +401,8 @@ def op_recurrent(b, x):
 OPS = {op_unary: 6, op_binary: 6, op_matmul: 5, op_gemm: 2, op_softmax: 1.5, op_layernorm: 1.5,
        op_layernorm_primitives: 1, op_gelu: 1.5, op_reduce: 1, op_transpose: 1, op_attention: 1.5,
        op_slice: 1, op_gather: 1, op_concat: 1, op_unsqueeze: 1, op_cast: 0.5, op_mask_where: 2,
-       op_positions: 2, op_const_of_shape: 1, op_recurrent: 1.5, op_slice_from_end: 1}
+       op_positions: 2, op_const_of_shape: 1, op_recurrent: 1.5, op_slice_from_end: 1,
+       op_dynamic_quant: 1}
 
 
 # ---- the image profile: [1, C, H, n] maps, n a width (OCR-style lines) ----------
