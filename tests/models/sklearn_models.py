@@ -33,6 +33,7 @@ OPSETS = {"": 17, "ai.onnx.ml": 3}
 LINEAR = (1e-4, 1e-5)   # rtol, atol
 TREES = (0.0, 1e-5)
 ROWS = 8
+MISMATCH = "<mismatch>"  # an entry whose expected outputs are altered on purpose
 
 
 def data(name):
@@ -71,7 +72,20 @@ def models():
         ("gboost_multi", "iris", lambda: ensemble.GradientBoostingClassifier(n_estimators=10, random_state=0), None, TREES, None),
         ("svc_rbf", "iris", lambda: P(S(), svm.SVC()), None, LINEAR, None),
         ("svc_rbf_proba", "iris", lambda: P(S(), svm.SVC(probability=True, random_state=0)), None, LINEAR, None),
+        ("svc_rbf_binary", "cancer", lambda: P(S(), svm.SVC()), None, LINEAR, None),
+        ("svc_poly_proba", "iris", lambda: P(S(), svm.SVC(kernel="poly", probability=True, random_state=0)), None, LINEAR, None),
+        ("svc_linear_binary_proba", "cancer", lambda: P(S(), svm.SVC(kernel="linear", probability=True, random_state=0)), None, LINEAR, None),
+        ("svc_sigmoid", "iris", lambda: P(S(), svm.SVC(kernel="sigmoid")), None, LINEAR, None),
         ("svr", "diabetes", lambda: P(S(), svm.SVR()), None, LINEAR, None),
+        ("svr_poly", "diabetes", lambda: P(S(), svm.SVR(kernel="poly", degree=2)), None, LINEAR, None),
+        ("linreg_2_targets", "diabetes", lambda: linear_model.LinearRegression(),
+         lambda y: np.stack([y, -0.5 * y], axis=1), LINEAR, None),
+        ("random_forest_reg_2_targets", "diabetes", lambda: ensemble.RandomForestRegressor(5, max_depth=5, random_state=0),
+         lambda y: np.stack([y, np.sqrt(y)], axis=1), TREES, None),
+        ("digits_logreg", "digits", lambda: P(preprocessing.MaxAbsScaler(), linear_model.LogisticRegression(max_iter=300)), None, LINEAR, None),
+        # The canary: a tree classifier whose stored label for row 0 is made
+        # wrong; `onnxc check` must report the mismatch (the harness can fail).
+        ("canary_wrong_label", "iris", lambda: tree.DecisionTreeClassifier(max_depth=3, random_state=0), None, TREES, MISMATCH),
         ("zipmap", "iris", lambda: linear_model.LogisticRegression(max_iter=500), None, LINEAR,
          "convert without it (skl2onnx: to_onnx(model, X, options={id(model): {'zipmap': False}}))"),
         ("string_labels", "iris", lambda: linear_model.LogisticRegression(max_iter=500),
@@ -105,15 +119,20 @@ def make_case(work, mid, dset, factory, ytf, error):
     os.makedirs(os.path.join(case, "test_data_set_0"))
     path = os.path.join(case, "model.onnx")
     onnx.save(model, path)
-    if error:
+    if error and error != MISMATCH:
         return case
     rows = X[np.random.default_rng(0).choice(len(X), ROWS, replace=False)]
-    sess = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
+    so = ort.SessionOptions()
+    so.log_severity_level = 3
+    sess = ort.InferenceSession(path, so, providers=["CPUExecutionProvider"])
     name = sess.get_inputs()[0].name
     outs = sess.run(None, {name: rows})
     data_dir = os.path.join(case, "test_data_set_0")
     t = numpy_helper.from_array(rows, name)
     open(os.path.join(data_dir, "input_0.pb"), "wb").write(t.SerializeToString())
+    if error == MISMATCH:
+        outs[0] = outs[0].copy()
+        outs[0][0] += 1
     for i, (o, v) in enumerate(zip(sess.get_outputs(), outs)):
         t = numpy_helper.from_array(np.asarray(v), o.name)
         open(os.path.join(data_dir, f"output_{i}.pb"), "wb").write(t.SerializeToString())
@@ -123,7 +142,7 @@ def make_case(work, mid, dset, factory, ytf, error):
 def check(onnxc, case, flags, tol, error):
     rtol, atol = tol
     cmd = [onnxc, "check", "--rtol", str(rtol), "--atol", str(atol)] + flags + [case]
-    if error:  # the way a user compiles it: the batch dim from --shape
+    if error and error != MISMATCH:  # the way a user compiles it: the batch dim from --shape
         import onnx
         x = onnx.load(os.path.join(case, "model.onnx")).graph.input[0]
         cols = x.type.tensor_type.shape.dim[1].dim_value
@@ -131,6 +150,9 @@ def check(onnxc, case, flags, tol, error):
                "-o", os.path.join(case, "c")]
     r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=300)
     text = (r.stdout + r.stderr).decode(errors="replace")
+    if error == MISMATCH:
+        ok = r.returncode == 1
+        return ok, "" if ok else f"expected a mismatch (exit 1), got exit {r.returncode}"
     if error:
         ok = r.returncode != 0 and error in text
         return ok, "" if ok else f"expected a compile error naming {error!r}; exit {r.returncode}: {text.strip()[:300]}"
@@ -140,6 +162,7 @@ def check(onnxc, case, flags, tol, error):
 
 
 def main():
+    warnings.simplefilter("ignore")  # scikit-learn's deprecations (SVC probability=True)
     ap = argparse.ArgumentParser()
     ap.add_argument("--onnxc", required=True)
     ap.add_argument("--work", default=os.path.join(ROOT, "build", "sklearn-models"))

@@ -1,0 +1,8 @@
+# scikit-learn models converted by skl2onnx 1.20 (linear models, scalers,
+# normalizers, tree ensembles, SVMs, an MLP) against ONNX Runtime at -O0, -O2
+# and -O3 --threads 2 (tests/models/sklearn_models.py, docs/sklearn.md). The
+# models are trained on scikit-learn's bundled data sets: no network.
+add_test(NAME e2e.sklearn_models
+  COMMAND ${ONNXC_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/models/sklearn_models.py
+          --onnxc ${ONNXC_BIN} --work ${CMAKE_BINARY_DIR}/sklearn-models)
+set_tests_properties(e2e.sklearn_models PROPERTIES LABELS e2e TIMEOUT 300)
