@@ -116,14 +116,28 @@ static void walk_rows(EmitC *e, const Node *n, bool classifier, int64_t k, int a
   ec_line(e, "if (v != v && NAN_TRUE[i]) go = 1;");
   ec_line(e, "i = go ? NEXT_T[i] : NEXT_F[i];");
   ec_line(e, "}");
-  ec_line(e, "for (int32_t m = W_AT[i]; m < W_AT[i] + W_N[i]; m++) {");
-  ec_line(e, "const int32_t k = W_K[m];");
-  if (agg == 0)
-    ec_line(e, "s[k] += W_V[m];");
-  else
-    ec_line(e, "if (!h[k] || W_V[m] %s s[k]) s[k] = W_V[m];", agg == 1 ? "<" : ">");
-  ec_line(e, "h[k] = 1;");
-  ec_line(e, "}");
+  if (!classifier && k == 1) {
+    /* One target: every tree counts, a leaf without weights as 0. */
+    ec_line(e, "{");
+    ec_line(e, "float lv = 0.0f;");
+    ec_line(e, "(void)W_K;");
+    ec_line(e, "for (int32_t m = W_AT[i]; m < W_AT[i] + W_N[i]; m++) lv += W_V[m];");
+    if (agg == 0)
+      ec_line(e, "s[0] += lv;");
+    else
+      ec_line(e, "if (!h[0] || lv %s s[0]) s[0] = lv;", agg == 1 ? "<" : ">");
+    ec_line(e, "h[0] = 1;");
+    ec_line(e, "}");
+  } else {
+    ec_line(e, "for (int32_t m = W_AT[i]; m < W_AT[i] + W_N[i]; m++) {");
+    ec_line(e, "const int32_t k = W_K[m];");
+    if (agg == 0)
+      ec_line(e, "s[k] += W_V[m];");
+    else
+      ec_line(e, "if (!h[k] || W_V[m] %s s[k]) s[k] = W_V[m];", agg == 1 ? "<" : ">");
+    ec_line(e, "h[k] = 1;");
+    ec_line(e, "}");
+  }
   ec_line(e, "}");
 }
 
@@ -146,15 +160,17 @@ bool emitc_TreeEnsembleRegressor(EmitC *e, const Node *n) {
   ml_table_end(e, &tb);
   walk_rows(e, n, false, k, mm ? (mn ? 1 : 2) : 0);
   ec_line(e, "float *y = Y0 + r * %lld;", (long long)k);
-  if (!mm)
+  if (k == 1)
     ec_line(e, "(void)h;");
-  ec_line(e, "for (ptrdiff_t k = 0; k < %lld; k++)", (long long)k);
-  if (mm)
-    ec_line(e, "  y[k] = BASE[k] + (h[k] ? s[k] : 0.0f);");
-  else if (avg)
-    ec_line(e, "  y[k] = s[k] / (float)%d + BASE[k];", nr);
+  /* ONNX Runtime 1.32 (measured): one target gets its base value always;
+   * of several, a target no leaf weighed is 0, base value or not. */
+  char term[64];
+  if (avg)
+    snprintf(term, sizeof term, "s[k] / (float)%d", nr);
   else
-    ec_line(e, "  y[k] = s[k] + BASE[k];");
+    snprintf(term, sizeof term, "s[k]");
+  ec_line(e, "for (ptrdiff_t k = 0; k < %lld; k++)", (long long)k);
+  ec_line(e, "  y[k] = %s(%s) + BASE[k]%s;", k > 1 ? "h[k] ? " : "", term, k > 1 ? " : 0.0f" : "");
   if (k > 1)
     ml_emit_post(e, post_code(n), "y", k);
   ec_line(e, "}");
@@ -220,15 +236,18 @@ bool emitc_TreeEnsembleClassifier(EmitC *e, const Node *n) {
         ec_line(e, "if (pos > 0.0f) { Y0[r] = LABEL[1]; wa = 2; } else { Y0[r] = LABEL[0]; wa = 3; }");
     } else {
       ec_line(e, "Y0[r] = pos > 0.0f ? 1 : 0;");
+      ec_line(e, "(void)LABEL;");
     }
     ec_line(e, "if (size == 2) {");
     ec_line(e, "z[0] = s[0];");
     ec_line(e, "z[1] = s[1];");
     ml_emit_post(e, post, "z", 2);
-    ec_line(e, "} else if (wa == 0 || wa == 1) {");
+    /* With LOGISTIC, ONNX Runtime 1.32 writes the logistic pair for all-positive
+     * weights too (measured), though it labels on 0.5. */
+    ec_line(e, "} else if ((wa == 0 || wa == 1) && %d) {", post != 2);
     ec_line(e, "z[0] = 1.0f - s[0];");
     ec_line(e, "z[1] = s[0];");
-    ec_line(e, "} else if (wa >= 2) {");
+    ec_line(e, "} else if (wa >= 0) {");
     if (post == 2) {
       ec_line(e, "z[0] = 1.0f / (1.0f + expf(s[0]));");
       ec_line(e, "z[1] = 1.0f / (1.0f + expf(-s[0]));");

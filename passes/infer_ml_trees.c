@@ -243,6 +243,20 @@ bool infer_TreeEnsembleClassifier(Node *n, Diag *d) {
     return infer_fail(d, n, "attribute classlabels_int64s must hold at least 2 labels");
   if (!base_values(n, d, nl) || !resolve(n, d, true, nl))
     return false;
+  /* Two labels, weights for one class only: ONNX Runtime 1.32 writes scores
+   * for these forms that follow no rule we could reproduce (measured): class 1
+   * with base values, or two base values. */
+  int nw = 0, nb = 0;
+  const int64_t *ids = ir_attr_ints(n, "class_ids", &nw);
+  ml_attr_floats(n, "base_values", &nb);
+  bool one = nw > 0;
+  for (int j = 1; j < nw; j++)
+    one = one && ids[j] == ids[0];
+  if (nl == 2 && one && (nb == 2 || (ids[0] == 1 && nb > 0)))
+    return infer_fail(d, n, "a two-class ensemble with weights for class %lld only and %d base "
+                            "values is not supported (its ONNX Runtime scores are not reproduced); "
+                            "give weights for both classes or for class 0 with at most one base value",
+                      (long long)ids[0], nb);
   int64_t dims[2] = {n->in[0]->shape.d[0], nl};
   Shape y = shape_make(1, dims), z = shape_make(2, dims);
   y.sym[0] = z.sym[0] = n->in[0]->shape.sym[0];
