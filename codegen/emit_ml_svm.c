@@ -9,7 +9,7 @@
  * prob_b, pairs go through Platt's sigmoid (clamped to [1e-7, 1 - 1e-7]) and
  * Wu-Lin-Weng pairwise coupling (100 iterations at most, eps 0.005 / C), as
  * libsvm and ONNX Runtime do. Without them a binary SVC writes [-s, s]
- * (post_transform NONE) or [1 - s, s]. infer_ml_svm.c checked every length.
+ * (post_transform NONE), [logistic(-s), logistic(s)] (LOGISTIC) or [1 - s, s]. infer_ml_svm.c checked every length.
  */
 #include "codegen.h"
 #include "emit_ml.h"
@@ -286,6 +286,9 @@ bool emitc_SVMClassifier(EmitC *e, const Node *n) {
     } else if (post == 0) {
       ec_line(e, "z[0] = -s[0];");
       ec_line(e, "z[1] = s[0];");
+    } else if (post == 2) { /* the logistic pair (ONNX Runtime 1.32, measured) */
+      ec_line(e, "z[0] = 1.0f / (1.0f + expf(s[0]));");
+      ec_line(e, "z[1] = 1.0f / (1.0f + expf(-s[0]));");
     } else {
       ec_line(e, "z[0] = 1.0f - s[0];");
       ec_line(e, "z[1] = s[0];");
