@@ -14,3 +14,11 @@ add_test(NAME e2e.ml_tree_forms
   COMMAND ${ONNXC_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/models/ml_tree_forms.py
           --onnxc ${ONNXC_BIN} --work ${CMAKE_BINARY_DIR}/ml-tree-forms)
 set_tests_properties(e2e.ml_tree_forms PROPERTIES LABELS e2e TIMEOUT 300)
+
+# Synthetic LinearClassifier / LinearRegressor / Scaler / Normalizer /
+# SVMClassifier nodes over every input type and post_transform, against ONNX
+# Runtime (tests/models/ml_linear_svm_forms.py).
+add_test(NAME e2e.ml_linear_svm_forms
+  COMMAND ${ONNXC_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/models/ml_linear_svm_forms.py
+          --onnxc ${ONNXC_BIN} --work ${CMAKE_BINARY_DIR}/ml-linear-svm-forms)
+set_tests_properties(e2e.ml_linear_svm_forms PROPERTIES LABELS e2e TIMEOUT 400)
