@@ -6,10 +6,14 @@
  * each tree per row. Thresholds are float, as the attribute is; a float
  * feature is compared in float (double input: in double), as ONNX Runtime
  * does. Scores accumulate in float with a has-score flag per target, and are
- * finalized as ONNX Runtime 1.32 does (tree_ensemble_aggregator.h): the
- * regressor's single target ignores post_transform; the classifier's binary
- * forms (one weight column, 1 or 2 base values) decide the label on 0.5 or 0
- * and expand one score to two ([1 - s, s], [-s, s] or logistic pairs).
+ * finalized as ONNX Runtime 1.32 does (its tree_ensemble_aggregator.h, and
+ * where 1.32 departs from that source, what it measurably does; checked by
+ * tests/models/ml_tree_forms.py): a single target counts every tree (a leaf
+ * without weights as 0), always adds its base value and ignores
+ * post_transform; of several targets, one no leaf weighed is 0. The
+ * classifier's binary forms (one weight column, at most one base value)
+ * decide the label on 0.5 or 0 and expand one score to two ([1 - s, s],
+ * [-s, s] or the logistic pair).
  */
 #include "codegen.h"
 #include "emit_ml.h"
