@@ -21,4 +21,4 @@ set_tests_properties(e2e.ml_tree_forms PROPERTIES LABELS e2e TIMEOUT 300)
 add_test(NAME e2e.ml_linear_svm_forms
   COMMAND ${ONNXC_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/models/ml_linear_svm_forms.py
           --onnxc ${ONNXC_BIN} --work ${CMAKE_BINARY_DIR}/ml-linear-svm-forms)
-set_tests_properties(e2e.ml_linear_svm_forms PROPERTIES LABELS e2e TIMEOUT 400)
+set_tests_properties(e2e.ml_linear_svm_forms PROPERTIES LABELS e2e TIMEOUT 600)
