@@ -12,6 +12,7 @@
  * backend tests use 0, where both agree.
  */
 #include "codegen.h"
+#include "emit_ml.h"
 
 #include <math.h>
 #include <string.h>
@@ -41,23 +42,17 @@ bool emitc_ArrayFeatureExtractor(EmitC *e, const Node *n) {
   return true;
 }
 
-/* Writes `static const CTYPE NAME[] = {...};` from count values got by get(i). */
-typedef struct Table {
-  Buf b;
-  int count;
-} Table;
-
-static void table_begin(Table *t, const char *ctype, const char *name, int count) {
+void ml_table_begin(MlTable *t, const char *ctype, const char *name, int count) {
   buf_init(&t->b);
   t->count = 0;
   buf_printf(&t->b, "static const %s %s[%d] = {", ctype, name, count > 0 ? count : 1);
 }
 
-static void table_add(Table *t, const char *item) {
+void ml_table_add(MlTable *t, const char *item) {
   buf_printf(&t->b, "%s%s", t->count++ ? ", " : "", item);
 }
 
-static void table_end(EmitC *e, Table *t) {
+void ml_table_end(EmitC *e, MlTable *t) {
   if (t->count == 0)
     buf_puts(&t->b, "0");
   buf_puts(&t->b, "};");
@@ -88,74 +83,74 @@ bool emitc_TreeEnsemble(EmitC *e, const Node *n) {
   char lit[64], item[96];
 
   ec_line(e, "/* %d trees, %d interior nodes, %d leaves */", nr, nn, nl);
-  Table tb;
-  table_begin(&tb, "int32_t", "FEAT", nn);
+  MlTable tb;
+  ml_table_begin(&tb, "int32_t", "FEAT", nn);
   for (int i = 0; i < nn; i++) {
     snprintf(item, sizeof item, "%lld", (long long)feat[i]);
-    table_add(&tb, item);
+    ml_table_add(&tb, item);
   }
-  table_end(e, &tb);
-  table_begin(&tb, ct, "SPLIT", nn);
+  ml_table_end(e, &tb);
+  ml_table_begin(&tb, ct, "SPLIT", nn);
   for (int i = 0; i < nn; i++)
-    table_add(&tb, ec_literal(t, tensor_get_f64(splits, i), lit, sizeof lit));
-  table_end(e, &tb);
-  table_begin(&tb, "uint8_t", "MODE", nn);
+    ml_table_add(&tb, ec_literal(t, tensor_get_f64(splits, i), lit, sizeof lit));
+  ml_table_end(e, &tb);
+  ml_table_begin(&tb, "uint8_t", "MODE", nn);
   for (int i = 0; i < nn; i++) {
     snprintf(item, sizeof item, "%lld", (long long)tensor_get_i64(modes, i));
-    table_add(&tb, item);
+    ml_table_add(&tb, item);
   }
-  table_end(e, &tb);
-  table_begin(&tb, "uint8_t", "NAN_TRUE", nn);
+  ml_table_end(e, &tb);
+  ml_table_begin(&tb, "uint8_t", "NAN_TRUE", nn);
   for (int i = 0; i < nn; i++)
-    table_add(&tb, nmiss && miss[i] ? "1" : "0");
-  table_end(e, &tb);
+    ml_table_add(&tb, nmiss && miss[i] ? "1" : "0");
+  ml_table_end(e, &tb);
   const char *names[2] = {"NEXT_T", "NEXT_F"};
   for (int b = 0; b < 2; b++) {
-    table_begin(&tb, "int32_t", names[b], nn);
+    ml_table_begin(&tb, "int32_t", names[b], nn);
     for (int i = 0; i < nn; i++) {
       int64_t to = b ? fn[i] : tn[i];
       bool leaf = b ? fl[i] : tl[i];
       snprintf(item, sizeof item, "%lld", (long long)(leaf ? -(to + 1) : to));
-      table_add(&tb, item);
+      ml_table_add(&tb, item);
     }
-    table_end(e, &tb);
+    ml_table_end(e, &tb);
   }
-  table_begin(&tb, ct, "LEAF_W", nl);
+  ml_table_begin(&tb, ct, "LEAF_W", nl);
   for (int i = 0; i < nl; i++)
-    table_add(&tb, ec_literal(t, tensor_get_f64(weights, i), lit, sizeof lit));
-  table_end(e, &tb);
-  table_begin(&tb, "int32_t", "LEAF_T", nl);
+    ml_table_add(&tb, ec_literal(t, tensor_get_f64(weights, i), lit, sizeof lit));
+  ml_table_end(e, &tb);
+  ml_table_begin(&tb, "int32_t", "LEAF_T", nl);
   for (int i = 0; i < nl; i++) {
     snprintf(item, sizeof item, "%lld", (long long)targets[i]);
-    table_add(&tb, item);
+    ml_table_add(&tb, item);
   }
-  table_end(e, &tb);
+  ml_table_end(e, &tb);
   /* Roots: a degenerate tree (both successors the same leaf) is that leaf. */
-  table_begin(&tb, "int32_t", "ROOT", nr);
+  ml_table_begin(&tb, "int32_t", "ROOT", nr);
   for (int r = 0; r < nr; r++) {
     int64_t i = roots[r];
     bool lone = tl[i] && fl[i] && tn[i] == fn[i];
     snprintf(item, sizeof item, "%lld", (long long)(lone ? -(tn[i] + 1) : i));
-    table_add(&tb, item);
+    ml_table_add(&tb, item);
   }
-  table_end(e, &tb);
+  ml_table_end(e, &tb);
 
   /* Membership sets, in the order of the BRANCH_MEMBER nodes. */
   bool any_member = false;
   for (int i = 0; i < nn; i++)
     any_member = any_member || tensor_get_i64(modes, i) == 6;
   if (any_member) {
-    Table off, cnt, val;
-    table_begin(&off, "int32_t", "SET_AT", nn);
-    table_begin(&cnt, "int32_t", "SET_N", nn);
+    MlTable off, cnt, val;
+    ml_table_begin(&off, "int32_t", "SET_AT", nn);
+    ml_table_begin(&cnt, "int32_t", "SET_N", nn);
     int64_t pos = 0, stored = 0;
     int64_t nv = mv->numel;
-    table_begin(&val, ct, "SET_V", (int)nv);
+    ml_table_begin(&val, ct, "SET_V", (int)nv);
     for (int i = 0; i < nn; i++) {
       int64_t start = stored, count = 0;
       if (tensor_get_i64(modes, i) == 6) {
         while (pos < nv && !isnan(tensor_get_f64(mv, pos))) {
-          table_add(&val, ec_literal(t, tensor_get_f64(mv, pos), lit, sizeof lit));
+          ml_table_add(&val, ec_literal(t, tensor_get_f64(mv, pos), lit, sizeof lit));
           pos++;
           stored++;
           count++;
@@ -163,13 +158,13 @@ bool emitc_TreeEnsemble(EmitC *e, const Node *n) {
         pos++;   /* the NaN delimiter */
       }
       snprintf(item, sizeof item, "%lld", (long long)start);
-      table_add(&off, item);
+      ml_table_add(&off, item);
       snprintf(item, sizeof item, "%lld", (long long)count);
-      table_add(&cnt, item);
+      ml_table_add(&cnt, item);
     }
-    table_end(e, &off);
-    table_end(e, &cnt);
-    table_end(e, &val);
+    ml_table_end(e, &off);
+    ml_table_end(e, &cnt);
+    ml_table_end(e, &val);
   }
 
   const char *big = t == DT_F32 ? "3.40282347e+38f" : "1.7976931348623157e+308";

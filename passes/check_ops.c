@@ -16,7 +16,12 @@
 bool check_op_node(const Node *n, Diag *d) {
   int before = d->n_errors;
   if (n->op == OP_Unknown_) {
-    if (n->domain && *n->domain && strcmp(n->domain, "ai.onnx") != 0)
+    if (n->op_type && strcmp(n->op_type, "ZipMap") == 0)
+      /* Its output is a sequence of maps, which the C ABI cannot return. */
+      diag_error(d, n, "ZipMap is not supported: its output is a sequence of maps, which "
+                       "compiled models cannot return; convert without it (skl2onnx: "
+                       "to_onnx(model, X, options={id(model): {'zipmap': False}}))");
+    else if (n->domain && *n->domain && strcmp(n->domain, "ai.onnx") != 0)
       diag_error(d, n, "unsupported operator (domain '%s')", n->domain);
     else
       diag_error(d, n, "unsupported operator");

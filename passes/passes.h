@@ -197,6 +197,12 @@ bool infer_reduce_axes(const Node *n, int rank, bool *mask, bool *noop);
  * >= 3 (infer_conv.c; used by QLinearConv and ConvInteger). */
 bool infer_conv_window_shape(const Node *n, Diag *d, const Shape *x, const Shape *w, Shape *out);
 
+/* ai.onnx.ml (infer_ml_linear.c): a FLOATS attribute (NULL, *count 0 when
+ * absent); post_transform as its code 0 NONE, 1 SOFTMAX, 2 LOGISTIC,
+ * 3 SOFTMAX_ZERO (PROBIT and unknown names are reported). */
+const float *ml_attr_floats(const Node *n, const char *name, int *count);
+bool ml_post_transform(Node *n, Diag *d, int *code);
+
 /* ---- helpers of the rewriting passes (rewrite.c) ---------------------------- */
 
 /* Values of a graph that a subgraph reads by name (a capture records no use):
