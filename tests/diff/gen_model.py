@@ -244,10 +244,14 @@ def op_rnn(b, x):
     seq, batch, inp = x.shape
     op = str(r.choice(["LSTM", "LSTM", "GRU", "RNN"]))
     g = {"LSTM": 4, "GRU": 3, "RNN": 1}[op]
-    # 128 now and then: a bidirectional node that large runs its directions
-    # side by side at --threads 2 (emit_rnn.c), the others do not
-    hid = int(r.choice([4, 8, 16, 20, 32, 128]))
+    hid = int(r.choice([4, 8, 16, 20, 32]))
     direction = str(r.choice(["forward", "forward", "reverse", "bidirectional"]))
+    # 128 now and then: a bidirectional node that large runs its directions
+    # side by side at --threads 2 (emit_rnn.c), the others do not. Drawn from
+    # a stream of its own, so the seeds' other draws (CI's fixed seed ranges)
+    # stay what they were
+    if np.random.default_rng([seq, batch, inp, hid, len(b.nodes), 128]).random() < 0.15:
+        hid = 128
     nd = 2 if direction == "bidirectional" else 1
     ins = [x, b.weight((nd, g * hid, inp), inp), b.weight((nd, g * hid, hid), hid)]
     if r.random() < 0.7:
