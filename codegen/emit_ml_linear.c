@@ -14,13 +14,13 @@
 
 #include <string.h>
 
-static const float *floats_of(const Node *n, const char *name, int *count) {
+const float *ml_floats(const Node *n, const char *name, int *count) {
   const Attr *a = ir_attr(n, name);
   *count = a && a->kind == AT_FLOATS ? a->n : 0;
   return *count ? a->u.fs : NULL;
 }
 
-static int post_code(const Node *n) {
+int ml_post_code(const Node *n) {
   static const char *const names[] = {"NONE", "SOFTMAX", "LOGISTIC", "SOFTMAX_ZERO"};
   const char *s = ir_attr_str(n, "post_transform", "NONE");
   for (int i = 0; i < 4; i++)
@@ -72,8 +72,8 @@ static void linear_rows(EmitC *e, const Node *n, int64_t *targets, const char *z
   const Shape *xs = &n->in[0]->shape;
   int64_t cols = xs->d[xs->rank - 1], rows = xs->rank == 2 ? xs->d[0] : 1;
   int nc = 0, ni = 0;
-  const float *w = floats_of(n, "coefficients", &nc);
-  const float *b = floats_of(n, "intercepts", &ni);
+  const float *w = ml_floats(n, "coefficients", &nc);
+  const float *b = ml_floats(n, "intercepts", &ni);
   int64_t t = nc / cols;
   *targets = t;
   float_table(e, "W", w, nc, 0.0f, nc);
@@ -93,11 +93,11 @@ bool emitc_LinearClassifier(EmitC *e, const Node *n) {
   int nl = 0, nc = 0, ni = 0;
   const int64_t *labels = ir_attr_ints(n, "classlabels_ints", &nl);
   const Shape *xs = &n->in[0]->shape;
-  floats_of(n, "coefficients", &nc);
-  floats_of(n, "intercepts", &ni);
+  ml_floats(n, "coefficients", &nc);
+  ml_floats(n, "intercepts", &ni);
   int64_t t = nc / xs->d[xs->rank - 1];
   bool binary = t == 1 && nl == 2, scores = ec_has_output(n, 1);
-  int post = post_code(n);
+  int post = ml_post_code(n);
   char decl[128], item[32];
   MlTable tb;
   ml_table_begin(&tb, "int64_t", "LABEL", nl);
@@ -137,11 +137,11 @@ bool emitc_LinearRegressor(EmitC *e, const Node *n) {
   int64_t t = 0;
   const Shape *xs = &n->in[0]->shape;
   int nc = 0;
-  floats_of(n, "coefficients", &nc);
+  ml_floats(n, "coefficients", &nc);
   char decl[96];
   snprintf(decl, sizeof decl, "float *z = Y0 + r * %lld;", (long long)(nc / xs->d[xs->rank - 1]));
   linear_rows(e, n, &t, decl);
-  ml_emit_post(e, post_code(n), "z", t);
+  ml_emit_post(e, ml_post_code(n), "z", t);
   ec_line(e, "}");
   return true;
 }
@@ -150,7 +150,7 @@ bool emitc_Scaler(EmitC *e, const Node *n) {
   const Shape *xs = &n->in[0]->shape;
   int64_t cols = xs->d[xs->rank - 1], numel = ec_numel(n->in[0]);
   int no = 0, ns = 0;
-  const float *off = floats_of(n, "offset", &no), *sc = floats_of(n, "scale", &ns);
+  const float *off = ml_floats(n, "offset", &no), *sc = ml_floats(n, "scale", &ns);
   if (numel == 0)
     return true;
   float_table(e, "OFF", off, no, 0.0f, (int)cols);

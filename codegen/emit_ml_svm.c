@@ -16,12 +16,6 @@
 
 #include <string.h>
 
-static const float *floats_of(const Node *n, const char *name, int *count) {
-  const Attr *a = ir_attr(n, name);
-  *count = a && a->kind == AT_FLOATS ? a->n : 0;
-  return *count ? a->u.fs : NULL;
-}
-
 static void float_table(EmitC *e, const char *name, const float *v, int count) {
   MlTable tb;
   char lit[64];
@@ -31,21 +25,12 @@ static void float_table(EmitC *e, const char *name, const float *v, int count) {
   ml_table_end(e, &tb);
 }
 
-static int post_code(const Node *n) {
-  static const char *const names[] = {"NONE", "SOFTMAX", "LOGISTIC", "SOFTMAX_ZERO"};
-  const char *s = ir_attr_str(n, "post_transform", "NONE");
-  for (int i = 0; i < 4; i++)
-    if (strcmp(s, names[i]) == 0)
-      return i;
-  return 0;
-}
-
 /* Emits `const float kv = ...;`, the kernel of row x and row `vec` (a float
  * pointer expression) over `feats` features. */
 static void emit_kernel(EmitC *e, const Node *n, const char *vec, int64_t feats, bool linear_only) {
   const char *k = linear_only ? "LINEAR" : ir_attr_str(n, "kernel_type", "LINEAR");
   int np = 0;
-  const float *p = floats_of(n, "kernel_params", &np);
+  const float *p = ml_floats(n, "kernel_params", &np);
   char g[64], c0[64], deg[64];
   ec_literal(DT_F32, np ? p[0] : 0.0, g, sizeof g);
   ec_literal(DT_F32, np ? p[1] : 0.0, c0, sizeof c0);
@@ -76,8 +61,8 @@ bool emitc_SVMRegressor(EmitC *e, const Node *n) {
   int64_t rows = n->in[0]->shape.d[0], feats = n->in[0]->shape.d[1];
   int64_t v = ir_attr_int(n, "n_supports", 0);
   int nc = 0, nr = 0, ns = 0;
-  const float *coef = floats_of(n, "coefficients", &nc), *rho = floats_of(n, "rho", &nr);
-  const float *sv = floats_of(n, "support_vectors", &ns);
+  const float *coef = ml_floats(n, "coefficients", &nc), *rho = ml_floats(n, "rho", &nr);
+  const float *sv = ml_floats(n, "support_vectors", &ns);
   char lit[64];
   float_table(e, "COEF", coef, nc);
   if (v > 0)
@@ -150,8 +135,8 @@ static void emit_coupling(EmitC *e, int c) {
 static void emit_linear_classifier(EmitC *e, const Node *n, int nl, int post) {
   int64_t feats = n->in[0]->shape.d[1];
   int nc = 0, nr = 0, na = 0;
-  const float *coef = floats_of(n, "coefficients", &nc), *rho = floats_of(n, "rho", &nr);
-  floats_of(n, "prob_a", &na);
+  const float *coef = ml_floats(n, "coefficients", &nc), *rho = ml_floats(n, "rho", &nr);
+  ml_floats(n, "prob_a", &na);
   char lit[64], vec[64];
   bool all_pos = true;
   for (int i = 0; i < nc; i++)
@@ -178,10 +163,10 @@ bool emitc_SVMClassifier(EmitC *e, const Node *n) {
   int nl = 0, nvpc = 0, nc = 0, nr = 0, na = 0, ns = 0;
   const int64_t *labels = ir_attr_ints(n, "classlabels_ints", &nl);
   const int64_t *vpc = ir_attr_ints(n, "vectors_per_class", &nvpc);
-  const float *coef = floats_of(n, "coefficients", &nc), *rho = floats_of(n, "rho", &nr);
-  const float *pa = floats_of(n, "prob_a", &na), *pb = floats_of(n, "prob_b", &na);
-  const float *sv = floats_of(n, "support_vectors", &ns);
-  int post = post_code(n), pairs = nl * (nl - 1) / 2;
+  const float *coef = ml_floats(n, "coefficients", &nc), *rho = ml_floats(n, "rho", &nr);
+  const float *pa = ml_floats(n, "prob_a", &na), *pb = ml_floats(n, "prob_b", &na);
+  const float *sv = ml_floats(n, "support_vectors", &ns);
+  int post = ml_post_code(n), pairs = nl * (nl - 1) / 2;
   bool scores = ec_has_output(n, 1);
   int64_t v = 0;
   for (int i = 0; i < nvpc; i++)

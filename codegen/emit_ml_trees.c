@@ -20,12 +20,6 @@
 
 #include <string.h>
 
-static const float *floats_of(const Node *n, const char *name, int *count) {
-  const Attr *a = ir_attr(n, name);
-  *count = a && a->kind == AT_FLOATS ? a->n : 0;
-  return *count ? a->u.fs : NULL;
-}
-
 static void int_table(EmitC *e, const char *ctype, const char *name, const int64_t *v, int count) {
   MlTable tb;
   char item[32];
@@ -35,15 +29,6 @@ static void int_table(EmitC *e, const char *ctype, const char *name, const int64
     ml_table_add(&tb, item);
   }
   ml_table_end(e, &tb);
-}
-
-static int post_code(const Node *n) {
-  static const char *const names[] = {"NONE", "SOFTMAX", "LOGISTIC", "SOFTMAX_ZERO"};
-  const char *s = ir_attr_str(n, "post_transform", "NONE");
-  for (int i = 0; i < 4; i++)
-    if (strcmp(s, names[i]) == 0)
-      return i;
-  return 0;
 }
 
 /* The tables and the walk accumulating into float s[k], unsigned char h[k]
@@ -58,11 +43,11 @@ static void walk_rows(EmitC *e, const Node *n, bool classifier, int64_t k, int a
   const int64_t *w_at = ir_attr_ints(n, "_te_w_at", &c), *w_n = ir_attr_ints(n, "_te_w_n", &c);
   const int64_t *w = ir_attr_ints(n, "_te_w", &nw), *roots = ir_attr_ints(n, "_te_roots", &nr);
   const int64_t *miss = ir_attr_ints(n, "nodes_missing_value_tracks_true", &nmiss);
-  const float *vals = floats_of(n, "nodes_values", &c);
+  const float *vals = ml_floats(n, "nodes_values", &c);
   snprintf(name, sizeof name, "%sids", pre);
   const int64_t *wk = ir_attr_ints(n, name, &c);
   snprintf(name, sizeof name, "%sweights", pre);
-  const float *wv = floats_of(n, name, &c);
+  const float *wv = ml_floats(n, name, &c);
   int64_t rows = n->in[0]->shape.d[0], feats = n->in[0]->shape.d[1];
   const char *ct = n->in[0]->dt == DT_F64 ? "double" : "float";
 
@@ -151,7 +136,7 @@ bool emitc_TreeEnsembleRegressor(EmitC *e, const Node *n) {
   bool avg = strcmp(agg, "AVERAGE") == 0, mn = strcmp(agg, "MIN") == 0;
   bool mm = mn || strcmp(agg, "MAX") == 0;
   int nb = 0, nr = 0;
-  const float *base = floats_of(n, "base_values", &nb);
+  const float *base = ml_floats(n, "base_values", &nb);
   ir_attr_ints(n, "_te_roots", &nr);
   char lit[64];
   MlTable tb;
@@ -176,7 +161,7 @@ bool emitc_TreeEnsembleRegressor(EmitC *e, const Node *n) {
   ec_line(e, "for (ptrdiff_t k = 0; k < %lld; k++)", (long long)k);
   ec_line(e, "  y[k] = %s(%s) + BASE[k]%s;", k > 1 ? "h[k] ? " : "", term, k > 1 ? " : 0.0f" : "");
   if (k > 1)
-    ml_emit_post(e, post_code(n), "y", k);
+    ml_emit_post(e, ml_post_code(n), "y", k);
   ec_line(e, "}");
   return true;
 }
@@ -184,10 +169,10 @@ bool emitc_TreeEnsembleRegressor(EmitC *e, const Node *n) {
 bool emitc_TreeEnsembleClassifier(EmitC *e, const Node *n) {
   int nl = 0, nb = 0, nw = 0;
   const int64_t *labels = ir_attr_ints(n, "classlabels_int64s", &nl);
-  const float *base = floats_of(n, "base_values", &nb);
+  const float *base = ml_floats(n, "base_values", &nb);
   const int64_t *ids = ir_attr_ints(n, "class_ids", &nw);
-  const float *wv = floats_of(n, "class_weights", &nw);
-  int post = post_code(n);
+  const float *wv = ml_floats(n, "class_weights", &nw);
+  int post = ml_post_code(n);
   bool scores = ec_has_output(n, 1);
   char lit[64];
   /* ONNX Runtime's binary case: two labels, weights for one class only. */

@@ -21,6 +21,14 @@ const float *ml_attr_floats(const Node *n, const char *name, int *count) {
   return a->u.fs;
 }
 
+bool ml_no_string_labels(Node *n, Diag *d, const char *ints_attr) {
+  if (!ir_attr(n, "classlabels_strings"))
+    return true;
+  return infer_fail(d, n, "string class labels (classlabels_strings) are not supported: onnxc outputs "
+                    "numeric tensors only; train on integer labels (e.g. LabelEncoder in scikit-learn) to get %s",
+                    ints_attr);
+}
+
 bool ml_post_transform(Node *n, Diag *d, int *code) {
   static const char *const names[] = {"NONE", "SOFTMAX", "LOGISTIC", "SOFTMAX_ZERO", "PROBIT"};
   const char *s = ir_attr_str(n, "post_transform", "NONE");
@@ -89,10 +97,8 @@ bool infer_LinearClassifier(Node *n, Diag *d) {
   int post, nl = 0;
   if (!rows_cols(n, d, &rows, &sym, &cols) || !ml_post_transform(n, d, &post))
     return false;
-  if (ir_attr(n, "classlabels_strings"))
-    return infer_fail(d, n, "string class labels (classlabels_strings) are not supported: "
-                            "onnxc outputs numeric tensors only; train on integer labels "
-                            "(e.g. LabelEncoder in scikit-learn) to get classlabels_ints");
+  if (!ml_no_string_labels(n, d, "classlabels_ints"))
+    return false;
   if (!ir_attr_ints(n, "classlabels_ints", &nl))
     return infer_fail(d, n, "attribute classlabels_ints is required");
   if (!weights(n, d, cols, 0, &e))

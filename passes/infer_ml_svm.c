@@ -49,10 +49,8 @@ bool infer_SVMClassifier(Node *n, Diag *d) {
   int post, nl = 0, nvpc = 0, nc = 0, nr = 0, na = 0, nb = 0;
   if (!x_ok(n, d, &feats) || !kernel_ok(n, d) || !ml_post_transform(n, d, &post))
     return false;
-  if (ir_attr(n, "classlabels_strings"))
-    return infer_fail(d, n, "string class labels (classlabels_strings) are not supported: "
-                            "onnxc outputs numeric tensors only; train on integer labels "
-                            "(e.g. LabelEncoder in scikit-learn) to get classlabels_ints");
+  if (!ml_no_string_labels(n, d, "classlabels_ints"))
+    return false;
   if (!ir_attr_ints(n, "classlabels_ints", &nl) || nl < 2)
     return infer_fail(d, n, "attribute classlabels_ints must hold at least 2 labels");
   const int64_t *vpc = ir_attr_ints(n, "vectors_per_class", &nvpc);

@@ -235,10 +235,8 @@ bool infer_TreeEnsembleClassifier(Node *n, Diag *d) {
   int post, nl = 0;
   if (!ml_post_transform(n, d, &post))
     return false;
-  if (ir_attr(n, "classlabels_strings"))
-    return infer_fail(d, n, "string class labels (classlabels_strings) are not supported: "
-                            "onnxc outputs numeric tensors only; train on integer labels "
-                            "(e.g. LabelEncoder in scikit-learn) to get classlabels_int64s");
+  if (!ml_no_string_labels(n, d, "classlabels_int64s"))
+    return false;
   if (!ir_attr_ints(n, "classlabels_int64s", &nl) || nl < 2)
     return infer_fail(d, n, "attribute classlabels_int64s must hold at least 2 labels");
   if (!base_values(n, d, nl) || !resolve(n, d, true, nl))

@@ -13,7 +13,7 @@
 #include <string.h>
 
 /* Gates of an op and the activation functions it applies per direction. */
-static int gates_of(const Node *n) { return n->op == OP_LSTM ? 4 : n->op == OP_GRU ? 3 : 1; }
+int rnn_gates(const Node *n) { return n->op == OP_LSTM ? 4 : n->op == OP_GRU ? 3 : 1; }
 static int acts_of(const Node *n) { return n->op == OP_LSTM ? 3 : n->op == OP_GRU ? 2 : 1; }
 
 static bool is_rnn_dtype(DType t) {
@@ -126,7 +126,7 @@ static bool infer_recurrent(Node *n, Diag *d) {
   int nd = directions(n, d);
   if (nd == 0 || !check_attrs(n, d, nd))
     return false;
-  int g = gates_of(n);
+  int g = rnn_gates(n);
   bool bfirst = n->g->opset >= 14 && ir_attr_int(n, "layout", 0) == 1;
   const Shape *xs = &x->shape, *ws = &n->in[1]->shape;
   int64_t hid = ir_attr_int(n, "hidden_size", DIM_UNKNOWN);

@@ -98,6 +98,7 @@ bool pass_fuse_layout(Graph *g, Diag *d);      /* Transposes around batched MatM
 bool pass_layout_blocked(Graph *g, int lanes, int mode, Diag *d);
 bool pass_fuse_siblings(Graph *g, Diag *d);    /* sibling Convs on one input as one Conv and a Split */
 bool pass_rnn_project(Graph *g, Diag *d);      /* RNN/GRU/LSTM input products over every step as one MatMul */
+int rnn_gates(const Node *n);                  /* gates of RNN (1), GRU (3), LSTM (4); infer_rnn.c */
 bool pass_fuse_norm(Graph *g, Diag *d);        /* LayerNorm written as primitives into LayerNormalization */
 /* elementwise chains into FusedElementwise kernels; with `epilogue`, a float32
  * chain of a Conv/Gemm/MatMul output and constant scalars into that node's stores */
@@ -202,6 +203,8 @@ bool infer_conv_window_shape(const Node *n, Diag *d, const Shape *x, const Shape
  * 3 SOFTMAX_ZERO (PROBIT and unknown names are reported). */
 const float *ml_attr_floats(const Node *n, const char *name, int *count);
 bool ml_post_transform(Node *n, Diag *d, int *code);
+/* A classifier with classlabels_strings: an error naming the integer attribute to use instead. */
+bool ml_no_string_labels(Node *n, Diag *d, const char *ints_attr);
 
 /* ---- helpers of the rewriting passes (rewrite.c) ---------------------------- */
 

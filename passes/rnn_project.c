@@ -24,8 +24,6 @@
 /* Weights (floats, all directions) from which the products are hoisted: 32 KB. */
 #define RNN_PROJECT_MIN_W 8192
 
-static int gates_of(const Node *n) { return n->op == OP_LSTM ? 4 : n->op == OP_GRU ? 3 : 1; }
-
 /* The rows of input (S * B) at their upper bound; -1 when unknown. */
 static int64_t rows_hi(const Graph *g, const Shape *xs) {
   int64_t rows = 1;
@@ -52,7 +50,7 @@ static bool qualifies(const Graph *g, const Node *n) {
   if (ir_has_input(n, 3) && (!n->in[3]->konst || n->in[3]->dt != DT_F32 || !shape_is_static(&n->in[3]->shape)))
     return false;
   const Shape *rs = &n->in[2]->shape;
-  if (rs->rank != 3 || rs->d[2] < 1 || w->shape.d[1] != gates_of(n) * rs->d[2] || w->shape.d[0] != rs->d[0])
+  if (rs->rank != 3 || rs->d[2] < 1 || w->shape.d[1] != rnn_gates(n) * rs->d[2] || w->shape.d[0] != rs->d[0])
     return false;
   /* a small W (a keyword spotter's GRU) stays in the L1/L2 between steps:
    * the hoisted products would gain little and cost S x B x D*G*H floats of
