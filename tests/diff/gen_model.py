@@ -1316,14 +1316,14 @@ def profile_of(seed):
 
 
 def to_float16(model, feeds):
-    """The model in float16 (bench/float16.py's conversion: every float32
+    """The model in float16 (bench/half_models.py's conversion: every float32
     initializer, constant, value and Cast target becomes float16) and its
     float32 inputs rounded to float16."""
     bench = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "bench")
     if bench not in sys.path:
         sys.path.insert(0, bench)
-    import float16
-    return float16.to_float16(model), {k: (v.astype(np.float16) if v.dtype == np.float32 else v)
+    import half_models
+    return half_models.to_float16(model), {k: (v.astype(np.float16) if v.dtype == np.float32 else v)
                                        for k, v in feeds.items()}
 
 

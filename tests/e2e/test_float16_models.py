@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Float16 models against ONNX Runtime's float16 execution (docs/precision.md).
 
-Corpus models converted to float16 (bench/float16.py's to_float16: every
+Corpus models converted to float16 (bench/half_models.py's to_float16: every
 float32 initializer, constant and value becomes float16), with the case's
 inputs rounded to float16 and ONNX Runtime's float16 outputs (CPU EP) as the
 reference:
@@ -44,7 +44,7 @@ WHOLE = ["mobilenetv2", "bert_tiny"]
 
 import numpy as np  # noqa: E402
 
-import float16  # noqa: E402
+import half_models  # noqa: E402
 
 from checks import expect, failures, run  # noqa: E402
 
@@ -104,7 +104,7 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         cases = {}
         for m in SINGLE + WHOLE:
-            cases[m] = float16.make_case(args.corpus, m, tmp)
+            cases[m] = half_models.make_case(args.corpus, m, tmp)
         for m in SINGLE:
             case, _, refs16, _ = cases[m]
             scale = max(float(np.max(np.abs(a.astype(np.float64)))) for _, a in refs16)

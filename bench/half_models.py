@@ -2,7 +2,7 @@
 """Float16 models: onnxc against ONNX Runtime's float16 execution, one command.
 
 Usage:
-  python3 bench/float16.py --onnxc build/bin/onnxc [--models NAME ...]
+  python3 bench/half_models.py --onnxc build/bin/onnxc [--models NAME ...]
                            [--baseline OTHER_ONNXC] [--markdown FILE]
 
 For each corpus model (models/corpus/make_corpus.py, built into --corpus on
