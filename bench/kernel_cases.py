@@ -439,9 +439,10 @@ def build(root):
     return cases
 
 
-def check_threads(onnxc, d, threads, cpu, env, guard=False, layout=None):
+def check_threads(onnxc, d, threads, cpu, env, guard=False, layout=None, precision=None):
     """Builds case d as a library with --threads (and --guard) and compares its outputs (rtol 1e-3,
-    the case's atol)."""
+    the case's atol; with --precision bf16, onnx check's bf16 rule: 1/32 of each element plus 1/32
+    of the output's largest magnitude)."""
     import ctypes
     import glob
     import json
@@ -450,11 +451,12 @@ def check_threads(onnxc, d, threads, cpu, env, guard=False, layout=None):
     name = "k"
     # one file per build: dlopen of a path this process already loaded returns
     # the library loaded first (another --cpu's, sized for another arena)
-    tag = f"t{threads}_{cpu}{'_guard' if guard else ''}{'_' + layout if layout else ''}"
+    tag = f"t{threads}_{cpu}{'_guard' if guard else ''}{'_' + layout if layout else ''}" + \
+        (f"_{precision}" if precision else "")
     lib, rep = os.path.join(d, f"{tag}.so"), os.path.join(d, f"{tag}.json")
     r = subprocess.run([onnxc, d + "/model.onnx", "-o", lib, "--name", name, "--cpu", cpu,
                         "--threads", str(threads), "--memory-report", rep] + (["--guard"] if guard else []) +
-                       (["--layout", layout] if layout else []),
+                       (["--layout", layout] if layout else []) + (["--precision", precision] if precision else []),
                        capture_output=True, text=True, env=env)
     if r.returncode != 0:
         return (r.stdout + r.stderr).strip()[-600:]
@@ -478,7 +480,11 @@ def check_threads(onnxc, d, threads, cpu, env, guard=False, layout=None):
         for o, ref in zip(outs, refs):
             with open(os.path.join(d, "atol.txt")) as f:
                 atol = float(f.read())
-            if not np.allclose(o, ref, rtol=1e-3, atol=atol):
+            rtol = 1e-3
+            if precision == "bf16":
+                rtol = 1 / 32
+                atol = max(atol, rtol * float(np.max(np.abs(ref)))) if ref.size else atol
+            if not np.allclose(o, ref, rtol=rtol, atol=atol):
                 return f"mismatch: max abs diff {np.max(np.abs(o - ref)):.3g}"
     return None
 
@@ -506,6 +512,8 @@ def main():
     ap.add_argument("--only", default=None, help="run only the cases whose name matches this regex")
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="cases checked at once")
     ap.add_argument("--layout", default=None, help="onnxc --layout for every case (nchw16c: the blocked kernels)")
+    ap.add_argument("--precision", default=None, choices=["bf16"],
+                    help="onnxc --precision for every case (checked at onnxc check's bf16 tolerance)")
     a = ap.parse_args()
     cases = build(a.out)
     if a.only:
@@ -525,7 +533,9 @@ def main():
         guard = cpu in a.guard_cpu.split(",")
         with open(os.path.join(d, "atol.txt")) as f:
             atol = f.read().strip()
-        cmd = [a.onnxc, "check", d, "--cpu", cpu, "--atol", atol] + (["--guard"] if guard else [])
+        cmd = [a.onnxc, "check", d, "--cpu", cpu] + (["--guard"] if guard else [])
+        # bf16: check's own tolerance for it (an explicit --atol would replace it)
+        cmd += ["--precision", a.precision] if a.precision else ["--atol", atol]
         if a.layout:
             cmd += ["--layout", a.layout]
         if a.sanitize:
@@ -536,7 +546,7 @@ def main():
             fails.append(f"FAIL [{cpu}] {os.path.basename(d)}: {(r.stdout + r.stderr).strip()[-600:]}")
         # only the par_* cases are large enough for the parallel paths
         if a.threads > 1 and os.path.basename(d).startswith("par_"):
-            why = check_threads(a.onnxc, d, a.threads, cpu, env, guard, a.layout)
+            why = check_threads(a.onnxc, d, a.threads, cpu, env, guard, a.layout, a.precision)
             if why:
                 fails.append(f"FAIL [{cpu}, --threads {a.threads}] {os.path.basename(d)}: {why}")
         return fails

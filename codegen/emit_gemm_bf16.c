@@ -39,7 +39,8 @@ int gk_lp(const Node *n) {
 static const char *kn(const Prod *p, const char *bf16, const char *fp16) { return p->lp == 2 ? fp16 : bf16; }
 
 /* How bk_emit_core_par cuts one matrix into items: A packed (a conv's
- * weight): column blocks of all rows, each packing its part of B once; B
+ * weight): column blocks of all rows, each packing its part of B once (with
+ * row blocks too where the columns make fewer than two blocks a thread); B
  * packed and A not: row blocks (multiples of 16 rows, at most GEMM_MC) of
  * all columns, at least 4 per thread where the rows allow, each packing its
  * rows of A once; else row blocks of GEMM_MC x column blocks. */
@@ -51,7 +52,15 @@ ParSplit bk_par_split(const Prod *p) {
   s.njb = (N + s.ncw - 1) / s.ncw;
   s.all_rows = p->a.src == SRC_PACKED;
   if (s.all_rows) {
-    s.nib = 1;
+    /* too few column blocks for the threads (a conv on a 7x7 or 14x14 map:
+     * 49 or 196 columns, one block): row blocks of at least 32 rows too, each
+     * item packing its columns (few: the repeated packing costs little) */
+    int64_t want = (2 * (int64_t)p->threads + s.njb - 1) / s.njb, most = (M + 31) / 32;
+    s.nib = s.njb < 2 * (int64_t)p->threads ? (want < most ? want : most) : 1;
+    if (s.nib > 1)
+      s.all_rows = false;
+    else
+      s.nib = 1;
   } else if (p->b.src == SRC_PACKED) {
     int64_t want = 4 * (int64_t)p->threads, most = (M + BK_MR - 1) / BK_MR;
     s.nib = s.nib > want ? s.nib : want < most ? want : most;
@@ -103,6 +112,37 @@ void bk_declare_scratch(EmitC *e, const Prod *p) {
  * pairs of 64 values; rows past kc and columns past nc are 0. */
 static void bk_pack_b(EmitC *e, const Prod *p, const Window *win) {
   const Operand *b = &p->b;
+  if (p->lp == 1 && (b->src == SRC_ROWS || b->src == SRC_IM2COL)) {
+    /* bf16 from rows or an image window: per pair of depth rows, every
+     * column of the block straight from the source (onnxc_bf16_win: runs of
+     * one output row), then zeros in the last panel's missing columns */
+    ec_line(e, "for (long kk = 0; kk < kcp; kk += 2) {");
+    ec_line(e, "const float *s2[2] = {0, 0};");
+    ec_line(e, "for (long h = 0; h < 2; h++)");
+    ec_line(e, "if (kk + h < kc) {");
+    if (b->src == SRC_ROWS) {
+      ec_line(e, "s2[h] = %s + (pc + kk + h) * %lld;", b->ptr, LL(b->ld));
+    } else {
+      int64_t wp = win->w + win->pl + win->pr, plane = (win->h + win->pt + win->pb) * wp,
+              taps = win->kh * win->kw;
+      ec_line(e, "const long kg = pc + kk + h, t = kg %% %lld;", LL(taps));
+      ec_line(e, "s2[h] = %s + kg / %lld * %lld + t / %lld * %lld + t %% %lld * %lld;", b->ptr, LL(taps), LL(plane),
+              LL(win->kw), LL(win->dh * wp), LL(win->kw), LL(win->dw));
+    }
+    ec_line(e, "}");
+    if (b->src == SRC_ROWS)
+      ec_line(e, "onnxc_bf16_win(bb + kk * 32, 32 * kcp, s2[0], s2[1], jc, nc, %lld, 0, 1);", LL(p->n));
+    else
+      ec_line(e, "onnxc_bf16_win(bb + kk * 32, 32 * kcp, s2[0], s2[1], jc, nc, %lld, %lld, %lld);", LL(win->ow),
+              LL(win->sh * (win->w + win->pl + win->pr)), LL(win->sw));
+    ec_line(e, "}");
+    ec_line(e, "if (nc %% 32) {");
+    ec_line(e, "unsigned short *z = bb + nc / 32 * 32 * kcp;");
+    ec_line(e, "for (long kk = 0; kk < kcp; kk += 2)");
+    ec_line(e, "  for (long x = nc %% 32; x < 32; x++) z[kk * 32 + 2 * x] = z[kk * 32 + 2 * x + 1] = 0;");
+    ec_line(e, "}");
+    return;
+  }
   ec_line(e, "for (long q = 0; q < nc; q += 32) {");
   ec_line(e, "const long w = nc - q < 32 ? nc - q : 32;");
   ec_line(e, "unsigned short *d = bb + q * kcp;");
@@ -212,7 +252,10 @@ static void bk_tiles(EmitC *e, const Prod *p) {
    * four C tiles share each B tile load), else one */
   ec_line(e, "for (long ir = 0, step = 16; ir < mc; ir += step) {");
   ec_line(e, "step = mc - ir >= 32 && cols == 32 ? 32 : 16;");
-  if (p->a.src == SRC_PACKED)
+  if (p->a.src == SRC_PACKED && p->lp == 1) /* bk_weight_data: the depth block's panels in order */
+    ec_line(e, "const unsigned short *a = (const unsigned short *)%s + pc * %lld + (ic + ir) * kcp;", p->a.ptr,
+            LL(up(p->m, BK_MR)));
+  else if (p->a.src == SRC_PACKED)
     ec_line(e, "const unsigned short *a = (const unsigned short *)%s + (ic + ir) * %lld + pc * 16;", p->a.ptr,
             LL(Kp));
   else
@@ -221,7 +264,8 @@ static void bk_tiles(EmitC *e, const Prod *p) {
   ec_line(e, "float *c = %s + (ic + ir) * %lld + jc + jr;", p->y, LL(p->ldy));
   ec_line(e, "if (step == 32) {");
   ec_line(e, "%s(amx, kcp, a, %s, b, c, %lld, pc > 0);", kn(p, "onnxc_bkr2", "onnxc_hkr2"),
-          p->a.src == SRC_PACKED ? arena_printf(e->g->arena, "%lld", LL(16 * Kp)) : "16 * kcp", LL(p->ldy));
+          p->a.src == SRC_PACKED && p->lp == 2 ? arena_printf(e->g->arena, "%lld", LL(16 * Kp)) : "16 * kcp",
+          LL(p->ldy));
   ec_line(e, "} else if (rows == 16 && cols == 32) {");
   ec_line(e, "%s(amx, kcp, a, b, c, %lld, pc > 0);", kn(p, "onnxc_bkr", "onnxc_hkr"), LL(p->ldy));
   ec_line(e, "} else {");
@@ -234,18 +278,21 @@ static void bk_tiles(EmitC *e, const Prod *p) {
   ec_line(e, "for (r = 0; r < rows; r++)");
   ec_line(e, "  for (x = 0; x < cols; x++) c[r * %lld + x] = t[r * 32 + x];", LL(p->ldy));
   ec_line(e, "}");
-  if (p->epi.len) { /* the whole epilogue, on the finished float32 tile */
+  if (p->epi.len) { /* the whole epilogue, on the finished float32 tile: each row
+                        through a local copy, so that no store of the loop can
+                        alias what the epilogue reads and the loop vectorizes */
     ec_line(e, "if (pc + kc == %lld) {", LL(p->k));
     ec_line(e, "for (long r = 0; r < rows; r++) {");
     ec_line(e, "const long i = ic + ir + r;");
-    ec_line(e, "float *cr = c + r * %lld;", LL(p->ldy));
+    ec_line(e, "float *cr = c + r * %lld, er[32];", LL(p->ldy));
     ec_line(e, "(void)i;");
     ec_line(e, "for (long x = 0; x < cols; x++) {");
     ec_line(e, "const long j = jc + jr + x;");
     ec_line(e, "const float v = cr[x];");
     ec_line(e, "(void)j;");
-    ec_line(e, "cr[x] = %s;", p->epi.s);
+    ec_line(e, "er[x] = %s;", p->epi.s);
     ec_line(e, "}");
+    ec_line(e, "for (long x = 0; x < cols; x++) cr[x] = er[x];");
     ec_line(e, "}");
     ec_line(e, "}");
   }
@@ -377,13 +424,18 @@ const Tensor *bk_weight_data(const Prod *p, const Node *n, const Value *v, Arena
       for (int64_t j = 0; j < p->n; j++)
         d[(j / BK_NR) * BK_NR * Kp + k * BK_NR + j % BK_NR] = lowp_f16(tb ? src[j * K + k] : src[k * p->n + j]);
   } else if (n->op == OP_Conv) {
-    /* A: group g, row i, depth k at g*rows*Kp + (i/16)*16*Kp + (k/32)*512 + (i%16)*32 + k%32 */
+    /* A, in the order the tiles read it: group g, depth block pc (GEMM_KC deep,
+     * kcp padded to 32), row i, depth k = pc + kk at g*rows*Kp + pc*rows +
+     * (i/16)*16*kcp + (kk/32)*512 + (i%16)*32 + kk%32: a depth block's panels
+     * one after the other, so that the weight streams in order */
     int64_t rows = up(p->m, BK_MR), G = ir_attr_int(n, "group", 1);
     for (int64_t g = 0; g < G; g++)
       for (int64_t i = 0; i < p->m; i++)
-        for (int64_t k = 0; k < K; k++)
-          d[g * rows * Kp + (i / BK_MR) * BK_MR * Kp + (k / BK_KQ) * BK_KQ * BK_MR + (i % BK_MR) * BK_KQ +
-            k % BK_KQ] = lowp_bf16(src[(g * p->m + i) * K + k]);
+        for (int64_t k = 0; k < K; k++) {
+          int64_t pc = k / GEMM_KC * GEMM_KC, kk = k - pc, kcp = up(min64(GEMM_KC, K - pc), BK_KQ);
+          d[g * rows * Kp + pc * rows + (i / BK_MR) * BK_MR * kcp + (kk / BK_KQ) * BK_KQ * BK_MR +
+            (i % BK_MR) * BK_KQ + kk % BK_KQ] = lowp_bf16(src[(g * p->m + i) * K + k]);
+        }
   } else {
     /* B: column j, depth k at (j/32)*32*Kp + (k/2)*64 + (j%32)*2 + k%2 */
     bool tb = n->op == OP_Gemm && ir_attr_int(n, "transB", 0) == 1;
@@ -422,6 +474,52 @@ static const char *const prelude[] = {
     "    _mm512_storeu_si512((void *)(d + 2 * h), _mm512_or_si512(lo, _mm512_slli_epi32(hi, 16)));\n"
     "  }\n"
     "}\n"
+    ,
+    "/* m values of an image row from s (sw apart) into lanes l..l+m-1, the\n"
+    " * other lanes 0 (masked loads: lanes outside are not read) */\n"
+    "static __m512 onnxc_win_ld(const float *s, long l, long m, long sw) {\n"
+    "  if (sw == 1)\n"
+    "    return _mm512_maskz_loadu_ps((__mmask16)(((1u << m) - 1u) << l), s - l);\n"
+    "  if (sw == 2) {\n"
+    "    const unsigned long long r =\n"
+    "        (((1ull << (2 * (l + m))) - 1ull) ^ ((1ull << (2 * l)) - 1ull)) & 0x55555555ull;\n"
+    "    const __m512i ev = _mm512_set_epi32(30, 28, 26, 24, 22, 20, 18, 16, 14, 12, 10, 8, 6, 4, 2, 0);\n"
+    "    return _mm512_permutex2var_ps(_mm512_maskz_loadu_ps((__mmask16)r, s - 2 * l), ev,\n"
+    "                                  _mm512_maskz_loadu_ps((__mmask16)(r >> 16), s - 2 * l + 16));\n"
+    "  } else {\n"
+    "    float t[16] = {0.0f};\n"
+    "    long j;\n"
+    "    for (j = 0; j < m; j++) t[l + j] = s[j * sw];\n"
+    "    return _mm512_loadu_ps(t);\n"
+    "  }\n"
+    "}\n"
+    "/* Packs columns j0..j0+n-1 of two depth rows into the pair rows of the\n"
+    " * panels at d (pq values apart): column j is output pixel j of a map of\n"
+    " * ow pixels a row, read at s0 / s1 + (j / ow) * rs + (j % ow) * sw (a null\n"
+    " * s0 or s1: zeros), runs of one output row at a time, never across 16\n"
+    " * columns of a panel */\n"
+    "static void onnxc_bf16_win(unsigned short *d, long pq, const float *s0, const float *s1, long j0,\n"
+    "                           long n, long ow, long rs, long sw) {\n"
+    "  long c = 0, y = j0 / ow, x = j0 % ow;\n"
+    "  while (c < n) {\n"
+    "    const long l = c & 15, run = ow - x < n - c ? ow - x : n - c;\n"
+    "    const long m = 16 - l < run ? 16 - l : run;\n"
+    "    const long off = y * rs + x * sw;\n"
+    "    const __m512 a = s0 ? onnxc_win_ld(s0 + off, l, m, sw) : _mm512_setzero_ps();\n"
+    "    const __m512 b = s1 ? onnxc_win_ld(s1 + off, l, m, sw) : _mm512_setzero_ps();\n"
+    "    const __m512i lo = _mm512_cvtepu16_epi32((__m256i)_mm512_cvtneps_pbh(a));\n"
+    "    const __m512i hi = _mm512_cvtepu16_epi32((__m256i)_mm512_cvtneps_pbh(b));\n"
+    "    _mm512_mask_storeu_epi32((void *)(d + (c >> 5) * pq + 2 * (c & 16)),\n"
+    "                             (__mmask16)(((1u << m) - 1u) << l),\n"
+    "                             _mm512_or_si512(lo, _mm512_slli_epi32(hi, 16)));\n"
+    "    c += m;\n"
+    "    x += m;\n"
+    "    if (x == ow) {\n"
+    "      x = 0;\n"
+    "      y++;\n"
+    "    }\n"
+    "  }\n"
+    "}\n"
     "#else\n"
     "static unsigned short onnxc_bf16(float f) {\n"
     "  union { float f; unsigned int u; } v;\n"
@@ -441,6 +539,17 @@ static const char *const prelude[] = {
     "  for (x = 0; x < 32; x++) {\n"
     "    d[2 * x] = onnxc_bf16(s0[x]);\n"
     "    d[2 * x + 1] = onnxc_bf16(s1[x]);\n"
+    "  }\n"
+    "}\n"
+    ,
+    "static void onnxc_bf16_win(unsigned short *d, long pq, const float *s0, const float *s1, long j0,\n"
+    "                           long n, long ow, long rs, long sw) {\n"
+    "  long c;\n"
+    "  for (c = 0; c < n; c++) {\n"
+    "    const long p = j0 + c, off = p / ow * rs + p % ow * sw;\n"
+    "    unsigned short *w = d + (c >> 5) * pq + 2 * (c & 31);\n"
+    "    w[0] = s0 ? onnxc_bf16(s0[off]) : (unsigned short)0;\n"
+    "    w[1] = s1 ? onnxc_bf16(s1[off]) : (unsigned short)0;\n"
     "  }\n"
     "}\n"
     "#endif\n",
@@ -522,6 +631,7 @@ static const char *const prelude[] = {
     "static void onnxc_lp_end(int amx) {\n"
     "  (void)onnxc_bf16_row; /* packers a model may not need (weights packed at compile time) */\n"
     "  (void)onnxc_bf16_pair;\n"
+    "  (void)onnxc_bf16_win;\n"
     "  if (amx)\n"
     "    _tile_release();\n"
     "}\n"
@@ -591,6 +701,7 @@ static const char *const prelude[] = {
     "  (void)amx;\n"
     "  (void)onnxc_bf16_row;\n"
     "  (void)onnxc_bf16_pair;\n"
+    "  (void)onnxc_bf16_win;\n"
     "}\n"
     "static void onnxc_bkr(int amx, long kcp, const unsigned short *a, const unsigned short *b, float *c,\n"
     "                      long ldc, int acc) {\n"

@@ -768,6 +768,7 @@ bool gemm_emit_conv(EmitC *e, const Node *n) {
     int64_t nsetup = p.b.src != SRC_IM2COL ? 0 : w.padded ? min64(w.c, CONV_SETUP_ITEMS) : 1;
     if (p.b.src == SRC_IM2COL) {
       ec_line(e, "const int *pix = (const int *)(S + %lld);", LL(p.off_pix));
+      ec_line(e, "(void)pix; /* bf16 packs from the image window without it */");
       if (w.padded)
         ec_line(e, "const float *xp = (const float *)(S + %lld);", LL(p.off_img));
       else
@@ -803,10 +804,13 @@ bool gemm_emit_conv(EmitC *e, const Node *n) {
     ec_line(e, "const float *rn = X3 + nb * %lld;", LL(p.m * p.n));
   if (p.b.src == SRC_IM2COL) {
     if (w.padded) {
-      ec_line(e, "for (long ch = 0; ch < %lld; ch++)", LL(w.c * w.h));
-      ec_line(e, "  for (long x = 0; x < %lld; x++)", LL(w.w));
-      ec_line(e, "    xp[(ch / %lld * %lld + ch %% %lld + %lld) * %lld + %lld + x] = xn[ch * %lld + x];",
-              LL(w.h), LL(hp), LL(w.h), LL(w.pt), LL(wp), LL(w.pl), LL(w.w));
+      /* row by row through restrict pointers, so that the copy vectorizes */
+      ec_line(e, "for (long ch = 0; ch < %lld; ch++) {", LL(w.c * w.h));
+      ec_line(e, "float *restrict xd = xp + (ch / %lld * %lld + ch %% %lld + %lld) * %lld + %lld;", LL(w.h), LL(hp),
+              LL(w.h), LL(w.pt), LL(wp), LL(w.pl));
+      ec_line(e, "const float *restrict xs = xn + ch * %lld;", LL(w.w));
+      ec_line(e, "for (long x = 0; x < %lld; x++) xd[x] = xs[x];", LL(w.w));
+      ec_line(e, "}");
     } else {
       ec_line(e, "const float *xp = xn;");
     }

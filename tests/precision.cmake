@@ -14,6 +14,17 @@ add_test(NAME e2e.precision_bf16
           --onnxc $<TARGET_FILE:onnxc> --corpus ${CMAKE_BINARY_DIR}/corpus)
 set_tests_properties(e2e.precision_bf16 PROPERTIES LABELS e2e TIMEOUT 900)
 
+# The product edge cases of bench/kernel_cases.py (odd M/N/K around the
+# panels and depth blocks, pads, strides 1-3, dilations, partial panels,
+# small maps split by rows over threads) through the bfloat16 kernels:
+# native (vdpbf16ps or AMX where the machine has them) in guard mode, the
+# portable loop, and --threads 2 on the par_* cases.
+add_test(NAME e2e.kernel_cases_bf16
+  COMMAND ${ONNXC_PYTHON} ${CMAKE_SOURCE_DIR}/bench/kernel_cases.py --onnxc $<TARGET_FILE:onnxc>
+          --precision bf16 --cpu native,generic --guard-cpu native --threads 2
+          --out ${CMAKE_BINARY_DIR}/kernel_cases_bf16)
+set_tests_properties(e2e.kernel_cases_bf16 PROPERTIES LABELS e2e TIMEOUT 900)
+
 # Random whole models (tests/diff/gen_model.py) compiled with --precision bf16
 # in guard mode, judged at check's bf16 tolerance; about 40% of the seeds
 # have a product large enough for the packed kernel.

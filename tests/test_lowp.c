@@ -174,7 +174,39 @@ static void test_lowp_conv_weight_in_row_chunks(void **state) {
   arena_free(a);
   char *c = cu_generate(g, &p, NULL);
   assert_null(strstr(c, "direct conv"));
-  assert_non_null(strstr(c, "onnxc_bf16_pair(d + kk * 32, f[0], f[1]);"));
+  /* the columns straight from the padded image (30 pixels a row, rows 32 apart) */
+  assert_non_null(strstr(c, "onnxc_bf16_win(bb + kk * 32, 32 * kcp, s2[0], s2[1], jc, nc, 30, 32, 1);"));
+  free(c);
+  ir_graph_free(g);
+}
+
+/* A conv deeper than one depth block (K 40 x 3 x 3 = 360: blocks of 256 and
+ * 104 -> 128): the weight stored block by block, each block's 16-row panels
+ * one after the other, in the order the tiles read them. */
+static void test_lowp_conv_weight_by_depth_block(void **state) {
+  (void)state;
+  Graph *g = pu_graph();
+  int64_t xd[4] = {1, 40, 9, 9}, wd[4] = {20, 40, 3, 3};
+  Shape xs = shape_make(4, xd), ws = shape_make(4, wd);
+  Value *in[2] = {ir_input_add(g, "x", DT_F32, &xs),
+                  ir_const_new(g, "w", ir_tensor_new(g, DT_F32, &ws, NULL))};
+  iota(in[1]);
+  Node *conv = ir_node_new(g, OP_Conv, NULL, "conv", 2, in, 1);
+  ir_output_add(g, conv->out[0]);
+  Plan p;
+  plan_of(g, &p);
+  assert_int_equal(gemm_weight_numel(&p, in[1], 1), 32 * 384 / 2);
+  Arena *a = arena_new();
+  const uint16_t *pk = gemm_weight_data(&p, in[1], a, 1)->data;
+  for (int64_t i = 0; i < 32; i++)
+    for (int64_t k = 0; k < 384; k++) {
+      int64_t pc = k < 256 ? 0 : 256, kk = k - pc, kcp = pc ? 128 : 256;
+      uint16_t v = i < 20 && k < 360 ? lowp_bf16((float)(i * 360 + k)) : 0;
+      assert_int_equal(pk[pc * 32 + (i / 16) * 16 * kcp + (kk / 32) * 512 + (i % 16) * 32 + kk % 32], v);
+    }
+  arena_free(a);
+  char *c = cu_generate(g, &p, NULL);
+  assert_non_null(strstr(c, "+ pc * 32 + (ic + ir) * kcp;"));
   free(c);
   ir_graph_free(g);
 }
@@ -534,6 +566,7 @@ int main(void) {
       cmocka_unit_test(test_lowp_bf16_nan_overflow_subnormal),
       cmocka_unit_test(test_lowp_matmul_weight_in_pair_panels),
       cmocka_unit_test(test_lowp_conv_weight_in_row_chunks),
+      cmocka_unit_test(test_lowp_conv_weight_by_depth_block),
       cmocka_unit_test(test_lowp_unmarked_stays_f32),
       cmocka_unit_test(test_lowp_nonfinite_weight_stays_f32),
       cmocka_unit_test(test_lowp_f16_rounds_to_nearest_even),
