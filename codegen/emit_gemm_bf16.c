@@ -390,11 +390,114 @@ void bk_emit_core_par(EmitC *e, const Prod *p, const Window *win, int64_t batch,
   ec_line(e, "}");
 }
 
+/* ---- small maps transposed ---------------------------------------------------------- */
+
+/* A bf16 conv of one image whose pixels fill 32-column panels badly (7x7: 49
+ * of 64 columns computed, 14x14: 196 of 224) computes Y^T = cols^T x W^T
+ * instead: pixels are the rows of 16-row panels whose last 8 may be skipped
+ * (49 of 56, 196 of 200), output channels the 32 columns, the weight packed
+ * at compile time as W^T column panels (bk_weight_data). cols^T is packed
+ * once, whole (all of K: each tile runs over K in registers), by gathers
+ * from the unpadded image through a table of depth offsets. */
+bool bk_conv_t(Prod *p, const Window *w, int64_t batch) {
+  int64_t N = p->n;
+  if (p->lp != 1 || batch != 1 || w->groups != 1 || p->a.src != SRC_PACKED || N > 256 ||
+      up(N, 8) * 20 > up(N, 32) * 19 || (int64_t)w->c * w->h * w->w >= (1LL << 30))
+    return false;
+  p->bt = true;
+  p->off_a = 0;
+  p->off_b = p->off_pix = p->off_img = -1;
+  p->slot = 0;
+  p->bytes = up(up(N, BK_MR) * up(p->k, BK_KQ) * 2, 64);
+  p->par = threads_worth(p->threads, ec_cost_ns((double)p->m * p->n * p->k, 0));
+  return true;
+}
+
+bool bk_emit_conv_t(EmitC *e, const Node *n, const Prod *p, const Window *w, bool shared) {
+  int64_t N = p->n, M = p->m, K = p->k, Kp = up(K, BK_KQ), taps = w->kh * w->kw, npan = (N + 15) / 16;
+  int64_t nj = up(M, BK_NR) / BK_NR, ns = shared ? min64(npan, 2 * (int64_t)ec_threads(e)) : 1;
+  ec_line(e, "/* bf16, small map transposed: Y^T[%lld x %lld] = cols^T[%lld x %lld] x W^T, packed weights */",
+          LL(N), LL(M), LL(N), LL(K));
+  /* depth k: image offset, row and column of its tap relative to the output
+   * pixel's corner; past K a row no pixel reaches */
+  ec_line(e, "static const int kt[%lld] = {", LL(3 * Kp));
+  for (int part = 0; part < 3; part++)
+    for (int64_t k0 = 0; k0 < Kp; k0 += 12) {
+      char line[256];
+      int len = 0;
+      for (int64_t k = k0; k < k0 + 12 && k < Kp; k++) {
+        int64_t ch = k / taps, t = k % taps, ky = t / w->kw * w->dh - w->pt, kx = t % w->kw * w->dw - w->pl;
+        int64_t v = k >= K ? (part == 1 ? -(1LL << 30) : 0)
+                           : part == 0 ? ch * w->h * w->w + ky * w->w + kx : part == 1 ? ky : kx;
+        len += snprintf(line + len, sizeof line - (size_t)len, "%lld, ", LL(v));
+      }
+      ec_line(e, "%s", line);
+    }
+  ec_line(e, "};");
+  ec_line(e, "unsigned short *ap = (unsigned short *)(S + %lld);", LL(p->off_a));
+  ec_line(e, "const int amx = onnxc_lp_begin(); /* bfloat16 operands, float32 sums */");
+  if (ir_has_input(n, 2))
+    ec_line(e, "const float *bg = X2;");
+  if (ir_has_input(n, 3))
+    ec_line(e, "const float *rn = X3;");
+  ec_line(e, "long own = 0, it;");
+  ec_line(e, "(void)own;");
+  if (shared)
+    ec_line(e, "while ((it = onnxc_nt > 1 ? onnxc_claim() : own++) < %lld) {", LL(ns + nj));
+  else
+    ec_line(e, "while ((it = own++) < %lld) {", LL(ns + nj));
+  /* the first ns items pack cols^T, panels of 16 pixels each (the rows past
+   * N zero); the others each compute 32 output channels for every pixel */
+  ec_line(e, "if (it < %lld) {", LL(ns));
+  ec_line(e, "const long p0 = it * %lld / %lld * 16, pe = (it + 1) * %lld / %lld * 16;", LL(npan), LL(ns), LL(npan),
+          LL(ns));
+  ec_line(e, "const long p1 = pe < %lld ? pe : %lld;", LL(N), LL(N));
+  ec_line(e, "onnxc_bf16_colst(ap, %lld, X0, kt, p0, p1, %lld, %lld, %lld, %lld, %lld);", LL(Kp), LL(w->ow),
+          LL(w->sh), LL(w->sw), LL(w->h), LL(w->w));
+  ec_line(e, "for (long q = p1; q < pe; q++)");
+  ec_line(e, "  for (long k = 0; k < %lld; k++) ap[q / 16 * %lld + k / 32 * 512 + q %% 16 * 32 + k %% 32] = 0;",
+          LL(Kp), LL(16 * Kp));
+  if (shared)
+    ec_line(e, "onnxc_ready_set(onnxc_nt);");
+  ec_line(e, "continue;");
+  ec_line(e, "}");
+  if (shared)
+    ec_line(e, "onnxc_ready_wait(onnxc_nt, %lld);", LL(ns));
+  ec_line(e, "const long jr = (it - %lld) * 32;", LL(ns));
+  ec_line(e, "const unsigned short *b = (const unsigned short *)X1 + jr * %lld;", LL(Kp));
+  ec_line(e, "const long cols = %lld - jr < 32 ? %lld - jr : 32;", LL(M), LL(M));
+  ec_line(e, "for (long ir = 0; ir < %lld; ir += 16) {", LL(N));
+  ec_line(e, "const long rows = %lld - ir < 16 ? %lld - ir : 16;", LL(N), LL(N));
+  ec_line(e, "float t[16 * 32];");
+  ec_line(e, "if (rows > 8 || amx)");
+  ec_line(e, "  onnxc_bkr(amx, %lld, ap + ir * %lld, b, t, 32, 0);", LL(Kp), LL(Kp));
+  ec_line(e, "else /* the last panel's first 8 rows */");
+  ec_line(e, "  onnxc_bkr_v(%lld, ap + ir * %lld, b, t, 32, 0, 8);", LL(Kp), LL(Kp));
+  /* stored transposed: Y[i][j] for channel i, pixel j, with the epilogue */
+  ec_line(e, "for (long x = 0; x < cols; x++) {");
+  ec_line(e, "const long i = jr + x;");
+  ec_line(e, "float *yr = Y0 + i * %lld + ir;", LL(N));
+  ec_line(e, "(void)i;");
+  ec_line(e, "for (long r = 0; r < rows; r++) {");
+  ec_line(e, "const long j = ir + r;");
+  ec_line(e, "const float v = t[r * 32 + x];");
+  ec_line(e, "(void)j;");
+  ec_line(e, "yr[r] = %s;", p->epi.len ? p->epi.s : "v");
+  ec_line(e, "}");
+  ec_line(e, "}");
+  ec_line(e, "}"); /* ir */
+  ec_line(e, "}"); /* items */
+  ec_line(e, "onnxc_lp_end(amx);");
+  return true;
+}
+
 /* ---- weights packed at compile time ----------------------------------------------- */
 
 /* Elements (floats, two bfloat16 each) of the packed form of v for product p. */
 int64_t bk_weight_numel(const Prod *p, const Node *n, const Value *v) {
   int64_t Kp = up(p->k, BK_KQ);
+  if (p->bt && n->op == OP_Conv && n->in[1] == v) /* W^T as column panels (bk_conv_t) */
+    return up(p->m, BK_NR) * Kp / 2;
   if (n->op == OP_Conv && n->in[1] == v && p->a.src == SRC_PACKED)
     return ir_attr_int(n, "group", 1) * up(p->m, BK_MR) * Kp / 2;
   if ((n->op == OP_MatMul || n->op == OP_Gemm) && n->in[1] == v && p->b.src == SRC_PACKED)
@@ -423,6 +526,12 @@ const Tensor *bk_weight_data(const Prod *p, const Node *n, const Value *v, Arena
     for (int64_t k = 0; k < K; k++)
       for (int64_t j = 0; j < p->n; j++)
         d[(j / BK_NR) * BK_NR * Kp + k * BK_NR + j % BK_NR] = lowp_f16(tb ? src[j * K + k] : src[k * p->n + j]);
+  } else if (p->bt) {
+    /* W^T for a conv computed transposed: output channel j, depth k at
+     * (j/32)*32*Kp + (k/2)*64 + (j%32)*2 + k%2 (B's layout) */
+    for (int64_t j = 0; j < p->m; j++)
+      for (int64_t k = 0; k < K; k++)
+        d[(j / BK_NR) * BK_NR * Kp + (k / 2) * 2 * BK_NR + (j % BK_NR) * 2 + k % 2] = lowp_bf16(src[j * K + k]);
   } else if (n->op == OP_Conv) {
     /* A, in the order the tiles read it: group g, depth block pc (GEMM_KC deep,
      * kcp padded to 32), row i, depth k = pc + kk at g*rows*Kp + pc*rows +
@@ -520,6 +629,38 @@ static const char *const prelude[] = {
     "    }\n"
     "  }\n"
     "}\n"
+    ,
+    "/* Rows p0..p1-1 of cols^T (output pixels x depth) of a conv on an h x w\n"
+    " * image x, as A panels (16 rows; per chunk of 32 k the rows one after\n"
+    " * the other) of kp k: depth k of pixel (oy, ox) is x[kt[k] + oy*sh*w +\n"
+    " * ox*sw] where kt[kp + k] + oy*sh and kt[2kp + k] + ox*sw fall inside\n"
+    " * the image, else 0 (padding, and depth past K); masked gathers */\n"
+    "static void onnxc_bf16_colst(unsigned short *d, long kp, const float *x, const int *kt, long p0,\n"
+    "                             long p1, long ow, long sh, long sw, long h, long w) {\n"
+    "  const __m512i vh = _mm512_set1_epi32((int)h), vw = _mm512_set1_epi32((int)w);\n"
+    "  const __m512i zero = _mm512_setzero_si512();\n"
+    "  long p, c;\n"
+    "  for (p = p0; p < p1; p++) {\n"
+    "    const long oy = p / ow * sh, ox = p % ow * sw;\n"
+    "    const __m512i vy = _mm512_set1_epi32((int)oy), vx = _mm512_set1_epi32((int)ox);\n"
+    "    const __m512i vp = _mm512_set1_epi32((int)(oy * w + ox));\n"
+    "    unsigned short *row = d + p / 16 * 16 * kp + p % 16 * 32;\n"
+    "    for (c = 0; c < kp; c += 32) {\n"
+    "      __m512 g[2];\n"
+    "      int q;\n"
+    "      for (q = 0; q < 2; q++) {\n"
+    "        const long k = c + 16 * q;\n"
+    "        const __m512i iy = _mm512_add_epi32(_mm512_loadu_si512((const void *)(kt + kp + k)), vy);\n"
+    "        const __m512i ix = _mm512_add_epi32(_mm512_loadu_si512((const void *)(kt + 2 * kp + k)), vx);\n"
+    "        const __mmask16 m = _mm512_cmpge_epi32_mask(iy, zero) & _mm512_cmplt_epi32_mask(iy, vh) &\n"
+    "                            _mm512_cmpge_epi32_mask(ix, zero) & _mm512_cmplt_epi32_mask(ix, vw);\n"
+    "        const __m512i at = _mm512_add_epi32(_mm512_loadu_si512((const void *)(kt + k)), vp);\n"
+    "        g[q] = _mm512_mask_i32gather_ps(_mm512_setzero_ps(), m, at, x, 4);\n"
+    "      }\n"
+    "      _mm512_storeu_si512((void *)(row + c * 16), (__m512i)_mm512_cvtne2ps_pbh(g[1], g[0]));\n"
+    "    }\n"
+    "  }\n"
+    "}\n"
     "#else\n"
     "static unsigned short onnxc_bf16(float f) {\n"
     "  union { float f; unsigned int u; } v;\n"
@@ -552,6 +693,19 @@ static const char *const prelude[] = {
     "    w[1] = s1 ? onnxc_bf16(s1[off]) : (unsigned short)0;\n"
     "  }\n"
     "}\n"
+    "static void onnxc_bf16_colst(unsigned short *d, long kp, const float *x, const int *kt, long p0,\n"
+    "                             long p1, long ow, long sh, long sw, long h, long w) {\n"
+    "  long p, k;\n"
+    "  for (p = p0; p < p1; p++) {\n"
+    "    const long oy = p / ow * sh, ox = p % ow * sw;\n"
+    "    unsigned short *row = d + p / 16 * 16 * kp + p % 16 * 32;\n"
+    "    for (k = 0; k < kp; k++) {\n"
+    "      const long iy = kt[kp + k] + oy, ix = kt[2 * kp + k] + ox;\n"
+    "      const float v = iy >= 0 && iy < h && ix >= 0 && ix < w ? x[kt[k] + oy * w + ox] : 0.0f;\n"
+    "      row[k / 32 * 512 + k % 32] = onnxc_bf16(v);\n"
+    "    }\n"
+    "  }\n"
+    "}\n"
     "#endif\n",
     "/* C (16 x 32, row stride ldc) (+)= A x B over kcp (a multiple of 32) k,\n"
     " * summed in float32; what runs without AMX (or when Linux refuses it). */\n"
@@ -566,9 +720,9 @@ static const char *const prelude[] = {
     "#define ONNXC_BST(i) _mm512_storeu_ps(cr + (i) * ldc, c##i##0); \\\n"
     "  _mm512_storeu_ps(cr + (i) * ldc + 16, c##i##1)\n"
     "static void onnxc_bkr_v(long kcp, const unsigned short *a, const unsigned short *b, float *c,\n"
-    "                        long ldc, int acc) {\n"
+    "                        long ldc, int acc, long nh) {\n"
     "  long h, k;\n"
-    "  for (h = 0; h < 16; h += 8) {\n"
+    "  for (h = 0; h < nh; h += 8) {\n"
     "    float *cr = c + h * ldc;\n"
     "    __m512 c00, c01, c10, c11, c20, c21, c30, c31, c40, c41, c50, c51, c60, c61, c70, c71;\n"
     "    __m512bh x;\n"
@@ -591,22 +745,22 @@ static const char *const prelude[] = {
     "  v.u = (unsigned int)h << 16;\n"
     "  return v.f;\n"
     "}\n"
-    "/* each k's 32 values of B and 16 of A converted once, then 512\n"
-    " * multiply-adds in float32 (exact products, k in order) */\n"
+    "/* each k's 32 values of B and nh (16 or 8) of A converted once, then\n"
+    " * their multiply-adds in float32 (exact products, k in order) */\n"
     "static void onnxc_bkr_v(long kcp, const unsigned short *a, const unsigned short *b, float *c,\n"
-    "                        long ldc, int acc) {\n"
+    "                        long ldc, int acc, long nh) {\n"
     "  float t[16][32], bf[32], af[16];\n"
     "  long i, j, k;\n"
-    "  for (i = 0; i < 16; i++)\n"
+    "  for (i = 0; i < nh; i++)\n"
     "    for (j = 0; j < 32; j++) t[i][j] = acc ? c[i * ldc + j] : 0.0f;\n"
     "  for (k = 0; k < kcp; k++) {\n"
     "    const unsigned short *bk = b + (k >> 1) * 64 + (k & 1);\n"
     "    for (j = 0; j < 32; j++) bf[j] = onnxc_f32b(bk[j * 2]);\n"
-    "    for (i = 0; i < 16; i++) af[i] = onnxc_f32b(a[(k >> 5) * 512 + i * 32 + (k & 31)]);\n"
-    "    for (i = 0; i < 16; i++)\n"
+    "    for (i = 0; i < nh; i++) af[i] = onnxc_f32b(a[(k >> 5) * 512 + i * 32 + (k & 31)]);\n"
+    "    for (i = 0; i < nh; i++)\n"
     "      for (j = 0; j < 32; j++) t[i][j] += af[i] * bf[j];\n"
     "  }\n"
-    "  for (i = 0; i < 16; i++)\n"
+    "  for (i = 0; i < nh; i++)\n"
     "    for (j = 0; j < 32; j++) c[i * ldc + j] = t[i][j];\n"
     "}\n"
     "#endif\n"
@@ -628,10 +782,14 @@ static const char *const prelude[] = {
     "  _tile_loadconfig(cfg);\n"
     "  return 1;\n"
     "}\n"
+    "static void onnxc_bkr2(int amx, long kcp, const unsigned short *a, long a2, const unsigned short *b,\n"
+    "                       float *c, long ldc, int acc);\n"
     "static void onnxc_lp_end(int amx) {\n"
     "  (void)onnxc_bf16_row; /* packers a model may not need (weights packed at compile time) */\n"
+    "  (void)onnxc_bkr2; /* and the 32-row kernel (small maps take 16 rows at a time) */\n"
     "  (void)onnxc_bf16_pair;\n"
     "  (void)onnxc_bf16_win;\n"
+    "  (void)onnxc_bf16_colst;\n"
     "  if (amx)\n"
     "    _tile_release();\n"
     "}\n"
@@ -639,7 +797,7 @@ static const char *const prelude[] = {
     "                      long ldc, int acc) {\n"
     "  long q;\n"
     "  if (!amx) {\n"
-    "    onnxc_bkr_v(kcp, a, b, c, ldc, acc);\n"
+    "    onnxc_bkr_v(kcp, a, b, c, ldc, acc, 16);\n"
     "    return;\n"
     "  }\n"
     "  if (acc) {\n"
@@ -665,8 +823,8 @@ static const char *const prelude[] = {
     "                       float *c, long ldc, int acc) {\n"
     "  long q;\n"
     "  if (!amx) {\n"
-    "    onnxc_bkr_v(kcp, a, b, c, ldc, acc);\n"
-    "    onnxc_bkr_v(kcp, a + a2, b, c + 16 * ldc, ldc, acc);\n"
+    "    onnxc_bkr_v(kcp, a, b, c, ldc, acc, 16);\n"
+    "    onnxc_bkr_v(kcp, a + a2, b, c + 16 * ldc, ldc, acc, 16);\n"
     "    return;\n"
     "  }\n"
     "  if (acc) {\n"
@@ -697,22 +855,26 @@ static const char *const prelude[] = {
     "}\n"
     "#else\n"
     "static int onnxc_lp_begin(void) { return 0; }\n"
+    "static void onnxc_bkr2(int amx, long kcp, const unsigned short *a, long a2, const unsigned short *b,\n"
+    "                       float *c, long ldc, int acc);\n"
     "static void onnxc_lp_end(int amx) {\n"
     "  (void)amx;\n"
+    "  (void)onnxc_bkr2;\n"
     "  (void)onnxc_bf16_row;\n"
     "  (void)onnxc_bf16_pair;\n"
     "  (void)onnxc_bf16_win;\n"
+    "  (void)onnxc_bf16_colst;\n"
     "}\n"
     "static void onnxc_bkr(int amx, long kcp, const unsigned short *a, const unsigned short *b, float *c,\n"
     "                      long ldc, int acc) {\n"
     "  (void)amx;\n"
-    "  onnxc_bkr_v(kcp, a, b, c, ldc, acc);\n"
+    "  onnxc_bkr_v(kcp, a, b, c, ldc, acc, 16);\n"
     "}\n"
     "static void onnxc_bkr2(int amx, long kcp, const unsigned short *a, long a2, const unsigned short *b,\n"
     "                       float *c, long ldc, int acc) {\n"
     "  (void)amx;\n"
-    "  onnxc_bkr_v(kcp, a, b, c, ldc, acc);\n"
-    "  onnxc_bkr_v(kcp, a + a2, b, c + 16 * ldc, ldc, acc);\n"
+    "  onnxc_bkr_v(kcp, a, b, c, ldc, acc, 16);\n"
+    "  onnxc_bkr_v(kcp, a + a2, b, c + 16 * ldc, ldc, acc, 16);\n"
     "}\n"
     "#endif\n\n",
     NULL};

@@ -255,6 +255,8 @@ bool gk_conv_prod(const Node *n, int threads, Prod *p, Window *w) {
   p->b.ld = p->n;
   p->y = "yg";
   p->ldy = p->n;
+  if (bk_conv_t(p, w, n->in[0]->shape.d[0]))
+    return gk_worth_packing(p);
   gk_layout(p, w);
   return gk_worth_packing(p);
 }
@@ -736,6 +738,12 @@ bool gemm_emit_conv(EmitC *e, const Node *n) {
   snprintf(base, sizeof base, "v%s%s", bias ? " + bg[i]" : "", rterm);
   gk_set_epilogue(&p, n, base, bias ? "bg + ic + ir" : "(const float *)0", "(const float *)0");
   p.res = res ? "rn" : NULL;
+  if (p.bt) { /* bf16 on a small map: pixels as rows (emit_gemm_bf16.c) */
+    bool ok = bk_emit_conv_t(e, n, &p, &w, p.par && gk_want_par(e));
+    buf_free(&p.epi);
+    buf_free(&p.epi_full);
+    return ok;
+  }
   int64_t batch = n->in[0]->shape.d[0], wp = w.w + w.pl + w.pr, hp = w.h + w.pt + w.pb;
   int64_t img = w.c * w.h * w.w, G = w.groups, cg = w.c / G, mg = p.m;
   /* a group's weights, input planes, output rows and bias */

@@ -67,6 +67,9 @@ typedef struct Prod {
                           depth blocks before the next (gk_layout: A packed whole, once) */
   int lp;              /* --precision bf16 (1) or fp16 (2): bfloat16 / float16 operands, float32
                           sums (emit_gemm_bf16.c) */
+  bool bt;             /* bf16 conv on a small map computed transposed: pixels as the tiles'
+                          rows (8-row granularity), the weight as W^T column panels
+                          (bk_emit_conv_t) */
 } Prod;
 
 
@@ -123,6 +126,9 @@ void bk_layout(Prod *p, const Window *win);
 void bk_declare_scratch(EmitC *e, const Prod *p);
 void bk_emit_core(EmitC *e, const Prod *p, const Window *win);
 ParSplit bk_par_split(const Prod *p);
+/* Takes the transposed form for a bf16 conv where it wastes fewer rows (sets bt, the scratch). */
+bool bk_conv_t(Prod *p, const Window *w, int64_t batch);
+bool bk_emit_conv_t(EmitC *e, const Node *n, const Prod *p, const Window *w, bool shared);
 void bk_emit_core_par(EmitC *e, const Prod *p, const Window *win, int64_t batch, const char *const *setup,
                       bool shared, int64_t nsetup,
                       void (*setup_item)(EmitC *, const Prod *, const Window *, int64_t));

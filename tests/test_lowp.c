@@ -186,7 +186,7 @@ static void test_lowp_conv_weight_in_row_chunks(void **state) {
 static void test_lowp_conv_weight_by_depth_block(void **state) {
   (void)state;
   Graph *g = pu_graph();
-  int64_t xd[4] = {1, 40, 9, 9}, wd[4] = {20, 40, 3, 3};
+  int64_t xd[4] = {1, 40, 18, 18}, wd[4] = {20, 40, 3, 3}; /* 256 pixels: the untransposed form */
   Shape xs = shape_make(4, xd), ws = shape_make(4, wd);
   Value *in[2] = {ir_input_add(g, "x", DT_F32, &xs),
                   ir_const_new(g, "w", ir_tensor_new(g, DT_F32, &ws, NULL))};
@@ -207,6 +207,43 @@ static void test_lowp_conv_weight_by_depth_block(void **state) {
   arena_free(a);
   char *c = cu_generate(g, &p, NULL);
   assert_non_null(strstr(c, "+ pc * 32 + (ic + ir) * kcp;"));
+  assert_null(strstr(c, "small map transposed"));
+  free(c);
+  ir_graph_free(g);
+}
+
+/* On a 7x7 map (49 pixels: 64 columns of 32-column panels, 56 rows of
+ * 8-row passes) the conv is computed transposed: W^T as column panels, the
+ * last pixel panel's first 8 rows alone, every depth in one pass. */
+static void test_lowp_conv_small_map_transposed(void **state) {
+  (void)state;
+  Graph *g = pu_graph();
+  int64_t xd[4] = {1, 40, 7, 7}, wd[4] = {20, 40, 3, 3}, pads[4] = {1, 1, 1, 1};
+  Shape xs = shape_make(4, xd), ws = shape_make(4, wd);
+  Value *in[2] = {ir_input_add(g, "x", DT_F32, &xs),
+                  ir_const_new(g, "w", ir_tensor_new(g, DT_F32, &ws, NULL))};
+  iota(in[1]);
+  Node *conv = ir_node_new(g, OP_Conv, NULL, "conv", 2, in, 1);
+  ir_attr_set_ints(conv, "pads", pads, 4);
+  ir_output_add(g, conv->out[0]);
+  Plan p;
+  plan_of(g, &p);
+  /* cols^T: 64 pixel rows (49 to 16s) x 384 (360 to 32s) bfloat16 */
+  assert_int_equal(p.scratch_size[conv->id], 64 * 384 * 2);
+  assert_int_equal(gemm_weight_numel(&p, in[1], 1), 32 * 384 / 2);
+  Arena *a = arena_new();
+  const uint16_t *pk = gemm_weight_data(&p, in[1], a, 1)->data;
+  /* (k, channel j) at panel j / 32, pair k / 2 (64 values), lane j % 32, half k % 2 */
+  for (int64_t j = 0; j < 32; j++)
+    for (int64_t k = 0; k < 384; k++) {
+      uint16_t v = j < 20 && k < 360 ? lowp_bf16((float)(j * 360 + k)) : 0;
+      assert_int_equal(pk[(j / 32) * 32 * 384 + (k / 2) * 64 + (j % 32) * 2 + k % 2], v);
+    }
+  arena_free(a);
+  char *c = cu_generate(g, &p, NULL);
+  assert_non_null(strstr(c, "small map transposed: Y^T[49 x 20] = cols^T[49 x 360]"));
+  assert_non_null(strstr(c, "onnxc_bkr_v(384, ap + ir * 384, b, t, 32, 0, 8);"));
+  assert_non_null(strstr(c, "onnxc_bf16_colst(ap, 384, X0, kt, p0, p1, 7, 1, 1, 7, 7);"));
   free(c);
   ir_graph_free(g);
 }
@@ -567,6 +604,7 @@ int main(void) {
       cmocka_unit_test(test_lowp_matmul_weight_in_pair_panels),
       cmocka_unit_test(test_lowp_conv_weight_in_row_chunks),
       cmocka_unit_test(test_lowp_conv_weight_by_depth_block),
+      cmocka_unit_test(test_lowp_conv_small_map_transposed),
       cmocka_unit_test(test_lowp_unmarked_stays_f32),
       cmocka_unit_test(test_lowp_nonfinite_weight_stays_f32),
       cmocka_unit_test(test_lowp_f16_rounds_to_nearest_even),
