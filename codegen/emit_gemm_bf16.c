@@ -400,9 +400,22 @@ void bk_emit_core_par(EmitC *e, const Prod *p, const Window *win, int64_t batch,
  * once, whole (all of K: each tile runs over K in registers), by gathers
  * from the unpadded image through a table of depth offsets. */
 bool bk_conv_t(Prod *p, const Window *w, int64_t batch) {
-  int64_t N = p->n;
+  int64_t N = p->n, M = p->m, K = p->k;
   if (p->lp != 1 || batch != 1 || w->groups != 1 || p->a.src != SRC_PACKED || N > 256 ||
-      up(N, 8) * 20 > up(N, 32) * 19 || (int64_t)w->c * w->h * w->w >= (1LL << 30))
+      (int64_t)w->c * w->h * w->w >= (1LL << 30))
+    return false;
+  /* cost in multiply-adds: the rows or columns computed, plus what each form
+   * pays per element, fitted to single convs timed both ways on a Zen 4
+   * (vdpbf16ps): the transposed store with its epilogue (about 90 per
+   * output), the gathers (30 per cols^T value); the usual form's packing (10
+   * per value) and C's tile read and written again for each depth block (10
+   * per output). ResNet-50's 3x3 convs on 14x14 and 7x7 maps (12-14% faster
+   * transposed) and its 1x1 convs on 7x7 (6-9%) go transposed; its 1x1 convs
+   * on 14x14 and MobileNetV2's (7% and 8% slower transposed) stay. */
+  double nkb = (double)((K + GEMM_KC - 1) / GEMM_KC);
+  double usual = (double)up(N, BK_NR) * M * K + 10.0 * N * K + 10.0 * nkb * N * M;
+  double trans = (double)up(N, 8) * M * K + 90.0 * N * M + 30.0 * N * K;
+  if (trans >= usual)
     return false;
   p->bt = true;
   p->off_a = 0;
