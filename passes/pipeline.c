@@ -44,10 +44,13 @@ static bool run_fuse_layout(Graph *g, Ctx *c, Diag *d) {
   return !fusing(g, c) || !c->o->target->strided_matmul || pass_fuse_layout(g, d);
 }
 static bool run_fuse_siblings(Graph *g, Ctx *c, Diag *d) { return !fusing(g, c) || pass_fuse_siblings(g, d); }
-/* NCHW16c regions (layout.c): float32 products only, where the target stores blocked tensors */
+/* NCHW16c regions (layout.c): float32 convs only, where the target stores
+ * blocked tensors; with --precision the products marked for the reduced type
+ * first (memplan marks again: a no-op then), so that the convs left float32
+ * (depthwise) may still be blocked */
 static bool run_layout(Graph *g, Ctx *c, Diag *d) {
-  return !fusing(g, c) || c->o->precision != 0 ||
-         pass_layout_blocked(g, c->o->target->blocked_lanes, c->o->layout, d);
+  pass_mark_precision(g, c->o->precision);
+  return !fusing(g, c) || pass_layout_blocked(g, c->o->target->blocked_lanes, c->o->layout, d);
 }
 /* float16 models: computed in float32 between their float16 boundaries, static shapes (-O1 and up) */
 static bool run_f16_compute(Graph *g, Ctx *c, Diag *d) { return !fusing(g, c) || pass_f16_compute(g, d); }

@@ -38,12 +38,23 @@ static bool finite_weight(const Node *n) {
   return true;
 }
 
+/* A conv whose groups have fewer than 4 output channels (depthwise) never
+ * takes the packed product, so the reduced type would not apply to it: left
+ * unmarked, it stays free for the blocked float32 layout (layout.c), which
+ * runs after the marks. */
+static bool packed_conv(const Node *n) {
+  if (n->op != OP_Conv || n->out[0]->shape.rank < 2 || n->out[0]->shape.d[1] < 0)
+    return true;
+  int64_t g = ir_attr_int(n, "group", 1);
+  return g <= 1 || n->out[0]->shape.d[1] / g >= 4;
+}
+
 void pass_mark_precision(Graph *g, int precision) {
   if (precision <= 0)
     return;
   for (Node *n = g->first; n; n = n->next)
     if ((n->op == OP_Conv || n->op == OP_Gemm || n->op == OP_MatMul) && all_f32(n) && finite_weight(n) &&
-        !ir_attr(n, "onnxc.precision"))
+        packed_conv(n) && !ir_attr(n, "onnxc.precision"))
       ir_attr_set_int(n, "onnxc.precision", precision);
 }
 
