@@ -532,6 +532,10 @@ static bool emit_static(EmitC *e, const Node *n) {
 bool emitc_RNN(EmitC *e, const Node *n) { return emit_static(e, n); }
 bool emitc_GRU(EmitC *e, const Node *n) { return emit_static(e, n); }
 bool emitc_LSTM(EmitC *e, const Node *n) { return emit_static(e, n); }
+/* Never reached: canonicalize makes it an LSTM (passes/canonicalize.c). */
+bool emitc_DynamicQuantizeLSTM(EmitC *e, const Node *n) {
+  return diag_error(e->d, n, "DynamicQuantizeLSTM must be rewritten into LSTM before code generation");
+}
 
 bool rnn_emit_rt(EmitC *e, const Node *n, const char *seq, const char *batch, int64_t rows_hi) {
   if (n->in[0]->shape.d[2] < 0 || n->in[2]->shape.rank != 3 || n->in[2]->shape.d[2] < 0)

@@ -271,6 +271,9 @@ typedef enum OpFlags {
   /* Made by the compiler (BranchGuard), in the domain "onnxc" that the IR
    * printer and reader round-trip; no exporter writes that domain. */
   OPF_INTERNAL        = 1 << 10,
+  /* com.microsoft (ONNX Runtime's contrib ops): the rows canonicalize
+   * rewrites into default-domain ops (DynamicQuantizeLSTM) */
+  OPF_DOMAIN_MS       = 1 << 11,
 } OpFlags;
 
 typedef struct OpInfo {

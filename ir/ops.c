@@ -12,7 +12,7 @@ const OpInfo ir_ops[OP_COUNT_] = {
 #undef EW
 };
 
-#define DOMAIN_FLAGS (OPF_DOMAIN_ML | OPF_DOMAIN_TRAINING | OPF_DOMAIN_PREVIEW | OPF_INTERNAL)
+#define DOMAIN_FLAGS (OPF_DOMAIN_ML | OPF_DOMAIN_TRAINING | OPF_DOMAIN_PREVIEW | OPF_INTERNAL | OPF_DOMAIN_MS)
 
 /* The OPF_DOMAIN_* flag of an ONNX domain name (0: default); false when the
  * table has no row of that domain. */
@@ -27,6 +27,8 @@ static bool domain_flag(const char *domain, unsigned *flag) {
     *flag = OPF_DOMAIN_PREVIEW;
   else if (strcmp(domain, "onnxc") == 0)
     *flag = OPF_INTERNAL;
+  else if (strcmp(domain, "com.microsoft") == 0)
+    *flag = OPF_DOMAIN_MS;
   else
     return false;
   return true;
@@ -52,5 +54,6 @@ const char *ir_op_domain(OpKind op) {
          : f == OPF_DOMAIN_TRAINING ? "ai.onnx.preview.training"
          : f == OPF_DOMAIN_PREVIEW  ? "ai.onnx.preview"
          : f == OPF_INTERNAL        ? "onnxc"
+         : f == OPF_DOMAIN_MS       ? "com.microsoft"
                                     : "";
 }

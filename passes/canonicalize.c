@@ -5,7 +5,9 @@
  * provides: Clip has three inputs (attribute and absent bounds become scalar
  *           constants; see canon_clip); Squeeze/Unsqueeze take their axes as
  *           input 1 (a constant), never as the pre-13 attribute; a pre-7
- *           per-channel PRelu slope is reshaped to broadcast numpy-style.
+ *           per-channel PRelu slope is reshaped to broadcast numpy-style;
+ *           DynamicQuantizeLSTM (com.microsoft) becomes an LSTM of its
+ *           dequantized weights (canon_dqlstm).
  * invalidates: nothing (constants are added, no node is removed).
  * Later passes and emitters then handle a single form of each op. Subgraphs
  * (If/Loop/Scan bodies) are canonicalized too.
@@ -132,6 +134,75 @@ static bool canon_prelu(Node *n, Diag *d) {
   return true;
 }
 
+/* DynamicQuantizeLSTM (com.microsoft: what onnxruntime.quantization's
+ * quantize_dynamic writes for an LSTM) has the LSTM's inputs and attributes
+ * plus W_scale, W_zero_point, R_scale and R_zero_point; its W [D, I, 4H] and
+ * R [D, H, 4H] are int8 or uint8, transposed against ONNX's, with a scale and
+ * zero point per direction ([D]) or per gate row ([D, 4H]). It becomes the
+ * LSTM of the dequantized weights, (q - zero point) * scale (exact in
+ * float32), in ONNX's [D, 4H, I] and [D, 4H, H]. ONNX Runtime also rounds X
+ * and h to uint8 at run time; onnxc computes the products in float32, so its
+ * outputs are closer to the unquantized LSTM's (docs/int8.md). */
+static Value *dq_weight(Node *n, int wi, int si, int zi, const char *tag, Diag *d) {
+  if (!ir_has_input(n, si) || !ir_has_input(n, zi)) {
+    diag_error(d, n, "the scale and zero point of %s (inputs %d and %d) are required", tag, si, zi);
+    return NULL;
+  }
+  const Value *w = n->in[wi], *s = n->in[si], *z = n->in[zi];
+  if (w->kind != VK_CONST || s->kind != VK_CONST || z->kind != VK_CONST) {
+    diag_error(d, n, "%s, its scale and its zero point must be constants (initializers)", tag);
+    return NULL;
+  }
+  const Tensor *q = w->konst, *sc = s->konst, *zp = z->konst;
+  if ((q->dt != DT_I8 && q->dt != DT_U8) || zp->dt != q->dt || sc->dt != DT_F32 || q->shape.rank != 3) {
+    diag_error(d, n, "%s must be an int8 or uint8 tensor [D, rows, 4H] with a float scale and a zero point of its type",
+               tag);
+    return NULL;
+  }
+  int64_t D = q->shape.d[0], rows = q->shape.d[1], G = q->shape.d[2];
+  bool per_row = sc->numel == D * G && G != 1;
+  if ((sc->numel != D && !per_row) || zp->numel != sc->numel) {
+    diag_error(d, n, "the scale and zero point of %s must have %lld (per direction) or %lld (per gate row) elements",
+               tag, (long long)D, (long long)(D * G));
+    return NULL;
+  }
+  int64_t dims[3] = {D, G, rows};
+  Shape sh = shape_make(3, dims);
+  Tensor *t = ir_tensor_new(n->g, DT_F32, &sh, d);
+  if (!t)
+    return NULL;
+  float *o = t->data;
+  for (int64_t dd = 0; dd < D; dd++)
+    for (int64_t r = 0; r < rows; r++)
+      for (int64_t j = 0; j < G; j++) {
+        int64_t k = per_row ? dd * G + j : dd;
+        o[(dd * G + j) * rows + r] =
+            (float)((double)(tensor_get_i64(q, (dd * rows + r) * G + j) - tensor_get_i64(zp, k)) *
+                    tensor_get_f64(sc, k));
+      }
+  return ir_const_new(n->g, arena_printf(n->g->arena, "%s_%s_dequantized", n->name, tag), t);
+}
+
+static bool canon_dqlstm(Node *n, Diag *d) {
+  Value *w = dq_weight(n, 1, 8, 9, "W", d), *r = w ? dq_weight(n, 2, 10, 11, "R", d) : NULL;
+  if (!r)
+    return false;
+  ir_node_set_input(n, 1, w);
+  ir_node_set_input(n, 2, r);
+  for (int i = 8; i < n->n_in; i++)
+    ir_node_set_input(n, i, NULL);
+  n->n_in = 8;
+  n->op = OP_LSTM;
+  n->op_type = "LSTM";
+  n->domain = "";
+  return true;
+}
+
+/* Never reached: canonicalize rewrites every DynamicQuantizeLSTM (or fails). */
+bool infer_DynamicQuantizeLSTM(Node *n, Diag *d) {
+  return diag_error(d, n, "DynamicQuantizeLSTM must be rewritten into LSTM (canonicalize) before inference");
+}
+
 bool pass_canonicalize(Graph *g, Diag *d) {
   int before = d->n_errors;
   for (Node *n = g->first; n; n = n->next) {
@@ -145,6 +216,9 @@ bool pass_canonicalize(Graph *g, Diag *d) {
       break;
     case OP_PRelu:
       canon_prelu(n, d);
+      break;
+    case OP_DynamicQuantizeLSTM:
+      canon_dqlstm(n, d);
       break;
     default:
       break;

@@ -10,3 +10,11 @@ add_test(NAME e2e.int8_models
   COMMAND ${ONNXC_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/models/int8_models.py
           --onnxc ${ONNXC_BIN} --corpus ${CMAKE_BINARY_DIR}/corpus)
 set_tests_properties(e2e.int8_models PROPERTIES LABELS e2e TIMEOUT 900)
+# DynamicQuantizeLSTM (com.microsoft, quantize_dynamic's LSTM) rewritten into
+# the LSTM of its dequantized weights: exact against that LSTM, as close to
+# ONNX Runtime's kernel as ORT's own float run of it, the errors
+# (tests/models/dq_lstm_models.py).
+add_test(NAME e2e.dq_lstm_models
+  COMMAND ${ONNXC_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/models/dq_lstm_models.py
+          --onnxc ${ONNXC_BIN} --out ${CMAKE_BINARY_DIR}/dq_lstm_models)
+set_tests_properties(e2e.dq_lstm_models PROPERTIES LABELS e2e TIMEOUT 600)
