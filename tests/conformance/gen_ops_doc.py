@@ -34,6 +34,8 @@ def implemented_ops(ops_def):
             domain = "ai.onnx.ml"
         elif "OPF_DOMAIN_TRAINING" in rest:
             domain = "ai.onnx.preview.training"
+        elif "OPF_DOMAIN_MS" in rest:
+            domain = "com.microsoft"
         ops[(domain, name)] = kind
     return ops
 
@@ -134,6 +136,11 @@ def main(argv=None):
             st = ", ".join(sorted(schema_types(latest[k])))
             lines.append(f"| {k[1]} | {ok} | {vers} | {t} | {st} |")
         lines.append("")
+    ms = sorted(name for domain, name in impl if domain == "com.microsoft")
+    if ms:  # no ONNX schema: ONNX Runtime's contrib ops that onnxc rewrites
+        lines += ["## com.microsoft", "",
+                  "ONNX Runtime's contrib operators that onnxc reads, each rewritten into "
+                  "default-domain operators at compile time (docs/int8.md): " + ", ".join(ms) + ".", ""]
     os.makedirs(os.path.dirname(out), exist_ok=True)
     with open(out, "w", encoding="utf-8") as f:
         f.write("\n".join(lines))
