@@ -563,9 +563,66 @@ static void conv_integer_store(EmitC *e, const Node *n) {
   ec_line(e, "Y0[yi] = (int32_t)acc;");
 }
 
+/* A 2-D ConvInteger (int32 output, what quantize_dynamic writes for a
+ * Conv) accumulates in Y itself, one weight tap at a time over runs of an
+ * output row: for output channel m, input channel c and tap (ky, kx), every
+ * output row whose input row is inside the image adds w * (x - x_zp) over
+ * the columns whose input column is inside it. The inner loop has no test
+ * and vectorizes; a zero weight (after its zero point) is skipped. The sums
+ * are the direct form's, in another order (exact: int32 wraps alike). */
+static void emit_conv_integer_rows(EmitC *e, const Node *n) {
+  const Shape *x = &n->in[0]->shape, *w = &n->in[1]->shape, *y = &n->out[0]->shape;
+  int64_t k[IR_MAX_RANK], s[IR_MAX_RANK], dil[IR_MAX_RANK], pb[IR_MAX_RANK];
+  ec_conv_window(n, x, y, &w->d[2], k, s, dil, pb);
+  int64_t group = ir_attr_int(n, "group", 1), M = w->d[0], mg = M / group, cg = w->d[1];
+  int64_t H = x->d[2], W = x->d[3], OH = y->d[2], OW = y->d[3];
+  char xzv[64], wzv[64];
+  zp_expr(n, 2, "0", xzv, sizeof xzv);
+  zp_expr(n, 3, "m", wzv, sizeof wzv);
+  ec_line(e, "const int32_t xz = %s;", xzv);
+  ec_line(e, "for (ptrdiff_t nb = 0; nb < %lld; nb++) {", LL(x->d[0]));
+  ec_line(e, "for (ptrdiff_t m = 0; m < %lld; m++) {", LL(M));
+  ec_line(e, "int32_t *ym = Y0 + (nb * %lld + m) * %lld;", LL(M), LL(OH * OW));
+  ec_line(e, "const int32_t wzm = %s;", wzv);
+  ec_line(e, "for (ptrdiff_t q = 0; q < %lld; q++) ym[q] = 0;", LL(OH * OW));
+  ec_line(e, "for (ptrdiff_t c = 0; c < %lld; c++) {", LL(cg));
+  ec_line(e, "const %s *xc = X0 + (nb * %lld + m / %lld * %lld + c) * %lld;", dtype_ctype(n->in[0]->dt),
+          LL(x->d[1]), LL(mg), LL(cg), LL(H * W));
+  ec_line(e, "const %s *wc = X1 + (m * %lld + c) * %lld;", dtype_ctype(n->in[1]->dt), LL(cg), LL(k[0] * k[1]));
+  ec_line(e, "for (ptrdiff_t ky = 0; ky < %lld; ky++)", LL(k[0]));
+  ec_line(e, "for (ptrdiff_t kx = 0; kx < %lld; kx++) {", LL(k[1]));
+  ec_line(e, "const int32_t wv = (int32_t)wc[ky * %lld + kx] - wzm;", LL(k[1]));
+  ec_line(e, "if (wv == 0)");
+  ec_line(e, "  continue;");
+  /* columns ox with 0 <= ox*sw + kx*dw - pl < W: ox in [x0, x1) */
+  ec_line(e, "const ptrdiff_t cx = kx * %lld - %lld;", LL(dil[1]), LL(pb[1]));
+  ec_line(e, "ptrdiff_t x0 = cx >= 0 ? 0 : (-cx + %lld) / %lld;", LL(s[1] - 1), LL(s[1]));
+  ec_line(e, "ptrdiff_t x1 = %lld - 1 - cx < 0 ? 0 : (%lld - 1 - cx) / %lld + 1;", LL(W), LL(W), LL(s[1]));
+  ec_line(e, "if (x1 > %lld)", LL(OW));
+  ec_line(e, "  x1 = %lld;", LL(OW));
+  ec_line(e, "for (ptrdiff_t oy = 0; oy < %lld; oy++) {", LL(OH));
+  ec_line(e, "const ptrdiff_t iy = oy * %lld + ky * %lld - %lld;", LL(s[0]), LL(dil[0]), LL(pb[0]));
+  ec_line(e, "if (iy < 0 || iy >= %lld)", LL(H));
+  ec_line(e, "  continue;");
+  ec_line(e, "const %s *xr = xc + iy * %lld;", dtype_ctype(n->in[0]->dt), LL(W));
+  ec_line(e, "int32_t *yr = ym + oy * %lld;", LL(OW));
+  ec_line(e, "for (ptrdiff_t ox = x0; ox < x1; ox++)");
+  ec_line(e, "  yr[ox] = (int32_t)((uint32_t)yr[ox] + (uint32_t)(wv * ((int32_t)xr[ox * %lld + cx] - xz)));",
+          LL(s[1]));
+  ec_line(e, "}");  /* oy */
+  ec_line(e, "}");  /* kx */
+  ec_line(e, "}");  /* c */
+  ec_line(e, "}");  /* m */
+  ec_line(e, "}");  /* nb */
+}
+
 bool emitc_ConvInteger(EmitC *e, const Node *n) {
   if (numel_of(n->out[0]) == 0)
     return emit_nothing(e, n);
+  if (n->in[0]->shape.rank == 4 && n->out[0]->dt == DT_I32) {
+    emit_conv_integer_rows(e, n);
+    return true;
+  }
   emit_int_conv(e, n, 0, 1, 2, 3, -1, conv_integer_store, NULL);
   return true;
 }
