@@ -91,8 +91,10 @@ void bk_layout(Prod *p, const Window *win) {
     off *= p->threads;
   }
   if (p->b.src == SRC_IM2COL) {
-    p->off_pix = off;
-    off += up(up(p->n, GEMM_NRP) * 4, 64);
+    if (p->lp != 1) { /* the pixel table (bf16 packs runs of output rows without it) */
+      p->off_pix = off;
+      off += up(up(p->n, GEMM_NRP) * 4, 64);
+    }
     if (win->padded) {
       p->off_img = off;
       off += up((win->c * (win->h + win->pt + win->pb) * (win->w + win->pl + win->pr) + 16) * 4, 64);

@@ -308,12 +308,14 @@ static void emit_padded_share(EmitC *e, const Window *w, int64_t off, const char
 
 static void conv_setup_item(EmitC *e, const Prod *p, const Window *w, int64_t nsetup) {
   int64_t wp = w->w + w->pl + w->pr;
-  ec_line(e, "if (it == 0) {");
-  ec_line(e, "int *px = (int *)(S + %lld);", LL(p->off_pix));
-  ec_line(e, "for (long q = 0; q < %lld; q++)", LL(up(p->n, GEMM_NRP)));
-  ec_line(e, "  px[q] = q < %lld ? (int)(q / %lld * %lld + q %% %lld * %lld) : 0;", LL(p->n),
-          LL(w->ow), LL(w->sh * wp), LL(w->ow), LL(w->sw));
-  ec_line(e, "}");
+  if (p->off_pix >= 0) { /* the pixel table, where the packer reads one */
+    ec_line(e, "if (it == 0) {");
+    ec_line(e, "int *px = (int *)(S + %lld);", LL(p->off_pix));
+    ec_line(e, "for (long q = 0; q < %lld; q++)", LL(up(p->n, GEMM_NRP)));
+    ec_line(e, "  px[q] = q < %lld ? (int)(q / %lld * %lld + q %% %lld * %lld) : 0;", LL(p->n),
+            LL(w->ow), LL(w->sh * wp), LL(w->ow), LL(w->sw));
+    ec_line(e, "}");
+  }
   if (w->padded)
     emit_padded_share(e, w, p->off_img, "X0", nsetup, 16);
 }
@@ -775,8 +777,8 @@ bool gemm_emit_conv(EmitC *e, const Node *n) {
     /* the pixel table and the padded image are built by the task's first items */
     int64_t nsetup = p.b.src != SRC_IM2COL ? 0 : w.padded ? min64(w.c, CONV_SETUP_ITEMS) : 1;
     if (p.b.src == SRC_IM2COL) {
-      ec_line(e, "const int *pix = (const int *)(S + %lld);", LL(p.off_pix));
-      ec_line(e, "(void)pix; /* bf16 packs from the image window without it */");
+      if (p.off_pix >= 0)
+        ec_line(e, "const int *pix = (const int *)(S + %lld);", LL(p.off_pix));
       if (w.padded)
         ec_line(e, "const float *xp = (const float *)(S + %lld);", LL(p.off_img));
       else
@@ -796,10 +798,12 @@ bool gemm_emit_conv(EmitC *e, const Node *n) {
     return true;
   }
   if (p.b.src == SRC_IM2COL) {
-    ec_line(e, "int *pix = (int *)(S + %lld);", LL(p.off_pix));
-    ec_line(e, "for (long q = 0; q < %lld; q++)", LL(up(p.n, GEMM_NRP)));
-    ec_line(e, "  pix[q] = q < %lld ? (int)(q / %lld * %lld + q %% %lld * %lld) : 0;", LL(p.n),
-            LL(w.ow), LL(w.sh * wp), LL(w.ow), LL(w.sw));
+    if (p.off_pix >= 0) {
+      ec_line(e, "int *pix = (int *)(S + %lld);", LL(p.off_pix));
+      ec_line(e, "for (long q = 0; q < %lld; q++)", LL(up(p.n, GEMM_NRP)));
+      ec_line(e, "  pix[q] = q < %lld ? (int)(q / %lld * %lld + q %% %lld * %lld) : 0;", LL(p.n),
+              LL(w.ow), LL(w.sh * wp), LL(w.ow), LL(w.sw));
+    }
     if (w.padded) {
       ec_line(e, "float *xp = (float *)(S + %lld);", LL(p.off_img));
       ec_line(e, "for (long q = 0; q < %lld; q++) xp[q] = 0;", LL(w.c * hp * wp + 16));

@@ -78,14 +78,16 @@ def main():
         wnp, wpt, wlo, whi = dts[wt]
         x = rng.integers(xlo, xhi + 1, size=(N, C, H, W)).astype(xnp)
         w = rng.integers(wlo, whi + 1, size=(M, C // group, KH, KW)).astype(wnp)
-        w[0, 0, 0, 0] = 0  # a zero weight tap (skipped by the kernel where its zero point is 0)
-        inits = [numpy_helper.from_array(w, "w")]
-        ins = ["x", "w"]
         xz, wz = 0, np.int64(0)
         if zp != "none":
             xz = int(rng.integers(xlo, xhi + 1))
             wz = (rng.integers(wlo, whi + 1, size=M) if zp == "channel" else np.array(rng.integers(wlo, whi + 1)))
             wz = wz.astype(wnp)
+        # a tap equal to its zero point (a zero weight, which the kernel skips)
+        w[0, 0, 0, 0] = wz.flat[0] if np.ndim(wz) else wz
+        inits = [numpy_helper.from_array(w, "w")]
+        ins = ["x", "w"]
+        if zp != "none":
             inits += [numpy_helper.from_array(np.array(xz, xnp), "xz"), numpy_helper.from_array(wz, "wz")]
             ins += ["xz", "wz"]
         y = ref_conv(x, w, xz, wz, st, pads, dil, group)
