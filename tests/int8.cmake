@@ -20,7 +20,7 @@ add_test(NAME e2e.dq_lstm_models
 set_tests_properties(e2e.dq_lstm_models PROPERTIES LABELS e2e TIMEOUT 600)
 # ConvInteger (quantize_dynamic's convs) against an exact numpy reference:
 # strides, pads, dilations, groups, data and weight types, zero points, at
-# -O0, -O2, -O3 --threads 2 and under ASan+UBSan (tests/models/int_conv_cases.py).
+# -O0, -O2 in guard mode, -O3 --threads 2 and ASan+UBSan (tests/models/int_conv_cases.py).
 add_test(NAME e2e.int_conv_cases
   COMMAND ${ONNXC_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/models/int_conv_cases.py
           --onnxc ${ONNXC_BIN} --out ${CMAKE_BINARY_DIR}/int_conv_cases)

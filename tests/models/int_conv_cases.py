@@ -10,7 +10,7 @@ groups and depthwise, 1x1, 3x3, 5x2 and 7x7 kernels, maps narrower than the
 kernel's span, batch 2, uint8 and int8 data and weights, zero points absent,
 per tensor and per output channel. The reference is the integer convolution
 computed here with numpy (int64, exact); `onnxc check` compares int32
-exactly, at -O0, -O2 and -O3 --threads 2, and the 2-D cases under
+exactly, at -O0, -O2 in guard mode and -O3 --threads 2, and under
 ASan+UBSan (--sanitize) at -O2.
 
 Usage: int_conv_cases.py --onnxc BIN [--out DIR]
@@ -104,7 +104,7 @@ def main():
             f.write(numpy_helper.from_array(x, "x").SerializeToString())
         with open(os.path.join(d, "test_data_set_0", "output_0.pb"), "wb") as f:
             f.write(numpy_helper.from_array(y, "y").SerializeToString())
-        for cfg in (["-O0"], ["-O2"], ["-O3", "--threads", "2"], ["-O2", "--sanitize"]):
+        for cfg in (["-O0"], ["-O2", "--guard"], ["-O3", "--threads", "2"], ["-O2", "--sanitize"]):
             rc, text = run([a.onnxc, "check"] + cfg + [d])
             expect(rc == 0, f"{name} {' '.join(cfg)}: exact int32", text)
     print(f"{len(failures)} failed" if failures else "all passed")
