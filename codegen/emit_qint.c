@@ -28,6 +28,7 @@
 #define QT_MR 8  /* weight rows per call of the vpdpbusd / portable micro-kernel */
 #define QT_CB 32 /* channels per call of the AMX micro-kernel, per item on the pool */
 #define QT_KC 64 /* k per weight block (fuse_quant.c's layout: 16 channels x 64 k) */
+#define QT_CT 64 /* channels per call of the transposed micro-kernel (onnxc_qtile_t) */
 
 /* ---- QIntConv ----------------------------------------------------------------- */
 
@@ -111,19 +112,20 @@ static void emit_conv_gemm(EmitC *e, const Node *n, const QConv *q) {
   int64_t P = q->oh * q->ow, zx = ir_attr_int(n, "x_zero_point", 0);
   int64_t Pp = (P + QT_NP - 1) / QT_NP * QT_NP;
   bool direct = direct_1x1(q), res = ir_has_input(n, 4), split = ir_has_input(n, 5);
+  bool wt = ir_attr_int(n, "wt", 0) != 0;  /* transposed weights: output channels as the lanes */
   /* Gp groups of 4 k per tile (whole weight blocks); G of them packed, the rest (k past
    * K4) meet zero weights only, so whatever bytes they hold add 0; ncb items of QT_CB
    * channels, nch weight blocks along k */
   int64_t G = q->k4 / 4, Gp = q->kp / 4, ncb = (q->cout + QT_CB - 1) / QT_CB, nt = Pp / QT_NP, nch = q->kp / QT_KC;
   /* the larger operand outside: read once from memory, the smaller one reused from cache */
-  bool w_outer = q->cout > Pp;
+  bool w_outer = wt || q->cout > Pp;
   /* --threads (batch 1): items 0..ns-1 pack groups of k, the others each a
    * run of blocks of 32 channels (w_outer) or of tiles of pixels, after the
    * packing (runs: as few claims as keep the threads finishing together) */
   double macs = (double)q->cout * (double)P * (double)q->kdim;
   bool par = q->batch == 1 && ec_par_worth(e, ec_cost_ns(macs / 4, 0));
   int64_t ns = par ? (G < 4 * ec_threads(e) ? G : 4 * ec_threads(e)) : 1;
-  int64_t ni = w_outer ? ncb : nt, nci = par ? ec_par_chunks(e, ni, ec_cost_ns(macs / 4, 0)) : ni;
+  int64_t ni = wt ? (q->cout + QT_CT - 1) / QT_CT : w_outer ? ncb : nt, nci = par ? ec_par_chunks(e, ni, ec_cost_ns(macs / 4, 0)) : ni;
   if (par)
     ec_set_parallel(e);
   clamp_consts(e, n);
@@ -254,6 +256,23 @@ interleave:
   ec_line(e, "const long run = it - %lld;", LL(ns));
   ec_line(e, "for (long item = run * %lld / %lld; item < (run + 1) * %lld / %lld; item++) {", LL(ni), LL(nci),
           LL(ni), LL(nci));
+  if (wt) {  /* a block of 64 channels, all pixels 4 at a time (onnxc_qtile_t) */
+    ec_line(e, "const long c0 = item * %d;", QT_CT);
+    ec_line(e, "for (long p0 = 0; p0 < %lld; p0 += 4)", LL(P));
+    ec_line(e, "  onnxc_qtile_t(%lld, X1 + c0 / 16 * %lld, %lld, B, %lld, p0, (int)(%lld - p0 < 4 ? %lld - p0 : 4), "
+               "X2 + c0, X3 + c0, (int)(%lld - c0 < %d ? %lld - c0 : %d), y + c0 * %lld + p0, %lld, lo, hi, zy, %s, %s, %d);",
+            LL(q->k4 / 4), LL(nch * 256), LL(nch * 256), LL(Gp * QT_NP * 4), LL(P), LL(P), LL(q->cout), QT_CT,
+            LL(q->cout), QT_CT, LL(P), LL(P),
+            arena_printf(e->g->arena, res ? "res + c0 * %lld + p0" : "(const uint8_t *)0", LL(P)),
+            res ? "rc" : "(const float *)0", res ? (int)ir_attr_int(n, "res_conv_a", 1) : 0);
+    ec_line(e, "}");
+    ec_line(e, "}");  /* claims */
+    ec_line(e, "}");  /* nb */
+    ec_line(e, "#if defined(ONNXC_QAMX)");
+    ec_line(e, "onnxc_qamx_end(amx);");
+    ec_line(e, "#endif");
+    return;
+  }
   if (w_outer) {
     ec_line(e, "const long c0 = item * %d;", QT_CB);
     ec_line(e, "for (long p0 = 0; p0 < %lld; p0 += %d) {", LL(P), QT_NP);

@@ -562,6 +562,9 @@ struct Target {
   int blocked_lanes;       /* 16: its kernels run Conv/pools on NCHW16c tensors (passes/layout.c); 0: no */
   bool int8_pairs16;       /* its int8 conv tile adds pairs of u8 x s8 products in 16 bits (AVX2
                             * vpmaddubsw): fuse-quant splits the weights so no pair saturates */
+  bool int8_lanes;         /* its int8 conv tile can take the output channels as the vector lanes
+                            * (AVX-512 VNNI without AMX): fuse-quant may store a conv's weights
+                            * transposed where that form costs less (docs/int8.md) */
   /* Bytes of scratch the kernel emitted for n needs during n's step; 0: none. */
   int64_t (*scratch_bytes)(const Target *t, const Node *n);
   /* True when n's scratch must live from n's step to the end of the run

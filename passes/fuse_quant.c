@@ -5,7 +5,8 @@
  * provides: each group below becomes uint8 data flow:
  *   DQ(x) [, DQ(W), DQ(b)] -> Conv | Gemm | MatMul [-> Relu | Clip] -> Q
  *       => QIntConv(x, W', b', mult){mode: 0 conv GEMM (W' int32 blocks
- *          [C/16][K/64][16][16] of 4 int8 along k), 1 X W^T (W' int8 [C, K]),
+ *          [C/16][K/64][16][16] of 4 int8 along k; with wt = 1, each block
+ *          transposed: Target.int8_lanes, lanes_cheaper), 1 X W^T (W' int8 [C, K]),
  *          2 depthwise (W' int8 [C, taps])}
  *   DQ(a), DQ(b) -> Add [-> Relu | Clip] -> Q      => QIntAdd(a, b)
  *   DQ(x) -> GlobalAveragePool -> Q               => QIntGlobalAvgPool(x)
@@ -338,11 +339,30 @@ static int64_t *pair_order(const WInfo *wi) {
   return NULL;
 }
 
+/* Whether a conv of C channels, depth K and P pixels costs less with the
+ * output channels as the vector lanes (codegen's onnxc_qtile_t: tiles of 4
+ * pixels x 64 channels, a transposed store) than with the pixels as the lanes
+ * (onnxc_qtile: 8 channels x 32 pixels, the last tile of 32 pixels partly
+ * wasted). Estimated ns on Zen 4 (AVX-512 VNNI), fitted to ResNet-50's 53
+ * convs timed in both forms (`onnxc profile`; docs/int8.md): the products,
+ * the stores, and the reads of the columns. Small maps (7x7, 14x14) and deep
+ * convs go transposed; shallow convs on large maps (K = 64..256) do not. */
+static bool lanes_cheaper(int64_t C, int64_t K, int64_t P) {
+  double p32 = (double)round_up(P, 32), c8 = (double)round_up(C, 8), k = (double)K;
+  double pc = (double)P * (double)C;
+  double pixels_lanes = 0.00545 * p32 * c8 * k + 0.121 * pc + 0.0056 * k * p32;
+  double channels_lanes = 0.00465 * (double)round_up(P, 4) * (double)round_up(C, 16) * k + 0.339 * pc +
+                          0.0252 * k * p32;
+  return channels_lanes < pixels_lanes;
+}
+
 /* Weight w of channel c at k into the conv GEMM's blocks [C/16][K/64][16][16]
- * (4 int8 per int32, k % 4 in byte k % 4). */
-static void put_panel(uint32_t *wq, int64_t nch, int64_t c, int64_t k, int32_t w) {
-  wq[((c / QINT_CB) * nch + k / QINT_KC) * (QINT_CB * QINT_KC / 4) + (c % QINT_CB) * (QINT_KC / 4) +
-     (k % QINT_KC) / 4] |= ((uint32_t)w & 0xffu) << (8 * (k % 4));
+ * (4 int8 per int32, k % 4 in byte k % 4); wt: each block transposed, [K/64][16 groups of 4 k][16
+ * channels] (the output channels as the vector lanes, attribute wt). */
+static void put_panel(uint32_t *wq, int64_t nch, int64_t c, int64_t k, int32_t w, bool wt) {
+  int64_t in = wt ? (k % QINT_KC) / 4 * QINT_CB + c % QINT_CB : (c % QINT_CB) * (QINT_KC / 4) + (k % QINT_KC) / 4;
+  wq[((c / QINT_CB) * nch + k / QINT_KC) * (QINT_CB * QINT_KC / 4) + in] |= ((uint32_t)w & 0xffu)
+                                                                           << (8 * (k % 4));
 }
 
 /* The residual table of split weights (conv GEMM, Target.int8_pairs16): int32
@@ -376,7 +396,7 @@ static Value *residual_table(Graph *g, const char *name, const uint32_t *res, in
 /* Builds the QIntConv for `op` (Conv, Gemm or MatMul) when its group matches;
  * split: the conv GEMM's weights as a saturation-free part and a residual
  * table (split_pair, residual_table). */
-static bool fuse_linear(Graph *g, Node *op, bool split, bool *done, Diag *d) {
+static bool fuse_linear(Graph *g, Node *op, bool split, bool lanes, bool *done, Diag *d) {
   *done = false;
   QParam x, y;
   if (!dq_u8(op->in[0], &x))
@@ -454,6 +474,8 @@ static bool fuse_linear(Graph *g, Node *op, bool split, bool *done, Diag *d) {
   int64_t K4 = round_up(wi.K, 4) / 4;
   /* (the residual table's int32 offsets must reach its end) */
   split = split && panels && wi.C * K4 * 2 + round_up(wi.C, 8) < INT32_MAX;
+  bool wt = panels && !split && lanes && op->out[0]->shape.rank == 4 && shape_is_static(&op->out[0]->shape) &&
+            lanes_cheaper(wi.C, wi.K, op->out[0]->shape.d[2] * op->out[0]->shape.d[3]);
   int64_t *perm = split ? pair_order(&wi) : NULL;
   wi.perm = perm;
   uint32_t *res = split ? calloc((size_t)(wi.C * K4), sizeof *res) : NULL;
@@ -473,10 +495,10 @@ static bool fuse_linear(Graph *g, Node *op, bool split, bool *done, Diag *d) {
         sum += w1;
         split_pair(&w, &w1, &r0, &r1);
         res[c * K4 + k / 4] |= (((uint32_t)r0 & 0xffu) | ((uint32_t)r1 & 0xffu) << 8) << (8 * (k % 4));
-        put_panel(wq, nch, c, k, w);
-        put_panel(wq, nch, c, ++k, w1);
+        put_panel(wq, nch, c, k, w, wt);
+        put_panel(wq, nch, c, ++k, w1, wt);
       } else {
-        put_panel(wq, nch, c, k, w);
+        put_panel(wq, nch, c, k, w, wt);
       }
     }
     bp[c] = (int32_t)((bias ? tensor_get_i64(bias, c) : 0) - (int64_t)x.z * sum);
@@ -506,6 +528,8 @@ static bool fuse_linear(Graph *g, Node *op, bool split, bool *done, Diag *d) {
     free(perm);
   }
   ir_attr_set_int(nn, "mode", depthwise ? 2 : gemm ? 1 : 0);
+  if (wt)
+    ir_attr_set_int(nn, "wt", 1);
   ir_attr_set_int(nn, "cout", wi.C);
   ir_attr_set_int(nn, "kdim", wi.K);
   ir_attr_set_int(nn, "x_zero_point", x.z);
@@ -698,7 +722,7 @@ static void fuse_residual(Node *add, const int64_t *pos) {
   ir_node_remove(add);
 }
 
-bool pass_fuse_quant(Graph *g, bool split, Diag *d) {
+bool pass_fuse_quant(Graph *g, bool split, bool lanes, Diag *d) {
   Node *next;
   for (Node *n = g->first; n; n = next) {
     next = n->next;
@@ -707,7 +731,7 @@ bool pass_fuse_quant(Graph *g, bool split, Diag *d) {
     case OP_Conv:
     case OP_Gemm:
     case OP_MatMul:
-      ok = fuse_linear(g, n, split, &done, d);
+      ok = fuse_linear(g, n, split, lanes, &done, d);
       break;
     case OP_Add:
       ok = fuse_add(g, n, &done);

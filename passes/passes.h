@@ -88,8 +88,9 @@ bool pass_lower_gradient(Graph *g, Diag *d);  /* Gradient -> its derivative's no
 bool pass_fold(Graph *g, Diag *d);            /* constant folding */
 bool pass_simplify(Graph *g, Diag *d);        /* algebraic identities (simplify.c) */
 /* QDQ groups -> uint8 integer kernels (fuse_quant.c); split: the conv GEMM's
- * weights safe for 16-bit pair sums plus a residual (Target.int8_pairs16) */
-bool pass_fuse_quant(Graph *g, bool split, Diag *d);
+ * weights safe for 16-bit pair sums plus a residual (Target.int8_pairs16); lanes: a
+ * conv may take the transposed weight layout (Target.int8_lanes) */
+bool pass_fuse_quant(Graph *g, bool split, bool lanes, Diag *d);
 bool pass_fuse_bn(Graph *g, Diag *d);         /* BN, Mul, Add... folded into Conv/Gemm */
 bool pass_fuse_layout(Graph *g, Diag *d);      /* Transposes around batched MatMuls read/written in place */
 /* The channel-blocked layout between convolution-like ops (layout.c,

@@ -14,19 +14,21 @@
 
 #include "passes.h"
 
-static Graph *lowered_split(const char *text, bool split) {
+static Graph *lowered_as(const char *text, bool split, bool lanes) {
   Diag d;
   diag_init(&d, "t.ir", stderr);
   Graph *g = ir_parse(text, "t.ir", &d);
   assert_non_null(g);
   assert_true(pass_infer(g, &d));
-  assert_true(pass_fuse_quant(g, split, &d));
+  assert_true(pass_fuse_quant(g, split, lanes, &d));
   assert_true(pass_dce(g, &d));
   assert_true(ir_verify(g, true, &d));
   assert_int_equal(d.n_errors, 0);
   diag_free(&d);
   return g;
 }
+
+static Graph *lowered_split(const char *text, bool split) { return lowered_as(text, split, false); }
 
 static Graph *lowered(const char *text) { return lowered_split(text, false); }
 
@@ -406,8 +408,65 @@ static void test_split_weights(void **state) {
   ir_graph_free(g);
 }
 
+/* Target.int8_lanes: a 1x1 conv 256 -> 64 on a 7x7 map costs less with the
+ * output channels as the vector lanes (fuse_quant.c's lanes_cheaper), so its
+ * weight blocks are stored transposed (wt = 1: word g * 16 + c % 16 of block
+ * (c / 16, k / 64), g = k % 64 / 4); the same conv on a 56x56 map, and
+ * either without the flag, keeps the usual blocks. */
+static void test_lanes_layout(void **state) {
+  (void)state;
+  enum { C = 64, K = 256 };
+  const int sizes[2] = {7, 56};
+  size_t cap = 16 * (size_t)C * K + 4096;
+  char *wl = malloc(cap), *text = malloc(cap + 4096);
+  assert_non_null(wl);
+  assert_non_null(text);
+  size_t at = 0;
+  for (int c = 0; c < C; c++)
+    for (int k = 0; k < K; k++)
+      at += (size_t)snprintf(wl + at, cap - at, "%s%d", c || k ? ", " : "", (c * 37 + k * 11) % 255 - 127);
+  for (int s = 0; s < 2; s++) {
+    int h = sizes[s];
+    snprintf(text, cap + 4096,
+             "graph g opset 19\n"
+             "input %%x : u8[1,%d,%d,%d]\n"
+             "const %%xs : f32[] = [0.5]\n"
+             "const %%xz : u8[] = [3]\n"
+             "const %%wq : i8[%d,%d,1,1] = [%s]\n"
+             "const %%ws : f32[] = [0.25]\n"
+             "const %%ys : f32[] = [0.25]\n"
+             "const %%yz : u8[] = [10]\n"
+             "%%xf : f32[1,%d,%d,%d] = DequantizeLinear(%%x, %%xs, %%xz) @dqx\n"
+             "%%wf : f32[%d,%d,1,1] = DequantizeLinear(%%wq, %%ws) @dqw\n"
+             "%%c : f32[1,%d,%d,%d] = Conv{kernel_shape=ints[1,1]}(%%xf, %%wf) @conv\n"
+             "%%q : u8[1,%d,%d,%d] = QuantizeLinear(%%c, %%ys, %%yz) @q\n"
+             "output %%q\n",
+             K, h, h, C, K, wl, K, h, h, C, K, C, h, h, C, h, h);
+    for (int lanes = 0; lanes < 2; lanes++) {
+      Graph *g = lowered_as(text, false, lanes);
+      const Node *n = first_op(g, OP_QIntConv);
+      assert_non_null(n);
+      bool wt = ir_attr_int(n, "wt", 0) != 0;
+      assert_int_equal(wt, lanes && h == 7);
+      const uint32_t *w = n->in[1]->konst->data;
+      assert_int_equal(n->in[1]->konst->numel, C * K / 4);
+      for (int c = 0; c < C; c++)
+        for (int k = 0; k < K; k++) {
+          long blk = ((long)(c / 16) * (K / 64) + k / 64) * 256;
+          long word = wt ? blk + (k % 64) / 4 * 16 + c % 16 : blk + (c % 16) * 16 + (k % 64) / 4;
+          int v = (int8_t)(uint8_t)(w[word] >> (8 * (k % 4)));
+          assert_int_equal(v, (c * 37 + k * 11) % 255 - 127);
+        }
+      ir_graph_free(g);
+    }
+  }
+  free(wl);
+  free(text);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_lanes_layout),
       cmocka_unit_test(test_conv_relu_fuses),
       cmocka_unit_test(test_clip_bounds),
       cmocka_unit_test(test_add_fixed),

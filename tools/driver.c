@@ -78,6 +78,7 @@ Graph *driver_compile(const Options *o, Plan *plan, Diag *d) {
   codegen_target(&t, o->target, o->threads);
   t.blocked_lanes = driver_blocked_lanes(o);
   t.int8_pairs16 = driver_int8_pairs16(o, g);
+  t.int8_lanes = driver_int8_lanes(o, g);
   PipelineOpts po = {.layout = o->layout, .opt_level = o->opt_level, .pins = o->pins, .n_pins = o->n_pins,
                      .dump_after = o->dump_after, .dump_to = stderr, .verify = o->verify_ir, .target = &t,
                      .shapes = o->shapes, .n_shapes = o->n_shapes, .guard = o->guard, .precision = o->precision,
@@ -128,6 +129,8 @@ static const char *march_flag(const Options *o, char *buf, size_t n) {
 typedef struct CcVec {
   int bits;  /* 512, 256 or 0 as above */
   bool vnni; /* __AVX512VNNI__ or __AVXVNNI__: exact u8 x s8 dot products in 32 bits */
+  bool vnni512; /* __AVX512VNNI__ with AVX-512F */
+  bool amx;  /* __AMX_INT8__ and __AMX_TILE__ */
 } CcVec;
 
 static CcVec cc_vector(const Options *o) {
@@ -142,7 +145,7 @@ static CcVec cc_vector(const Options *o) {
   snprintf(asked, sizeof asked, "%s", key);
   have = true;
   answer.bits = 0;
-  answer.vnni = false;
+  answer.vnni = answer.vnni512 = answer.amx = false;
   Argv a = {{0}, 0, {0}, 0};
   arg_cc(&a);
   if (m)
@@ -161,6 +164,8 @@ static CcVec cc_vector(const Options *o) {
     else if (strstr(log.s, "#define __AVX2__ ") && strstr(log.s, "#define __FMA__ "))
       answer.bits = 256;
     answer.vnni = strstr(log.s, "#define __AVX512VNNI__ ") || strstr(log.s, "#define __AVXVNNI__ ");
+    answer.vnni512 = answer.bits == 512 && strstr(log.s, "#define __AVX512VNNI__ ");
+    answer.amx = strstr(log.s, "#define __AMX_INT8__ ") && strstr(log.s, "#define __AMX_TILE__ ");
   }
   buf_free(&log);
   argv_free(&a);
@@ -191,6 +196,20 @@ bool driver_int8_pairs16(const Options *o, const Graph *g) {
     return false;
   CcVec v = cc_vector(o);
   return v.bits != 0 && !v.vnni;
+}
+
+bool driver_int8_lanes(const Options *o, const Graph *g) {
+  /* AVX-512 VNNI without AMX: int8 convs may take the output channels as the
+   * vector lanes (fuse_quant.c); AMX tiles want the other layout */
+  if (strcmp(o->target, "c") != 0 || !host_cpu_known(o))
+    return false;
+  bool qdq = false;
+  for (const Node *n = g->first; n && !qdq; n = n->next)
+    qdq = n->op == OP_DequantizeLinear;
+  if (!qdq)
+    return false;
+  CcVec v = cc_vector(o);
+  return v.vnni512 && !v.amx;
 }
 
 int driver_blocked_lanes(const Options *o) {

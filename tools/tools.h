@@ -227,6 +227,8 @@ int driver_blocked_lanes(const Options *o);
 /* Whether the host-built int8 conv tile is the AVX2 one (no VNNI) for a graph
  * with QDQ groups: Target.int8_pairs16. */
 bool driver_int8_pairs16(const Options *o, const Graph *g);
+/* Target.int8_lanes: AVX-512 VNNI without AMX, for a graph with QDQ groups. */
+bool driver_int8_lanes(const Options *o, const Graph *g);
 /* 512: the host-built code has AVX-512F; 256: AVX2 with FMA; 0: neither, or not known (-S without --cpu) */
 int driver_vector_bits(const Options *o);
 
