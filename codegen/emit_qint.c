@@ -125,7 +125,12 @@ static void emit_conv_gemm(EmitC *e, const Node *n, const QConv *q) {
   double macs = (double)q->cout * (double)P * (double)q->kdim;
   bool par = q->batch == 1 && ec_par_worth(e, ec_cost_ns(macs / 4, 0));
   int64_t ns = par ? (G < 4 * ec_threads(e) ? G : 4 * ec_threads(e)) : 1;
-  int64_t ni = wt ? (q->cout + QT_CT - 1) / QT_CT : w_outer ? ncb : nt, nci = par ? ec_par_chunks(e, ni, ec_cost_ns(macs / 4, 0)) : ni;
+  /* wt: items of one block of 64 channels x one of npc runs of pixels (several runs when
+   * the channel blocks are too few to share out over the threads) */
+  int64_t nct = (q->cout + QT_CT - 1) / QT_CT, p4 = (P + 3) / 4;
+  int64_t npc = par && nct < 4 * ec_threads(e) ? (4 * ec_threads(e) + nct - 1) / nct : 1;
+  npc = npc > p4 ? p4 : npc;
+  int64_t ni = wt ? nct * npc : w_outer ? ncb : nt, nci = par ? ec_par_chunks(e, ni, ec_cost_ns(macs / 4, 0)) : ni;
   if (par)
     ec_set_parallel(e);
   clamp_consts(e, n);
@@ -256,9 +261,10 @@ interleave:
   ec_line(e, "const long run = it - %lld;", LL(ns));
   ec_line(e, "for (long item = run * %lld / %lld; item < (run + 1) * %lld / %lld; item++) {", LL(ni), LL(nci),
           LL(ni), LL(nci));
-  if (wt) {  /* a block of 64 channels, all pixels 4 at a time (onnxc_qtile_t) */
-    ec_line(e, "const long c0 = item * %d;", QT_CT);
-    ec_line(e, "for (long p0 = 0; p0 < %lld; p0 += 4)", LL(P));
+  if (wt) {  /* a block of 64 channels, a run of pixels 4 at a time (onnxc_qtile_t) */
+    ec_line(e, "const long c0 = item / %lld * %d, pc = item %% %lld;", LL(npc), QT_CT, LL(npc));
+    ec_line(e, "for (long p0 = pc * %lld / %lld * 4; p0 < (pc + 1) * %lld / %lld * 4 && p0 < %lld; p0 += 4)",
+            LL(p4), LL(npc), LL(p4), LL(npc), LL(P));
     ec_line(e, "  onnxc_qtile_t(%lld, X1 + c0 / 16 * %lld, %lld, B, %lld, p0, (int)(%lld - p0 < 4 ? %lld - p0 : 4), "
                "X2 + c0, X3 + c0, (int)(%lld - c0 < %d ? %lld - c0 : %d), y + c0 * %lld + p0, %lld, lo, hi, zy, %s, %s, %d);",
             LL(q->k4 / 4), LL(nch * 256), LL(nch * 256), LL(Gp * QT_NP * 4), LL(P), LL(P), LL(q->cout), QT_CT,
