@@ -91,6 +91,9 @@ int64_t qint_scratch_bytes(const Node *n, int threads) {
   }
   /* the interleaved columns, plus 4 im2col rows per thread unless the input is read directly */
   int64_t pp = (q.oh * q.ow + QT_NP - 1) / QT_NP * QT_NP;
+  if (ir_attr_int(n, "wt", 0))  /* 1x1: the interleaved columns; else the NHWC copy of the input and its
+                                 * zero-point pixel */
+    return direct_1x1(&q) ? q.kp * pp : (q.h * q.w + 1) * ((q.cin + 3) / 4 * 4);
   return q.kp * pp + (direct_1x1(&q) ? 0 : th * 4 * pp);
 }
 
@@ -112,25 +115,19 @@ static void emit_conv_gemm(EmitC *e, const Node *n, const QConv *q) {
   int64_t P = q->oh * q->ow, zx = ir_attr_int(n, "x_zero_point", 0);
   int64_t Pp = (P + QT_NP - 1) / QT_NP * QT_NP;
   bool direct = direct_1x1(q), res = ir_has_input(n, 4), split = ir_has_input(n, 5);
-  bool wt = ir_attr_int(n, "wt", 0) != 0;  /* transposed weights: output channels as the lanes */
   /* Gp groups of 4 k per tile (whole weight blocks); G of them packed, the rest (k past
    * K4) meet zero weights only, so whatever bytes they hold add 0; ncb items of QT_CB
    * channels, nch weight blocks along k */
   int64_t G = q->k4 / 4, Gp = q->kp / 4, ncb = (q->cout + QT_CB - 1) / QT_CB, nt = Pp / QT_NP, nch = q->kp / QT_KC;
   /* the larger operand outside: read once from memory, the smaller one reused from cache */
-  bool w_outer = wt || q->cout > Pp;
+  bool w_outer = q->cout > Pp;
   /* --threads (batch 1): items 0..ns-1 pack groups of k, the others each a
    * run of blocks of 32 channels (w_outer) or of tiles of pixels, after the
    * packing (runs: as few claims as keep the threads finishing together) */
   double macs = (double)q->cout * (double)P * (double)q->kdim;
   bool par = q->batch == 1 && ec_par_worth(e, ec_cost_ns(macs / 4, 0));
   int64_t ns = par ? (G < 4 * ec_threads(e) ? G : 4 * ec_threads(e)) : 1;
-  /* wt: items of one block of 64 channels x one of npc runs of pixels (several runs when
-   * the channel blocks are too few to share out over the threads) */
-  int64_t nct = (q->cout + QT_CT - 1) / QT_CT, p4 = (P + 3) / 4;
-  int64_t npc = par && nct < 4 * ec_threads(e) ? (4 * ec_threads(e) + nct - 1) / nct : 1;
-  npc = npc > p4 ? p4 : npc;
-  int64_t ni = wt ? nct * npc : w_outer ? ncb : nt, nci = par ? ec_par_chunks(e, ni, ec_cost_ns(macs / 4, 0)) : ni;
+  int64_t ni = w_outer ? ncb : nt, nci = par ? ec_par_chunks(e, ni, ec_cost_ns(macs / 4, 0)) : ni;
   if (par)
     ec_set_parallel(e);
   clamp_consts(e, n);
@@ -261,24 +258,6 @@ interleave:
   ec_line(e, "const long run = it - %lld;", LL(ns));
   ec_line(e, "for (long item = run * %lld / %lld; item < (run + 1) * %lld / %lld; item++) {", LL(ni), LL(nci),
           LL(ni), LL(nci));
-  if (wt) {  /* a block of 64 channels, a run of pixels 4 at a time (onnxc_qtile_t) */
-    ec_line(e, "const long c0 = item / %lld * %d, pc = item %% %lld;", LL(npc), QT_CT, LL(npc));
-    ec_line(e, "for (long p0 = pc * %lld / %lld * 4; p0 < (pc + 1) * %lld / %lld * 4 && p0 < %lld; p0 += 4)",
-            LL(p4), LL(npc), LL(p4), LL(npc), LL(P));
-    ec_line(e, "  onnxc_qtile_t(%lld, X1 + c0 / 16 * %lld, %lld, B, %lld, p0, (int)(%lld - p0 < 4 ? %lld - p0 : 4), "
-               "X2 + c0, X3 + c0, (int)(%lld - c0 < %d ? %lld - c0 : %d), y + c0 * %lld + p0, %lld, lo, hi, zy, %s, %s, %d);",
-            LL(q->k4 / 4), LL(nch * 256), LL(nch * 256), LL(Gp * QT_NP * 4), LL(P), LL(P), LL(q->cout), QT_CT,
-            LL(q->cout), QT_CT, LL(P), LL(P),
-            arena_printf(e->g->arena, res ? "res + c0 * %lld + p0" : "(const uint8_t *)0", LL(P)),
-            res ? "rc" : "(const float *)0", res ? (int)ir_attr_int(n, "res_conv_a", 1) : 0);
-    ec_line(e, "}");
-    ec_line(e, "}");  /* claims */
-    ec_line(e, "}");  /* nb */
-    ec_line(e, "#if defined(ONNXC_QAMX)");
-    ec_line(e, "onnxc_qamx_end(amx);");
-    ec_line(e, "#endif");
-    return;
-  }
   if (w_outer) {
     ec_line(e, "const long c0 = item * %d;", QT_CB);
     ec_line(e, "for (long p0 = 0; p0 < %lld; p0 += %d) {", LL(P), QT_NP);
@@ -325,6 +304,116 @@ interleave:
   ec_line(e, "#if defined(ONNXC_QAMX)");
   ec_line(e, "onnxc_qamx_end(amx);");
   ec_line(e, "#endif");
+}
+
+/* Mode 0 with wt (fuse_quant.c: the output channels as the vector lanes).
+ * The input is first copied channels-last (xt[pixel][Cin4], Cin4 = Cin
+ * rounded up to 4, the padding channels and one more pixel the zero point);
+ * then per tile of 4 output pixels a table of each tap's input pixel (the
+ * zero-point pixel where the tap falls in the padding), and onnxc_qtile_n
+ * reads 4 bytes of each pixel per group straight from xt: no im2col. Items:
+ * a block of 64 channels x a run of pixels (several runs when the channel
+ * blocks are too few to share out over the threads), after the copy (split
+ * over the threads by pixels). */
+static void emit_conv_lanes(EmitC *e, const Node *n, const QConv *q) {
+  int64_t P = q->oh * q->ow, HW = q->h * q->w, zx = ir_attr_int(n, "x_zero_point", 0);
+  int64_t cin4 = (q->cin + 3) / 4 * 4, taps = q->k[0] * q->k[1], kd = ir_attr_int(n, "kdim_t", taps * cin4);
+  int64_t nch = (kd + QT_KC - 1) / QT_KC;
+  bool res = ir_has_input(n, 4);
+  double macs = (double)q->cout * (double)P * (double)q->kdim;
+  bool par = q->batch == 1 && ec_par_worth(e, ec_cost_ns(macs / 4, 0));
+  int64_t nct = (q->cout + QT_CT - 1) / QT_CT, p4 = (P + 3) / 4;
+  int64_t npc = par && nct < 4 * ec_threads(e) ? (4 * ec_threads(e) + nct - 1) / nct : 1;
+  npc = npc > p4 ? p4 : npc;
+  int64_t ni = nct * npc, nci = par ? ec_par_chunks(e, ni, ec_cost_ns(macs / 4, 0)) : ni;
+  /* 1x1, stride 1: the columns interleaved as emit_conv_gemm does (G groups of 4 k, tiles of 32
+   * pixels Gp groups each), read in place; else the NHWC copy */
+  bool direct = direct_1x1(q);
+  int64_t G = q->k4 / 4, Gp = q->kp / 4;
+  int64_t ns = !par ? 1 : direct ? (G < 4 * ec_threads(e) ? G : 4 * ec_threads(e)) : 2 * ec_threads(e);
+  if (par)
+    ec_set_parallel(e);
+  clamp_consts(e, n);
+  if (res)
+    ec_line(e, "static const float rc[5] = {%.9ef, %.9ef, %.9ef, %lld.0f, %lld.0f};",
+            (double)ir_attr_float(n, "res_a_ratio", 1), (double)ir_attr_float(n, "res_b_ratio", 1),
+            (double)ir_attr_float(n, "res_fixed", 0), LL(ir_attr_int(n, "res_lo", 0)),
+            LL(ir_attr_int(n, "res_hi", 255)));
+  ec_line(e, "uint8_t *xt = S;");
+  ec_line(e, "for (long nb = 0; nb < %lld; nb++) {", LL(q->batch));
+  ec_line(e, "const uint8_t *x = X0 + nb * %lld;", LL(q->cin * HW));
+  ec_line(e, "uint8_t *y = Y0 + nb * %lld;", LL(q->cout * P));
+  if (res)
+    ec_line(e, "const uint8_t *res = X4 + nb * %lld;", LL(q->cout * P));
+  ec_line(e, "long own = 0, it;");
+  ec_line(e, "(void)own;");
+  ec_line(e, "while ((it = %s) < %lld) {", par ? "onnxc_nt > 1 ? onnxc_claim() : own++" : "own++", LL(ns + nci));
+  ec_line(e, "if (it < %lld) {", LL(ns));
+  if (direct) {
+    ec_line(e, "for (long g = it * %lld / %lld; g < (it + 1) * %lld / %lld; g++) {", LL(G), LL(ns), LL(G), LL(ns));
+    ec_line(e, "const uint8_t *r[4];");
+    ec_line(e, "for (int j = 0; j < 4; j++) r[j] = x + (4 * g + j < %lld ? 4 * g + j : 0) * %lld;", LL(q->kdim),
+            LL(P));
+    ec_line(e, "for (long t = 0; t < %lld; t++)", LL((P + QT_NP - 1) / QT_NP));
+    ec_line(e, "  onnxc_qinterleave(r[0] + t * %d, r[1] + t * %d, r[2] + t * %d, r[3] + t * %d, "
+               "%lld - t * %d < %d ? %lld - t * %d : %d, xt + (t * %lld + g) * %d);",
+            QT_NP, QT_NP, QT_NP, QT_NP, LL(P), QT_NP, QT_NP, LL(P), QT_NP, QT_NP, LL(Gp), QT_NP * 4);
+    ec_line(e, "}");
+    goto copied;
+  }
+  ec_line(e, "const long q0 = it * %lld / %lld, q1 = (it + 1) * %lld / %lld;", LL(HW), LL(ns), LL(HW), LL(ns));
+  ec_line(e, "onnxc_qnhwc(x, %lld, %lld, %lld, q0, q1, xt);", LL(q->cin), LL(cin4), LL(HW));
+  for (int64_t c = q->cin / 4 * 4; c < cin4; c++) {  /* the last channels, then the zero-point padding */
+    if (c < q->cin)
+      ec_line(e, "for (long p = q0; p < q1; p++) xt[p * %lld + %lld] = x[%lld + p];", LL(cin4), LL(c), LL(c * HW));
+    else
+      ec_line(e, "for (long p = q0; p < q1; p++) xt[p * %lld + %lld] = %lld;", LL(cin4), LL(c), LL(zx));
+  }
+  ec_line(e, "if (it == %lld) for (long c = 0; c < %lld; c++) xt[%lld + c] = %lld;", LL(ns - 1), LL(cin4),
+          LL(HW * cin4), LL(zx));
+copied:
+  if (par)
+    ec_line(e, "onnxc_ready_set(onnxc_nt);");
+  ec_line(e, "continue;");
+  ec_line(e, "}");
+  if (par)
+    ec_line(e, "onnxc_ready_wait(onnxc_nt, %lld);", LL(ns));
+  ec_line(e, "const long run = it - %lld;", LL(ns));
+  ec_line(e, "for (long item = run * %lld / %lld; item < (run + 1) * %lld / %lld; item++) {", LL(ni), LL(nci),
+          LL(ni), LL(nci));
+  ec_line(e, "const long c0 = item / %lld * %d, pc = item %% %lld;", LL(npc), QT_CT, LL(npc));
+  ec_line(e, "for (long p0 = pc * %lld / %lld * 4; p0 < (pc + 1) * %lld / %lld * 4 && p0 < %lld; p0 += 4) {",
+          LL(p4), LL(npc), LL(p4), LL(npc), LL(P));
+  ec_line(e, "const int np = (int)(%lld - p0 < 4 ? %lld - p0 : 4);", LL(P), LL(P));
+  ec_line(e, "const uint8_t *src[%lld];", LL(4 * taps));
+  if (direct) {
+    ec_line(e, "for (int i = 0; i < 4; i++) {");
+    ec_line(e, "const long p = p0 + (i < np ? i : np - 1);");
+    ec_line(e, "src[i] = xt + (p >> 5) * %lld + 4 * (p & 31);", LL(Gp * QT_NP * 4));
+    ec_line(e, "}");
+  } else {
+  ec_line(e, "for (int i = 0; i < 4; i++) {");
+  ec_line(e, "const long p = p0 + (i < np ? i : np - 1), oh = p / %lld, ow = p %% %lld;", LL(q->ow), LL(q->ow));
+  ec_line(e, "for (long kh = 0; kh < %lld; kh++) {", LL(q->k[0]));
+  ec_line(e, "const long ih = oh * %lld - %lld + kh * %lld;", LL(q->s[0]), LL(q->pb[0]), LL(q->dil[0]));
+  ec_line(e, "for (long kw = 0; kw < %lld; kw++) {", LL(q->k[1]));
+  ec_line(e, "const long iw = ow * %lld - %lld + kw * %lld;", LL(q->s[1]), LL(q->pb[1]), LL(q->dil[1]));
+  ec_line(e, "src[(kh * %lld + kw) * 4 + i] = xt + ((unsigned long)ih < %lluu && (unsigned long)iw < %lluu ? "
+             "ih * %lld + iw : %lld) * %lld;",
+          LL(q->k[1]), (unsigned long long)q->h, (unsigned long long)q->w, LL(q->w), LL(HW), LL(cin4));
+  ec_line(e, "}");
+  ec_line(e, "}");
+  ec_line(e, "}");
+  }
+  ec_line(e, "onnxc_qtile_n(%lld, %lld, %d, src, X1 + c0 / 16 * %lld, %lld, np, X2 + c0, X3 + c0, "
+             "(int)(%lld - c0 < %d ? %lld - c0 : %d), y + c0 * %lld + p0, %lld, lo, hi, zy, %s, %s, %d);",
+          LL(taps), LL(direct ? G : cin4 / 4), direct ? QT_NP * 4 : 4, LL(nch * 256), LL(nch * 256), LL(q->cout), QT_CT, LL(q->cout), QT_CT, LL(P),
+          LL(P), arena_printf(e->g->arena, res ? "res + c0 * %lld + p0" : "(const uint8_t *)0", LL(P)),
+          res ? "rc" : "(const float *)0", res ? (int)ir_attr_int(n, "res_conv_a", 1) : 0);
+  ec_line(e, "}");  /* p0 */
+  ec_line(e, "}");  /* items of the run */
+  ec_line(e, "}");  /* claims */
+  ec_line(e, "}");  /* nb */
 }
 
 static void emit_depthwise(EmitC *e, const Node *n, const QConv *q) {
@@ -508,6 +597,8 @@ bool emitc_QIntConv(EmitC *e, const Node *n) {
     return diag_error(e->d, n, "internal: QIntConv without its scratch");
   if (mode == 2)
     emit_depthwise(e, n, &q);
+  else if (ir_attr_int(n, "wt", 0))
+    emit_conv_lanes(e, n, &q);
   else
     emit_conv_gemm(e, n, &q);
   return true;

@@ -339,20 +339,29 @@ static int64_t *pair_order(const WInfo *wi) {
   return NULL;
 }
 
-/* Whether a conv of C channels, depth K and P pixels costs less with the
- * output channels as the vector lanes (codegen's onnxc_qtile_t: tiles of 4
- * pixels x 64 channels, a transposed store) than with the pixels as the lanes
- * (onnxc_qtile: 8 channels x 32 pixels, the last tile of 32 pixels partly
- * wasted). Estimated ns on Zen 4 (AVX-512 VNNI), fitted to ResNet-50's 53
- * convs timed in both forms (`onnxc profile`; docs/int8.md): the products,
- * the stores, and the reads of the columns. Small maps (7x7, 14x14) and deep
- * convs go transposed; shallow convs on large maps (K = 64..256) do not. */
-static bool lanes_cheaper(int64_t C, int64_t K, int64_t P) {
-  double p32 = (double)round_up(P, 32), c8 = (double)round_up(C, 8), k = (double)K;
-  double pc = (double)P * (double)C;
-  double pixels_lanes = 0.00545 * p32 * c8 * k + 0.121 * pc + 0.0056 * k * p32;
-  double channels_lanes = 0.00465 * (double)round_up(P, 4) * (double)round_up(C, 16) * k + 0.339 * pc +
-                          0.0252 * k * p32;
+/* Whether a conv of C channels, depth K (Kt in the taps-major order of the
+ * transposed form: taps x Cin rounded up to 4), X input bytes and P output
+ * pixels costs less with the output channels as the vector lanes
+ * (codegen's emit_conv_lanes: tiles of 4 pixels x 64 channels reading an
+ * NHWC copy of the input, or a 1x1 conv's interleaved columns; a transposed
+ * store) than with the pixels as the lanes (emit_conv_gemm: 8 channels x 32
+ * pixels over im2col columns, the last tile of 32 pixels partly wasted).
+ * Estimated ns on Zen 4 (AVX-512 VNNI), fitted to ResNet-50's 53 convs timed
+ * in both forms (`onnxc profile`; docs/int8.md): the products, the stores,
+ * the packing (the copy), the per-tap pointers. Small maps and 3x3 convs go
+ * transposed; shallow 1x1 convs on large maps do not. */
+static bool lanes_cheaper(int64_t C, int64_t K, int64_t Kt, int64_t taps, int64_t X, int64_t P) {
+  double p32 = (double)round_up(P, 32), p4 = (double)round_up(P, 4), k = (double)K;
+  double pc = (double)P * (double)C, c16 = (double)round_up(C, 16);
+  double pixels_lanes = 0.0054 * p32 * (double)round_up(C, 8) * k + 0.121 * pc + 0.0104 * k * p32;
+  bool direct = taps == 1 && X == K * P;  /* 1x1, stride 1, no padding */
+  double channels_lanes =
+      direct ? 0.00454 * p4 * c16 * k + 0.369 * pc + 0.0104 * k * p32
+             : 0.00448 * p4 * c16 * (double)Kt + 0.0623 * pc + 0.268 * (double)X +
+                   0.581 * p4 * (double)taps * (double)((C + 63) / 64);
+  const char *force = getenv("ONNXC_INT8_LANES");  /* tests: 0 never, 1 always (docs/int8.md) */
+  if (force && (*force == '0' || *force == '1'))
+    return *force == '1';
   return channels_lanes < pixels_lanes;
 }
 
@@ -457,9 +466,17 @@ static bool fuse_linear(Graph *g, Node *op, bool split, bool lanes, bool *done, 
       return true;
   }
   /* W': depthwise and gemm keep [C, K]; the conv GEMM's blocks are
-   * [C/16][K/64][16 channels][64 k] (rows past C and k past K zero) */
-  int64_t nch = round_up(wi.K, QINT_KC) / QINT_KC, Cp = round_up(wi.C, QINT_CB);
+   * [C/16][K/64][16 channels][64 k] (rows past C and k past K zero). With wt
+   * (the output channels as the lanes, read from an NHWC copy of the input)
+   * the depth is ordered tap by tap, each tap's input channels padded to a
+   * multiple of 4: k' = tap * Cin4 + ci, K' = taps * Cin4. */
   bool panels = !depthwise && !gemm;
+  int64_t taps = panels ? wsh->d[2] * wsh->d[3] : 1, cin4 = panels ? round_up(wsh->d[1], 4) : 0;
+  bool wt = panels && !split && lanes && op->out[0]->shape.rank == 4 && shape_is_static(&op->out[0]->shape) &&
+            lanes_cheaper(wi.C, wi.K, taps * cin4, taps, xs->d[1] * xs->d[2] * xs->d[3],
+                          op->out[0]->shape.d[2] * op->out[0]->shape.d[3]);
+  int64_t kd = wt ? taps * cin4 : wi.K;  /* the packed depth */
+  int64_t nch = round_up(kd, QINT_KC) / QINT_KC, Cp = round_up(wi.C, QINT_CB);
   int64_t wdims[2] = {panels ? Cp / QINT_CB * nch : wi.C, panels ? QINT_CB * QINT_KC / 4 : wi.K};
   Value *wv = new_const(g, arena_printf(g->arena, "%s_qw", op->name), panels ? DT_I32 : DT_I8,
                         2, wdims, d);
@@ -474,8 +491,6 @@ static bool fuse_linear(Graph *g, Node *op, bool split, bool lanes, bool *done, 
   int64_t K4 = round_up(wi.K, 4) / 4;
   /* (the residual table's int32 offsets must reach its end) */
   split = split && panels && wi.C * K4 * 2 + round_up(wi.C, 8) < INT32_MAX;
-  bool wt = panels && !split && lanes && op->out[0]->shape.rank == 4 && shape_is_static(&op->out[0]->shape) &&
-            lanes_cheaper(wi.C, wi.K, op->out[0]->shape.d[2] * op->out[0]->shape.d[3]);
   int64_t *perm = split ? pair_order(&wi) : NULL;
   wi.perm = perm;
   uint32_t *res = split ? calloc((size_t)(wi.C * K4), sizeof *res) : NULL;
@@ -498,7 +513,7 @@ static bool fuse_linear(Graph *g, Node *op, bool split, bool lanes, bool *done, 
         put_panel(wq, nch, c, k, w, wt);
         put_panel(wq, nch, c, ++k, w1, wt);
       } else {
-        put_panel(wq, nch, c, k, w, wt);
+        put_panel(wq, nch, c, wt ? k % taps * cin4 + k / taps : k, w, wt);
       }
     }
     bp[c] = (int32_t)((bias ? tensor_get_i64(bias, c) : 0) - (int64_t)x.z * sum);
@@ -528,8 +543,10 @@ static bool fuse_linear(Graph *g, Node *op, bool split, bool lanes, bool *done, 
     free(perm);
   }
   ir_attr_set_int(nn, "mode", depthwise ? 2 : gemm ? 1 : 0);
-  if (wt)
+  if (wt) {
     ir_attr_set_int(nn, "wt", 1);
+    ir_attr_set_int(nn, "kdim_t", kd);
+  }
   ir_attr_set_int(nn, "cout", wi.C);
   ir_attr_set_int(nn, "kdim", wi.K);
   ir_attr_set_int(nn, "x_zero_point", x.z);

@@ -25,3 +25,12 @@ add_test(NAME e2e.int_conv_cases
   COMMAND ${ONNXC_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/models/int_conv_cases.py
           --onnxc ${ONNXC_BIN} --out ${CMAKE_BINARY_DIR}/int_conv_cases)
 set_tests_properties(e2e.int_conv_cases PROPERTIES LABELS e2e TIMEOUT 600)
+
+# QDQ convs of many shapes (odd channel counts, strides, dilations, asymmetric
+# pads, 1x1 in place and strided, 7x7, a fused residual), each forced into both
+# int8 conv forms (ONNXC_INT8_LANES=0/1), native, generic and --threads 2, and
+# -O2 --guard: exactly ORT's outputs (tests/models/qdq_conv_cases.py).
+add_test(NAME e2e.qdq_conv_cases
+  COMMAND ${ONNXC_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/models/qdq_conv_cases.py
+          --onnxc ${ONNXC_BIN} --out ${CMAKE_BINARY_DIR}/qdq_conv_cases)
+set_tests_properties(e2e.qdq_conv_cases PROPERTIES LABELS e2e TIMEOUT 600)

@@ -464,8 +464,55 @@ static void test_lanes_layout(void **state) {
   free(text);
 }
 
+/* The transposed form of a 3x3 conv of 3 input channels: the depth taps-major,
+ * each tap's channels padded to 4 (kdim_t = 9 x 4): weight (c, ci, kh, kw) at
+ * k' = (kh * 3 + kw) * 4 + ci; the padding channel's bytes zero. Forced with
+ * ONNXC_INT8_LANES=1 (such a small conv would not choose it). */
+static void test_lanes_taps_major(void **state) {
+  (void)state;
+  enum { C = 5, CI = 3 };
+  char wl[1024] = "";
+  for (int i = 0; i < C * CI * 9; i++)
+    snprintf(wl + strlen(wl), sizeof wl - strlen(wl), "%s%d", i ? ", " : "", (i * 29) % 251 - 125);
+  char text[4096];
+  snprintf(text, sizeof text,
+           "graph g opset 19\n"
+           "input %%x : u8[1,3,6,6]\n"
+           "const %%xs : f32[] = [0.5]\n"
+           "const %%xz : u8[] = [3]\n"
+           "const %%wq : i8[5,3,3,3] = [%s]\n"
+           "const %%ws : f32[] = [0.25]\n"
+           "const %%ys : f32[] = [0.25]\n"
+           "const %%yz : u8[] = [10]\n"
+           "%%xf : f32[1,3,6,6] = DequantizeLinear(%%x, %%xs, %%xz) @dqx\n"
+           "%%wf : f32[5,3,3,3] = DequantizeLinear(%%wq, %%ws) @dqw\n"
+           "%%c : f32[1,5,6,6] = Conv{kernel_shape=ints[3,3], pads=ints[1,1,1,1]}(%%xf, %%wf) @conv\n"
+           "%%q : u8[1,5,6,6] = QuantizeLinear(%%c, %%ys, %%yz) @q\n"
+           "output %%q\n",
+           wl);
+  setenv("ONNXC_INT8_LANES", "1", 1);
+  Graph *g = lowered_as(text, false, true);
+  unsetenv("ONNXC_INT8_LANES");
+  const Node *n = first_op(g, OP_QIntConv);
+  assert_non_null(n);
+  assert_int_equal(ir_attr_int(n, "wt", 0), 1);
+  assert_int_equal(ir_attr_int(n, "kdim_t", 0), 36);
+  assert_int_equal(ir_attr_int(n, "kdim", 0), 27);
+  const uint32_t *w = n->in[1]->konst->data;
+  assert_int_equal(n->in[1]->konst->numel, 256);  /* one block: 16 channels x 64 k */
+  for (int c = 0; c < 16; c++)
+    for (int kt = 0; kt < 64; kt++) {
+      int v = (int8_t)(uint8_t)(w[kt / 4 * 16 + c] >> (8 * (kt % 4)));
+      int t = kt / 4, ci = kt % 4;
+      int want = c < C && t < 9 && ci < CI ? ((c * CI + ci) * 9 + t) * 29 % 251 - 125 : 0;
+      assert_int_equal(v, want);
+    }
+  ir_graph_free(g);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_lanes_taps_major),
       cmocka_unit_test(test_lanes_layout),
       cmocka_unit_test(test_conv_relu_fuses),
       cmocka_unit_test(test_clip_bounds),
