@@ -34,3 +34,19 @@ add_test(NAME e2e.qdq_conv_cases
   COMMAND ${ONNXC_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/models/qdq_conv_cases.py
           --onnxc ${ONNXC_BIN} --out ${CMAKE_BINARY_DIR}/qdq_conv_cases)
 set_tests_properties(e2e.qdq_conv_cases PROPERTIES LABELS e2e TIMEOUT 600)
+
+# Random chains of QDQ groups (tests/diff/gen_model.py --profile qdq: convs with
+# odd channel counts, strides, 7x7 windows, dilations, asymmetric pads, residual
+# Adds, pools, concats, a Gemm/MatMul head) against ORT's integer kernels, in
+# guard mode at -O2 and -O3 --threads 2: once with the conv form chosen by cost,
+# once with the output-channels-as-lanes form forced (ONNXC_INT8_LANES=1; the
+# same as the first on CPUs without AVX-512 VNNI).
+add_test(NAME diff.random_qdq
+  COMMAND ${CMAKE_COMMAND} -E env ONNXC_CHECK_GUARD=1
+          ${ONNXC_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/diff/run_diff.py --onnxc ${ONNXC_BIN} --profile qdq
+          --seeds 0:30 --configs O2,O3:t2 -j 2 --timeout 300)
+add_test(NAME diff.random_qdq_lanes
+  COMMAND ${CMAKE_COMMAND} -E env ONNXC_CHECK_GUARD=1 ONNXC_INT8_LANES=1
+          ${ONNXC_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/diff/run_diff.py --onnxc ${ONNXC_BIN} --profile qdq
+          --seeds 30:60 --configs O2,O3:t2 -j 2 --timeout 300)
+set_tests_properties(diff.random_qdq diff.random_qdq_lanes PROPERTIES LABELS e2e TIMEOUT 900)

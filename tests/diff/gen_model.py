@@ -1058,23 +1058,31 @@ def q_bias(b, xs, ws, n):
 
 
 def q_conv(b, qv, cout=None, depthwise=False, keep=False):
-    """keep: stride 1 and same padding (the spatial shape stays)."""
+    """keep: stride 1 and same padding (the spatial shape stays). Otherwise
+    sometimes a 7x7 window, a dilation of 2 or asymmetric padding; output
+    channels up to 80 (several 64-channel blocks of the int8 kernels)."""
     r = b.rng
     n, c, h, w = qv.v.shape
-    k = int(r.choice([1, 3, 3, 5])) if not depthwise else 3
+    k = int(r.choice([1, 3, 3, 5, 7] if not keep and r.random() < 0.15 else [1, 3, 3, 5])) if not depthwise else 3
     s = 1 if keep else int(r.choice([1, 1, 2]))
-    p = k // 2 if keep or r.random() < 0.8 else 0
-    oh, ow = conv_out(h, k, s, 1, p, p), conv_out(w, k, s, 1, p, p)
+    d = 2 if not keep and not depthwise and k == 3 and r.random() < 0.15 else 1
+    p = d * (k // 2) if keep or r.random() < 0.8 else 0
+    pads = [p, p, p, p]
+    if not keep and not depthwise and k > 1 and r.random() < 0.15:  # asymmetric (begin, end) per axis
+        pads = [int(r.integers(0, k)) for _ in range(4)]
+    oh = conv_out(h, k, s, d, pads[0], pads[2])
+    ow = conv_out(w, k, s, d, pads[1], pads[3])
     if oh < 1 or ow < 1:
         raise Reject("conv")
-    cout = c if depthwise else (cout or int(r.choice([4, 8, 16, 24, 32])))
+    cout = c if depthwise else (cout or int(r.choice([4, 8, 16, 24, 32, 48, 64, 80]
+                                                     if r.random() < 0.3 else [4, 8, 16, 24, 32])))
     cin_g = 1 if depthwise else c
     wd, ws = q_weights(b, (cout, cin_g, k, k), cin_g * k * k, cout, qv)
     ins = [q_dq(b, qv), wd]
     if r.random() < 0.85:
         ins.append(q_bias(b, qv.s, ws, cout))
-    y = b.one("Conv", ins, (n, cout, oh, ow), kernel_shape=[k, k], strides=[s, s], pads=[p, p, p, p],
-              group=cout if depthwise else 1)
+    y = b.one("Conv", ins, (n, cout, oh, ow), kernel_shape=[k, k], strides=[s, s], pads=pads,
+              dilations=[d, d], group=cout if depthwise else 1)
     return q_out(b, y, qv.s * (qv.z if qv.z else 128) / 128, r.random() < 0.5)
 
 
