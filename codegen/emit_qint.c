@@ -15,6 +15,9 @@
  * rounded half to even, + zero point; with a fifth input (a residual Add
  * folded by fuse_quant.c), then MLAS's QLinearAdd of that byte and the
  * residual's, in registers.
+ * Mode 0 with wt (Target.int8_lanes, fuse_quant.c's cost): the output
+ * channels as the vector lanes over an NHWC copy of the input and a table of
+ * each tap's pixel (emit_conv_lanes; docs/int8.md).
  * Mode 1 (X W^T, Gemm/MatMul): one int32 dot product per output.
  * Mode 2 (depthwise): per channel, a copy of the plane padded with the zero
  * point, then per output row: vpermb + vpdpbusd (AVX-512 VBMI/VNNI), 16

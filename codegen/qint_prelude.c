@@ -5,8 +5,10 @@
  * sums and the same bytes: AMX (onnxc_qtile_amx), AVX-512 VNNI (onnxc_qtile:
  * vpdpbusd), AVX2 with split weights (onnxc_qtile_u: vpmaddubsw on pairs that
  * cannot saturate, plus the residual table), AVX2 without (onnxc_qtile:
- * vpmaddwd on widened bytes), and portable C. Each string stays under the
- * 4095 characters C99 compilers must accept.
+ * vpmaddwd on widened bytes), and portable C; with the output channels as the
+ * lanes (fuse_quant.c's wt): the NHWC copy (onnxc_qnhwc), onnxc_qtile_n and its
+ * transposed store (onnxc_qput_t). Each string stays under the 4095
+ * characters C99 compilers must accept.
  */
 #include "codegen_internal.h"
 
