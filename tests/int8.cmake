@@ -44,9 +44,9 @@ set_tests_properties(e2e.qdq_conv_cases PROPERTIES LABELS e2e TIMEOUT 600)
 add_test(NAME diff.random_qdq
   COMMAND ${CMAKE_COMMAND} -E env ONNXC_CHECK_GUARD=1
           ${ONNXC_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/diff/run_diff.py --onnxc ${ONNXC_BIN} --profile qdq
-          --seeds 0:30 --configs O2,O3:t2 -j 2 --timeout 300)
+          --seeds 0:20 --configs O2,O3:t2 -j 2 --timeout 300)
 add_test(NAME diff.random_qdq_lanes
   COMMAND ${CMAKE_COMMAND} -E env ONNXC_CHECK_GUARD=1 ONNXC_INT8_LANES=1
           ${ONNXC_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/diff/run_diff.py --onnxc ${ONNXC_BIN} --profile qdq
-          --seeds 30:60 --configs O2,O3:t2 -j 2 --timeout 300)
+          --seeds 30:50 --configs O2,O3:t2 -j 2 --timeout 300)
 set_tests_properties(diff.random_qdq diff.random_qdq_lanes PROPERTIES LABELS e2e TIMEOUT 900)
