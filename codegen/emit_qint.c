@@ -107,6 +107,51 @@ static void clamp_consts(EmitC *e, const Node *n) {
   ec_line(e, "const int32_t zy = %lld;", LL(zy));
 }
 
+/* The constants of a residual QLinearAdd folded into the store (fuse_quant.c). */
+static void residual_consts(EmitC *e, const Node *n) {
+  if (ir_has_input(n, 4))
+    ec_line(e, "static const float rc[5] = {%.9ef, %.9ef, %.9ef, %lld.0f, %lld.0f};",
+            (double)ir_attr_float(n, "res_a_ratio", 1), (double)ir_attr_float(n, "res_b_ratio", 1),
+            (double)ir_attr_float(n, "res_fixed", 0), LL(ir_attr_int(n, "res_lo", 0)),
+            LL(ir_attr_int(n, "res_hi", 255)));
+}
+
+/* Both conv forms' work loop, per image of the batch: items 0..ns-1 prepare
+ * the operand (packing or copying), the next nci each a run of the ni items
+ * of products, claimed from the pool (par) or taken in order. claims_open
+ * leaves the preparing branch open (`it` its item); claims_items closes it
+ * and opens the loop over the run's items (`item`). */
+static void claims_open(EmitC *e, const QConv *q, bool par, bool res, int64_t ns, int64_t nci) {
+  int64_t P = q->oh * q->ow;
+  ec_line(e, "for (long nb = 0; nb < %lld; nb++) {", LL(q->batch));
+  ec_line(e, "const uint8_t *x = X0 + nb * %lld;", LL(q->cin * q->h * q->w));
+  ec_line(e, "uint8_t *y = Y0 + nb * %lld;", LL(q->cout * P));
+  if (res)
+    ec_line(e, "const uint8_t *res = X4 + nb * %lld;", LL(q->cout * P));
+  ec_line(e, "long own = 0, it;");
+  ec_line(e, "(void)own;");
+  ec_line(e, "while ((it = %s) < %lld) {", par ? "onnxc_nt > 1 ? onnxc_claim() : own++" : "own++",
+          LL(ns + nci));
+  ec_line(e, "if (it < %lld) {", LL(ns));
+}
+
+static void claims_items(EmitC *e, bool par, int64_t ns, int64_t ni, int64_t nci) {
+  if (par)
+    ec_line(e, "onnxc_ready_set(onnxc_nt);");
+  ec_line(e, "continue;");
+  ec_line(e, "}");
+  if (par)
+    ec_line(e, "onnxc_ready_wait(onnxc_nt, %lld);", LL(ns));
+  ec_line(e, "const long run = it - %lld;", LL(ns));
+  ec_line(e, "for (long item = run * %lld / %lld; item < (run + 1) * %lld / %lld; item++) {", LL(ni), LL(nci),
+          LL(ni), LL(nci));
+}
+
+/* Items of the packing: groups of k, as many as 4 per thread. */
+static int64_t pack_items(const EmitC *e, bool par, int64_t groups) {
+  return !par ? 1 : groups < 4 * ec_threads(e) ? groups : 4 * ec_threads(e);
+}
+
 /* Mode 0. B = the uint8 columns, interleaved, tile by tile: for each tile of
  * 32 pixels, K/4 rows of 128 bytes, row g holding k = 4g..4g+3 of each of
  * its pixels (the last tile zero-padded). Each
@@ -129,7 +174,7 @@ static void emit_conv_gemm(EmitC *e, const Node *n, const QConv *q) {
    * packing (runs: as few claims as keep the threads finishing together) */
   double macs = (double)q->cout * (double)P * (double)q->kdim;
   bool par = q->batch == 1 && ec_par_worth(e, ec_cost_ns(macs / 4, 0));
-  int64_t ns = par ? (G < 4 * ec_threads(e) ? G : 4 * ec_threads(e)) : 1;
+  int64_t ns = pack_items(e, par, G);
   int64_t ni = w_outer ? ncb : nt, nci = par ? ec_par_chunks(e, ni, ec_cost_ns(macs / 4, 0)) : ni;
   if (par)
     ec_set_parallel(e);
@@ -137,11 +182,7 @@ static void emit_conv_gemm(EmitC *e, const Node *n, const QConv *q) {
   ec_line(e, "#if defined(ONNXC_QAMX)");
   ec_line(e, "const int amx = onnxc_qamx_begin();");
   ec_line(e, "#endif");
-  if (res)  /* a residual QLinearAdd folded into the store (fuse_quant.c) */
-    ec_line(e, "static const float rc[5] = {%.9ef, %.9ef, %.9ef, %lld.0f, %lld.0f};",
-            (double)ir_attr_float(n, "res_a_ratio", 1), (double)ir_attr_float(n, "res_b_ratio", 1),
-            (double)ir_attr_float(n, "res_fixed", 0), LL(ir_attr_int(n, "res_lo", 0)),
-            LL(ir_attr_int(n, "res_hi", 255)));
+  residual_consts(e, n);
   /* split weights: the columns' k order that pairs large weights with small ones */
   int nkp = 0;
   const int64_t *kperm = ir_attr_ints(n, "kperm", &nkp);
@@ -159,16 +200,7 @@ static void emit_conv_gemm(EmitC *e, const Node *n, const QConv *q) {
   if (!direct)
     ec_line(e, "uint8_t *restrict rows = S + %lld + %s * %lld;", LL(q->kp * Pp), par ? "onnxc_th" : "0",
             LL(4 * Pp));
-  ec_line(e, "for (long nb = 0; nb < %lld; nb++) {", LL(q->batch));
-  ec_line(e, "const uint8_t *x = X0 + nb * %lld;", LL(q->cin * q->h * q->w));
-  ec_line(e, "uint8_t *y = Y0 + nb * %lld;", LL(q->cout * P));
-  if (res)
-    ec_line(e, "const uint8_t *res = X4 + nb * %lld;", LL(q->cout * P));
-  ec_line(e, "long own = 0, it;");
-  ec_line(e, "(void)own;");
-  ec_line(e, "while ((it = %s) < %lld) {", par ? "onnxc_nt > 1 ? onnxc_claim() : own++" : "own++",
-          LL(ns + nci));
-  ec_line(e, "if (it < %lld) {", LL(ns));
+  claims_open(e, q, par, res, ns, nci);
   ec_line(e, "for (long g = it * %lld / %lld; g < (it + 1) * %lld / %lld; g++) {", LL(G), LL(ns), LL(G),
           LL(ns));
   ec_line(e, "const uint8_t *r[4];");
@@ -252,15 +284,7 @@ interleave:
     ec_line(e, "for (long i = 4 * np; i < %d; i++) bt[i] = 0;", QT_NP * 4);
   ec_line(e, "}");  /* t */
   ec_line(e, "}");  /* g */
-  if (par)
-    ec_line(e, "onnxc_ready_set(onnxc_nt);");
-  ec_line(e, "continue;");
-  ec_line(e, "}");
-  if (par)
-    ec_line(e, "onnxc_ready_wait(onnxc_nt, %lld);", LL(ns));
-  ec_line(e, "const long run = it - %lld;", LL(ns));
-  ec_line(e, "for (long item = run * %lld / %lld; item < (run + 1) * %lld / %lld; item++) {", LL(ni), LL(nci),
-          LL(ni), LL(nci));
+  claims_items(e, par, ns, ni, nci);
   if (w_outer) {
     ec_line(e, "const long c0 = item * %d;", QT_CB);
     ec_line(e, "for (long p0 = 0; p0 < %lld; p0 += %d) {", LL(P), QT_NP);
@@ -333,25 +357,13 @@ static void emit_conv_lanes(EmitC *e, const Node *n, const QConv *q) {
    * pixels Gp groups each), read in place; else the NHWC copy */
   bool direct = direct_1x1(q);
   int64_t G = q->k4 / 4, Gp = q->kp / 4;
-  int64_t ns = !par ? 1 : direct ? (G < 4 * ec_threads(e) ? G : 4 * ec_threads(e)) : 2 * ec_threads(e);
+  int64_t ns = direct ? pack_items(e, par, G) : par ? 2 * ec_threads(e) : 1;
   if (par)
     ec_set_parallel(e);
   clamp_consts(e, n);
-  if (res)
-    ec_line(e, "static const float rc[5] = {%.9ef, %.9ef, %.9ef, %lld.0f, %lld.0f};",
-            (double)ir_attr_float(n, "res_a_ratio", 1), (double)ir_attr_float(n, "res_b_ratio", 1),
-            (double)ir_attr_float(n, "res_fixed", 0), LL(ir_attr_int(n, "res_lo", 0)),
-            LL(ir_attr_int(n, "res_hi", 255)));
+  residual_consts(e, n);
   ec_line(e, "uint8_t *xt = S;");
-  ec_line(e, "for (long nb = 0; nb < %lld; nb++) {", LL(q->batch));
-  ec_line(e, "const uint8_t *x = X0 + nb * %lld;", LL(q->cin * HW));
-  ec_line(e, "uint8_t *y = Y0 + nb * %lld;", LL(q->cout * P));
-  if (res)
-    ec_line(e, "const uint8_t *res = X4 + nb * %lld;", LL(q->cout * P));
-  ec_line(e, "long own = 0, it;");
-  ec_line(e, "(void)own;");
-  ec_line(e, "while ((it = %s) < %lld) {", par ? "onnxc_nt > 1 ? onnxc_claim() : own++" : "own++", LL(ns + nci));
-  ec_line(e, "if (it < %lld) {", LL(ns));
+  claims_open(e, q, par, res, ns, nci);
   if (direct) {
     ec_line(e, "for (long g = it * %lld / %lld; g < (it + 1) * %lld / %lld; g++) {", LL(G), LL(ns), LL(G), LL(ns));
     ec_line(e, "const uint8_t *r[4];");
@@ -375,15 +387,7 @@ static void emit_conv_lanes(EmitC *e, const Node *n, const QConv *q) {
   ec_line(e, "if (it == %lld) for (long c = 0; c < %lld; c++) xt[%lld + c] = %lld;", LL(ns - 1), LL(cin4),
           LL(HW * cin4), LL(zx));
 copied:
-  if (par)
-    ec_line(e, "onnxc_ready_set(onnxc_nt);");
-  ec_line(e, "continue;");
-  ec_line(e, "}");
-  if (par)
-    ec_line(e, "onnxc_ready_wait(onnxc_nt, %lld);", LL(ns));
-  ec_line(e, "const long run = it - %lld;", LL(ns));
-  ec_line(e, "for (long item = run * %lld / %lld; item < (run + 1) * %lld / %lld; item++) {", LL(ni), LL(nci),
-          LL(ni), LL(nci));
+  claims_items(e, par, ns, ni, nci);
   ec_line(e, "const long c0 = item / %lld * %d, pc = item %% %lld;", LL(npc), QT_CT, LL(npc));
   ec_line(e, "for (long p0 = pc * %lld / %lld * 4; p0 < (pc + 1) * %lld / %lld * 4 && p0 < %lld; p0 += 4) {",
           LL(p4), LL(npc), LL(p4), LL(npc), LL(P));

@@ -183,16 +183,21 @@ int driver_vector_bits(const Options *o) {
   return strcmp(o->target, "c") == 0 && host_cpu_known(o) ? cc_vector(o).bits : 0;
 }
 
-bool driver_int8_pairs16(const Options *o, const Graph *g) {
-  /* AVX2 (or AVX-512 without VNNI, whose int8 kernels take the AVX2 form):
-   * the int8 conv tile adds pairs of products in 16 bits (fuse_quant.c).
-   * Asked only of a graph with QDQ groups (no compiler run for the others). */
+/* Whether the int8 kernels' build facts matter: the C target for a known
+ * CPU, and a graph with QDQ groups (no compiler run for the others). */
+static bool int8_host(const Options *o, const Graph *g) {
   if (strcmp(o->target, "c") != 0 || !host_cpu_known(o))
     return false;
-  bool qdq = false;
-  for (const Node *n = g->first; n && !qdq; n = n->next)
-    qdq = n->op == OP_DequantizeLinear;
-  if (!qdq)
+  for (const Node *n = g->first; n; n = n->next)
+    if (n->op == OP_DequantizeLinear)
+      return true;
+  return false;
+}
+
+bool driver_int8_pairs16(const Options *o, const Graph *g) {
+  /* AVX2 (or AVX-512 without VNNI, whose int8 kernels take the AVX2 form):
+   * the int8 conv tile adds pairs of products in 16 bits (fuse_quant.c) */
+  if (!int8_host(o, g))
     return false;
   CcVec v = cc_vector(o);
   return v.bits != 0 && !v.vnni;
@@ -201,12 +206,7 @@ bool driver_int8_pairs16(const Options *o, const Graph *g) {
 bool driver_int8_lanes(const Options *o, const Graph *g) {
   /* AVX-512 VNNI without AMX: int8 convs may take the output channels as the
    * vector lanes (fuse_quant.c); AMX tiles want the other layout */
-  if (strcmp(o->target, "c") != 0 || !host_cpu_known(o))
-    return false;
-  bool qdq = false;
-  for (const Node *n = g->first; n && !qdq; n = n->next)
-    qdq = n->op == OP_DequantizeLinear;
-  if (!qdq)
+  if (!int8_host(o, g))
     return false;
   CcVec v = cc_vector(o);
   return v.vnni512 && !v.amx;

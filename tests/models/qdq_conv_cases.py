@@ -119,6 +119,7 @@ def main():
     args = ap.parse_args()
     out = args.out or tempfile.mkdtemp(prefix="qdq_conv_cases_")
     failed = checks = 0
+    lanes_here = None  # whether this CPU's build takes the lanes form (AVX-512 VNNI, no AMX)
     for i, (name, spec) in enumerate(CASES.items()):
         if args.only and name not in args.only:
             continue
@@ -136,6 +137,14 @@ def main():
         with open(os.path.join(work, "case", "test_data_set_0", "output_0.pb"), "wb") as f:
             f.write(numpy_helper.from_array(want, "y").SerializeToString())
         onnx.save(onnx.load(path), os.path.join(work, "case", "model.onnx"))
+        if lanes_here is None:
+            src = os.path.join(work, "src")
+            subprocess.run([args.onnxc, path, "-S", "--cpu", "native", "-o", src], check=True,
+                           env=dict(os.environ, ONNXC_INT8_LANES="1"), capture_output=True)
+            text = "".join(open(os.path.join(src, f)).read() for f in os.listdir(src) if f.endswith(".c"))
+            lanes_here = text.count("onnxc_qtile_n(") > 1  # (one is the kernel's definition)
+            print("the output-channels-as-lanes form " + ("applies on this CPU" if lanes_here else
+                  "does not apply on this CPU (no AVX-512 VNNI, or AMX): lanes=1 runs the other form"))
         for lanes in ("0", "1"):
             os.environ["ONNXC_INT8_LANES"] = lanes
             for cpu, threads in (("native", 1), ("native", 2), ("generic", 1)):
