@@ -91,6 +91,9 @@ bool pass_simplify(Graph *g, Diag *d);        /* algebraic identities (simplify.
  * weights safe for 16-bit pair sums plus a residual (Target.int8_pairs16); lanes: a
  * conv may take the transposed weight layout (Target.int8_lanes) */
 bool pass_fuse_quant(Graph *g, bool split, bool lanes, Diag *d);
+/* MatMulInteger by a constant B (and quantize_dynamic's Cast/Mul/Add after it)
+ * -> QIntMatMul, the int8 product kernel (fuse_qmatmul.c). */
+bool pass_fuse_qmatmul(Graph *g, Diag *d);
 bool pass_fuse_bn(Graph *g, Diag *d);         /* BN, Mul, Add... folded into Conv/Gemm */
 bool pass_fuse_layout(Graph *g, Diag *d);      /* Transposes around batched MatMuls read/written in place */
 /* The channel-blocked layout between convolution-like ops (layout.c,

@@ -915,6 +915,47 @@ def op_matmul(b, x):
     return b.one("MatMul", [x, w], out)
 
 
+def op_dyn_quant(b, x):
+    """quantize_dynamic's product, which onnxc lowers to its int8 product
+    kernel (passes/fuse_qmatmul.c): x quantized at run time
+    (DynamicQuantizeLinear), MatMulInteger by a constant int8 or uint8 weight
+    (zero points absent, scalar or per column), then Cast and Mul by the
+    scales' product, scalar or per column [, Add of a bias], as the quantizer
+    writes them; or the sums Cast and divided (no scale to fold: the int32
+    form). int8 weights stay in [-64, 63]: ONNX Runtime's AVX2 kernel
+    saturates pairs of u8 x s8 products past int16."""
+    r = b.rng
+    k = x.shape[-1]
+    if len(x.shape) < 2 or k > 1024:
+        raise Reject()
+    n = int(r.choice([1, 5, 16, 17, 48, 64, 65, 100]))
+    q = b.fresh("dql")
+    sc, zp = q + "_scale", q + "_zp"
+    x.uses += 1
+    b.nodes.append(helper.make_node("DynamicQuantizeLinear", [x.name], [q, sc, zp], name=q))
+    zshape = (n,) if r.random() < 0.4 else ()
+    if r.random() < 0.6:
+        w = r.integers(-64, 64, size=(k, n)).astype(np.int8)
+        wz = r.integers(-3, 4, size=zshape).astype(np.int8) if r.random() < 0.5 else np.zeros(zshape, np.int8)
+    else:
+        w = r.integers(0, 256, size=(k, n)).astype(np.uint8)
+        wz = r.integers(100, 156, size=zshape).astype(np.uint8)
+    ins = [q, b.const(w, "wq"), zp]
+    if r.random() < 0.8:
+        ins.append(b.const(wz, "wz"))
+    mm = b.one("MatMulInteger", ins, x.shape[:-1] + (n,), dtype=I32)
+    f = b.one("Cast", [mm], mm.shape, to=F32)
+    if r.random() < 0.15:
+        return b.one("Div", [f, b.const(np.float32(r.uniform(500, 5000)), "div")], f.shape)
+    ws = r.uniform(0.002, 0.02, size=(n,) if r.random() < 0.4 else ()).astype(np.float32)
+    s = b.one("Mul", [sc, b.const(ws, "ws")], ws.shape)
+    y = b.one("Mul", [f, s] if r.random() < 0.5 else [s, f], f.shape)
+    if r.random() < 0.6:
+        bias = b.const(r.uniform(-0.5, 0.5, size=(n,)).astype(np.float32), "bias")
+        y = b.one("Add", [y, bias] if r.random() < 0.5 else [bias, y], f.shape)
+    return y
+
+
 def projections(b, x):
     """Q, K and V: x times three [D, D] weights, all with biases (MatMul +
     Add, as exporters write them; onnxc merges the three) or all without."""
@@ -1196,7 +1237,7 @@ OPS2 = {
     op_gemm: 6, op_matmul: 5, op_unary: 6, op_binary: 5, op_layernorm: 2, op_softmax: 1.5, op_gelu: 1,
     op_attention: 1, op_transpose: 1, op_reshape: 1.5, op_concat_c: 0, op_split: 1, op_slice: 1, op_gather: 1,
     op_reduce: 1, op_unsqueeze: 0.5, op_squeeze: 0.5, op_flatten: 0.5, op_cast: 0.7, op_ew_siblings: 1.5,
-    op_conv1d: 1.5, op_rnn: 1.5,
+    op_conv1d: 1.5, op_rnn: 1.5, op_dyn_quant: 1.5,
 }
 
 

@@ -1,0 +1,175 @@
+/* fuse_qmatmul.c - MatMulInteger by a constant B lowered to the int8
+ * product kernel (docs/int8.md, "quantize_dynamic's products").
+ *
+ * requires: inferred types and static shapes; runs with fuse-quant (before
+ *   simplify and before fuse-elementwise takes the Cast/Mul/Add chain).
+ * provides: Y = MatMulInteger(A u8 [..., K], B [K, N] constant int8 or uint8,
+ *   za (scalar, run-time or constant; absent = 0), zb (constant, scalar or
+ *   [N]; absent = 0)) becomes QIntMatMul(A, W, ZD, ZB?, za?) with
+ *     W  = B' (B - 128 when B is uint8, so int8) packed as the product
+ *          kernel reads it: per 16 columns, ceil(K/4) words of 4 k per column
+ *          ([N/16][K/4][16] int32, k % 4 in byte k % 4, zero past K and N);
+ *     ZB = zb' (zb - 128 for uint8 B), omitted when every one is 0;
+ *     ZD = K zb' - sum_k B'[k][n].
+ *   Then sum_k (A - za)(B - zb) = A B' - zb' rowsum(A) + za ZD exactly in
+ *   int32 (K <= 16384 bounds every partial sum). When the int32 result is
+ *   only read by Cast(to float) -> Mul(by a float scalar or [N] S) [-> Add of a
+ *   constant float [N] bias], as quantize_dynamic writes each MatMul, the
+ *   chain folds in: QIntMatMul(..., za, S [, BIAS]) gives the float result
+ *   float(v) * S + BIAS, the same roundings as the three nodes.
+ * invalidates: the MatMulInteger and the folded chain go; B stays for dce.
+ */
+#include "passes.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define QMM_MAX_K 16384
+
+static Node *only_user(const Value *v) { return v->n_uses == 1 && !v->is_output ? v->uses[0] : NULL; }
+
+/* v is constant and has one element or N along its last dim (rank <= r). */
+static bool per_col(const Value *v, int64_t N, int r) {
+  int64_t k;
+  if (!shape_numel(&v->shape, &k) || v->shape.rank > r)
+    return false;
+  return k == 1 || (k == N && v->shape.rank >= 1 && v->shape.d[v->shape.rank - 1] == N);
+}
+
+/* The other operand of a binary node n, one of whose operands is v. */
+static Value *other_in(const Node *n, const Value *v) {
+  if (n->n_in != 2)
+    return NULL;
+  return n->in[0] == v ? n->in[1] : n->in[1] == v ? n->in[0] : NULL;
+}
+
+/* The Cast -> Mul [-> Add] chain after y (the MatMulInteger's output): its
+ * nodes in chain[], the scale and bias (NULL when none). */
+static int float_chain(Value *y, Node **chain, Value **scale, Value **bias) {
+  Node *c = only_user(y);
+  if (!c || c->op != OP_Cast || ir_attr_int(c, "to", 0) != 1 || c->out[0]->dt != DT_F32)
+    return 0;
+  Node *m = only_user(c->out[0]);
+  Value *s = m && m->op == OP_Mul ? other_in(m, c->out[0]) : NULL;
+  int r = y->shape.rank;
+  int64_t N = r > 0 ? y->shape.d[r - 1] : 1;
+  if (!s || s->dt != DT_F32 || !per_col(s, N, r) || !shape_equal(&m->out[0]->shape, &y->shape))
+    return 0;
+  chain[0] = c;
+  chain[1] = m;
+  *scale = s;
+  *bias = NULL;
+  Node *a = only_user(m->out[0]);
+  Value *b = a && a->op == OP_Add ? other_in(a, m->out[0]) : NULL;
+  if (b && b != m->out[0] && b->kind == VK_CONST && b->dt == DT_F32 && per_col(b, N, r) &&
+      shape_equal(&a->out[0]->shape, &y->shape)) {
+    chain[2] = a;
+    *bias = b;
+    return 3;
+  }
+  return 2;
+}
+
+static Value *new_const(Graph *g, const char *name, DType dt, int rank, const int64_t *dims, Diag *d) {
+  Shape s = shape_make(rank, dims);
+  Tensor *t = ir_tensor_new(g, dt, &s, d);
+  return t ? ir_const_new(g, name, t) : NULL;
+}
+
+static bool fuse_one(Graph *g, Node *n, bool *done, Diag *d) {
+  *done = false;
+  Value *A = n->in[0], *B = n->in[1];
+  const Shape *as = &A->shape, *bs = &B->shape, *ys = &n->out[0]->shape;
+  if (A->dt != DT_U8 || B->kind != VK_CONST || bs->rank != 2 || (B->dt != DT_I8 && B->dt != DT_U8) ||
+      as->rank < 1 || !shape_is_static(as) || !shape_is_static(ys))
+    return true;
+  int64_t K = bs->d[0], N = bs->d[1], rows;
+  if (as->d[as->rank - 1] != K || K < 1 || K > QMM_MAX_K || N < 1 || !shape_numel(as, &rows) || rows < 1)
+    return true;
+  Value *za = ir_has_input(n, 2) ? n->in[2] : NULL, *zbv = ir_has_input(n, 3) ? n->in[3] : NULL;
+  int64_t cnt;
+  if (za && (za->dt != DT_U8 || !shape_numel(&za->shape, &cnt) || cnt != 1))
+    return true;  /* (a per-row zero point keeps the generic loop) */
+  if (zbv && (zbv->kind != VK_CONST || zbv->dt != B->dt ||
+              (zbv->konst->numel != 1 && zbv->konst->numel != N)))
+    return true;
+
+  Node *chain[3];
+  Value *scale = NULL, *bias = NULL;
+  int nch = float_chain(n->out[0], chain, &scale, &bias);
+
+  int64_t K4 = (K + 3) / 4, N16 = (N + 15) / 16;
+  int64_t wdims[2] = {N16 * K4, 16};
+  Value *wv = new_const(g, arena_printf(g->arena, "%s_qmw", n->name), DT_I32, 2, wdims, d);
+  Value *zdv = new_const(g, arena_printf(g->arena, "%s_qmzd", n->name), DT_I32, 1, &N, d);
+  Value *zbp = new_const(g, arena_printf(g->arena, "%s_qmzb", n->name), DT_I32, 1, &N, d);
+  if (!wv || !zdv || !zbp)
+    return false;
+  uint32_t *wq = wv->konst->data;
+  int32_t *zd = zdv->konst->data, *zb = zbp->konst->data;
+  int32_t off = B->dt == DT_U8 ? 128 : 0;
+  bool any_zb = false;
+  const int8_t *bs8 = B->konst->data;
+  const uint8_t *bu8 = B->konst->data;
+  for (int64_t c = 0; c < N; c++) {
+    int64_t sum = 0;
+    for (int64_t k = 0; k < K; k++) {
+      int32_t w = off ? (int32_t)bu8[k * N + c] - off : (int32_t)bs8[k * N + c];
+      sum += w;
+      wq[((c / 16) * K4 + k / 4) * 16 + c % 16] |= ((uint32_t)w & 0xffu) << (8 * (k % 4));
+    }
+    int32_t z = (zbv ? (int32_t)tensor_get_i64(zbv->konst, zbv->konst->numel == 1 ? 0 : c) : 0) - off;
+    zb[c] = z;
+    any_zb = any_zb || z != 0;
+    zd[c] = (int32_t)(K * z - sum);
+  }
+  Value *in[7] = {A, wv, zdv, any_zb ? zbp : NULL, za, nch ? scale : NULL, nch == 3 ? bias : NULL};
+  int n_in = nch == 3 ? 7 : nch ? 6 : za ? 5 : any_zb ? 4 : 3;
+  Node *pos = nch ? chain[nch - 1] : n;
+  Node *q = ir_node_insert(g, pos, OP_QIntMatMul, "QIntMatMul", n->name, n_in, in, 1);
+  q->domain = "onnxc";
+  ir_attr_set_int(q, "kdim", K);
+  ir_attr_set_int(q, "cout", N);
+  ir_attr_set_int(q, "out_float", nch ? 1 : 0);
+  ir_attr_set_ints(q, "yshape", ys->d, ys->rank);
+  Value *last = nch ? chain[nch - 1]->out[0] : n->out[0];
+  q->out[0]->dt = nch ? DT_F32 : DT_I32;
+  q->out[0]->shape = *ys;
+  ir_value_replace(last, q->out[0]);
+  for (int i = nch - 1; i >= 0; i--)
+    ir_node_remove(chain[i]);
+  ir_node_remove(n);
+  *done = true;
+  return true;
+}
+
+bool pass_fuse_qmatmul(Graph *g, Diag *d) {
+  Node *next;
+  for (Node *n = g->first; n; n = next) {
+    next = n->next;
+    if (n->op != OP_MatMulInteger)
+      continue;
+    bool done;
+    if (!fuse_one(g, n, &done, d))
+      return false;
+    if (done)  /* the chain after n may have held `next` */
+      next = g->first;
+  }
+  return true;
+}
+
+bool infer_QIntMatMul(Node *n, Diag *d) {
+  int r;
+  const int64_t *ys = ir_attr_ints(n, "yshape", &r);
+  int64_t K = ir_attr_int(n, "kdim", 0), N = ir_attr_int(n, "cout", 0);
+  bool fl = ir_attr_int(n, "out_float", 0) != 0;
+  if (!ys || r < 1 || r > IR_MAX_RANK || ys[r - 1] != N || n->in[0]->dt != DT_U8 || n->in[1]->dt != DT_I32 ||
+      n->in[2]->dt != DT_I32 || n->in[0]->shape.rank < 1 ||
+      n->in[0]->shape.d[n->in[0]->shape.rank - 1] != K || (ir_has_input(n, 3) && n->in[3]->dt != DT_I32) ||
+      (ir_has_input(n, 4) && n->in[4]->dt != DT_U8) || (ir_has_input(n, 5) && n->in[5]->dt != DT_F32) ||
+      (ir_has_input(n, 6) && n->in[6]->dt != DT_F32) || fl != ir_has_input(n, 5))
+    return diag_error(d, n, "internal: malformed QIntMatMul");
+  n->out[0]->dt = fl ? DT_F32 : DT_I32;
+  n->out[0]->shape = shape_make(r, ys);
+  return true;
+}
