@@ -57,9 +57,9 @@ bool emitc_QIntMatMul(EmitC *e, const Node *n) {
     ec_line(e, "onnxc_qacc_tail(src, %lld, %lld, X1 + c0 / 16 * %lld, %lld, nc, acc);", LL(K / 4), LL(kt), LL(wcs),
             LL(wcs));
   const char *y = arena_printf(e->g->arena, "Y0 + m0 * %lld + c0", LL(N));
-  ec_line(e, "onnxc_qmm_put(acc, np, nc, za, X2 + c0, %s, rs, %s, %lld, %s, %s, %s, %lld);",
+  ec_line(e, "onnxc_qmm_put(acc, np, nc, za, X2 + c0, %s, rs, %s, %lld, %s, %s, %lld);",
           zb ? "X3 + c0" : "(const int32_t *)0", fl ? (ss ? "X5 + c0" : "X5") : "(const float *)0", LL(ss),
-          bias ? "X6 + c0" : "(const float *)0", fl ? "(int32_t *)0" : y, fl ? y : "(float *)0", LL(N));
+          bias ? "X6 + c0" : "(const float *)0", y, LL(N));
   ec_line(e, "}");  /* m0 */
   ec_line(e, "}");  /* items */
   return true;

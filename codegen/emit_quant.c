@@ -264,7 +264,18 @@ bool emitc_DequantizeLinear(EmitC *e, const Node *n) {
 
 bool quant_emit_dql(EmitC *e, const Node *n, const char *count) {
   /* Range of the data widened to include 0; scale and zero point as the
-   * reference computes them in float. */
+   * reference computes them in float (onnxc_qdql, qint_prelude.c). */
+  if (!e->cuda) {
+    ec_line(e, "float scale;");
+    ec_line(e, "uint8_t zp;");
+    ec_line(e, "onnxc_qdql(X0, (long)(%s), Y0, &scale, &zp);", count);
+    if (ec_has_output(n, 1))
+      ec_line(e, "Y1[0] = scale;");
+    if (ec_has_output(n, 2))
+      ec_line(e, "Y2[0] = zp;");
+    return true;
+  }
+  /* (CUDA's fallback kernel: the same steps written out, no prelude) */
   ec_line(e, "float mx = 0.0f, mn = 0.0f;");
   ec_line(e, "for (ptrdiff_t i = 0; i < (ptrdiff_t)(%s); i++) {", count);
   ec_line(e, "if (X0[i] > mx) mx = X0[i];");

@@ -132,6 +132,9 @@ static bool fuse_one(Graph *g, Node *n, bool *done, Diag *d) {
   ir_attr_set_int(q, "cout", N);
   ir_attr_set_int(q, "out_float", nch ? 1 : 0);
   ir_attr_set_ints(q, "yshape", ys->d, ys->rank);
+  rewrite_record_fused(q, n);
+  for (int i = 0; i < nch; i++)
+    rewrite_record_fused(q, chain[i]);
   Value *last = nch ? chain[nch - 1]->out[0] : n->out[0];
   q->out[0]->dt = nch ? DT_F32 : DT_I32;
   q->out[0]->shape = *ys;

@@ -35,6 +35,16 @@ add_test(NAME e2e.qdq_conv_cases
           --onnxc ${ONNXC_BIN} --out ${CMAKE_BINARY_DIR}/qdq_conv_cases)
 set_tests_properties(e2e.qdq_conv_cases PROPERTIES LABELS e2e TIMEOUT 600)
 
+# quantize_dynamic's transformer layers and MLPs (MatMulInteger by constant
+# weights, int8 and uint8, per tensor and per channel; K and N at the int8
+# product kernel's edges): -O2, -O3 --threads 2 and --cpu generic exactly
+# -O0's outputs, ORT's within 1e-5 of the largest output, -O2 --guard
+# (tests/models/dyn_quant_models.py).
+add_test(NAME e2e.dyn_quant_models
+  COMMAND ${ONNXC_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/models/dyn_quant_models.py
+          --onnxc ${ONNXC_BIN} --out ${CMAKE_BINARY_DIR}/dyn_quant_models)
+set_tests_properties(e2e.dyn_quant_models PROPERTIES LABELS e2e TIMEOUT 600)
+
 # Random chains of QDQ groups (tests/diff/gen_model.py --profile qdq: convs with
 # odd channel counts, strides, 7x7 windows, dilations, asymmetric pads, residual
 # Adds, pools, concats, a Gemm/MatMul head) against ORT's integer kernels, in

@@ -67,7 +67,13 @@ int64_t fusion_flops(const Node *n) {
     return 2 * out * per + epi;
   }
   case OP_QIntConv: /* int8 multiply-adds, counted as two operations like float ones */
+  case OP_QIntMatMul:
     return 2 * out * ir_attr_int(n, "kdim", 0);
+  case OP_MatMulInteger:
+  case OP_QLinearMatMul: {
+    const Shape *a = &n->in[0]->shape;
+    return 2 * out * (a->rank ? a->d[a->rank - 1] : 1);
+  }
   case OP_FusedElementwise:
     return out * body_steps(n, "body");
   case OP_LayerNormalization:
