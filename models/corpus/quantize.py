@@ -1,4 +1,4 @@
-"""QDQ (int8) versions of corpus models, as onnxruntime's quantizer writes them.
+"""int8 versions of corpus models, as onnxruntime's quantizer writes them.
 
 `qdq(build)` wraps a float model builder of cnn.py: it builds the float net,
 scales its classifier (corpus_lib.calibrate), then runs
@@ -13,6 +13,12 @@ The case's reference outputs are ONNX Runtime's with graph optimizations on
 on its integer kernels (QLinearConv, QGemm, QLinearAdd, ...), the numbers an
 int8 deployment gets and what onnxc's lowering (passes/fuse_quant.c)
 reproduces; docs/int8.md.
+
+`dynamic(build)` wraps the BERT builders the way users quantize transformers:
+quant_pre_process, then quantize_dynamic with int8 weights (each MatMul by a
+weight becomes DynamicQuantizeLinear + MatMulInteger + Cast + Mul by the
+scales, which onnxc lowers to its int8 product kernel, passes/fuse_qmatmul.c).
+No calibration: the activations' ranges are taken at run time.
 """
 
 import os
@@ -21,6 +27,7 @@ import tempfile
 import numpy as np
 import onnx
 
+import bert
 import cnn
 import corpus_lib
 
@@ -94,6 +101,29 @@ def small_cnn(b):
                     [(probs, [1, 10], np.float32)], opset=17), feeds)
 
 
+def dynamic(build):
+    """A corpus builder that returns the quantize_dynamic version of build's model."""
+    def dbuild(b):
+        from onnxruntime.quantization import QuantType, quantize_dynamic
+        from onnxruntime.quantization.shape_inference import quant_pre_process
+        model, feeds = build(b)
+        corpus_lib.calibrate(b, model, feeds)
+        b.calibrations = []
+        with tempfile.TemporaryDirectory() as tmp:
+            src, pre, dst = (os.path.join(tmp, n) for n in ("float.onnx", "pre.onnx", "dyn.onnx"))
+            onnx.save(model, src)
+            quant_pre_process(src, pre, skip_symbolic_shape=True)
+            quantize_dynamic(pre, dst, weight_type=QuantType.QInt8)
+            q = onnx.load(dst)
+        q.producer_name = "onnxc-corpus"
+        return q, feeds
+    dbuild.__name__ = build.__name__ + "_int8"
+    dbuild.__module__ = __name__
+    return dbuild
+
+
 resnet50_int8 = qdq(cnn.resnet50)
 mobilenetv2_int8 = qdq(cnn.mobilenetv2)
 small_cnn_int8 = qdq(small_cnn)
+bert_tiny_int8 = dynamic(bert.bert_tiny)
+bert_base_int8 = dynamic(bert.bert_base)
