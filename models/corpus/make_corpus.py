@@ -100,7 +100,7 @@ for _name, _about in (("resnet50", "ResNet-50"), ("mobilenetv2", "MobileNetV2"),
 # optimization levels differ by up to 0.07 (output magnitude 4.7) and onnxc
 # from either by up to 0.1, hence BERT-base's atol 0.15 (docs/int8.md).
 for _name, _about, _atol in (("bert_tiny", "BERT-tiny", 1e-4), ("bert_base", "BERT-base", 0.15)):
-    MODELS[f"{_name}_int8"] = Entry(getattr(quantize, f"{_name}_int8"), {"int8", "extra"}, 1e-3, _atol,
+    MODELS[f"{_name}_int8"] = Entry(getattr(quantize, f"{_name}_int8"), {"int8_dynamic", "extra"}, 1e-3, _atol,
                                     f"{_about}, quantize_dynamic (MatMulInteger, s8 weights)",
                                     {"reference": "optimized", "float_model": _name})
 for _name in micro.LIGHT:

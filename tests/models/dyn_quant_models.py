@@ -26,6 +26,10 @@ For each quantized model:
   3. -O2 matches ONNX Runtime (its MatMulIntegerToFloat) within 1e-5 of the
      output's largest magnitude;
   4. `onnxc check -O2 --guard` (red zones around every buffer) passes.
+Then the corpus's bert_tiny_int8 (models/corpus/quantize.py: BERT-tiny through
+quant_pre_process and quantize_dynamic; built into --corpus when missing)
+passes `onnxc check` at its entry's tolerance against ORT's fused int8
+kernels, at -O2 and at -O3 --threads 2.
 """
 
 import argparse
@@ -41,6 +45,12 @@ import onnx
 import onnxruntime as ort
 from onnx import TensorProto, helper, numpy_helper
 from onnxruntime.quantization import QuantType, quantize_dynamic
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, os.path.join(REPO, "models", "corpus"))
+
+import make_corpus  # noqa: E402
 
 ort.set_default_logger_severity(3)
 logging.getLogger().setLevel(logging.ERROR)
@@ -158,6 +168,7 @@ def main():
     ap.add_argument("--out", default=None, help="keep the cases here")
     ap.add_argument("--only", nargs="+", default=None)
     ap.add_argument("--all", action="store_true", help="also quantize with reduce_range")
+    ap.add_argument("--corpus", default=os.path.join(REPO, "build", "corpus"))
     args = ap.parse_args()
     out = args.out or tempfile.mkdtemp(prefix="dyn_quant_models_")
     failed = checks = 0
@@ -221,6 +232,14 @@ def main():
             r = subprocess.run([args.onnxc, "check", "-O2", "--guard", "--atol", "0", "--rtol", "0",
                                 os.path.join(work, "case")], capture_output=True, text=True)
             check(r.returncode == 0, f"{case}: -O2 --guard, exactly -O0's outputs"
+                  + ("" if r.returncode == 0 else "\n" + (r.stdout + r.stderr)[-1500:]))
+    if not args.only or "bert_tiny_int8" in args.only:
+        case = make_corpus.build_case(args.corpus, "bert_tiny_int8")
+        meta = make_corpus.MODELS["bert_tiny_int8"]
+        for flags in (["-O2"], ["-O3", "--threads", "2"]):
+            r = subprocess.run([args.onnxc, "check", *flags, "--rtol", str(meta.rtol), "--atol", str(meta.atol), case],
+                               capture_output=True, text=True)
+            check(r.returncode == 0, f"bert_tiny_int8: {' '.join(flags)} against ORT (atol {meta.atol})"
                   + ("" if r.returncode == 0 else "\n" + (r.stdout + r.stderr)[-1500:]))
     print(f"quantize_dynamic models: {checks - failed} of {checks} checks passed")
     return 1 if failed else 0
