@@ -78,8 +78,17 @@ static int64_t dw_part(const QConv *q, int64_t ph, int64_t pw) {
   return (ph * pw + 64 + 63) / 64 * 64 + (q->oh * dw_acc_row(q, pw) * 4 + 63) / 64 * 64;
 }
 
+/* QIntConvInteger's scratch: the NHWC copy with its zero-point pixel, then
+ * (with weight zero points) each input pixel's byte sum, int32. */
+static int64_t ci_copy_bytes(const QConv *q) { return ((q->h * q->w + 1) * ((q->cin + 3) / 4 * 4) + 63) / 64 * 64; }
+
 int64_t qint_scratch_bytes(const Node *n, int threads) {
   int64_t th = threads > 1 ? threads : 1;  /* per-thread parts when the kernel runs on the pool */
+  if (n->op == OP_QIntConvInteger) {
+    QConv q;
+    qconv_geometry(n, &q);
+    return ci_copy_bytes(&q) + (ir_has_input(n, 3) ? 4 * (q.h * q.w + 1) : 0);
+  }
   if (n->op != OP_QIntConv)
     return 0;
   int64_t mode = ir_attr_int(n, "mode", 0);
@@ -608,6 +617,114 @@ bool emitc_QIntConv(EmitC *e, const Node *n) {
     emit_conv_lanes(e, n, &q);
   else
     emit_conv_gemm(e, n, &q);
+  return true;
+}
+
+/* ---- QIntConvInteger -------------------------------------------------------------- */
+
+/* ConvInteger (quantize_dynamic's convs; fuse_qmatmul.c) in the lanes form:
+ * the NHWC copy of the input (channels past Cin 0, the padding pixel the
+ * run-time zero point zx, so a tap in the padding adds (zx - zx) w = 0),
+ * the tap table, onnxc_qacc_n; then int32 y = acc + zx D[c] - zw'[c] S(p),
+ * S(p) the bytes summed over p's window (each input pixel's sum taken in
+ * the copy, then summed over the taps), only when some zw' is not 0. */
+static void emit_conv_integer(EmitC *e, const Node *n, const QConv *q) {
+  int64_t P = q->oh * q->ow, HW = q->h * q->w, cin4 = (q->cin + 3) / 4 * 4, taps = q->k[0] * q->k[1];
+  int64_t nch = (ir_attr_int(n, "kdim_t", taps * cin4) + QT_KC - 1) / QT_KC, wcs = nch * 256;
+  bool zw = ir_has_input(n, 3);
+  double macs = (double)q->cout * (double)P * (double)q->kdim;
+  bool par = q->batch == 1 && ec_par_worth(e, ec_cost_ns(macs / 4, 0));
+  int64_t nct = (q->cout + QT_CT - 1) / QT_CT, p4 = (P + 3) / 4;
+  int64_t npc = par && nct < 4 * ec_threads(e) ? (4 * ec_threads(e) + nct - 1) / nct : 1;
+  npc = npc > p4 ? p4 : npc;
+  int64_t ni = nct * npc, nci = par ? ec_par_chunks(e, ni, ec_cost_ns(macs / 4, 0)) : ni;
+  int64_t ns = par ? 2 * ec_threads(e) : 1;
+  if (par)
+    ec_set_parallel(e);
+  ec_line(e, "uint8_t *xt = S;");
+  if (zw)
+    ec_line(e, "int32_t *s1 = (int32_t *)(void *)(S + %lld);", LL(ci_copy_bytes(q)));
+  ec_line(e, "const int32_t zx = %s;", ir_has_input(n, 4) ? "(int32_t)X4[0]" : "0");
+  ec_line(e, "for (long nb = 0; nb < %lld; nb++) {", LL(q->batch));
+  ec_line(e, "const uint8_t *x = X0 + nb * %lld;", LL(q->cin * HW));
+  ec_line(e, "int32_t *y = Y0 + nb * %lld;", LL(q->cout * P));
+  ec_line(e, "long own = 0, it;");
+  ec_line(e, "(void)own;");
+  ec_line(e, "while ((it = %s) < %lld) {", par ? "onnxc_nt > 1 ? onnxc_claim() : own++" : "own++", LL(ns + nci));
+  ec_line(e, "if (it < %lld) {", LL(ns));
+  ec_line(e, "const long q0 = it * %lld / %lld, q1 = (it + 1) * %lld / %lld;", LL(HW), LL(ns), LL(HW), LL(ns));
+  ec_line(e, "onnxc_qnhwc(x, %lld, %lld, %lld, q0, q1, xt);", LL(q->cin), LL(cin4), LL(HW));
+  for (int64_t c = q->cin / 4 * 4; c < cin4; c++)
+    if (c < q->cin)
+      ec_line(e, "for (long p = q0; p < q1; p++) xt[p * %lld + %lld] = x[%lld + p];", LL(cin4), LL(c), LL(c * HW));
+    else
+      ec_line(e, "for (long p = q0; p < q1; p++) xt[p * %lld + %lld] = 0;", LL(cin4), LL(c));
+  if (zw)
+    ec_line(e, "for (long p = q0; p < q1; p++) s1[p] = onnxc_qsum(xt + p * %lld, %lld);", LL(cin4), LL(cin4));
+  ec_line(e, "if (it == %lld) {", LL(ns - 1));
+  ec_line(e, "for (long c = 0; c < %lld; c++) xt[%lld + c] = (uint8_t)(c < %lld ? zx : 0);", LL(cin4), LL(HW * cin4),
+          LL(q->cin));
+  if (zw)
+    ec_line(e, "s1[%lld] = %lld * zx;", LL(HW), LL(q->cin));
+  ec_line(e, "}");
+  if (par)
+    ec_line(e, "onnxc_ready_set(onnxc_nt);");
+  ec_line(e, "continue;");
+  ec_line(e, "}");
+  if (par)
+    ec_line(e, "onnxc_ready_wait(onnxc_nt, %lld);", LL(ns));
+  ec_line(e, "const long run = it - %lld;", LL(ns));
+  ec_line(e, "for (long item = run * %lld / %lld; item < (run + 1) * %lld / %lld; item++) {", LL(ni), LL(nci),
+          LL(ni), LL(nci));
+  ec_line(e, "const long c0 = item / %lld * %d, pc = item %% %lld;", LL(npc), QT_CT, LL(npc));
+  ec_line(e, "const int nc = (int)(%lld - c0 < %d ? %lld - c0 : %d);", LL(q->cout), QT_CT, LL(q->cout), QT_CT);
+  ec_line(e, "for (long p0 = pc * %lld / %lld * 4; p0 < (pc + 1) * %lld / %lld * 4 && p0 < %lld; p0 += 4) {",
+          LL(p4), LL(npc), LL(p4), LL(npc), LL(P));
+  ec_line(e, "const int np = (int)(%lld - p0 < 4 ? %lld - p0 : 4);", LL(P), LL(P));
+  ec_line(e, "const uint8_t *src[%lld];", LL(4 * taps));
+  ec_line(e, "int32_t acc[4 * %d]%s;", QT_CT, zw ? ", sp[4] = {0, 0, 0, 0}" : "");
+  ec_line(e, "for (int i = 0; i < 4; i++) {");
+  ec_line(e, "const long p = p0 + (i < np ? i : np - 1), oh = p / %lld, ow = p %% %lld;", LL(q->ow), LL(q->ow));
+  ec_line(e, "for (long kh = 0; kh < %lld; kh++) {", LL(q->k[0]));
+  ec_line(e, "const long ih = oh * %lld - %lld + kh * %lld;", LL(q->s[0]), LL(q->pb[0]), LL(q->dil[0]));
+  ec_line(e, "for (long kw = 0; kw < %lld; kw++) {", LL(q->k[1]));
+  ec_line(e, "const long iw = ow * %lld - %lld + kw * %lld;", LL(q->s[1]), LL(q->pb[1]), LL(q->dil[1]));
+  ec_line(e, "const long ip = (unsigned long)ih < %lluu && (unsigned long)iw < %lluu ? ih * %lld + iw : %lld;",
+          (unsigned long long)q->h, (unsigned long long)q->w, LL(q->w), LL(HW));
+  ec_line(e, "src[(kh * %lld + kw) * 4 + i] = xt + ip * %lld;", LL(q->k[1]), LL(cin4));
+  if (zw)
+    ec_line(e, "sp[i] += s1[ip];");
+  ec_line(e, "}");
+  ec_line(e, "}");
+  ec_line(e, "}");
+  ec_line(e, "onnxc_qacc_n(%lld, %lld, 4, src, X1 + c0 / 16 * %lld, %lld, nc, acc);", LL(taps), LL(cin4 / 4), LL(wcs),
+          LL(wcs));
+  ec_line(e, "for (int c = 0; c < nc; c++) {");
+  ec_line(e, "const int32_t zd = zx * X2[c0 + c]%s;", zw ? ", zc = X3[c0 + c]" : "");
+  ec_line(e, "int32_t *yc = y + (c0 + c) * %lld + p0;", LL(P));
+  ec_line(e, "for (int i = 0; i < np; i++) yc[i] = acc[64 * (c >> 4) + 16 * i + (c & 15)] + zd%s;",
+          zw ? " - zc * sp[i]" : "");
+  ec_line(e, "}");
+  ec_line(e, "}");  /* p0 */
+  ec_line(e, "}");  /* items of the run */
+  ec_line(e, "}");  /* claims */
+  ec_line(e, "}");  /* nb */
+}
+
+bool emitc_QIntConvInteger(EmitC *e, const Node *n) {
+  int64_t numel;
+  if (!shape_numel(&n->out[0]->shape, &numel) || numel == 0) {
+    for (int i = 0; i < n->n_in; i++)
+      if (ir_has_input(n, i))
+        ec_line(e, "(void)X%d;", i);
+    ec_line(e, "(void)Y0;");
+    return true;
+  }
+  QConv q;
+  qconv_geometry(n, &q);
+  if (e->plan->scratch_size[n->id] < qint_scratch_bytes(n, e->threads))
+    return diag_error(e->d, n, "internal: QIntConvInteger without its scratch");
+  emit_conv_integer(e, n, &q);
   return true;
 }
 

@@ -820,7 +820,7 @@ static const char *const prelude[] = {
 bool qint_used(const Graph *g) {
   for (const Node *n = g->first; n; n = n->next)
     if (n->op == OP_QIntConv || n->op == OP_QIntAdd || n->op == OP_QIntGlobalAvgPool || n->op == OP_QIntMatMul ||
-        n->op == OP_DynamicQuantizeLinear)
+        n->op == OP_QIntConvInteger || n->op == OP_DynamicQuantizeLinear)
       return true;
   return false;
 }

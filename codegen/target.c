@@ -34,6 +34,7 @@ static int64_t scratch_bytes(const Target *t, const Node *n) {
   case OP_Gemm:
     return gemm_scratch_bytes(n, t->threads);
   case OP_QIntConv:
+  case OP_QIntConvInteger:
     return qint_scratch_bytes(n, t->threads);
   case OP_Attention:
   case OP_FlexAttention:

@@ -1,5 +1,5 @@
-/* fuse_qmatmul.c - MatMulInteger by a constant B lowered to the int8
- * product kernel (docs/int8.md, "quantize_dynamic's products").
+/* fuse_qmatmul.c - MatMulInteger and ConvInteger by constant weights lowered
+ * to the int8 lanes kernels (docs/int8.md, "quantize_dynamic's products").
  *
  * requires: inferred types and static shapes; runs with fuse-quant (before
  *   simplify and before fuse-elementwise takes the Cast/Mul/Add chain).
@@ -146,14 +146,81 @@ static bool fuse_one(Graph *g, Node *n, bool *done, Diag *d) {
   return true;
 }
 
+/* ConvInteger (2-D, group 1) by a constant W -> QIntConvInteger: W' (W - 128
+ * for uint8) in the int8 convs' transposed blocks with a taps-major depth
+ * (k' = tap * Cin4 + ci, zero for ci >= Cin and past C: fuse_quant.c's wt
+ * layout), D[c] = K zw'[c] - sum W'[c] over the K = taps * Cin real k. */
+static bool fuse_conv(Graph *g, Node *n, bool *done, Diag *d) {
+  *done = false;
+  Value *X = n->in[0], *W = n->in[1];
+  const Shape *xs = &X->shape, *wsh = &W->shape, *ys = &n->out[0]->shape;
+  if (X->dt != DT_U8 || W->kind != VK_CONST || (W->dt != DT_I8 && W->dt != DT_U8) || xs->rank != 4 ||
+      wsh->rank != 4 || ys->rank != 4 || !shape_is_static(xs) || !shape_is_static(ys) ||
+      ir_attr_int(n, "group", 1) != 1 || wsh->d[1] != xs->d[1])
+    return true;
+  int64_t C = wsh->d[0], cin = wsh->d[1], taps = wsh->d[2] * wsh->d[3], cin4 = (cin + 3) / 4 * 4;
+  int64_t K = taps * cin, kt = taps * cin4, nch = (kt + 63) / 64, cnt;
+  if (C < 1 || K < 1 || K > QMM_MAX_K || ys->d[1] != C)
+    return true;
+  Value *zx = ir_has_input(n, 2) ? n->in[2] : NULL, *zwv = ir_has_input(n, 3) ? n->in[3] : NULL;
+  if (zx && (zx->dt != DT_U8 || !shape_numel(&zx->shape, &cnt) || cnt != 1))
+    return true;
+  if (zwv && (zwv->kind != VK_CONST || zwv->dt != W->dt || (zwv->konst->numel != 1 && zwv->konst->numel != C)))
+    return true;
+  int64_t wdims[2] = {(C + 15) / 16 * nch, 256};
+  Value *wv = new_const(g, arena_printf(g->arena, "%s_qcw", n->name), DT_I32, 2, wdims, d);
+  Value *dv = new_const(g, arena_printf(g->arena, "%s_qcd", n->name), DT_I32, 1, &C, d);
+  Value *zv = new_const(g, arena_printf(g->arena, "%s_qcz", n->name), DT_I32, 1, &C, d);
+  if (!wv || !dv || !zv)
+    return false;
+  uint32_t *wq = wv->konst->data;
+  int32_t *dd = dv->konst->data, *zw = zv->konst->data;
+  int32_t off = W->dt == DT_U8 ? 128 : 0;
+  const int8_t *ws8 = W->konst->data;
+  const uint8_t *wu8 = W->konst->data;
+  bool any_zw = false;
+  for (int64_t c = 0; c < C; c++) {
+    int64_t sum = 0;
+    for (int64_t ci = 0; ci < cin; ci++)
+      for (int64_t t = 0; t < taps; t++) {
+        int64_t src = (c * cin + ci) * taps + t, k = t * cin4 + ci;
+        int32_t w = off ? (int32_t)wu8[src] - off : (int32_t)ws8[src];
+        sum += w;
+        wq[((c / 16) * nch + k / 64) * 256 + (k % 64) / 4 * 16 + c % 16] |= ((uint32_t)w & 0xffu) << (8 * (k % 4));
+      }
+    int32_t z = (zwv ? (int32_t)tensor_get_i64(zwv->konst, zwv->konst->numel == 1 ? 0 : c) : 0) - off;
+    zw[c] = z;
+    any_zw = any_zw || z != 0;
+    dd[c] = (int32_t)(K * z - sum);
+  }
+  Value *in[5] = {X, wv, dv, any_zw ? zv : NULL, zx};
+  Node *q = ir_node_insert(g, n, OP_QIntConvInteger, "QIntConvInteger", n->name, zx ? 5 : any_zw ? 4 : 3, in, 1);
+  q->domain = "onnxc";
+  for (int i = 0; i < n->n_attrs; i++)
+    *ir_attr_add(q, n->attrs[i].name, n->attrs[i].kind) = n->attrs[i];
+  if (!ir_attr(q, "kernel_shape"))
+    ir_attr_set_ints(q, "kernel_shape", &wsh->d[2], 2);
+  ir_attr_set_int(q, "cout", C);
+  ir_attr_set_int(q, "kdim", K);
+  ir_attr_set_int(q, "kdim_t", kt);
+  ir_attr_set_ints(q, "yshape", ys->d, ys->rank);
+  rewrite_record_fused(q, n);
+  q->out[0]->dt = DT_I32;
+  q->out[0]->shape = *ys;
+  ir_value_replace(n->out[0], q->out[0]);
+  ir_node_remove(n);
+  *done = true;
+  return true;
+}
+
 bool pass_fuse_qmatmul(Graph *g, Diag *d) {
   Node *next;
   for (Node *n = g->first; n; n = next) {
     next = n->next;
-    if (n->op != OP_MatMulInteger)
+    if (n->op != OP_MatMulInteger && n->op != OP_ConvInteger)
       continue;
     bool done;
-    if (!fuse_one(g, n, &done, d))
+    if (!(n->op == OP_ConvInteger ? fuse_conv(g, n, &done, d) : fuse_one(g, n, &done, d)))
       return false;
     if (done)  /* the chain after n may have held `next` */
       next = g->first;
@@ -173,6 +240,18 @@ bool infer_QIntMatMul(Node *n, Diag *d) {
       (ir_has_input(n, 6) && n->in[6]->dt != DT_F32) || fl != ir_has_input(n, 5))
     return diag_error(d, n, "internal: malformed QIntMatMul");
   n->out[0]->dt = fl ? DT_F32 : DT_I32;
+  n->out[0]->shape = shape_make(r, ys);
+  return true;
+}
+
+bool infer_QIntConvInteger(Node *n, Diag *d) {
+  int r;
+  const int64_t *ys = ir_attr_ints(n, "yshape", &r);
+  if (!ys || r != 4 || n->in[0]->dt != DT_U8 || n->in[0]->shape.rank != 4 || n->in[1]->dt != DT_I32 ||
+      n->in[2]->dt != DT_I32 || (ir_has_input(n, 3) && n->in[3]->dt != DT_I32) ||
+      (ir_has_input(n, 4) && n->in[4]->dt != DT_U8) || ys[1] != ir_attr_int(n, "cout", 0))
+    return diag_error(d, n, "internal: malformed QIntConvInteger");
+  n->out[0]->dt = DT_I32;
   n->out[0]->shape = shape_make(r, ys);
   return true;
 }

@@ -68,6 +68,7 @@ int64_t fusion_flops(const Node *n) {
   }
   case OP_QIntConv: /* int8 multiply-adds, counted as two operations like float ones */
   case OP_QIntMatMul:
+  case OP_QIntConvInteger:
     return 2 * out * ir_attr_int(n, "kdim", 0);
   case OP_MatMulInteger:
   case OP_QLinearMatMul: {

@@ -185,6 +185,44 @@ def op_conv(b, x):
     return b.one("Conv", ins, (n, cout, oh, ow), **attrs)
 
 
+def op_dyn_quant_conv(b, x):
+    """quantize_dynamic's conv, which onnxc lowers to its int8 lanes kernel
+    (QIntConvInteger, passes/fuse_qmatmul.c): x quantized at run time,
+    ConvInteger (group 1) by a constant uint8 weight with its zero point
+    (scalar, as ORT's ConvInteger needs; maybe absent), Cast, Mul by the
+    scales' product, maybe a per-channel bias Add. tests/models/int_conv_cases.py
+    covers per-channel zero points against numpy."""
+    r = b.rng
+    n, c, h, w = x.shape
+    for _ in range(20):
+        k = int(r.choice([1, 1, 3, 3, 5, 7]))
+        s = int(r.choice([1, 1, 2]))
+        pad = int(r.integers(0, k // 2 + 1))
+        dil = int(r.choice([1, 1, 2])) if k > 1 else 1
+        cout = int(r.choice([3, 8, 16, 24, 40, 64, 72]))
+        oh, ow = conv_out(h, k, s, dil, pad, pad), conv_out(w, k, s, dil, pad, pad)
+        if oh >= 1 and ow >= 1 and cout * oh * ow * n <= 1 << 17 and c * k * k <= 4096:
+            break
+    else:
+        raise Reject("no conv fits")
+    q = b.fresh("dqlc")
+    sc, zp = q + "_scale", q + "_zp"
+    x.uses += 1
+    b.nodes.append(helper.make_node("DynamicQuantizeLinear", [x.name], [q, sc, zp], name=q))
+    wq = r.integers(0, 256, size=(cout, c, k, k)).astype(np.uint8)
+    ins = [q, b.const(wq, "wq"), zp]
+    if r.random() < 0.85:
+        ins.append(b.const(np.uint8(r.integers(100, 156)), "wz"))  # (ORT: per tensor only)
+    ci = b.one("ConvInteger", ins, (n, cout, oh, ow), dtype=I32, kernel_shape=[k, k], strides=[s, s],
+               pads=[pad] * 4, dilations=[dil, dil])
+    f = b.one("Cast", [ci], ci.shape, to=F32)
+    s_all = b.one("Mul", [sc, b.const(np.float32(r.uniform(0.0002, 0.002)), "ws")], ())
+    y = b.one("Mul", [f, s_all], f.shape)
+    if r.random() < 0.5:
+        y = b.one("Add", [y, b.const(r.uniform(-0.5, 0.5, size=(cout, 1, 1)).astype(np.float32), "bias")], f.shape)
+    return y
+
+
 def op_conv1d(b, x):
     """A 1-D Conv over [N, C, L] (audio and sequence models: Silero's STFT and
     encoder, TCNs), maybe grouped, then maybe an activation. onnxc runs it as
@@ -1231,7 +1269,7 @@ OPS4 = {  # profile cnn weights
     op_conv_block: 8, op_conv: 4, op_bn: 3, op_pool: 3, op_unary: 8, op_binary: 4, op_residual: 2, op_se: 1, op_concat_c: 1.5,
     op_split: 1, op_siblings: 3, op_slice: 1, op_resize: 1, op_global_pool: 0.5, op_reduce: 0.5, op_softmax: 0.3,
     op_transpose: 0.3, op_gather: 0.3, op_unsqueeze: 0.3, op_squeeze: 0.2, op_reshape: 0.3, op_cast: 0.5,
-    op_ew_siblings: 1.5,
+    op_ew_siblings: 1.5, op_dyn_quant_conv: 1,
 }
 OPS2 = {
     op_gemm: 6, op_matmul: 5, op_unary: 6, op_binary: 5, op_layernorm: 2, op_softmax: 1.5, op_gelu: 1,
@@ -1283,7 +1321,7 @@ def build(rng, profile):
         if len(src.shape) == 4 and f in (op_gemm, op_attention, op_layernorm, op_gelu):
             continue
         if len(src.shape) != 4 and f in (op_conv, op_conv_block, op_bn, op_pool, op_resize, op_se, op_residual, op_global_pool,
-                                         op_qdq_conv):
+                                         op_qdq_conv, op_dyn_quant_conv):
             continue
         if len(src.shape) == 4 and numel(src.shape) > 1 << 17:
             continue

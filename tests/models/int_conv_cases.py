@@ -2,15 +2,19 @@
 """ConvInteger edge cases against an exact integer reference (numpy).
 
 quantize_dynamic writes each Conv of a model as DynamicQuantizeLinear +
-ConvInteger (int32 out) + a float rescale. onnxc's 2-D ConvInteger sums one
-weight tap at a time over runs of output rows (codegen/emit_quant.c); these
+ConvInteger (int32 out) + a float rescale. onnxc's generic 2-D ConvInteger sums
+one weight tap at a time over runs of output rows (codegen/emit_quant.c); these
 cases cover what its bounds arithmetic special-cases: strides 1-3, pads on
 each side (asymmetric, and larger than the kernel's reach), dilations,
 groups and depthwise, 1x1, 3x3, 5x2 and 7x7 kernels, maps narrower than the
 kernel's span, batch 2, uint8 and int8 data and weights, zero points absent,
 per tensor and per output channel. The reference is the integer convolution
-computed here with numpy (int64, exact); `onnxc check` compares int32
-exactly, at -O0, -O2 in guard mode and -O3 --threads 2, and under
+computed here with numpy (int64, exact). At -O1 and above a 2-D ConvInteger
+with group 1 and uint8 data runs the int8 lanes kernel instead
+(QIntConvInteger, passes/fuse_qmatmul.c; the last three cases reach its
+64-channel blocks); `onnxc check` compares int32
+exactly, at -O0, -O2 in guard mode, -O3 --threads 2 and -O2 --cpu generic (the
+portable C), and under
 ASan+UBSan (--sanitize) at -O2.
 
 Usage: int_conv_cases.py --onnxc BIN [--out DIR]
@@ -71,6 +75,10 @@ def main():
         ("big_pads", 1, 3, 5, 6, 4, (3, 3), (3, 1), (4, 5, 3, 4), (1, 2), 1, "s8", "s8", "tensor"),
         ("one_col", 1, 4, 8, 1, 3, (3, 1), (1, 1), (1, 0, 1, 0), (1, 1), 1, "u8", "s8", "tensor"),
         ("wide_s3", 1, 2, 5, 70, 4, (2, 4), (1, 3), (0, 2, 1, 1), (1, 1), 1, "u8", "s8", "channel"),
+        # (the lanes kernel's edges: 64-channel blocks and a remainder, pixel runs over threads)
+        ("k3_cout130_u8", 1, 40, 12, 14, 130, (3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 1, "u8", "u8", "channel"),
+        ("k1_cout72", 1, 64, 10, 10, 72, (1, 1), (1, 1), (0, 0, 0, 0), (1, 1), 1, "u8", "s8", "tensor"),
+        ("k3_s2_cout64_b2", 2, 17, 15, 16, 64, (3, 3), (2, 2), (1, 1, 1, 1), (1, 1), 1, "u8", "u8", "tensor"),
     ]
     dts = {"u8": (np.uint8, TensorProto.UINT8, 0, 255), "s8": (np.int8, TensorProto.INT8, -128, 127)}
     for (name, N, C, H, W, M, (KH, KW), st, pads, dil, group, xt, wt, zp) in cases:
@@ -104,7 +112,8 @@ def main():
             f.write(numpy_helper.from_array(x, "x").SerializeToString())
         with open(os.path.join(d, "test_data_set_0", "output_0.pb"), "wb") as f:
             f.write(numpy_helper.from_array(y, "y").SerializeToString())
-        for cfg in (["-O0"], ["-O2", "--guard"], ["-O3", "--threads", "2"], ["-O2", "--sanitize"]):
+        for cfg in (["-O0"], ["-O2", "--guard"], ["-O3", "--threads", "2"], ["-O2", "--sanitize"],
+                    ["-O2", "--cpu", "generic"]):
             rc, text = run([a.onnxc, "check"] + cfg + [d])
             expect(rc == 0, f"{name} {' '.join(cfg)}: exact int32", text)
     print(f"{len(failures)} failed" if failures else "all passed")
