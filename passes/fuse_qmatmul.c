@@ -17,7 +17,12 @@
  *   constant float [N] bias], as quantize_dynamic writes each MatMul, the
  *   chain folds in: QIntMatMul(..., za, S [, BIAS]) gives the float result
  *   float(v) * S + BIAS, the same roundings as the three nodes.
- * invalidates: the MatMulInteger and the folded chain go; B stays for dce.
+ *   ConvInteger(X u8 [N, C, H, W], W constant [M, C, kh, kw], group 1, zx
+ *   scalar, zw constant scalar or [M]) becomes QIntConvInteger(X, W', D
+ *   [, ZW, zx]) in the same way (fuse_conv: the lanes conv's weight layout),
+ *   int32 out; its Cast/Mul stay for fuse-elementwise.
+ * invalidates: the MatMulInteger / ConvInteger and the folded chain go; the
+ *   weights stay for dce.
  */
 #include "passes.h"
 
