@@ -994,6 +994,29 @@ def op_dyn_quant(b, x):
     return y
 
 
+def op_qembed(b, x):
+    """A quantized embedding table as quantize_static leaves it: Gather of
+    the DequantizeLinear of an int8 or uint8 constant (scalar scale, zero
+    point maybe absent) by run-time indices, added to x. onnxc gathers the
+    quantized rows, then dequantizes them (passes/fuse_qmatmul.c,
+    sink_gather)."""
+    r = b.rng
+    if len(x.shape) != 2:
+        raise Reject()
+    n, d = x.shape
+    v = int(r.choice([3, 50, 300]))
+    if r.random() < 0.5:
+        q, z = r.integers(-128, 128, size=(v, d)).astype(np.int8), np.int8(r.integers(-5, 6))
+    else:
+        q, z = r.integers(0, 256, size=(v, d)).astype(np.uint8), np.uint8(r.integers(100, 156))
+    ins = [b.const(q, "table"), b.const(np.float32(r.uniform(0.001, 0.01)), "ts")]
+    if r.random() < 0.7:
+        ins.append(b.const(z, "tz"))
+    table = b.one("DequantizeLinear", ins, (v, d))
+    idx = b.input((n,), I64, 0, v - 1)
+    return b.one("Add", [x, b.one("Gather", [table, idx], (n, d), axis=0)], (n, d))
+
+
 def projections(b, x):
     """Q, K and V: x times three [D, D] weights, all with biases (MatMul +
     Add, as exporters write them; onnxc merges the three) or all without."""
@@ -1275,7 +1298,7 @@ OPS2 = {
     op_gemm: 6, op_matmul: 5, op_unary: 6, op_binary: 5, op_layernorm: 2, op_softmax: 1.5, op_gelu: 1,
     op_attention: 1, op_transpose: 1, op_reshape: 1.5, op_concat_c: 0, op_split: 1, op_slice: 1, op_gather: 1,
     op_reduce: 1, op_unsqueeze: 0.5, op_squeeze: 0.5, op_flatten: 0.5, op_cast: 0.7, op_ew_siblings: 1.5,
-    op_conv1d: 1.5, op_rnn: 1.5, op_dyn_quant: 1.5,
+    op_conv1d: 1.5, op_rnn: 1.5, op_dyn_quant: 1.5, op_qembed: 0.5,
 }
 
 
