@@ -18,7 +18,8 @@
  * Mode 0 with wt (Target.int8_lanes, fuse_quant.c's cost): the output
  * channels as the vector lanes over an NHWC copy of the input and a table of
  * each tap's pixel (emit_conv_lanes; docs/int8.md).
- * Mode 1 (X W^T, Gemm/MatMul): one int32 dot product per output.
+ * Mode 1 (X W^T, Gemm/MatMul): one int32 dot product per output; with wt
+ * (Target.int8_lanes) the lanes product kernel (emit_gemm_lanes).
  * Mode 2 (depthwise): per channel, a copy of the plane padded with the zero
  * point, then per output row: vpermb + vpdpbusd (AVX-512 VBMI/VNNI), 16
  * pixels with every tap in registers (AVX2), else rows of int32 accumulators.
@@ -583,11 +584,43 @@ static void emit_depthwise(EmitC *e, const Node *n, const QConv *q) {
   ec_line(e, "}");
 }
 
+/* Mode 1 with wt (Target.int8_lanes): the product kernel of QIntMatMul
+ * (emit_qmatmul.c): rows of X read in place 4 at a time, 64 columns of int32
+ * sums in registers (onnxc_qacc_n), requantized row by row (onnxc_qput_r).
+ * Items: a block of 64 columns x a run of rows. */
+static void emit_gemm_lanes(EmitC *e, const Node *n, int64_t M, int64_t C, int64_t K) {
+  int64_t K4 = (K + 3) / 4, wcs = 16 * K4, r4 = (M + 3) / 4, nct = (C + QT_CT - 1) / QT_CT;
+  double cost = ec_cost_ns((double)M * (double)C * (double)K / 4, 0);
+  bool par = ec_par_worth(e, cost);
+  int64_t npc = par && nct < 4 * ec_threads(e) ? (4 * ec_threads(e) + nct - 1) / nct : 1;
+  npc = npc > r4 ? r4 : npc;
+  ec_open_items(e, "item", nct * npc, cost);
+  ec_line(e, "const long c0 = item / %lld * %d, rc = item %% %lld;", LL(npc), QT_CT, LL(npc));
+  ec_line(e, "const int nc = (int)(%lld - c0 < %d ? %lld - c0 : %d);", LL(C), QT_CT, LL(C), QT_CT);
+  ec_line(e, "for (long m0 = rc * %lld / %lld * 4; m0 < (rc + 1) * %lld / %lld * 4 && m0 < %lld; m0 += 4) {",
+          LL(r4), LL(npc), LL(r4), LL(npc), LL(M));
+  ec_line(e, "const int np = (int)(%lld - m0 < 4 ? %lld - m0 : 4);", LL(M), LL(M));
+  ec_line(e, "const uint8_t *src[4];");
+  ec_line(e, "int32_t acc[4 * %d];", QT_CT);
+  ec_line(e, "for (int i = 0; i < 4; i++) src[i] = X0 + (m0 + (i < np ? i : np - 1)) * %lld;", LL(K));
+  ec_line(e, "onnxc_qacc_n(1, %lld, 4, src, X1 + c0 / 16 * %lld, %lld, nc, acc);", LL(K / 4), LL(wcs), LL(wcs));
+  if (K % 4)
+    ec_line(e, "onnxc_qacc_tail(src, %lld, %lld, X1 + c0 / 16 * %lld, %lld, nc, acc);", LL(K / 4), LL(K % 4),
+            LL(wcs), LL(wcs));
+  ec_line(e, "onnxc_qput_r(acc, np, nc, X2 + c0, X3 + c0, lo, hi, zy, Y0 + m0 * %lld + c0, %lld);", LL(C), LL(C));
+  ec_line(e, "}");
+  ec_line(e, "}");
+}
+
 static void emit_gemm_mode(EmitC *e, const Node *n) {
   int64_t C = ir_attr_int(n, "cout", 0), K = ir_attr_int(n, "kdim", 0), M, numel;
   shape_numel(&n->in[0]->shape, &numel);
   M = K > 0 ? numel / K : 0;
   clamp_consts(e, n);
+  if (ir_attr_int(n, "wt", 0)) {
+    emit_gemm_lanes(e, n, M, C, K);
+    return;
+  }
   ec_line(e, "for (long m = 0; m < %lld; m++)", LL(M));
   ec_line(e, "for (long c = 0; c < %lld; c++) {", LL(C));
   ec_line(e, "const uint8_t *x = X0 + m * %lld;", LL(K));

@@ -6,7 +6,8 @@
  *   DQ(x) [, DQ(W), DQ(b)] -> Conv | Gemm | MatMul [-> Relu | Clip] -> Q
  *       => QIntConv(x, W', b', mult){mode: 0 conv GEMM (W' int32 blocks
  *          [C/16][K/64][16][16] of 4 int8 along k; with wt = 1, each block
- *          transposed: Target.int8_lanes, lanes_cheaper), 1 X W^T (W' int8 [C, K]),
+ *          transposed: Target.int8_lanes, lanes_cheaper), 1 X W^T (W' int8 [C, K]; with
+ *          Target.int8_lanes and wt = 1, int32 [C/16][K/4][16] of 4 k: the lanes product),
  *          2 depthwise (W' int8 [C, taps])}
  *   DQ(a), DQ(b) -> Add [-> Relu | Clip] -> Q      => QIntAdd(a, b)
  *   DQ(x) -> GlobalAveragePool -> Q               => QIntGlobalAvgPool(x)
@@ -475,10 +476,13 @@ static bool fuse_linear(Graph *g, Node *op, bool split, bool lanes, bool *done, 
   bool wt = panels && !split && lanes && op->out[0]->shape.rank == 4 && shape_is_static(&op->out[0]->shape) &&
             lanes_cheaper(wi.C, wi.K, taps * cin4, taps, xs->d[1] * xs->d[2] * xs->d[3],
                           op->out[0]->shape.d[2] * op->out[0]->shape.d[3]);
+  /* a product (mode 1) with the lanes: W' as [C/16][K/4][16] int32 of 4 k (emit_gemm_lanes) */
+  bool gt = gemm && lanes;
   int64_t kd = wt ? taps * cin4 : wi.K;  /* the packed depth */
   int64_t nch = round_up(kd, QINT_KC) / QINT_KC, Cp = round_up(wi.C, QINT_CB);
-  int64_t wdims[2] = {panels ? Cp / QINT_CB * nch : wi.C, panels ? QINT_CB * QINT_KC / 4 : wi.K};
-  Value *wv = new_const(g, arena_printf(g->arena, "%s_qw", op->name), panels ? DT_I32 : DT_I8,
+  int64_t wdims[2] = {panels ? Cp / QINT_CB * nch : gt ? Cp / QINT_CB * round_up(wi.K, 4) / 4 : wi.C,
+                      panels ? QINT_CB * QINT_KC / 4 : gt ? QINT_CB : wi.K};
+  Value *wv = new_const(g, arena_printf(g->arena, "%s_qw", op->name), panels || gt ? DT_I32 : DT_I8,
                         2, wdims, d);
   Value *bv = new_const(g, arena_printf(g->arena, "%s_qb", op->name), DT_I32, 1, &wi.C, d);
   Value *mv = new_const(g, arena_printf(g->arena, "%s_qm", op->name), DT_F32, 1, &wi.C, d);
@@ -503,7 +507,10 @@ static bool fuse_linear(Graph *g, Node *op, bool split, bool lanes, bool *done, 
     for (int64_t k = 0; k < wi.K; k++) {
       int32_t w = w_at(&wi, c, k);
       sum += w;
-      if (!panels) {
+      if (gt) {
+        wq[((c / QINT_CB) * (round_up(wi.K, 4) / 4) + k / 4) * QINT_CB + c % QINT_CB] |= ((uint32_t)w & 0xffu)
+                                                                                    << (8 * (k % 4));
+      } else if (!panels) {
         wp[c * wi.K + k] = (int8_t)w;
       } else if (split && k % 2 == 0 && k + 1 < wi.K) { /* the pair (k, k + 1) */
         int32_t w1 = w_at(&wi, c, k + 1), r0, r1;
@@ -547,6 +554,8 @@ static bool fuse_linear(Graph *g, Node *op, bool split, bool lanes, bool *done, 
     ir_attr_set_int(nn, "wt", 1);
     ir_attr_set_int(nn, "kdim_t", kd);
   }
+  if (gt)
+    ir_attr_set_int(nn, "wt", 1);
   ir_attr_set_int(nn, "cout", wi.C);
   ir_attr_set_int(nn, "kdim", wi.K);
   ir_attr_set_int(nn, "x_zero_point", x.z);

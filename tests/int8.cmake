@@ -2,7 +2,10 @@
 add_executable(test_fuse_quant ${CMAKE_CURRENT_LIST_DIR}/test_fuse_quant.c)
 target_link_libraries(test_fuse_quant PRIVATE onnxc_passes onnxc_ir cmocka m)
 add_test(NAME unit.fuse_quant COMMAND test_fuse_quant)
-set_tests_properties(unit.fuse_quant PROPERTIES LABELS unit)
+add_executable(test_fuse_qmatmul ${CMAKE_CURRENT_LIST_DIR}/test_fuse_qmatmul.c)
+target_link_libraries(test_fuse_qmatmul PRIVATE onnxc_passes onnxc_ir cmocka m)
+add_test(NAME unit.fuse_qmatmul COMMAND test_fuse_qmatmul)
+set_tests_properties(unit.fuse_quant unit.fuse_qmatmul PROPERTIES LABELS unit)
 # The QDQ corpus models (models/corpus/quantize.py) against ONNX Runtime's
 # integer kernels: logits exact on the VNNI and portable kernels, the final
 # quantized Softmax within one quantum (tests/models/int8_models.py).
