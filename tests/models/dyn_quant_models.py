@@ -26,7 +26,11 @@ For each quantized model:
   3. -O2 matches ONNX Runtime (its MatMulIntegerToFloat) within 1e-5 of the
      output's largest magnitude;
   4. `onnxc check -O2 --guard` (red zones around every buffer) passes.
-Then the corpus's bert_tiny_int8 (models/corpus/quantize.py: BERT-tiny through
+The same float models quantized by quantize_static (QDQ, per-channel int8
+weights) have their Gemm/MatMul groups as QIntConv mode 1: on the lanes
+product kernel natively where the CPU takes the lanes form, as dot products
+at --cpu generic; -O2 and -O3 --threads 2 must give -O2 --cpu generic's
+bytes. Then the corpus's bert_tiny_int8 (models/corpus/quantize.py: BERT-tiny through
 quant_pre_process and quantize_dynamic; built into --corpus when missing)
 passes `onnxc check` at its entry's tolerance against ORT's fused int8
 kernels, at -O2 and at -O3 --threads 2.
@@ -44,7 +48,8 @@ import numpy as np
 import onnx
 import onnxruntime as ort
 from onnx import TensorProto, helper, numpy_helper
-from onnxruntime.quantization import QuantType, quantize_dynamic
+from onnxruntime.quantization import (CalibrationDataReader, QuantFormat, QuantType, quantize_dynamic,
+                                      quantize_static)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
@@ -143,6 +148,14 @@ def float_model(kind, dims, seed):
     return m, xs
 
 
+class Calib(CalibrationDataReader):
+    def __init__(self, xs):
+        self.xs = list(xs)
+
+    def get_next(self):
+        return {"x": self.xs.pop()} if self.xs else None
+
+
 def ort_run(path, x):
     opts = ort.SessionOptions()
     opts.add_session_config_entry("session.x64quantprecision", "1")  # exact u8 x s8 on AVX2 too
@@ -233,6 +246,42 @@ def main():
                                 os.path.join(work, "case")], capture_output=True, text=True)
             check(r.returncode == 0, f"{case}: -O2 --guard, exactly -O0's outputs"
                   + ("" if r.returncode == 0 else "\n" + (r.stdout + r.stderr)[-1500:]))
+    # The same float models through quantize_static (QDQ): their Gemm/MatMul groups are
+    # QIntConv mode 1, on the lanes product kernel where the CPU takes the lanes form
+    # (AVX-512 VNNI without AMX) and as dot products at --cpu generic: the same bytes.
+    for i, (name, (kind, dims)) in enumerate(MODELS.items()):
+        if args.only and name not in args.only:
+            continue
+        fm, xs = float_model(kind, dims, 10 + i)
+        case = f"{name}/qdq"
+        work = os.path.join(out, name, "qdq")
+        os.makedirs(work, exist_ok=True)
+        fp, qp = os.path.join(work, "float.onnx"), os.path.join(work, "model.onnx")
+        onnx.save(fm, fp)
+        rng = np.random.default_rng(50 + i)
+        quantize_static(fp, qp, Calib([rng.standard_normal(xs).astype(np.float32) for _ in range(4)]),
+                        quant_format=QuantFormat.QDQ, activation_type=QuantType.QUInt8,
+                        weight_type=QuantType.QInt8, per_channel=True)
+        x = np.random.default_rng(i).standard_normal(xs).astype(np.float32)
+        src = os.path.join(work, "src")
+        subprocess.run([args.onnxc, qp, "-S", "--cpu", "native", "-o", src], capture_output=True)
+        text = open(os.path.join(src, "model.c")).read() if os.path.exists(os.path.join(src, "model.c")) else ""
+        print(f"{case}: the products take the lanes kernel natively: "
+              f"{'yes' if 'onnxc_qput_r(acc' in text else 'no (no AVX-512 VNNI, or AMX)'}")
+        try:
+            base = onnxc_run(args.onnxc, qp, x, os.path.join(work, "generic"), ["-O2", "--cpu", "generic"])
+        except RuntimeError as e:
+            check(False, f"{case}: -O2 --cpu generic ({e})")
+            continue
+        for flags in (["-O2"], ["-O3", "--threads", "2"]):
+            what = f"{case}: {' '.join(flags)} against -O2 --cpu generic"
+            try:
+                got = onnxc_run(args.onnxc, qp, x, os.path.join(work, "_".join(flags)), flags)
+            except RuntimeError as e:
+                check(False, f"{what} ({e})")
+                continue
+            diff = int(np.count_nonzero(got != base)) if got.shape == base.shape else -1
+            check(diff == 0, f"{what}, exact ({diff} differ)")
     if not args.only or "bert_tiny_int8" in args.only:
         case = make_corpus.build_case(args.corpus, "bert_tiny_int8")
         meta = make_corpus.MODELS["bert_tiny_int8"]
