@@ -565,6 +565,10 @@ struct Target {
   bool int8_lanes;         /* its int8 conv tile can take the output channels as the vector lanes
                             * (AVX-512 VNNI without AMX): fuse-quant may store a conv's weights
                             * transposed where that form costs less (docs/int8.md) */
+  bool int8_vnni512;       /* it has AVX-512 VNNI (with or without AMX): MatMulInteger and
+                            * ConvInteger by constant weights run on the lanes kernels
+                            * (passes/fuse_qmatmul.c; their portable C is slower than the
+                            * generic loops) */
   /* Bytes of scratch the kernel emitted for n needs during n's step; 0: none. */
   int64_t (*scratch_bytes)(const Target *t, const Node *n);
   /* True when n's scratch must live from n's step to the end of the run

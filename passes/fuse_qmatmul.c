@@ -256,11 +256,11 @@ static bool sink_gather(Graph *g, Node *n, bool *done) {
   return true;
 }
 
-bool pass_fuse_qmatmul(Graph *g, Diag *d) {
+bool pass_fuse_qmatmul(Graph *g, bool vnni512, Diag *d) {
   Node *next;
   for (Node *n = g->first; n; n = next) {
     next = n->next;
-    if (n->op != OP_MatMulInteger && n->op != OP_ConvInteger && n->op != OP_Gather)
+    if (n->op != OP_Gather && (!vnni512 || (n->op != OP_MatMulInteger && n->op != OP_ConvInteger)))
       continue;
     bool done;
     if (!(n->op == OP_Gather       ? sink_gather(g, n, &done)

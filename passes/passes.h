@@ -92,8 +92,10 @@ bool pass_simplify(Graph *g, Diag *d);        /* algebraic identities (simplify.
  * conv may take the transposed weight layout (Target.int8_lanes) */
 bool pass_fuse_quant(Graph *g, bool split, bool lanes, Diag *d);
 /* MatMulInteger by a constant B (and quantize_dynamic's Cast/Mul/Add after it)
- * -> QIntMatMul, the int8 product kernel (fuse_qmatmul.c). */
-bool pass_fuse_qmatmul(Graph *g, Diag *d);
+ * -> QIntMatMul, ConvInteger -> QIntConvInteger, the int8 lanes kernels, where
+ * the target has AVX-512 VNNI (vnni512: Target.int8_vnni512); and a Gather of
+ * a dequantized constant table gathers first (fuse_qmatmul.c). */
+bool pass_fuse_qmatmul(Graph *g, bool vnni512, Diag *d);
 bool pass_fuse_bn(Graph *g, Diag *d);         /* BN, Mul, Add... folded into Conv/Gemm */
 bool pass_fuse_layout(Graph *g, Diag *d);      /* Transposes around batched MatMuls read/written in place */
 /* The channel-blocked layout between convolution-like ops (layout.c,

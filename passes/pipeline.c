@@ -28,7 +28,7 @@ static bool run_lower_grad(Graph *g, Ctx *c, Diag *d) { (void)c; return pass_low
  * weights' DequantizeLinear. The C target only. */
 static bool run_fuse_quant(Graph *g, Ctx *c, Diag *d) {
   return c->o->opt_level < 1 || g->n_syms > 0 || strcmp(c->o->target->name, "c") != 0 ||
-         (pass_fuse_quant(g, c->o->target->int8_pairs16, c->o->target->int8_lanes, d) && pass_fuse_qmatmul(g, d));
+         (pass_fuse_quant(g, c->o->target->int8_pairs16, c->o->target->int8_lanes, d) && pass_fuse_qmatmul(g, c->o->target->int8_vnni512, d));
 }
 static bool run_simplify(Graph *g, Ctx *c, Diag *d) { return c->o->opt_level < 1 || pass_simplify(g, d); }
 /* Fusion builds kernels for static shapes: a graph with -D ranges keeps its

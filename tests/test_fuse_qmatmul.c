@@ -20,7 +20,7 @@ static Graph *lowered(const char *text) {
   Graph *g = ir_parse(text, "t.ir", &d);
   assert_non_null(g);
   assert_true(pass_infer(g, &d));
-  assert_true(pass_fuse_qmatmul(g, &d));
+  assert_true(pass_fuse_qmatmul(g, true, &d));
   assert_true(pass_dce(g, &d));
   assert_true(ir_verify(g, true, &d));
   assert_int_equal(d.n_errors, 0);

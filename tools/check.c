@@ -482,6 +482,7 @@ static Graph *build_runner(const char *model, const DataSet *ds, const Options *
   target.blocked_lanes = driver_blocked_lanes(o);
   target.int8_pairs16 = driver_int8_pairs16(o, g);
   target.int8_lanes = driver_int8_lanes(o, g);
+  target.int8_vnni512 = driver_int8_vnni512(o, g);
   PipelineOpts po = {.layout = o->layout, .opt_level = o->opt_level, .pins = o->pins, .n_pins = o->n_pins,
                      .dump_after = o->dump_after, .dump_to = stderr, .verify = true, .target = &target,
                      .shapes = o->shapes, .n_shapes = o->n_shapes, .guard = o->guard,

@@ -79,6 +79,7 @@ Graph *driver_compile(const Options *o, Plan *plan, Diag *d) {
   t.blocked_lanes = driver_blocked_lanes(o);
   t.int8_pairs16 = driver_int8_pairs16(o, g);
   t.int8_lanes = driver_int8_lanes(o, g);
+  t.int8_vnni512 = driver_int8_vnni512(o, g);
   PipelineOpts po = {.layout = o->layout, .opt_level = o->opt_level, .pins = o->pins, .n_pins = o->n_pins,
                      .dump_after = o->dump_after, .dump_to = stderr, .verify = o->verify_ir, .target = &t,
                      .shapes = o->shapes, .n_shapes = o->n_shapes, .guard = o->guard, .precision = o->precision,
@@ -189,7 +190,7 @@ static bool int8_host(const Options *o, const Graph *g) {
   if (strcmp(o->target, "c") != 0 || !host_cpu_known(o))
     return false;
   for (const Node *n = g->first; n; n = n->next)
-    if (n->op == OP_DequantizeLinear)
+    if (n->op == OP_DequantizeLinear || n->op == OP_MatMulInteger || n->op == OP_ConvInteger)
       return true;
   return false;
 }
@@ -201,6 +202,12 @@ bool driver_int8_pairs16(const Options *o, const Graph *g) {
     return false;
   CcVec v = cc_vector(o);
   return v.bits != 0 && !v.vnni;
+}
+
+bool driver_int8_vnni512(const Options *o, const Graph *g) {
+  /* AVX-512 VNNI: quantize_dynamic's MatMulInteger / ConvInteger take the
+   * lanes kernels (fuse_qmatmul.c) */
+  return int8_host(o, g) && cc_vector(o).vnni512;
 }
 
 bool driver_int8_lanes(const Options *o, const Graph *g) {

@@ -229,6 +229,9 @@ int driver_blocked_lanes(const Options *o);
 bool driver_int8_pairs16(const Options *o, const Graph *g);
 /* Target.int8_lanes: AVX-512 VNNI without AMX, for a graph with QDQ groups. */
 bool driver_int8_lanes(const Options *o, const Graph *g);
+/* Target.int8_vnni512: AVX-512 VNNI (with or without AMX), for a graph with
+ * int8 ops. */
+bool driver_int8_vnni512(const Options *o, const Graph *g);
 /* 512: the host-built code has AVX-512F; 256: AVX2 with FMA; 0: neither, or not known (-S without --cpu) */
 int driver_vector_bits(const Options *o);
 

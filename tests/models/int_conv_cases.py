@@ -9,12 +9,13 @@ each side (asymmetric, and larger than the kernel's reach), dilations,
 groups and depthwise, 1x1, 3x3, 5x2 and 7x7 kernels, maps narrower than the
 kernel's span, batch 2, uint8 and int8 data and weights, zero points absent,
 per tensor and per output channel. The reference is the integer convolution
-computed here with numpy (int64, exact). At -O1 and above a 2-D ConvInteger
-with group 1 and uint8 data runs the int8 lanes kernel instead
+computed here with numpy (int64, exact). At -O1 and above, on a CPU with
+AVX-512 VNNI, a 2-D ConvInteger with group 1 and uint8 data runs the int8
+lanes kernel instead
 (QIntConvInteger, passes/fuse_qmatmul.c; the last three cases reach its
 64-channel blocks); `onnxc check` compares int32
 exactly, at -O0, -O2 in guard mode, -O3 --threads 2 and -O2 --cpu generic (the
-portable C), and under
+generic loops), and under
 ASan+UBSan (--sanitize) at -O2.
 
 Usage: int_conv_cases.py --onnxc BIN [--out DIR]
