@@ -88,6 +88,10 @@ bool blocked_conv_used(const Graph *g);
 void blocked_write_prelude(Buf *out, const Graph *g, int vec_bits);
 void qint_write_prelude(Buf *out);
 int64_t qint_scratch_bytes(const Node *n, int threads);
+/* The loops of the int8 lanes product (emit_qmatmul.c): acc of columns c0..
+ * (nc) for rows m0.. (np) of X0 [M, K] by the packed X1; the caller stores
+ * and closes two braces. */
+void qmm_open_rows(EmitC *e, int64_t M, int64_t N, int64_t K, bool sums);
 bool string_used(const Graph *g);
 bool string_node_ok(const Node *n);
 bool emitc_string_equal(EmitC *e, const Node *n);

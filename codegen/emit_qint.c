@@ -38,6 +38,7 @@
 
 typedef struct QConv {
   int64_t cin, h, w, cout, oh, ow, k[2], s[2], dil[2], pb[2], kdim, k4, kp, batch;
+  DType yt; /* the output's type: uint8 (QIntConv), int32 (QIntConvInteger) */
 } QConv;
 
 static void qconv_geometry(const Node *n, QConv *q) {
@@ -51,6 +52,7 @@ static void qconv_geometry(const Node *n, QConv *q) {
   q->oh = y->d[2];
   q->ow = y->d[3];
   q->kdim = ir_attr_int(n, "kdim", 0);
+  q->yt = n->out[0]->dt;
   q->k4 = (q->kdim + 3) / 4 * 4;
   q->kp = (q->kdim + QT_KC - 1) / QT_KC * QT_KC;  /* the columns' depth: whole weight blocks */
 }
@@ -135,7 +137,7 @@ static void claims_open(EmitC *e, const QConv *q, bool par, bool res, int64_t ns
   int64_t P = q->oh * q->ow;
   ec_line(e, "for (long nb = 0; nb < %lld; nb++) {", LL(q->batch));
   ec_line(e, "const uint8_t *x = X0 + nb * %lld;", LL(q->cin * q->h * q->w));
-  ec_line(e, "uint8_t *y = Y0 + nb * %lld;", LL(q->cout * P));
+  ec_line(e, "%s *y = Y0 + nb * %lld;", dtype_ctype(q->yt), LL(q->cout * P));
   if (res)
     ec_line(e, "const uint8_t *res = X4 + nb * %lld;", LL(q->cout * P));
   ec_line(e, "long own = 0, it;");
@@ -155,6 +157,27 @@ static void claims_items(EmitC *e, bool par, int64_t ns, int64_t ni, int64_t nci
   ec_line(e, "const long run = it - %lld;", LL(ns));
   ec_line(e, "for (long item = run * %lld / %lld; item < (run + 1) * %lld / %lld; item++) {", LL(ni), LL(nci),
           LL(ni), LL(nci));
+}
+
+/* The lanes form's tap table for the 4 pixels p0.. of a tile (past np, the
+ * last one again): src[4 tap + i] = pixel i's input pixel under that tap in
+ * the NHWC copy xt (cin4 bytes a pixel), or its zero-point pixel (index HW)
+ * where the tap falls in the padding; with sums, sp[i] += s1 of each. */
+static void tap_table(EmitC *e, const QConv *q, int64_t cin4, bool sums) {
+  ec_line(e, "for (int i = 0; i < 4; i++) {");
+  ec_line(e, "const long p = p0 + (i < np ? i : np - 1), oh = p / %lld, ow = p %% %lld;", LL(q->ow), LL(q->ow));
+  ec_line(e, "for (long kh = 0; kh < %lld; kh++) {", LL(q->k[0]));
+  ec_line(e, "const long ih = oh * %lld - %lld + kh * %lld;", LL(q->s[0]), LL(q->pb[0]), LL(q->dil[0]));
+  ec_line(e, "for (long kw = 0; kw < %lld; kw++) {", LL(q->k[1]));
+  ec_line(e, "const long iw = ow * %lld - %lld + kw * %lld;", LL(q->s[1]), LL(q->pb[1]), LL(q->dil[1]));
+  ec_line(e, "const long ip = (unsigned long)ih < %lluu && (unsigned long)iw < %lluu ? ih * %lld + iw : %lld;",
+          (unsigned long long)q->h, (unsigned long long)q->w, LL(q->w), LL(q->h * q->w));
+  ec_line(e, "src[(kh * %lld + kw) * 4 + i] = xt + ip * %lld;", LL(q->k[1]), LL(cin4));
+  if (sums)
+    ec_line(e, "sp[i] += s1[ip];");
+  ec_line(e, "}");
+  ec_line(e, "}");
+  ec_line(e, "}");
 }
 
 /* Items of the packing: groups of k, as many as 4 per thread. */
@@ -409,18 +432,7 @@ copied:
     ec_line(e, "src[i] = xt + (p >> 5) * %lld + 4 * (p & 31);", LL(Gp * QT_NP * 4));
     ec_line(e, "}");
   } else {
-  ec_line(e, "for (int i = 0; i < 4; i++) {");
-  ec_line(e, "const long p = p0 + (i < np ? i : np - 1), oh = p / %lld, ow = p %% %lld;", LL(q->ow), LL(q->ow));
-  ec_line(e, "for (long kh = 0; kh < %lld; kh++) {", LL(q->k[0]));
-  ec_line(e, "const long ih = oh * %lld - %lld + kh * %lld;", LL(q->s[0]), LL(q->pb[0]), LL(q->dil[0]));
-  ec_line(e, "for (long kw = 0; kw < %lld; kw++) {", LL(q->k[1]));
-  ec_line(e, "const long iw = ow * %lld - %lld + kw * %lld;", LL(q->s[1]), LL(q->pb[1]), LL(q->dil[1]));
-  ec_line(e, "src[(kh * %lld + kw) * 4 + i] = xt + ((unsigned long)ih < %lluu && (unsigned long)iw < %lluu ? "
-             "ih * %lld + iw : %lld) * %lld;",
-          LL(q->k[1]), (unsigned long long)q->h, (unsigned long long)q->w, LL(q->w), LL(HW), LL(cin4));
-  ec_line(e, "}");
-  ec_line(e, "}");
-  ec_line(e, "}");
+  tap_table(e, q, cin4, false);
   }
   ec_line(e, "onnxc_qtile_n(%lld, %lld, %d, src, X1 + c0 / 16 * %lld, %lld, np, X2 + c0, X3 + c0, "
              "(int)(%lld - c0 < %d ? %lld - c0 : %d), y + c0 * %lld + p0, %lld, lo, hi, zy, %s, %s, %d);",
@@ -588,25 +600,8 @@ static void emit_depthwise(EmitC *e, const Node *n, const QConv *q) {
  * (emit_qmatmul.c): rows of X read in place 4 at a time, 64 columns of int32
  * sums in registers (onnxc_qacc_n), requantized row by row (onnxc_qput_r).
  * Items: a block of 64 columns x a run of rows. */
-static void emit_gemm_lanes(EmitC *e, const Node *n, int64_t M, int64_t C, int64_t K) {
-  int64_t K4 = (K + 3) / 4, wcs = 16 * K4, r4 = (M + 3) / 4, nct = (C + QT_CT - 1) / QT_CT;
-  double cost = ec_cost_ns((double)M * (double)C * (double)K / 4, 0);
-  bool par = ec_par_worth(e, cost);
-  int64_t npc = par && nct < 4 * ec_threads(e) ? (4 * ec_threads(e) + nct - 1) / nct : 1;
-  npc = npc > r4 ? r4 : npc;
-  ec_open_items(e, "item", nct * npc, cost);
-  ec_line(e, "const long c0 = item / %lld * %d, rc = item %% %lld;", LL(npc), QT_CT, LL(npc));
-  ec_line(e, "const int nc = (int)(%lld - c0 < %d ? %lld - c0 : %d);", LL(C), QT_CT, LL(C), QT_CT);
-  ec_line(e, "for (long m0 = rc * %lld / %lld * 4; m0 < (rc + 1) * %lld / %lld * 4 && m0 < %lld; m0 += 4) {",
-          LL(r4), LL(npc), LL(r4), LL(npc), LL(M));
-  ec_line(e, "const int np = (int)(%lld - m0 < 4 ? %lld - m0 : 4);", LL(M), LL(M));
-  ec_line(e, "const uint8_t *src[4];");
-  ec_line(e, "int32_t acc[4 * %d];", QT_CT);
-  ec_line(e, "for (int i = 0; i < 4; i++) src[i] = X0 + (m0 + (i < np ? i : np - 1)) * %lld;", LL(K));
-  ec_line(e, "onnxc_qacc_n(1, %lld, 4, src, X1 + c0 / 16 * %lld, %lld, nc, acc);", LL(K / 4), LL(wcs), LL(wcs));
-  if (K % 4)
-    ec_line(e, "onnxc_qacc_tail(src, %lld, %lld, X1 + c0 / 16 * %lld, %lld, nc, acc);", LL(K / 4), LL(K % 4),
-            LL(wcs), LL(wcs));
+static void emit_gemm_lanes(EmitC *e, int64_t M, int64_t C, int64_t K) {
+  qmm_open_rows(e, M, C, K, false);
   ec_line(e, "onnxc_qput_r(acc, np, nc, X2 + c0, X3 + c0, lo, hi, zy, Y0 + m0 * %lld + c0, %lld);", LL(C), LL(C));
   ec_line(e, "}");
   ec_line(e, "}");
@@ -618,7 +613,7 @@ static void emit_gemm_mode(EmitC *e, const Node *n) {
   M = K > 0 ? numel / K : 0;
   clamp_consts(e, n);
   if (ir_attr_int(n, "wt", 0)) {
-    emit_gemm_lanes(e, n, M, C, K);
+    emit_gemm_lanes(e, M, C, K);
     return;
   }
   ec_line(e, "for (long m = 0; m < %lld; m++)", LL(M));
@@ -678,13 +673,7 @@ static void emit_conv_integer(EmitC *e, const Node *n, const QConv *q) {
   if (zw)
     ec_line(e, "int32_t *s1 = (int32_t *)(void *)(S + %lld);", LL(ci_copy_bytes(q)));
   ec_line(e, "const int32_t zx = %s;", ir_has_input(n, 4) ? "(int32_t)X4[0]" : "0");
-  ec_line(e, "for (long nb = 0; nb < %lld; nb++) {", LL(q->batch));
-  ec_line(e, "const uint8_t *x = X0 + nb * %lld;", LL(q->cin * HW));
-  ec_line(e, "int32_t *y = Y0 + nb * %lld;", LL(q->cout * P));
-  ec_line(e, "long own = 0, it;");
-  ec_line(e, "(void)own;");
-  ec_line(e, "while ((it = %s) < %lld) {", par ? "onnxc_nt > 1 ? onnxc_claim() : own++" : "own++", LL(ns + nci));
-  ec_line(e, "if (it < %lld) {", LL(ns));
+  claims_open(e, q, par, false, ns, nci);
   ec_line(e, "const long q0 = it * %lld / %lld, q1 = (it + 1) * %lld / %lld;", LL(HW), LL(ns), LL(HW), LL(ns));
   ec_line(e, "onnxc_qnhwc(x, %lld, %lld, %lld, q0, q1, xt);", LL(q->cin), LL(cin4), LL(HW));
   for (int64_t c = q->cin / 4 * 4; c < cin4; c++)
@@ -700,15 +689,7 @@ static void emit_conv_integer(EmitC *e, const Node *n, const QConv *q) {
   if (zw)
     ec_line(e, "s1[%lld] = %lld * zx;", LL(HW), LL(q->cin));
   ec_line(e, "}");
-  if (par)
-    ec_line(e, "onnxc_ready_set(onnxc_nt);");
-  ec_line(e, "continue;");
-  ec_line(e, "}");
-  if (par)
-    ec_line(e, "onnxc_ready_wait(onnxc_nt, %lld);", LL(ns));
-  ec_line(e, "const long run = it - %lld;", LL(ns));
-  ec_line(e, "for (long item = run * %lld / %lld; item < (run + 1) * %lld / %lld; item++) {", LL(ni), LL(nci),
-          LL(ni), LL(nci));
+  claims_items(e, par, ns, ni, nci);
   ec_line(e, "const long c0 = item / %lld * %d, pc = item %% %lld;", LL(npc), QT_CT, LL(npc));
   ec_line(e, "const int nc = (int)(%lld - c0 < %d ? %lld - c0 : %d);", LL(q->cout), QT_CT, LL(q->cout), QT_CT);
   ec_line(e, "for (long p0 = pc * %lld / %lld * 4; p0 < (pc + 1) * %lld / %lld * 4 && p0 < %lld; p0 += 4) {",
@@ -716,20 +697,7 @@ static void emit_conv_integer(EmitC *e, const Node *n, const QConv *q) {
   ec_line(e, "const int np = (int)(%lld - p0 < 4 ? %lld - p0 : 4);", LL(P), LL(P));
   ec_line(e, "const uint8_t *src[%lld];", LL(4 * taps));
   ec_line(e, "int32_t acc[4 * %d]%s;", QT_CT, zw ? ", sp[4] = {0, 0, 0, 0}" : "");
-  ec_line(e, "for (int i = 0; i < 4; i++) {");
-  ec_line(e, "const long p = p0 + (i < np ? i : np - 1), oh = p / %lld, ow = p %% %lld;", LL(q->ow), LL(q->ow));
-  ec_line(e, "for (long kh = 0; kh < %lld; kh++) {", LL(q->k[0]));
-  ec_line(e, "const long ih = oh * %lld - %lld + kh * %lld;", LL(q->s[0]), LL(q->pb[0]), LL(q->dil[0]));
-  ec_line(e, "for (long kw = 0; kw < %lld; kw++) {", LL(q->k[1]));
-  ec_line(e, "const long iw = ow * %lld - %lld + kw * %lld;", LL(q->s[1]), LL(q->pb[1]), LL(q->dil[1]));
-  ec_line(e, "const long ip = (unsigned long)ih < %lluu && (unsigned long)iw < %lluu ? ih * %lld + iw : %lld;",
-          (unsigned long long)q->h, (unsigned long long)q->w, LL(q->w), LL(HW));
-  ec_line(e, "src[(kh * %lld + kw) * 4 + i] = xt + ip * %lld;", LL(q->k[1]), LL(cin4));
-  if (zw)
-    ec_line(e, "sp[i] += s1[ip];");
-  ec_line(e, "}");
-  ec_line(e, "}");
-  ec_line(e, "}");
+  tap_table(e, q, cin4, zw);
   ec_line(e, "onnxc_qacc_n(%lld, %lld, 4, src, X1 + c0 / 16 * %lld, %lld, nc, acc);", LL(taps), LL(cin4 / 4), LL(wcs),
           LL(wcs));
   ec_line(e, "for (int c = 0; c < nc; c++) {");
