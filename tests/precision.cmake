@@ -27,11 +27,15 @@ set_tests_properties(e2e.kernel_cases_bf16 PROPERTIES LABELS e2e TIMEOUT 900)
 
 # Random whole models (tests/diff/gen_model.py) compiled with --precision bf16
 # in guard mode, judged at check's bf16 tolerance; about 40% of the seeds
-# have a product large enough for the packed kernel.
+# have a product large enough for the packed kernel. Here (and for fp16) the
+# generator leaves out run-time quantization (--avoid DynamicQuantizeLinear):
+# a value rounded to bf16 upstream lands on the other side of a quantization
+# step, and the step, not the reduced precision, decides the error (the
+# float32 configurations check those models).
 add_test(NAME diff.random_bf16
   COMMAND ${CMAKE_COMMAND} -E env ONNXC_CHECK_GUARD=1
           ${ONNXC_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/diff/run_diff.py --onnxc $<TARGET_FILE:onnxc>
-          --seeds 0:40 --configs O2:bf16 -j 2 --timeout 300)
+          --seeds 0:40 --configs O2:bf16 --avoid DynamicQuantizeLinear -j 2 --timeout 300)
 set_tests_properties(diff.random_bf16 PROPERTIES LABELS e2e TIMEOUT 600)
 
 # --precision fp16: corpus models against ONNX Runtime at check's fp16
@@ -46,7 +50,7 @@ set_tests_properties(e2e.precision_fp16 PROPERTIES LABELS e2e TIMEOUT 900)
 add_test(NAME diff.random_fp16
   COMMAND ${CMAKE_COMMAND} -E env ONNXC_CHECK_GUARD=1
           ${ONNXC_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/diff/run_diff.py --onnxc $<TARGET_FILE:onnxc>
-          --seeds 0:40 --configs O2:fp16 -j 2 --timeout 300)
+          --seeds 0:40 --configs O2:fp16 --avoid DynamicQuantizeLinear -j 2 --timeout 300)
 set_tests_properties(diff.random_fp16 PROPERTIES LABELS e2e TIMEOUT 600)
 add_test(NAME e2e.float16_models
   COMMAND ${ONNXC_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/e2e/test_float16_models.py
