@@ -88,6 +88,7 @@ static void test_matmul_chain(void **state) {
                              (uint32_t)(uint8_t)(7 - 128) << 16 | (uint32_t)(uint8_t)(10 - 128) << 24);
   assert_int_equal(w[16 + 2], (uint32_t)(uint8_t)(255 - 128));
   assert_int_equal(w[3], 0); /* column 3: none */
+  ir_graph_free(g);
 }
 
 /* int8 B without zero points; the int32 read by Cast -> Div: no scale to fold */
@@ -109,6 +110,7 @@ static void test_matmul_int32(void **state) {
   const int32_t *zd = q->in[2]->konst->data;
   assert_int_equal(zd[0], -(1 + 3 + 5 + 7));
   assert_int_equal(zd[1], 2 + 4 + 6 + 8);
+  ir_graph_free(g);
 }
 
 /* a per-row zero point of A, and a B given at run time, stay generic */
@@ -125,6 +127,7 @@ static void test_matmul_stays(void **state) {
                      "output %z\n");
   assert_int_equal(count_op(g, OP_MatMulInteger), 2);
   assert_int_equal(count_op(g, OP_QIntMatMul), 0);
+  ir_graph_free(g);
 }
 
 static void test_conv_integer(void **state) {
@@ -148,6 +151,7 @@ static void test_conv_integer(void **state) {
   assert_int_equal(w[0], (uint32_t)(uint8_t)0 | (uint32_t)(uint8_t)(-1) << 8);   /* tap 0: ci 0, 1 */
   assert_int_equal(w[16], (uint32_t)(uint8_t)1 | (uint32_t)(uint8_t)127 << 8);   /* tap 1 */
   assert_int_equal(((const int32_t *)q->in[2]->konst->data)[0], -(0 + 1 - 1 + 127));
+  ir_graph_free(g);
 }
 
 /* Gather of a per-tensor dequantized constant: the quantized rows gathered */
@@ -169,6 +173,7 @@ static void test_gather_sink(void **state) {
   assert_ptr_equal(dq->in[0], ga->out[0]);
   assert_int_equal(dq->out[0]->shape.d[0], 2);
   assert_true(dq->out[0]->is_output);
+  ir_graph_free(g);
 }
 
 int main(void) {
