@@ -195,6 +195,28 @@ def main():
         failed += not ok
         print(f"{what}: {'ok' if ok else 'FAIL'}")
 
+    def exact_runs(case, qp, x, work, base_flags, runs):
+        """Outputs of qp under base_flags and each of runs; each run must equal the
+        base's bytes. Returns {tuple(flags): output} (None: the base did not run)."""
+        name = " ".join(base_flags)
+        try:
+            base = onnxc_run(args.onnxc, qp, x, os.path.join(work, "_".join(base_flags)), base_flags)
+        except RuntimeError as e:
+            check(False, f"{case}: {name} ({e})")
+            return None
+        outs = {tuple(base_flags): base}
+        for flags in runs:
+            what = f"{case}: {' '.join(flags)} against {name}"
+            try:
+                got = onnxc_run(args.onnxc, qp, x, os.path.join(work, "_".join(flags)), flags)
+            except RuntimeError as e:
+                check(False, f"{what} ({e})")
+                continue
+            diff = int(np.count_nonzero(got != base)) if got.shape == base.shape else -1
+            check(diff == 0, f"{what}, exact ({diff} differ)")
+            outs[tuple(flags)] = got
+        return outs
+
     for i, (name, (kind, dims)) in enumerate(MODELS.items()):
         if args.only and name not in args.only:
             continue
@@ -222,24 +244,14 @@ def main():
             check(r.returncode == 0 and n_mmi > 0 and calls == want_calls,
                   f"{case}: {calls} int8 product kernels for {n_mmi} MatMulInteger (native build"
                   f"{'' if VNNI512 else ': no AVX-512 VNNI here, the generic loop'})")
-            try:
-                base = onnxc_run(args.onnxc, qp, x, os.path.join(work, "O0"), ["-O0"])
-            except RuntimeError as e:
-                check(False, f"{case}: -O0 ({e})")
+            outs = exact_runs(case, qp, x, work, ["-O0"], (["-O2"], ["-O3", "--threads", "2"], ["-O2", "--cpu", "generic"]))
+            if outs is None:
                 continue
-            for flags in (["-O2"], ["-O3", "--threads", "2"], ["-O2", "--cpu", "generic"]):
-                what = f"{case}: {' '.join(flags)} against -O0"
-                try:
-                    got = onnxc_run(args.onnxc, qp, x, os.path.join(work, "_".join(flags)), flags)
-                except RuntimeError as e:
-                    check(False, f"{what} ({e})")
-                    continue
-                diff = int(np.count_nonzero(got != base)) if got.shape == base.shape else -1
-                check(diff == 0, f"{what}, exact ({diff} differ)")
-                if flags == ["-O2"]:
-                    tol = 1e-5 * float(np.abs(want).max()) + 1e-6
-                    err = float(np.abs(got - want).max())
-                    check(err <= tol, f"{case}: -O2 against ONNX Runtime, max abs diff {err:.3g} (tolerance {tol:.3g})")
+            base = outs[("-O0",)]
+            if ("-O2",) in outs:
+                tol = 1e-5 * float(np.abs(want).max()) + 1e-6
+                err = float(np.abs(outs[("-O2",)] - want).max())
+                check(err <= tol, f"{case}: -O2 against ONNX Runtime, max abs diff {err:.3g} (tolerance {tol:.3g})")
             d = os.path.join(work, "case", "test_data_set_0")
             os.makedirs(d, exist_ok=True)
             onnx.save(qm, os.path.join(work, "case", "model.onnx"))
@@ -273,20 +285,7 @@ def main():
         text = open(os.path.join(src, "model.c")).read() if os.path.exists(os.path.join(src, "model.c")) else ""
         print(f"{case}: the products take the lanes kernel natively: "
               f"{'yes' if 'onnxc_qput_r(acc' in text else 'no (no AVX-512 VNNI, or AMX)'}")
-        try:
-            base = onnxc_run(args.onnxc, qp, x, os.path.join(work, "generic"), ["-O2", "--cpu", "generic"])
-        except RuntimeError as e:
-            check(False, f"{case}: -O2 --cpu generic ({e})")
-            continue
-        for flags in (["-O2"], ["-O3", "--threads", "2"]):
-            what = f"{case}: {' '.join(flags)} against -O2 --cpu generic"
-            try:
-                got = onnxc_run(args.onnxc, qp, x, os.path.join(work, "_".join(flags)), flags)
-            except RuntimeError as e:
-                check(False, f"{what} ({e})")
-                continue
-            diff = int(np.count_nonzero(got != base)) if got.shape == base.shape else -1
-            check(diff == 0, f"{what}, exact ({diff} differ)")
+        exact_runs(case, qp, x, work, ["-O2", "--cpu", "generic"], (["-O2"], ["-O3", "--threads", "2"]))
     if not args.only or "bert_tiny_int8" in args.only:
         case = make_corpus.build_case(args.corpus, "bert_tiny_int8")
         meta = make_corpus.MODELS["bert_tiny_int8"]
