@@ -334,27 +334,14 @@ static void emit_tiles(EmitC *e, const Prod *p) {
   else
     ec_line(e, "const float *b = bb + (jr - jr %% 32) * kc + jr %% 32;");
   ec_line(e, "const long cols = nc - jr < ONNXC_NR ? nc - jr : ONNXC_NR;");
-  /* a weight packed at compile time comes from memory (a model's weights do
-   * not stay in cache between runs): the tiles of this panel bring in the
-   * next panel's block, a share each */
-  bool pf = p->b.src == SRC_PACKED && !p->n_rt;
-  if (pf && p->deep) /* the next block in the group's order: this panel's next depth block, or
-                        the next panel's first of the group */
-    ec_line(e, "const float *pf = jr %% 32 != 0 ? (const float *)0 : pc + kc < ge ? b + kc * 32 : "
-               "jc + jr + 32 < %lld ? b + %lld - (pc - pg) * 32 : (const float *)0;",
-            LL(up(p->n, GEMM_NRP)), LL(K * GEMM_NRP));
-  else if (pf)
-    ec_line(e, "const float *pf = jr %% 32 == 0 && jc + jr + 32 < %lld ? b + %lld : (const float *)0;",
-            LL(up(p->n, GEMM_NRP)), LL(K * GEMM_NRP));
+  /* No software prefetch of the next weight panel: the panels are read in
+   * address order, and on Zen 4 the hardware prefetcher alone streams them
+   * faster. A share of the next block prefetched by each tile (as up to the
+   * 25th session) cost [20 x 1024] x [1024 x 8210] 4.2 -> 5.3 ms, [96 x 1024] x
+   * [1024 x 8210] 14.9 -> 17.2 ms and three FFN pairs of BERT-base's shapes
+   * 33.0 -> 35.8 ms (weights from DRAM each run; BERT-base itself 231 vs 235-239
+   * ms, sum of kernels). */
   ec_line(e, "for (long ir = 0; ir < mc; ir += ONNXC_MR) {");
-  if (pf) {
-    ec_line(e, "if (pf) {");
-    ec_line(e, "for (long kk = ir * kc / mc; kk < (ir + ONNXC_MR) * kc / mc && kk < kc; kk++) {");
-    ec_line(e, "ONNXC_PREFETCH(pf + kk * 32);");
-    ec_line(e, "ONNXC_PREFETCH(pf + kk * 32 + 16);");
-    ec_line(e, "}");
-    ec_line(e, "}");
-  }
   ec_line(e, "const long as = %s;", p->a.src == SRC_PACKED ? "24" : "ONNXC_MR");
   if (p->a.src == SRC_PACKED)
     ec_line(e, "const float *a = %s + (ic + ir - ir %% 24) * %lld + pc * 24 + ir %% 24;", p->a.ptr,
@@ -364,22 +351,29 @@ static void emit_tiles(EmitC *e, const Prod *p) {
             p->deep ? arena_printf(e->g->arena, "(pc - pg) * %lld +", LL(up(p->m, GEMM_MRP))) : "");
   ec_line(e, "const long rows = mc - ir < ONNXC_MR ? mc - ir : ONNXC_MR;");
   ec_line(e, "float *c = %s + (ic + ir) * %s + jc + jr;", p->y, ldy);
+  /* full: the micro-kernel's whole tile; q4: a tile of up to 4 rows and full
+   * width, where the target has onnxc_ukr4 (the same sums); both store into Y
+   * directly, the rest goes through t */
   ec_line(e, "const int full = rows == ONNXC_MR && cols == ONNXC_NR;");
+  ec_line(e, "const int q4 = ONNXC_UKR4 && !full && rows <= 4 && cols == ONNXC_NR;");
   ec_line(e, "const int last = pc + kc == %s;", Kt);
   ec_line(e, "(void)last;");
-  ec_line(e, "if (full) {");
-  if (p->fast_epi && p->res)
-    ec_line(e, "onnxc_ukr(kc, a, as, b, (const int *)0, c, %s, pc > 0, last ? %s + (ic + ir) * %s + jc + jr : "
-               "(const float *)0, last ? %s : (const float *)0, last ? %s : (const float *)0, "
-               "last ? %d : 0, %s, %s);", ldy, p->res, ldy, p->rb, p->cb, p->act,
-            p->lo, p->hi);
-  else if (p->fast_epi)
-    ec_line(e, "onnxc_ukr(kc, a, as, b, (const int *)0, c, %s, pc > 0, (const float *)0, last ? %s : (const float *)0, "
-               "last ? %s : (const float *)0, last ? %d : 0, "
-               "%s, %s);", ldy, p->rb, p->cb, p->act, p->lo, p->hi);
-  else
-    ec_line(e, "onnxc_ukr(kc, a, as, b, (const int *)0, c, %s, pc > 0, (const float *)0, (const float *)0, "
-            "(const float *)0, 0, 0.0f, 0.0f);", ldy);
+  for (int v = 0; v < 2; v++) {
+    const char *head = v == 0 ? "onnxc_ukr(kc, a, as, b, (const int *)0," : "onnxc_ukr4((int)rows, kc, a, as, b,";
+    ec_line(e, v == 0 ? "if (full) {" : "} else if (q4) {");
+    if (p->fast_epi && p->res)
+      ec_line(e, "%s c, %s, pc > 0, last ? %s + (ic + ir) * %s + jc + jr : "
+                 "(const float *)0, last ? %s : (const float *)0, last ? %s : (const float *)0, "
+                 "last ? %d : 0, %s, %s);", head, ldy, p->res, ldy, p->rb, p->cb, p->act,
+              p->lo, p->hi);
+    else if (p->fast_epi)
+      ec_line(e, "%s c, %s, pc > 0, (const float *)0, last ? %s : (const float *)0, "
+                 "last ? %s : (const float *)0, last ? %d : 0, "
+                 "%s, %s);", head, ldy, p->rb, p->cb, p->act, p->lo, p->hi);
+    else
+      ec_line(e, "%s c, %s, pc > 0, (const float *)0, (const float *)0, "
+              "(const float *)0, 0, 0.0f, 0.0f);", head, ldy);
+  }
   ec_line(e, "} else {");
   ec_line(e, "float t[ONNXC_MR * ONNXC_NR] = {0};");
   ec_line(e, "long r, x;");
@@ -393,7 +387,7 @@ static void emit_tiles(EmitC *e, const Prod *p) {
   ec_line(e, "  for (x = 0; x < cols; x++) c[r * %s + x] = t[r * ONNXC_NR + x];", ldy);
   ec_line(e, "}");
   if (p->epi.len) {
-    ec_line(e, "if (last%s) {", p->fast_epi ? " && !full" : "");
+    ec_line(e, "if (last%s) {", p->fast_epi ? " && !full && !q4" : "");
     ec_line(e, "for (long r = 0; r < rows; r++) {");
     ec_line(e, "const long i = ic + ir + r;");
     ec_line(e, "float *cr = c + r * %s;", ldy);
@@ -408,8 +402,8 @@ static void emit_tiles(EmitC *e, const Prod *p) {
     ec_line(e, "}");
   }
   if (p->epi_full.len) {
-    ec_line(e, "if (last && full) {");
-    ec_line(e, "for (long r = 0; r < ONNXC_MR; r++) {");
+    ec_line(e, "if (last && (full || q4)) {");
+    ec_line(e, "for (long r = 0; r < rows; r++) {");
     ec_line(e, "float *cr = c + r * %s;", ldy);
     ec_line(e, "for (long x = 0; x < ONNXC_NR; x++) {");
     ec_line(e, "const float v = cr[x];");
