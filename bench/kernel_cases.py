@@ -344,7 +344,7 @@ def build(root):
     # on two threads as column blocks of all rows
     c(matmul_case(root, rng, "mm_deep", (3, 37, 600), (600, 70), act="Relu"))
     c(gemm_case(root, rng, "gemm_deep_groups", 100, 420, 1100, cshape=(420,), act="Relu"))
-    # the last row tile of 1 to 4 rows stored straight from onnxc_ukr4 (AVX-512):
+    # the last row tile of 1 to 4 rows stored straight from onnxc_ukr4 (AVX-512, AVX2):
     # a recognizer's classifier head (20 time steps) and a 9-row product with
     # its bias and Relu in the kernel
     c(matmul_case(root, rng, "mm_rows20_head", (20, 256), (256, 300), bias=True))
