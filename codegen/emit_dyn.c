@@ -590,7 +590,8 @@ static bool operand_exts(Dx *x, const Node *n, int i, const char **out, int *cnt
   return true;
 }
 
-/* Slice with step 1 (what infer_symbolic admits). */
+/* Slice; along an axis listed with a step other than 1, constant bounds
+ * (what infer_symbolic admits), clamped here as the spec says. */
 static bool k_slice(Dx *x, const Node *n) {
   const Shape *xs = &n->in[0]->shape, *ys = &n->out[0]->shape;
   const char *st[IR_MAX_RANK], *ax[IR_MAX_RANK];
@@ -608,16 +609,40 @@ static bool k_slice(Dx *x, const Node *n) {
   }
   if (ns == 0 || (ir_has_input(n, 3) && !operand_exts(x, n, 3, ax, &na, IR_MAX_RANK)))
     return diag_error(x->e->d, n, "run-time extents: axes must be constants and starts a known count");
+  int64_t step[IR_MAX_RANK], step_of[IR_MAX_RANK]; /* per listed axis, per input axis */
+  for (int j = 0; j < xs->rank; j++)
+    step_of[j] = 1;
+  for (int k = 0; k < ns; k++)
+    step[k] = 1;
   if (ir_has_input(n, 4)) {
     const Value *sp = n->in[4];
-    for (int64_t k = 0; sp->kind == VK_CONST && k < sp->konst->numel; k++)
-      if (tensor_get_i64(sp->konst, k) != 1)
-        return diag_error(x->e->d, n, "run-time extents: Slice with steps other than 1");
+    if (sp->kind != VK_CONST || sp->konst->numel != ns)
+      return diag_error(x->e->d, n, "run-time extents: Slice steps must be constants");
+    for (int k = 0; k < ns; k++)
+      if ((step[k] = tensor_get_i64(sp->konst, k)) == 0)
+        return diag_error(x->e->d, n, "run-time extents: a Slice step of 0");
   }
   for (int k = 0; k < ns; k++) {
     int a = k;
     if (na && !shape_axis(strtoll(ax[k], NULL, 10), xs->rank, &a))
       return diag_error(x->e->d, n, "run-time extents: bad axis");
+    if (step[k] != 1) {
+      /* constant bounds (infer_symbolic.c stepped_len), clamped as the spec
+       * says for the step's sign; INT_MAX-style bounds kept in range */
+      if (rt)
+        return diag_error(x->e->d, n, "run-time extents: a stepped Slice needs constant starts");
+      const char *dim = dim_c(x, xs, a);
+      long long c = strtoll(st[k], NULL, 10), lim = (long long)1 << 40;
+      c = c > lim ? lim : c < -lim ? -lim : c;
+      ec_line(x->e, "const int64_t s%d = %lld < 0 ? %lld + (%s) : %lld;", k, c, c, dim, c);
+      if (step[k] > 0)
+        ec_line(x->e, "const int64_t c%d = s%d < 0 ? 0 : s%d > (%s) ? (%s) : s%d;", k, k, k, dim, dim, k);
+      else
+        ec_line(x->e, "const int64_t c%d = s%d < 0 ? 0 : s%d > (%s) - 1 ? (%s) - 1 : s%d;", k, k, k, dim, dim, k);
+      start[a] = arena_printf(x->a, "c%d", k);
+      step_of[a] = step[k];
+      continue;
+    }
     if (rt || st[k][0] == '-') {
       const char *dim = dim_c(x, xs, a);
       ec_line(x->e, "const int64_t s%d = (int64_t)X1[%d] < 0 ? (int64_t)X1[%d] + (%s) : (int64_t)X1[%d];", k, k, k,
@@ -632,7 +657,10 @@ static bool k_slice(Dx *x, const Node *n) {
   buf_init(&src);
   buf_puts(&src, "0");
   for (int j = 0; j < xs->rank; j++)
-    buf_printf(&src, " + (i%d + %s) * %s", j, start[j], in_stride(x, xs, j));
+    if (step_of[j] == 1)
+      buf_printf(&src, " + (i%d + %s) * %s", j, start[j], in_stride(x, xs, j));
+    else
+      buf_printf(&src, " + (i%d * (%lld) + %s) * %s", j, (long long)step_of[j], start[j], in_stride(x, xs, j));
   index_nest(x, ys, src.s);
   buf_free(&src);
   return true;

@@ -527,13 +527,21 @@ static bool reads_view(const Group *gr, const Captured *cap) {
 /* -D ranges: MatMul(A, W) + Add(bias) with W a float32 constant [K, N] and
  * bias a float32 constant [N] becomes MatMul(A, W, bias) (attribute
  * onnxc.bias; onnxc.fused_inputs counts the input), whose run-time-extent
- * kernel adds the bias in the GEMM's store (codegen/emit_dyn.c). */
+ * kernel adds the bias in the GEMM's store (codegen/emit_dyn.c). A product
+ * whose extents are all static keeps its Add, whatever the graph's. */
 static void dyn_matmul_bias(Graph *g, const Captured *cap) {
   for (Node *n = g->first, *next; n; n = next) {
     next = n->next;
     Value *y = n->out[0];
     if (n->op != OP_MatMul || n->n_in != 2 || y->dt != DT_F32 || y->n_uses != 1 || y->is_output ||
-        rewrite_is_captured(cap, y) || n->in[1]->kind != VK_CONST || n->in[1]->shape.rank != 2)
+        rewrite_is_captured(cap, y) || n->in[1]->kind != VK_CONST || n->in[1]->shape.rank != 2 ||
+        n->in[0]->shape.rank < 2)
+      continue;
+    /* Only a product with a run-time extent is emitted by the kernels that
+     * add the bias; one of static extents in the same graph (after a
+     * reduction over the run-time axis, say) is emitted as any static
+     * MatMul, whose fallback loops, bf16 and CUDA kernels would drop it. */
+    if (shape_is_static(&n->in[0]->shape) && shape_is_static(&y->shape))
       continue;
     Node *add = y->uses[0];
     if (add->op != OP_Add || add->n_in != 2 || add->out[0]->is_output || rewrite_is_captured(cap, add->out[0]))

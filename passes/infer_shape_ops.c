@@ -223,9 +223,23 @@ bool infer_Squeeze(Node *n, Diag *d) {
   }
   bool drop[IR_MAX_RANK] = {false};
   if (got == 0 || k == 0) {
-    /* No axes: every extent-1 dim goes; symbolic dims are assumed not 1. */
-    for (int i = 0; i < xs->rank; i++)
+    /* No axes: every extent-1 dim goes; symbolic dims are assumed not 1.
+     * A range (-D) that admits 1 makes the output's rank depend on the
+     * value, which one library cannot give: said once, at that node. */
+    for (int i = 0; i < xs->rank; i++) {
       drop[i] = xs->d[i] == 1;
+      int64_t lo, hi;
+      const Graph *g = n->g;
+      while (g->parent)
+        g = g->parent;
+      if (xs->d[i] < 0 && xs->x[i] && dx_bounds(g, xs->x[i], &lo, &hi) && lo <= 1 && hi > 1 &&
+          !ir_attr_int(n, "onnxc.warned_squeeze", 0)) {
+        diag_warn(d, n, "no axes, and dim %d of the input may be 1 for some values of the ranges: the output "
+                  "keeps it at every value, where ONNX would drop it when it is 1; a range from 2 "
+                  "avoids this", i);
+        ir_attr_set_int(n, "onnxc.warned_squeeze", 1);
+      }
+    }
   } else {
     int ax[IR_MAX_RANK];
     if (!norm_axes(d, n, axes, k, xs->rank, ax))

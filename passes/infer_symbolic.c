@@ -330,6 +330,61 @@ static bool slice_from_end_ranged(const Node *n) {
   return false;
 }
 
+/* The length of a slice with constant start c0, end c1 and step (not 1)
+ * along an axis whose extent dim is a range: the bounds as the spec clamps
+ * them (a start past the end for a negative step: dim - 1; INT_MAX-style
+ * ends: dim, or -1 before the axis' start going backwards), counted from the
+ * end when negative. NULL when the clamping would differ between values of
+ * the ranges, which no single extent expresses. codegen/emit_dyn.c clamps
+ * the same way at run time. */
+static const DimExpr *stepped_len(Node *n, const DimExpr *dim, const DimExpr *b, const DimExpr *e,
+                                  int64_t step) {
+  Arena *a = n->g->arena;
+  Graph *g = (Graph *)root(n->g);
+  int64_t c0, c1, dlo, dhi;
+  if (!dx_is_const(b, &c0) || !dx_is_const(e, &c1) || !dx_bounds(g, dim, &dlo, &dhi))
+    return NULL;
+  const DimExpr *lo, *hi; /* the slice covers [lo, hi) going forwards, (hi, lo] backwards */
+  if (step > 0) {
+    if (c0 >= 0 && c0 <= dlo)
+      lo = dx_const(a, c0);
+    else if (c0 < 0 && dlo + c0 >= 0)
+      lo = dx_add(a, dim, dx_const(a, c0));
+    else
+      return NULL;
+    if (c1 >= dhi)
+      hi = dim;
+    else if (c1 >= 0 && c1 <= dlo)
+      hi = dx_const(a, c1);
+    else if (c1 < 0 && dlo + c1 >= 0)
+      hi = dx_add(a, dim, dx_const(a, c1));
+    else
+      return NULL;
+  } else {
+    if (c0 >= dhi - 1)
+      lo = dx_sub(a, dim, dx_const(a, 1));
+    else if (c0 >= 0 && c0 <= dlo - 1)
+      lo = dx_const(a, c0);
+    else if (c0 < 0 && dlo + c0 >= 0)
+      lo = dx_add(a, dim, dx_const(a, c0));
+    else
+      return NULL;
+    if (c1 <= -dhi - 1)
+      hi = dx_const(a, -1);
+    else if (c1 >= 0 && c1 <= dlo - 1)
+      hi = dx_const(a, c1);
+    else if (c1 < 0 && dlo + c1 >= -1)
+      hi = dx_add(a, dim, dx_const(a, c1));
+    else
+      return NULL;
+  }
+  int64_t k = step > 0 ? step : -step, llo, lhi;
+  const DimExpr *span = step > 0 ? dx_sub(a, hi, lo) : dx_sub(a, lo, hi);
+  if (!lo || !hi || !span || !dx_bounds(g, span, &llo, &lhi) || llo < 0)
+    return NULL;
+  return dx_floordiv(g, dx_add(a, span, dx_const(a, k - 1)), k);
+}
+
 static bool sym_slice(Node *n, Diag *d) {
   Arena *a = n->g->arena;
   const Shape *xs = &n->in[0]->shape;
@@ -348,12 +403,21 @@ static bool sym_slice(Node *n, Diag *d) {
     int64_t axis = k, step = 1, lo, hi, slo, shi, dlo, dhi;
     if (na && !dx_is_const(ax[k], &axis))
       return diag_error(d, n, "axes must be constants");
-    if (np && (!dx_is_const(sp[k], &step) || step != 1))
-      return diag_error(d, n, "a slice by extents needs step 1");
+    if (np && (!dx_is_const(sp[k], &step) || step == 0))
+      return diag_error(d, n, "steps must be non-zero constants");
     int ai;
     if (!shape_axis(axis, xs->rank, &ai))
       return diag_error(d, n, "axis %lld is out of range", (long long)axis);
     const DimExpr *dim = shape_dx(a, xs, ai), *b = st[k], *e = en[k];
+    if (step != 1) {
+      const DimExpr *len = NULL;
+      if (neg_st || neg_en || !dim || !(len = stepped_len(n, dim, b, e, step)))
+        return diag_error(d, n, "a slice with step %lld along an axis of run-time extent needs constant starts "
+                          "and ends that no value of the ranges clamps (x[::-1], x[1::2], x[-2::-1])",
+                          (long long)step);
+      shape_set_dx(g, &s, ai, len);
+      continue;
+    }
     int64_t c;
     if (dx_is_const(e, &c) && c >= (int64_t)1 << 31)   /* INT_MAX-style "to the end" */
       e = dim;

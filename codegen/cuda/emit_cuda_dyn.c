@@ -422,7 +422,8 @@ static bool operand_exts(R *x, const Node *n, int i, const char **out, int *cnt,
   return true;
 }
 
-/* Slice with step 1 and non-negative starts (what emit_dyn.c takes). */
+/* Slice with non-negative starts, or constant ones along an axis listed
+ * with a step other than 1 (what emit_dyn.c takes). */
 static int k_slice(R *x, const Node *n) {
   const Shape *xs = &n->in[0]->shape, *ys = &n->out[0]->shape;
   const char *st[IR_MAX_RANK], *ax[IR_MAX_RANK], *start[IR_MAX_RANK];
@@ -433,17 +434,34 @@ static int k_slice(R *x, const Node *n) {
     start[j] = "0";
   if (!operand_exts(x, n, 1, st, &ns, IR_MAX_RANK) || (ir_has_input(n, 3) && !operand_exts(x, n, 3, ax, &na, IR_MAX_RANK)))
     return 0;
+  int64_t step[IR_MAX_RANK], step_of[IR_MAX_RANK];
+  for (int j = 0; j < xs->rank; j++)
+    step_of[j] = 1;
+  for (int k = 0; k < ns; k++)
+    step[k] = 1;
   if (ir_has_input(n, 4)) {
     const Value *sp = n->in[4];
-    if (sp->kind != VK_CONST)
+    if (sp->kind != VK_CONST || sp->konst->numel != ns)
       return 0;
-    for (int64_t k = 0; k < sp->konst->numel; k++)
-      if (tensor_get_i64(sp->konst, k) != 1)
+    for (int k = 0; k < ns; k++)
+      if ((step[k] = tensor_get_i64(sp->konst, k)) == 0)
         return 0;
   }
   for (int k = 0; k < ns; k++) {
     int a = k;
-    if ((na && !shape_axis(strtoll(ax[k], NULL, 10), xs->rank, &a)) || st[k][0] == '-')
+    if (na && !shape_axis(strtoll(ax[k], NULL, 10), xs->rank, &a))
+      return 0;
+    if (step[k] != 1) { /* constant bounds, clamped as emit_dyn.c's k_slice does */
+      long long c = strtoll(st[k], NULL, 10), lim = (long long)1 << 40;
+      c = c > lim ? lim : c < -lim ? -lim : c;
+      const char *d = rprod(x, xs, a, a + 1);
+      const char *s0 = arena_printf(x->a, "(%lldLL < 0 ? %lldLL + (%s) : %lldLL)", c, c, d, c);
+      const char *top = step[k] > 0 ? arena_printf(x->a, "(%s)", d) : arena_printf(x->a, "((%s) - 1)", d);
+      start[a] = arena_printf(x->a, "(%s < 0 ? 0 : %s > %s ? %s : %s)", s0, s0, top, top, s0);
+      step_of[a] = step[k];
+      continue;
+    }
+    if (st[k][0] == '-')
       return 0;
     start[a] = st[k];
   }
@@ -459,7 +477,11 @@ static int k_slice(R *x, const Node *n) {
   buf_init(&src);
   buf_puts(&src, "0");
   for (int j = 0; j < xs->rank; j++)
-    buf_printf(&src, " + (i%d + %s) * %s", j, start[j], rprod(x, xs, j + 1, xs->rank));
+    if (step_of[j] == 1)
+      buf_printf(&src, " + (i%d + %s) * %s", j, start[j], rprod(x, xs, j + 1, xs->rank));
+    else
+      buf_printf(&src, " + (i%d * (%lld) + %s) * %s", j, (long long)step_of[j], start[j],
+                 rprod(x, xs, j + 1, xs->rank));
   ck_line(x->k, "  Y0[i] = X0[%s];", src.s);
   buf_free(&src);
   ck_line(x->k, "}");

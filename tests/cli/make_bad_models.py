@@ -134,6 +134,17 @@ def main(out):
     grad.opset_import.append(helper.make_opsetid("ai.onnx.preview.training", 1))
     onnx.save(grad, os.path.join(out, "gradient_floor.onnx"))
 
+    # -D ranges: an axes-less Squeeze over a ranged dim that may be 1 builds
+    # with a warning; a stepped Slice whose bounds some values would clamp is
+    # refused with the bounds it needs.
+    sq = model([helper.make_node("Squeeze", ["x"], ["y"], name="sq_all")], [vi("x", ["T", 1])], [vi("y", ["T"])])
+    onnx.save(sq, os.path.join(out, "squeeze_ranged.onnx"))
+    ints = lambda name, v: numpy_helper.from_array(np.array(v, np.int64), name)  # noqa: E731
+    rev = model([helper.make_node("Slice", ["x", "s", "e", "a", "p"], ["y"], name="rev3")],
+                [vi("x", ["T", 4])], [vi("y", [None, 4])],
+                [ints("s", [3]), ints("e", [-(2**63)]), ints("a", [0]), ints("p", [-1])])
+    onnx.save(rev, os.path.join(out, "slice_step_clamped.onnx"))
+
 
 if __name__ == "__main__":
     main(sys.argv[1])

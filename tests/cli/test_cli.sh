@@ -104,6 +104,20 @@ for w in want:
     assert a.dtype == b.dtype and a.shape == b.shape, (a.dtype, a.shape, b.dtype, b.shape)
     assert np.allclose(a, b, rtol=1e-3, atol=1e-6), np.abs(a - b).max()
 PYEOF
+# -D ranges: a Squeeze that may drop a dim of 1 builds with a warning, not
+# without one from 2; a reversing Slice that clamps for small T is refused.
+"$ONNXC" "$T/m/squeeze_ranged.onnx" -D T=1..64 -o "$T/sq.so" 2>"$T/err"
+if [[ $? -eq 0 && -s "$T/sq.so" ]] && grep -qF "node 'sq_all' (Squeeze): no axes, and dim 0 of the input may be 1" "$T/err"
+then echo "ok   Squeeze over a range from 1 warns"; else echo "FAIL: squeeze_ranged T=1..64"; cat "$T/err"; fails=$((fails+1)); fi
+"$ONNXC" "$T/m/squeeze_ranged.onnx" -D T=2..64 -o "$T/sq.so" 2>"$T/err"
+if [[ $? -eq 0 && ! -s "$T/err" ]]; then echo "ok   Squeeze over a range from 2 is quiet"
+else echo "FAIL: squeeze_ranged T=2..64"; cat "$T/err"; fails=$((fails+1)); fi
+"$ONNXC" "$T/m/slice_step_clamped.onnx" -D T=1..64 -o "$T/rev.so" 2>"$T/err"
+if [[ $? -eq 1 && ! -e "$T/rev.so" ]] && grep -qF "node 'rev3' (Slice): a slice with step -1 along an axis of run-time extent" "$T/err"
+then echo "ok   a clamping stepped Slice over a range is refused"; else echo "FAIL: slice_step_clamped T=1..64"; cat "$T/err"; fails=$((fails+1)); fi
+"$ONNXC" "$T/m/slice_step_clamped.onnx" -D T=4..64 -o "$T/rev.so" 2>"$T/err" \
+  && echo "ok   the same Slice from T=4 builds" || { echo "FAIL: slice_step_clamped T=4..64"; cat "$T/err"; fails=$((fails+1)); }
+
 grep -qF -- "--shape NAME=" <<<"$("$ONNXC" --help)" || { echo "FAIL: --help lacks --shape"; fails=$((fails+1)); }
 
 # Usage errors.

@@ -12,7 +12,9 @@ against other dynamic values), MatMul and Gemm with weights, Softmax,
 LayerNormalization, GELU and LayerNorm as primitives, reductions over a static
 axis, Transpose, heads split and merged (attention, with scores of n x n),
 Slice and Gather over static axes, Concat along any axis, Unsqueeze/Squeeze,
-Cast round trips, LSTM/GRU/RNN over n (as the sequence or the batch). About a third are image models instead, [1, C, H, n] with n
+Cast round trips, LSTM/GRU/RNN over n (as the sequence or the batch),
+summaries over n through a biased MatMul added back, reversal along n
+(Slice step -1). About a third are image models instead, [1, C, H, n] with n
 a width: convs of every kind, BatchNormalization, activations, pools, residuals,
 squeeze-excite and channel concats (build_image). The data sets run the same
 model at several n in 1..N_MAX
@@ -249,6 +251,44 @@ def op_slice_from_end(b, x):
     return b.op("Add", [x.name, m.name], x.shape)
 
 
+def op_seq_context(b, x):
+    """A summary over the dynamic axis (a mean, sum or max over n: madmom's
+    tempo head, squeeze-excite over time), through a MatMul with a bias, added
+    back to every row: a product of static extents in a dynamic graph."""
+    if "n" not in x.shape or x.shape[-1] == "n":
+        raise Reject()
+    a = x.shape.index("n")
+    op = str(b.rng.choice(["ReduceMean", "ReduceSum", "ReduceMax"]))
+    keep = int(b.rng.integers(0, 2))
+    shape = tuple(1 if i == a else d for i, d in enumerate(x.shape)) if keep else \
+        tuple(d for i, d in enumerate(x.shape) if i != a)
+    r = b.op(op, [x.name, b.const(np.array([a], np.int64))], shape, keepdims=keep) if op == "ReduceSum" else \
+        b.op(op, [x.name], shape, axes=[a], keepdims=keep)
+    d = x.shape[-1]
+    y = b.op("MatMul", [r.name, b.weight((d, d), 4 * d)], r.shape)
+    y = b.op("Add", [y.name, b.weight((d,), 4)], y.shape)
+    if b.rng.random() < 0.5:
+        y = b.op("Sigmoid", [y.name], y.shape)
+    return b.op(str(b.rng.choice(["Add", "Mul"])), [x.name, y.name], x.shape)
+
+
+def op_reverse(b, x):
+    """x reversed along the dynamic axis by a Slice of step -1 (a backward
+    recurrent layer written by hand: madmom's converter), as exporters write
+    its bounds: start -1 or INT_MAX, end INT_MIN or -(n + 1)-style."""
+    if "n" not in x.shape:
+        raise Reject()
+    a = x.shape.index("n")
+    big = int(np.iinfo(np.int64).max)
+    start = int(b.rng.choice([-1, big]))
+    end = int(b.rng.choice([-big - 1, -(N_MAX + 1) - int(b.rng.integers(0, 5))]))
+    r = b.op("Slice", [x.name, b.const(np.array([start], np.int64)), b.const(np.array([end], np.int64)),
+                       b.const(np.array([a], np.int64)), b.const(np.array([-1], np.int64))], x.shape)
+    if b.rng.random() < 0.5:
+        return b.op("Add", [r.name, x.name], x.shape)
+    return r
+
+
 def op_dynamic_quant(b, x):
     """onnxruntime.quantization.quantize_dynamic's product: x quantized at run
     time (DynamicQuantizeLinear), MatMulInteger by an int8 weight, the int32
@@ -402,7 +442,7 @@ OPS = {op_unary: 6, op_binary: 6, op_matmul: 5, op_gemm: 2, op_softmax: 1.5, op_
        op_layernorm_primitives: 1, op_gelu: 1.5, op_reduce: 1, op_transpose: 1, op_attention: 1.5,
        op_slice: 1, op_gather: 1, op_concat: 1, op_unsqueeze: 1, op_cast: 0.5, op_mask_where: 2,
        op_positions: 2, op_const_of_shape: 1, op_recurrent: 1.5, op_slice_from_end: 1,
-       op_dynamic_quant: 1}
+       op_dynamic_quant: 1, op_seq_context: 1.5, op_reverse: 1.5}
 
 
 # ---- the image profile: [1, C, H, n] maps, n a width (OCR-style lines) ----------

