@@ -96,6 +96,7 @@ bool pass_fuse_quant(Graph *g, bool split, bool lanes, Diag *d);
  * the target has AVX-512 VNNI (vnni512: Target.int8_vnni512); and a Gather of
  * a dequantized constant table gathers first (fuse_qmatmul.c). */
 bool pass_fuse_qmatmul(Graph *g, bool vnni512, Diag *d);
+bool pass_lower_convt(Graph *g, Diag *d);     /* ConvTranspose as a Conv per output phase */
 bool pass_fuse_bn(Graph *g, Diag *d);         /* BN, Mul, Add... folded into Conv/Gemm */
 bool pass_fuse_layout(Graph *g, Diag *d);      /* Transposes around batched MatMuls read/written in place */
 /* The channel-blocked layout between convolution-like ops (layout.c,

@@ -34,6 +34,10 @@ static bool run_simplify(Graph *g, Ctx *c, Diag *d) { return c->o->opt_level < 1
 /* Fusion builds kernels for static shapes: a graph with -D ranges keeps its
  * nodes (emit_dyn.c has their run-time-extent kernels; docs/dynamic-shapes.md). */
 static bool fusing(const Graph *g, const Ctx *c) { return c->o->opt_level >= 1 && g->n_syms == 0; }
+/* ConvTranspose as one Conv per output phase (lower_convt.c): static shapes, C target */
+static bool run_lower_convt(Graph *g, Ctx *c, Diag *d) {
+  return !fusing(g, c) || strcmp(c->o->target->name, "c") != 0 || pass_lower_convt(g, d);
+}
 static bool run_fuse_bn(Graph *g, Ctx *c, Diag *d) { return c->o->opt_level < 1 || pass_fuse_bn(g, d); }
 static bool run_fuse_epi(Graph *g, Ctx *c, Diag *d) { return !fusing(g, c) || pass_fuse_epilogue(g, d, c->o->target->fuse_residual); }
 /* (with ranges its patterns need static shapes; the residual Add still folds in) */
@@ -89,6 +93,7 @@ static const Step steps[] = {
     {"simplify", run_simplify, true},
     {"f16-compute", run_f16_compute, true},
     {"rnn-project", run_rnn_project, true},
+    {"lower-convt", run_lower_convt, true},
     {"fuse-bn", run_fuse_bn, true},
     {"cse", run_cse, true},
     {"fuse-norm", run_fuse_norm, true},
@@ -105,7 +110,7 @@ static const Step steps[] = {
 
 const char *const passes_names[] = {"check-ops", "topo-order", "canonicalize", "pin-dims", "lower-control",
                                     "infer", "lower-gradient", "fuse-quant",
-                                    "simplify", "f16-compute", "rnn-project", "fuse-bn", "cse", "fuse-norm", "fuse-epilogue", "fuse-elementwise", "fuse-layout", "fuse-siblings", "layout", "dce", "require-static", "schedule",
+                                    "simplify", "f16-compute", "rnn-project", "lower-convt", "fuse-bn", "cse", "fuse-norm", "fuse-epilogue", "fuse-elementwise", "fuse-layout", "fuse-siblings", "layout", "dce", "require-static", "schedule",
                                     "memplan", NULL};
 
 bool passes_run(Graph *g, const PipelineOpts *o, Plan *plan, Diag *d) {

@@ -185,6 +185,53 @@ def op_conv(b, x):
     return b.one("Conv", ins, (n, cout, oh, ow), **attrs)
 
 
+def op_convt(b, x):
+    """ConvTranspose, 2-D over NCHW or 1-D over [N, C, L]: decoders' k = 2s
+    upsampling (4x4 stride 2, pads 1), k = s, stride 1, odd kernels and
+    pads. Where the output extents are multiples of the strides onnxc
+    computes it as one Conv per output phase (passes/lower_convt.c); the
+    other forms (groups, dilations, output_padding, ragged phases) keep the
+    scatter loop."""
+    r = b.rng
+    if len(x.shape) not in (3, 4):
+        raise Reject("not [N, C, L] or NCHW")
+    sp = list(x.shape[2:])
+    n, c = x.shape[0], x.shape[1]
+    for _ in range(20):
+        s = int(r.choice([1, 2, 2, 2, 3]))
+        form = r.random()
+        if form < 0.5:
+            k, p = 2 * s, s // 2          # 4x4 stride 2 pads 1 and kin
+        elif form < 0.7:
+            k, p = s, 0                   # non-overlapping
+        else:
+            k, p = int(r.integers(1, 6)), int(r.integers(0, 3))
+        pads = [p] * (2 * len(sp))
+        if r.random() < 0.2:
+            pads = [int(r.integers(0, k)) for _ in pads]
+        dil = int(r.choice([1, 1, 1, 1, 2]))
+        opad = int(r.integers(0, s)) if r.random() < 0.15 and s > 1 else 0
+        group = int(r.choice([g for g in (2, 4) if c % g == 0] or [1])) if r.random() < 0.15 else 1
+        cout = group * int(r.choice([1, 2, 4, 8, 16])) if group > 1 else int(r.choice([1, 3, 8, 16, 32]))
+        nd = len(sp)
+        outs = [s * (sp[i] - 1) + opad + (k - 1) * dil + 1 - pads[i] - pads[nd + i] for i in range(nd)]
+        if min(outs) >= 1 and cout * numel(outs) * n <= 1 << 17:
+            break
+    else:
+        raise Reject("no ConvTranspose fits")
+    nd = len(sp)
+    ins = [x, b.weight((c, cout // group) + (k,) * nd, c // group * k ** nd)]
+    if r.random() < 0.6:
+        ins.append(b.const(r.uniform(-0.5, 0.5, size=cout).astype(np.float32), "bias"))
+    attrs = dict(kernel_shape=[k] * nd, strides=[s] * nd, dilations=[dil] * nd, pads=pads, group=group)
+    if opad:
+        attrs["output_padding"] = [opad] * nd
+    y = b.one("ConvTranspose", ins, (n, cout) + tuple(outs), **attrs)
+    if r.random() < 0.5:
+        y = b.one("Relu", [y], y.shape)
+    return y
+
+
 def op_dyn_quant_conv(b, x):
     """quantize_dynamic's conv, which onnxc lowers to its int8 lanes kernel
     (QIntConvInteger, passes/fuse_qmatmul.c): x quantized at run time,
@@ -1292,13 +1339,13 @@ OPS4 = {  # profile cnn weights
     op_conv_block: 8, op_conv: 4, op_bn: 3, op_pool: 3, op_unary: 8, op_binary: 4, op_residual: 2, op_se: 1, op_concat_c: 1.5,
     op_split: 1, op_siblings: 3, op_slice: 1, op_resize: 1, op_global_pool: 0.5, op_reduce: 0.5, op_softmax: 0.3,
     op_transpose: 0.3, op_gather: 0.3, op_unsqueeze: 0.3, op_squeeze: 0.2, op_reshape: 0.3, op_cast: 0.5,
-    op_ew_siblings: 1.5, op_dyn_quant_conv: 1,
+    op_ew_siblings: 1.5, op_dyn_quant_conv: 1, op_convt: 1.5,
 }
 OPS2 = {
     op_gemm: 6, op_matmul: 5, op_unary: 6, op_binary: 5, op_layernorm: 2, op_softmax: 1.5, op_gelu: 1,
     op_attention: 1, op_transpose: 1, op_reshape: 1.5, op_concat_c: 0, op_split: 1, op_slice: 1, op_gather: 1,
     op_reduce: 1, op_unsqueeze: 0.5, op_squeeze: 0.5, op_flatten: 0.5, op_cast: 0.7, op_ew_siblings: 1.5,
-    op_conv1d: 1.5, op_rnn: 1.5, op_dyn_quant: 1.5, op_qembed: 0.5,
+    op_conv1d: 1.5, op_rnn: 1.5, op_dyn_quant: 1.5, op_qembed: 0.5, op_convt: 0.5,
 }
 
 
