@@ -232,6 +232,9 @@ void ec_cast_template(Buf *b, DType from, DType to);
  * Variadic rows (Max, Min, Sum, Mean) return the binary step, folded left to
  * right (%0 accumulator, %1 next operand); Mean then divides by the count. */
 const char *ec_ew_template(const Node *n, DType compute);
+/* ec_ew_template with float32 exp, erf, tanh and the activations made of
+ * them through onnxc_rt.h's vectorizing functions: the C target's. */
+const char *ec_ew_template_c(const Node *n, DType compute);
 /* Expands a template into out: %0..%9 become operands[i] (C expressions of the
  * compute type), %f the math suffix, %T the compute C type, %{name=dflt} the
  * node's float attribute as a literal, %% a percent sign. False after a diag

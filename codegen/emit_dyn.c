@@ -143,13 +143,7 @@ static void bcast_offset(Dx *x, const Shape *is, int r, Buf *off, const char **l
 }
 
 static bool ew_expr(Dx *x, const Node *n, DType compute, const char *const *ops, Buf *out) {
-  const char *tmpl = ec_ew_template(n, compute);
-  if (compute == DT_F32 && n->op == OP_Erf)
-    tmpl = "onnxc_erff(%0)";
-  else if (compute == DT_F32 && n->op == OP_Exp)
-    tmpl = "onnxc_expf(%0)";
-  else if (compute == DT_F32 && n->op == OP_Tanh)
-    tmpl = "onnxc_tanhf(%0)";
+  const char *tmpl = ec_ew_template_c(n, compute);
   Buf ex;
   buf_init(&ex);
   bool ok = true;

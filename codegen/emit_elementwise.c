@@ -50,6 +50,28 @@ static bool is_unsigned(DType t) {
   return dtype_is_int(t) && !dtype_is_signed(t);
 }
 
+/* The C target's float32 template: the exponential functions through
+ * onnxc_rt.h's branch-free versions (onnxc_expf 1.3 ulp, onnxc_erff 1.3,
+ * onnxc_tanhf 1.4: tests/test_rt_math.c), so that loops of them vectorize;
+ * other types and ops, and the CUDA target, keep ec_ew_template's libm. */
+const char *ec_ew_template_c(const Node *n, DType compute) {
+  if (compute == DT_F32)
+    switch (n->op) {
+    case OP_Exp: return "onnxc_expf(%0)";
+    case OP_Erf: return "onnxc_erff(%0)";
+    case OP_Tanh: return "onnxc_tanhf(%0)";
+    case OP_Sigmoid: return "(1.0f / (1.0f + onnxc_expf(-%0)))";
+    case OP_Elu: return "(%0 >= 0 ? %0 : (%T)%{alpha=1.0} * (onnxc_expf(%0) - 1.0f))";
+    case OP_Selu:
+      return "((%T)%{gamma=1.05070102214813232421875} * (%0 > 0 ? %0 : "
+             "(%T)%{alpha=1.67326319217681884765625} * (onnxc_expf(%0) - 1.0f)))";
+    case OP_Celu: return "(%0 > 0 ? %0 : (%T)%{alpha=1.0} * (onnxc_expf(%0 / (%T)%{alpha=1.0}) - 1.0f))";
+    case OP_Swish: return "(%0 / (1.0f + onnxc_expf(-(%T)%{alpha=1.0} * %0)))";
+    default: break;
+    }
+  return ec_ew_template(n, compute);
+}
+
 const char *ec_ew_template(const Node *n, DType compute) {
   const char *row = ir_ops[n->op].expr;
   bool sint = dtype_is_int(compute) && dtype_is_signed(compute);
@@ -317,17 +339,7 @@ static void buf_clear(Buf *b) {
 
 /* The innermost body: the template (folded for variadic rows) and the store. */
 static bool emit_body(EmitC *e, const Node *n, const Nest *ns, DType compute) {
-  const char *tmpl = ec_ew_template(n, compute);
-  /* perf2: float32 exp/erf/tanh/sigmoid through onnxc_rt.h's branch-free
-   * versions, so the loop vectorizes (the templates stay libm for CUDA). */
-  if (compute == DT_F32 && n->op == OP_Exp)
-    tmpl = "onnxc_expf(%0)";
-  else if (compute == DT_F32 && n->op == OP_Erf)
-    tmpl = "onnxc_erff(%0)";
-  else if (compute == DT_F32 && n->op == OP_Tanh)
-    tmpl = "onnxc_tanhf(%0)";
-  else if (compute == DT_F32 && n->op == OP_Sigmoid)
-    tmpl = "(1.0f / (1.0f + onnxc_expf(-%0)))";
+  const char *tmpl = ec_ew_template_c(n, compute);
   const char *ct = dtype_ctype(compute);
   int nk = ns->n_ops;
   char names[EC_EXPR_MAX_OPS][16];

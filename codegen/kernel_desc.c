@@ -96,16 +96,7 @@ bool kd_build(const Node *n, Kdesc *k, Diag *d) {
 static const char *step_template(const KdStep *s, bool fast_c) {
   if (s->n->op == OP_Cast)
     return s->tmpl;
-  if (fast_c && s->compute == DT_F32) {
-    switch (s->n->op) {
-    case OP_Exp: return "onnxc_expf(%0)";
-    case OP_Erf: return "onnxc_erff(%0)";
-    case OP_Tanh: return "onnxc_tanhf(%0)";
-    case OP_Sigmoid: return "(1.0f / (1.0f + onnxc_expf(-%0)))";
-    default: break;
-    }
-  }
-  return ec_ew_template(s->n, s->compute);
+  return fast_c ? ec_ew_template_c(s->n, s->compute) : ec_ew_template(s->n, s->compute);
 }
 
 /* The C expression of argument j of step s, converted to its compute type:

@@ -824,7 +824,8 @@ def layernorm_primitives(b, x, axis, params, r):
     return y
 
 
-UNARY = ["Relu", "LeakyRelu", "Clip", "Sigmoid", "HardSigmoid", "HardSwish", "Tanh", "Erf", "Exp", "Abs", "Neg"]
+UNARY = ["Relu", "LeakyRelu", "Clip", "Sigmoid", "HardSigmoid", "HardSwish", "Tanh", "Erf", "Exp", "Abs", "Neg",
+         "Elu", "Selu", "Celu"]
 BOUNDING = {"Sigmoid", "HardSigmoid", "Tanh", "Erf", "Clip"}
 
 
@@ -843,6 +844,8 @@ def op_unary(b, x, op=None):
         lo = float(r.choice([-1.0, 0.0, -6.0]))
         ins += [b.const(np.array(lo, np.float32), "lo"), b.const(np.array(lo + float(r.choice([1, 2, 6])), np.float32),
                                                                    "hi")]
+    elif op in ("Elu", "Celu") and r.random() < 0.5:
+        attrs["alpha"] = float(r.choice([0.5, 2.0]))
     elif op == "HardSigmoid" and r.random() < 0.5:
         attrs.update(alpha=0.2, beta=0.5)
     bounded = op in BOUNDING and not (op == "Clip" and ins[2:] and False)
