@@ -145,7 +145,9 @@ static bool infer_recurrent(Node *n, Diag *d) {
   const DimExpr *sx = xs->rank == 3 && seq < 0 ? xs->x[bfirst ? 1 : 0] : NULL;
   const DimExpr *bx = xs->rank == 3 && batch < 0 ? xs->x[bfirst ? 0 : 1] : NULL;
   int64_t gh = hid >= 0 ? g * hid : DIM_UNKNOWN;
-  int64_t wd[3] = {nd, gh, in}, rd[3] = {nd, gh, hid}, bd[2] = {nd, gh >= 0 ? 2 * gh : -1};
+  bool rt = ir_attr_int(n, "onnxc.rt", 0) != 0;   /* R^T [D, H, G*H] (rnn_project.c) */
+  bool wt = ir_attr_int(n, "onnxc.wt", 0) != 0;   /* W^T [D, I, G*H] */
+  int64_t wd[3] = {nd, wt ? in : gh, wt ? gh : in}, rd[3] = {nd, rt ? hid : gh, rt ? gh : hid}, bd[2] = {nd, gh >= 0 ? 2 * gh : -1};
   int64_t sl[1] = {batch}, pd[2] = {nd, hid >= 0 ? 3 * hid : -1};
   int64_t hd[3] = {bfirst ? batch : nd, bfirst ? nd : batch, hid};
   if (!want_dims(n, d, 1, "W", 3, wd) || !want_dims(n, d, 2, "R", 3, rd) ||

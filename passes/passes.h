@@ -105,6 +105,7 @@ bool pass_fuse_layout(Graph *g, Diag *d);      /* Transposes around batched MatM
 bool pass_layout_blocked(Graph *g, int lanes, int mode, Diag *d);
 bool pass_fuse_siblings(Graph *g, Diag *d);    /* sibling Convs on one input as one Conv and a Split */
 bool pass_rnn_project(Graph *g, Diag *d);      /* RNN/GRU/LSTM input products over every step as one MatMul */
+bool pass_rnn_transpose_r(Graph *g, Diag *d);  /* small hidden sizes: R^T in R's slot, onnxc.rt */
 int rnn_gates(const Node *n);                  /* gates of RNN (1), GRU (3), LSTM (4); infer_rnn.c */
 bool pass_fuse_norm(Graph *g, Diag *d);        /* LayerNorm written as primitives into LayerNormalization */
 /* elementwise chains into FusedElementwise kernels; with `epilogue`, a float32

@@ -59,7 +59,10 @@ static bool run_layout(Graph *g, Ctx *c, Diag *d) {
 /* float16 models: computed in float32 between their float16 boundaries, static shapes (-O1 and up) */
 static bool run_f16_compute(Graph *g, Ctx *c, Diag *d) { return !fusing(g, c) || pass_f16_compute(g, d); }
 /* RNN input projections as one MatMul over every step (rnn_project.c); -O1 and up */
-static bool run_rnn_project(Graph *g, Ctx *c, Diag *d) { return c->o->opt_level < 1 || pass_rnn_project(g, d); }
+static bool run_rnn_project(Graph *g, Ctx *c, Diag *d) {
+  return c->o->opt_level < 1 || (pass_rnn_project(g, d) &&
+                                 (strcmp(c->o->target->name, "c") != 0 || pass_rnn_transpose_r(g, d)));
+}
 static bool run_cse(Graph *g, Ctx *c, Diag *d) { return c->o->opt_level < 1 || pass_cse(g, d); }
 static bool run_dce(Graph *g, Ctx *c, Diag *d) { (void)c; return pass_dce(g, d); }
 static bool run_static(Graph *g, Ctx *c, Diag *d) { (void)c; return pass_require_static(g, d); }

@@ -16,6 +16,9 @@
  *   bidirectional LSTM) become one packed GEMM over all steps. The sums are
  *   the same terms in another order (the float32 tolerance covers it).
  * invalidates: schedule positions.
+ *
+ * pass_rnn_transpose_r (the C target): R stored transposed for small hidden
+ * sizes, see below.
  */
 #include "passes.h"
 
@@ -101,6 +104,64 @@ static void project(Graph *g, Node *n) {
   ir_node_set_input(n, 0, p);
   ir_node_set_input(n, 1, NULL);
   ir_attr_set_int(n, "onnxc.xproj", 1);
+}
+
+/* Hidden sizes up to this take R transposed (pass_rnn_transpose_r). */
+#define RNN_RT_MAX_HID 64
+
+/* R h as axpys: with a small hidden size (madmom's 25-wide LSTMs, keyword
+ * spotters' GRUs) the step's products are too short for the per-row dot
+ * products of codegen/emit_rnn.c, whose lane sums cost as much as the
+ * multiplies; over R^T [D, H, G*H] the step adds h[k] times row k to every
+ * gate at once, in contiguous vectors. The node reads R^T in R's slot and
+ * carries onnxc.rt = 1 (and hidden_size); infer_rnn.c checks that shape.
+ * A W left in the step (no projection) is stored the same way, W^T
+ * [D, I, G*H] with onnxc.wt = 1. */
+bool pass_rnn_transpose_r(Graph *g, Diag *d) {
+  for (Node *n = g->first; n; n = n->next) {
+    if ((n->op != OP_RNN && n->op != OP_GRU && n->op != OP_LSTM) || ir_attr(n, "onnxc.rt"))
+      continue;
+    const Value *rv = n->in[2];
+    const Shape *rs = &rv->shape;
+    if (!rv->konst || rv->dt != DT_F32 || n->in[0]->dt != DT_F32 || rs->rank != 3 || !shape_is_static(rs) ||
+        rs->d[2] < 1 || rs->d[2] > RNN_RT_MAX_HID || rs->d[1] != rnn_gates(n) * rs->d[2])
+      continue;
+    int64_t nd = rs->d[0], gh = rs->d[1], hid = rs->d[2];
+    int64_t dims[3] = {nd, hid, gh};
+    Shape ts = shape_make(3, dims);
+    Tensor *t = ir_tensor_new(g, DT_F32, &ts, d);
+    if (!t)
+      return false;
+    const float *src = rv->konst->data;
+    float *dst = t->data;
+    for (int64_t dd = 0; dd < nd; dd++)
+      for (int64_t j = 0; j < gh; j++)
+        for (int64_t k = 0; k < hid; k++)
+          dst[(dd * hid + k) * gh + j] = src[(dd * gh + j) * hid + k];
+    if (!ir_attr(n, "hidden_size"))
+      ir_attr_set_int(n, "hidden_size", hid);
+    ir_node_set_input(n, 2, ir_const_new(g, arena_printf(g->arena, "%s_RT", n->name), t));
+    ir_attr_set_int(n, "onnxc.rt", 1);
+    /* W x_t the same way when it stays in the step (no projection) */
+    const Value *wv = n->in[1];
+    if (ir_attr(n, "onnxc.xproj") || !wv->konst || wv->dt != DT_F32 || wv->shape.rank != 3 ||
+        !shape_is_static(&wv->shape) || wv->shape.d[1] != gh || wv->shape.d[0] != nd)
+      continue;
+    int64_t in = wv->shape.d[2], wdims[3] = {nd, in, gh};
+    Shape wts = shape_make(3, wdims);
+    Tensor *wt = ir_tensor_new(g, DT_F32, &wts, d);
+    if (!wt)
+      return false;
+    const float *ws = wv->konst->data;
+    float *wd = wt->data;
+    for (int64_t dd = 0; dd < nd; dd++)
+      for (int64_t j = 0; j < gh; j++)
+        for (int64_t k = 0; k < in; k++)
+          wd[(dd * in + k) * gh + j] = ws[(dd * gh + j) * in + k];
+    ir_node_set_input(n, 1, ir_const_new(g, arena_printf(g->arena, "%s_WT", n->name), wt));
+    ir_attr_set_int(n, "onnxc.wt", 1);
+  }
+  return true;
 }
 
 bool pass_rnn_project(Graph *g, Diag *d) {

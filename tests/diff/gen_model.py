@@ -329,7 +329,7 @@ def op_rnn(b, x):
     seq, batch, inp = x.shape
     op = str(r.choice(["LSTM", "LSTM", "GRU", "RNN"]))
     g = {"LSTM": 4, "GRU": 3, "RNN": 1}[op]
-    hid = int(r.choice([4, 8, 16, 20, 32]))
+    hid = int(r.choice([4, 8, 16, 20, 25, 32, 48]))
     direction = str(r.choice(["forward", "forward", "reverse", "bidirectional"]))
     # 128 now and then: a bidirectional node that large runs its directions
     # side by side at --threads 2 (emit_rnn.c), the others do not. Drawn from
