@@ -21,6 +21,7 @@
  * Geometry follows the ONNX docs, as in passes/infer_nn.c.
  */
 #include "codegen.h"
+#include "window.h"
 
 #include <string.h>
 
@@ -676,36 +677,26 @@ typedef struct TGeom {
   int64_t cg, mg;                          /* input / output channels per group */
 } TGeom;
 
-static int64_t floor_div2(int64_t v) { return v >= 0 ? v / 2 : -((-v + 1) / 2); }
-
-/* The begin pads, as the ONNX doc derives them: explicit pads unless
- * output_shape or SAME_* auto_pad ask for a given output extent, in which
- * case total = s * (in - 1) + output_padding + (k - 1) * d + 1 - out is split
- * (the odd unit at the end for SAME_UPPER, at the start otherwise). */
+/* The begin pads as the ONNX docs derive them (window.c's
+ * window_read_convt, which the CUDA target reads too). */
 static void tgeom_read(const Node *n, TGeom *g) {
   const Shape *xs = &n->in[0]->shape, *ws = &n->in[1]->shape, *ys = &n->out[0]->shape;
-  int r = g->r = xs->rank - 2;
-  const char *ap = ir_attr_str(n, "auto_pad", "NOTSET");
-  bool upper = strcmp(ap, "SAME_UPPER") == 0, lower = strcmp(ap, "SAME_LOWER") == 0;
-  bool valid = strcmp(ap, "VALID") == 0, given = ir_attr(n, "output_shape") != NULL;
-  g->in_plane = g->out_plane = g->ktaps = 1;
+  Window w;
+  window_read_convt(n, xs, ws, ys, &w);
+  int r = g->r = w.r;
   for (int i = 0; i < r; i++) {
-    g->in[i] = xs->d[2 + i];
-    g->out[i] = ys->d[2 + i];
-    g->k[i] = ws->d[2 + i];
-    g->s[i] = ints_at(n, "strides", r, i, 1);
-    g->dil[i] = ints_at(n, "dilations", r, i, 1);
-    int64_t opad = ints_at(n, "output_padding", r, i, 0);
-    if (given || upper || lower) {
-      int64_t total = g->s[i] * (g->in[i] - 1) + opad + (g->k[i] - 1) * g->dil[i] + 1 - g->out[i];
-      g->pb[i] = upper ? floor_div2(total) : total - floor_div2(total);
-    } else {
-      g->pb[i] = valid ? 0 : ints_at(n, "pads", 2 * r, i, 0);
-    }
-    g->in_plane *= g->in[i];
-    g->out_plane *= g->out[i];
-    g->ktaps *= g->k[i];
+    g->in[i] = w.in[i];
+    g->out[i] = w.out[i];
+    g->k[i] = w.k[i];
+    g->s[i] = w.s[i];
+    g->dil[i] = w.dil[i];
+    g->pb[i] = w.pb[i];
   }
+  g->in_plane = w.in_plane;
+  g->out_plane = w.out_plane;
+  g->ktaps = 1;
+  for (int i = 0; i < r; i++)
+    g->ktaps *= g->k[i];
   int64_t group = ir_attr_int(n, "group", 1);
   g->cg = xs->d[1] / group;
   g->mg = ws->d[1];

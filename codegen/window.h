@@ -1,5 +1,5 @@
 /* window.h - sliding-window geometry shared by both targets (Conv, MaxPool,
- * AveragePool, ConvTranspose-free: the forward windows only).
+ * AveragePool, and ConvTranspose's scatter geometry).
  *
  * The extents come from the inferred shapes; pads follow the ONNX docs
  * (explicit `pads`, or auto_pad SAME_UPPER / SAME_LOWER / VALID, the total
@@ -31,6 +31,17 @@ void window_read(const Node *n, const Shape *x, const Shape *y, const int64_t *k
  * those without bounds and the border columns with them. */
 void window_interior(int64_t in, int64_t out, int64_t k, int64_t s, int64_t d, int64_t pb, int64_t *a,
                      int64_t *b);
+
+/* A ConvTranspose's geometry (input x, weight w [C, M/group, k...], output
+ * y): the kernel extents from w, strides, dilations, and in pb the begin pads
+ * as the ONNX docs derive them: explicit pads unless output_shape or
+ * SAME_* auto_pad ask for a given output extent, in which case total =
+ * s * (in - 1) + output_padding + (k - 1) * d + 1 - out is split (the odd
+ * unit at the end for SAME_UPPER, at the start otherwise). pb may be
+ * negative (an output_shape larger than the full result); pe is unused.
+ * Output o along an axis takes tap k from input (o + pb - k * d) / s when
+ * that divides exactly and lies inside the input. */
+void window_read_convt(const Node *n, const Shape *x, const Shape *w, const Shape *y, Window *win);
 
 /* Integer attribute list `name` of length `want`, or `dflt` everywhere when
  * absent or of another length. */

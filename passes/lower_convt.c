@@ -20,7 +20,8 @@
  *   as a Conv: weight tap j' = K - 1 - j, pads K - 1 - c0 and Q - in - (K - 1 - c0) + K - 1.
  * Taken where every phase has a tap and both pads are >= 0; float32, group 1,
  * dilation 1, explicit pads (no output_shape, auto_pad or output_padding),
- * constant weights, static shapes. -O1 and up, C target. */
+ * constant weights, static shapes. -O1 and up, both targets (the CUDA target
+ * has parallel conv kernels and no parallel ConvTranspose). */
 #include "passes.h"
 
 #include <string.h>

@@ -34,10 +34,9 @@ static bool run_simplify(Graph *g, Ctx *c, Diag *d) { return c->o->opt_level < 1
 /* Fusion builds kernels for static shapes: a graph with -D ranges keeps its
  * nodes (emit_dyn.c has their run-time-extent kernels; docs/dynamic-shapes.md). */
 static bool fusing(const Graph *g, const Ctx *c) { return c->o->opt_level >= 1 && g->n_syms == 0; }
-/* ConvTranspose as one Conv per output phase (lower_convt.c): static shapes, C target */
-static bool run_lower_convt(Graph *g, Ctx *c, Diag *d) {
-  return !fusing(g, c) || strcmp(c->o->target->name, "c") != 0 || pass_lower_convt(g, d);
-}
+/* ConvTranspose as one Conv per output phase (lower_convt.c): static shapes;
+ * both targets (on CUDA the convs are parallel kernels, ConvTranspose is not) */
+static bool run_lower_convt(Graph *g, Ctx *c, Diag *d) { return !fusing(g, c) || pass_lower_convt(g, d); }
 static bool run_fuse_bn(Graph *g, Ctx *c, Diag *d) { return c->o->opt_level < 1 || pass_fuse_bn(g, d); }
 static bool run_fuse_epi(Graph *g, Ctx *c, Diag *d) { return !fusing(g, c) || pass_fuse_epilogue(g, d, c->o->target->fuse_residual); }
 /* (with ranges its patterns need static shapes; the residual Add still folds in) */

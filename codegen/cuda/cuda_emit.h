@@ -39,6 +39,7 @@ void ck_close(CudaKernel *k);
 /* The sliding-window kernels (emit_cuda_window.c); same contract as
  * cuda_emit_parallel. */
 int cuda_emit_conv(CudaKernel *k, const Node *n);
+int cuda_emit_convt(CudaKernel *k, const Node *n);
 int cuda_emit_pool(CudaKernel *k, const Node *n, bool is_max);
 
 /* A node whose shapes depend on a -D range (emit_cuda_dyn.c): a kernel with

@@ -810,6 +810,8 @@ int cuda_emit_parallel(CudaKernel *k, const Node *n) {
     return emit_matmul(k, n);
   case OP_Conv:
     return cuda_emit_conv(k, n);
+  case OP_ConvTranspose:
+    return cuda_emit_convt(k, n);
   case OP_MaxPool:
     return cuda_emit_pool(k, n, true);
   case OP_AveragePool:

@@ -2,7 +2,8 @@
  * (direct, one thread per output element, any spatial rank, groups,
  * dilations, pads, a fused residual) and MaxPool / AveragePool (one thread
  * per output element, Indices too), from the window geometry the C target
- * reads too (codegen/window.c). f32 and f64; anything else returns 0 and
+ * reads too (codegen/window.c), and ConvTranspose (gathered, one thread per
+ * output element). f32 and f64; anything else returns 0 and
  * gets the single-thread fallback. */
 #include "cuda_emit.h"
 #include "gemm.h"
@@ -84,6 +85,81 @@ int cuda_emit_conv(CudaKernel *k, const Node *n) {
   gemm_act_expr(n, "acc", &act);
   ck_line(k, "  Y0[i] = %s;", act.s);
   buf_free(&act);
+  ck_line(k, "}");
+  ck_close(k);
+  buf_free(&xi);
+  buf_free(&wi);
+  return 1;
+}
+
+/* ---- ConvTranspose ----------------------------------------------------------------- */
+
+/* One thread per output element, gathering: output o along an axis takes
+ * tap k from input (o + pb - k * d) / s where that divides exactly and lies
+ * inside the input (window_read_convt, as the C target's scatter loop);
+ * groups, dilations, strides, output_shape / auto_pad pads, any spatial
+ * rank. Weights [C, M/group, k...]. */
+int cuda_emit_convt(CudaKernel *k, const Node *n) {
+  const Shape *xs = &n->in[0]->shape, *ws = &n->in[1]->shape, *ys = &n->out[0]->shape;
+  DType t = n->in[0]->dt;
+  int64_t ny;
+  if ((t != DT_F32 && t != DT_F64) || !shape_numel(ys, &ny) || ny == 0 || xs->rank < 3)
+    return 0;
+  Window w;
+  window_read_convt(n, xs, ws, ys, &w);
+  int r = w.r;
+  int64_t group = ir_attr_int(n, "group", 1), cg = xs->d[1] / group, mg = ws->d[1], taps = 1;
+  for (int d = 0; d < r; d++)
+    taps *= w.k[d];
+  const char *ct = dtype_ctype(t);
+  ck_open(k, "ConvTranspose: gathered, one thread per output element");
+  k->block[0] = EW_THREADS;
+  k->grid[0] = cuda_blocks_for(ny, EW_THREADS);
+  ck_line(k, "ONNXC_CUDA_FOR(i, %lld) {", LL(ny));
+  ck_line(k, "  int64_t rest = i;");
+  for (int d = r - 1; d >= 0; d--) {
+    ck_line(k, "  const int64_t o%d = rest %% %lld;", d, LL(ys->d[2 + d]));
+    ck_line(k, "  rest /= %lld;", LL(ys->d[2 + d]));
+  }
+  ck_line(k, "  const int64_t m = rest %% %lld, nb = rest / %lld;", LL(ys->d[1]), LL(ys->d[1]));
+  ck_line(k, "  const int64_t g = m / %lld, ml = m %% %lld;", LL(mg), LL(mg));
+  ck_line(k, "  %s acc = %s;", ct, ir_has_input(n, 2) ? "X2[m]" : "0");
+  ck_line(k, "  for (int64_t c = 0; c < %lld; c++) {", LL(cg));
+  ck_line(k, "    const %s *xp = X0 + (nb * %lld + g * %lld + c) * %lld;", ct, LL(xs->d[1]), LL(cg), LL(w.in_plane));
+  ck_line(k, "    const %s *wp = X1 + ((g * %lld + c) * %lld + ml) * %lld;", ct, LL(cg), LL(mg), LL(taps));
+  Buf xi, wi;
+  buf_init(&xi);
+  buf_init(&wi);
+  for (int d = 0; d < r; d++) {
+    int ind = 4 + 2 * d;
+    ck_line(k, "%*sfor (int64_t k%d = 0; k%d < %lld; k%d++) {", ind, "", d, d, LL(w.k[d]), d);
+    ck_line(k, "%*s  const int64_t t%d = o%d + %lld - k%d * %lld;", ind, "", d, d, LL(w.pb[d]), d, LL(w.dil[d]));
+    if (w.s[d] == 1)
+      ck_line(k, "%*s  if (t%d < 0 || t%d >= %lld) continue;", ind, "", d, d, LL(w.in[d]));
+    else
+      ck_line(k, "%*s  if (t%d < 0 || t%d %% %lld != 0 || t%d / %lld >= %lld) continue;", ind, "", d, d,
+              LL(w.s[d]), d, LL(w.s[d]), LL(w.in[d]));
+    ck_line(k, "%*s  const int64_t x%d = t%d / %lld;", ind, "", d, d, LL(w.s[d]));
+    if (d == 0) {
+      buf_printf(&xi, "x0");
+      buf_printf(&wi, "k0");
+    } else {
+      Buf t2;
+      buf_init(&t2);
+      buf_printf(&t2, "(%s) * %lld + x%d", xi.s, LL(w.in[d]), d);
+      buf_free(&xi);
+      xi = t2;
+      buf_init(&t2);
+      buf_printf(&t2, "(%s) * %lld + k%d", wi.s, LL(w.k[d]), d);
+      buf_free(&wi);
+      wi = t2;
+    }
+  }
+  ck_line(k, "%*sacc += xp[%s] * wp[%s];", 6 + 2 * (r - 1), "", xi.s, wi.s);
+  for (int d = r - 1; d >= 0; d--)
+    ck_line(k, "%*s}", 4 + 2 * d, "");
+  ck_line(k, "  }");
+  ck_line(k, "  Y0[i] = acc;");
   ck_line(k, "}");
   ck_close(k);
   buf_free(&xi);
