@@ -307,7 +307,7 @@ static void emit_gate_rows(EmitC *e, const Rnn *r, int d, int rows, bool with_r)
  * and R^T (X2 [D, H, G*H]): one contiguous axpy per k into a local block of
  * hi - lo sums (at most 4 x 128), which the compiler keeps in vector
  * registers (or L1) across the k loop, where summing into dst itself went through
- * memory at every k (madmom's 25-wide LSTM step: 740 -> 520 ns). */
+ * memory at every k (madmom's 25-wide LSTM step: 740 -> 490-520 ns). */
 static void emit_t_axpys(EmitC *e, const Rnn *r, int d, int64_t lo, int64_t hi, bool with_w, const char *rvec,
                          const char *dst) {
   int64_t gh = r->g * r->hid, w = hi - lo;
@@ -398,18 +398,18 @@ static void emit_update(EmitC *e, const Rnn *r, int d) {
       ec_line(e, "for (ptrdiff_t j = 0; j < %lld; j++) Gt[%lld + j] += %sC[j];", LL(h), LL(2 * h),
               lbr ? arena_printf(e->g->arena, "Gt[%lld + j] * ", LL(h)) : "");
     } else {
-    ec_line(e, "for (ptrdiff_t j = 0; j < %lld; j++) {", LL(h));
-    ec_line(e, "const ptrdiff_t j0 = %lld + j;", LL(2 * h)); /* the h gate's row of R */
-    ec_line(e, "%s part0[%d] = {0};", r->CT, GATE_LANES);
-    ec_line(e, "%s acc0 = %s;", r->CT, rb.s);
-    emit_gate_dots(e, r, d, 1, 2, lbr ? "H[%s]" : "T[%s]", h);
-    ec_line(e, "for (ptrdiff_t u = 0; u < %d; u++) acc0 += part0[u];", GATE_LANES);
-    ec_line(e, "const %s acc = acc0;", r->CT);
-    if (lbr)
-      ec_line(e, "Gt[%lld + j] += Gt[%lld + j] * acc;", LL(2 * h), LL(h));
-    else
-      ec_line(e, "Gt[%lld + j] += acc;", LL(2 * h));
-    ec_line(e, "}");
+      ec_line(e, "for (ptrdiff_t j = 0; j < %lld; j++) {", LL(h));
+      ec_line(e, "const ptrdiff_t j0 = %lld + j;", LL(2 * h)); /* the h gate's row of R */
+      ec_line(e, "%s part0[%d] = {0};", r->CT, GATE_LANES);
+      ec_line(e, "%s acc0 = %s;", r->CT, rb.s);
+      emit_gate_dots(e, r, d, 1, 2, lbr ? "H[%s]" : "T[%s]", h);
+      ec_line(e, "for (ptrdiff_t u = 0; u < %d; u++) acc0 += part0[u];", GATE_LANES);
+      ec_line(e, "const %s acc = acc0;", r->CT);
+      if (lbr)
+        ec_line(e, "Gt[%lld + j] += Gt[%lld + j] * acc;", LL(2 * h), LL(h));
+      else
+        ec_line(e, "Gt[%lld + j] += acc;", LL(2 * h));
+      ec_line(e, "}");
     }
     ec_line(e, "for (ptrdiff_t j = 0; j < %lld; j++) {", LL(h));
     char hin[48];
