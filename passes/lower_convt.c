@@ -63,8 +63,10 @@ static bool ints_all(const Node *n, const char *name, int64_t v) {
 }
 
 static bool takes(const Node *n, Axis *ax, int *r_out) {
+  if (n->op != OP_ConvTranspose || n->n_out < 1 || !ir_has_input(n, 0) || !ir_has_input(n, 1))
+    return false;
   const Shape *xs = &n->in[0]->shape, *ys = &n->out[0]->shape;
-  if (n->op != OP_ConvTranspose || n->out[0]->dt != DT_F32 || xs->rank < 3 || xs->rank > 2 + MAX_AX ||
+  if (n->out[0]->dt != DT_F32 || xs->rank < 3 || xs->rank > 2 + MAX_AX ||
       !shape_is_static(xs) || !shape_is_static(ys) || n->in[1]->kind != VK_CONST ||
       (ir_has_input(n, 2) && n->in[2]->kind != VK_CONST) || ir_attr_int(n, "group", 1) != 1 ||
       ir_attr(n, "output_shape") || strcmp(ir_attr_str(n, "auto_pad", "NOTSET"), "NOTSET") != 0 ||
@@ -210,7 +212,7 @@ bool pass_lower_convt(Graph *g, Diag *d) {
     Axis ax[MAX_AX];
     memset(ax, 0, sizeof ax);
     int r = 0;
-    if (rewrite_is_captured(&cap, n->out[0]) || !takes(n, ax, &r))
+    if (!takes(n, ax, &r) || rewrite_is_captured(&cap, n->out[0]))
       continue;
     int64_t P = 1;
     for (int i = 0; i < r; i++)
