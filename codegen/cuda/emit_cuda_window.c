@@ -16,6 +16,20 @@
 
 /* ---- Conv -------------------------------------------------------------------------- */
 
+/* Opens the grid-stride loop over the ny outputs of a window kernel (one
+ * thread per output element) and unravels i into (nb, m, o0..o{r-1}). */
+static void open_output_loop(CudaKernel *k, const Shape *ys, int r, int64_t ny) {
+  k->block[0] = EW_THREADS;
+  k->grid[0] = cuda_blocks_for(ny, EW_THREADS);
+  ck_line(k, "ONNXC_CUDA_FOR(i, %lld) {", LL(ny));
+  ck_line(k, "  int64_t rest = i;");
+  for (int d = r - 1; d >= 0; d--) {
+    ck_line(k, "  const int64_t o%d = rest %% %lld;", d, LL(ys->d[2 + d]));
+    ck_line(k, "  rest /= %lld;", LL(ys->d[2 + d]));
+  }
+  ck_line(k, "  const int64_t m = rest %% %lld, nb = rest / %lld;", LL(ys->d[1]), LL(ys->d[1]));
+}
+
 int cuda_emit_conv(CudaKernel *k, const Node *n) {
   const Shape *xs = &n->in[0]->shape, *ws = &n->in[1]->shape, *ys = &n->out[0]->shape;
   DType t = n->in[0]->dt;
@@ -29,16 +43,7 @@ int cuda_emit_conv(CudaKernel *k, const Node *n) {
   int64_t group = ir_attr_int(n, "group", 1), cg = ws->d[1], mg = ys->d[1] / group;
   const char *ct = dtype_ctype(t);
   ck_open(k, "Conv: direct, one thread per output element");
-  k->block[0] = EW_THREADS;
-  k->grid[0] = cuda_blocks_for(ny, EW_THREADS);
-  ck_line(k, "ONNXC_CUDA_FOR(i, %lld) {", LL(ny));
-  /* Unravel i into (nb, m, o0..o{r-1}). */
-  ck_line(k, "  int64_t rest = i;");
-  for (int d = r - 1; d >= 0; d--) {
-    ck_line(k, "  const int64_t o%d = rest %% %lld;", d, LL(ys->d[2 + d]));
-    ck_line(k, "  rest /= %lld;", LL(ys->d[2 + d]));
-  }
-  ck_line(k, "  const int64_t m = rest %% %lld, nb = rest / %lld;", LL(ys->d[1]), LL(ys->d[1]));
+  open_output_loop(k, ys, r, ny);
   ck_line(k, "  const int64_t g = m / %lld;", LL(mg));
   ck_line(k, "  %s acc = %s;", ct, ir_has_input(n, 2) ? "X2[m]" : "0");
   ck_line(k, "  for (int64_t c = 0; c < %lld; c++) {", LL(cg));
@@ -113,15 +118,7 @@ int cuda_emit_convt(CudaKernel *k, const Node *n) {
     taps *= w.k[d];
   const char *ct = dtype_ctype(t);
   ck_open(k, "ConvTranspose: gathered, one thread per output element");
-  k->block[0] = EW_THREADS;
-  k->grid[0] = cuda_blocks_for(ny, EW_THREADS);
-  ck_line(k, "ONNXC_CUDA_FOR(i, %lld) {", LL(ny));
-  ck_line(k, "  int64_t rest = i;");
-  for (int d = r - 1; d >= 0; d--) {
-    ck_line(k, "  const int64_t o%d = rest %% %lld;", d, LL(ys->d[2 + d]));
-    ck_line(k, "  rest /= %lld;", LL(ys->d[2 + d]));
-  }
-  ck_line(k, "  const int64_t m = rest %% %lld, nb = rest / %lld;", LL(ys->d[1]), LL(ys->d[1]));
+  open_output_loop(k, ys, r, ny);
   ck_line(k, "  const int64_t g = m / %lld, ml = m %% %lld;", LL(mg), LL(mg));
   ck_line(k, "  %s acc = %s;", ct, ir_has_input(n, 2) ? "X2[m]" : "0");
   ck_line(k, "  for (int64_t c = 0; c < %lld; c++) {", LL(cg));
